@@ -1,0 +1,3 @@
+//! The validation stages after the response stage.
+
+pub mod parse;

@@ -1,0 +1,31 @@
+//! Positions in text: byte offsets to 1-based line and character column.
+
+use crate::core::verdict::LineCol;
+
+/// Line:column (1-based, column in characters) of byte `offset` in `text`.
+/// An offset past the end is clamped to the end; an offset inside a multi-byte
+/// character counts that character.
+pub fn line_col(text: &str, offset: usize) -> LineCol {
+    let offset = offset.min(text.len());
+    let before = &text.as_bytes()[..offset];
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line = before.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+    // count characters: every byte that is not a UTF-8 continuation byte starts one
+    let column = before[line_start..].iter().filter(|&&b| (b & 0xC0) != 0x80).count() as u32 + 1;
+    LineCol { line, column }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_characters() {
+        let t = "{\"éé\": tru}\nx";
+        assert_eq!(line_col(t, 0), LineCol { line: 1, column: 1 });
+        // `t` of `tru` is byte 9 (é is 2 bytes), char column 8
+        assert_eq!(line_col(t, 9), LineCol { line: 1, column: 8 });
+        assert_eq!(line_col(t, t.len() - 1), LineCol { line: 2, column: 1 });
+        assert_eq!(line_col(t, 999), LineCol { line: 2, column: 2 });
+    }
+}

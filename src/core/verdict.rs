@@ -1,0 +1,487 @@
+//! The verdict model: the one vocabulary every front end (`check`, the TUI, `watch --json`)
+//! prints. Shapes follow `DESIGN.md` sections 1 and 5.
+//!
+//! A [`Verdict`] is decided by the FIRST stage that fails ([`Stage`] order:
+//! input < response < parse < schema < business < ready). Its [`Decision`] says what an
+//! agent loop or a person should do next. Each problem is a [`Finding`] that names its
+//! [`Reason`] code and, where one exists, the JSON Pointer (RFC 6901) at fault.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The pipeline stages in the order they run. `Input` is a capture that could not be
+/// read or has no usable contract; `Ready` is a capture that passed every stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// The capture record or its contract could not be used.
+    Input,
+    /// The provider's response: finished normally, no refusal, truncation or error.
+    Response,
+    /// The output text is one strict RFC 8259 JSON value.
+    Parse,
+    /// The value meets the JSON Schema contract.
+    Schema,
+    /// CEL business rules and the confirmed-intent comparison.
+    Business,
+    /// Every stage passed.
+    Ready,
+}
+
+impl Stage {
+    /// Every stage, in pipeline order.
+    pub const ALL: [Stage; 6] = [
+        Stage::Input,
+        Stage::Response,
+        Stage::Parse,
+        Stage::Schema,
+        Stage::Business,
+        Stage::Ready,
+    ];
+
+    /// The lower-case name used in every output format (`"schema"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Input => "input",
+            Stage::Response => "response",
+            Stage::Parse => "parse",
+            Stage::Schema => "schema",
+            Stage::Business => "business",
+            Stage::Ready => "ready",
+        }
+    }
+
+    /// Parses a stage name as written in `expect` or a filter (`"parse"`).
+    pub fn parse(s: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What to do next with a capture (DESIGN 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decision {
+    /// Do not execute; surface to a person.
+    Reject,
+    /// Re-fetch state or confirm with the user before anything else.
+    Recheck,
+    /// Structural failure: ask the model again with the error and the contract as feedback.
+    Regenerate,
+    /// Transient: send the same request again, bounded.
+    Retry,
+    /// Every stage passed: a candidate for the write step, not a completed write.
+    ReadyForCommit,
+}
+
+impl Decision {
+    /// Every decision, most severe first.
+    pub const ALL: [Decision; 5] = [
+        Decision::Reject,
+        Decision::Recheck,
+        Decision::Regenerate,
+        Decision::Retry,
+        Decision::ReadyForCommit,
+    ];
+
+    /// The kebab-case name used in every output format (`"ready-for-commit"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Reject => "reject",
+            Decision::Recheck => "recheck",
+            Decision::Regenerate => "regenerate",
+            Decision::Retry => "retry",
+            Decision::ReadyForCommit => "ready-for-commit",
+        }
+    }
+
+    /// Parses a decision name (`"retry"`).
+    pub fn parse(s: &str) -> Option<Decision> {
+        Decision::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A reason code. The built-in codes of DESIGN 5 are associated constants; a business
+/// rule may name its own code (`EXCEEDS_REMAINING`). Codes are SCREAMING_SNAKE_CASE strings.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Reason(pub std::borrow::Cow<'static, str>);
+
+macro_rules! reasons {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        impl Reason {
+            $($(#[$doc])* pub const $name: Reason = Reason(std::borrow::Cow::Borrowed(stringify!($name)));)*
+            /// Every built-in reason code.
+            pub const BUILT_IN: &'static [Reason] = &[$(Reason::$name,)*];
+        }
+    };
+}
+
+reasons! {
+    /// input: the capture record is not JSON or breaks the record table (DESIGN 3).
+    INVALID_CAPTURE,
+    /// input: the capture names a contract the workspace does not have.
+    UNKNOWN_CONTRACT,
+    /// input: the contract's schema or rules file is broken.
+    CONTRACT_ERROR,
+    /// response: the model declined.
+    REFUSAL,
+    /// response: a provider filter stopped the output.
+    CONTENT_FILTERED,
+    /// response: the output hit the token limit.
+    TRUNCATED_OUTPUT,
+    /// response: the provider says the tool call itself was malformed.
+    MALFORMED_TOOL_CALL,
+    /// response: any other unfinished state.
+    INCOMPLETE,
+    /// response: an error body or a failed response.
+    REQUEST_ERROR,
+    /// response: completed, but empty or whitespace-only output.
+    NO_OUTPUT,
+    /// parse: not JSON (line:column).
+    INVALID_JSON,
+    /// parse: the text ends in the middle of a value.
+    TRUNCATED_JSON,
+    /// parse: an object repeats a key (pointer).
+    DUPLICATE_KEY,
+    /// parse: NaN, Infinity, or a number outside the IEEE 754 double range.
+    NON_STANDARD_NUMBER,
+    /// parse: anything after one complete value.
+    TRAILING_CONTENT,
+    /// parse: the text does not start with a value but holds one inside a fence or prose.
+    FENCED_JSON,
+    /// parse: nesting deeper than the parser's limit.
+    TOO_DEEP,
+    /// schema: a JSON Schema keyword failed.
+    SCHEMA_MISMATCH,
+    /// business: the proposal differs from the confirmed intent.
+    INTENT_MISMATCH,
+    /// business: a rule could not be evaluated (fails closed).
+    RULE_ERROR,
+}
+
+impl Reason {
+    /// A reason from a rules file or an `expect` (any code).
+    pub fn new(code: impl Into<String>) -> Reason {
+        let code: String = code.into();
+        match Reason::BUILT_IN.iter().find(|r| r.0 == code) {
+            Some(r) => r.clone(),
+            None => Reason(std::borrow::Cow::Owned(code)),
+        }
+    }
+
+    /// The code as written (`"SCHEMA_MISMATCH"`).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The stage a built-in reason belongs to; `None` for a rule's own code (business).
+    pub fn builtin_stage(&self) -> Option<Stage> {
+        Some(match self.as_str() {
+            "INVALID_CAPTURE" | "UNKNOWN_CONTRACT" | "CONTRACT_ERROR" => Stage::Input,
+            "REFUSAL" | "CONTENT_FILTERED" | "TRUNCATED_OUTPUT" | "MALFORMED_TOOL_CALL"
+            | "INCOMPLETE" | "REQUEST_ERROR" | "NO_OUTPUT" => Stage::Response,
+            "INVALID_JSON" | "TRUNCATED_JSON" | "DUPLICATE_KEY" | "NON_STANDARD_NUMBER"
+            | "TRAILING_CONTENT" | "FENCED_JSON" | "TOO_DEEP" => Stage::Parse,
+            "SCHEMA_MISMATCH" => Stage::Schema,
+            "INTENT_MISMATCH" | "RULE_ERROR" => Stage::Business,
+            _ => return None,
+        })
+    }
+
+    /// The default decision of a reason (DESIGN 5). `REQUEST_ERROR` defaults to `reject`;
+    /// the response adapter sets `retry` on the finding when the error is transient.
+    /// A rule's own code defaults to `reject` unless its rule says otherwise.
+    pub fn default_decision(&self) -> Decision {
+        match self.as_str() {
+            "TRUNCATED_OUTPUT" | "INCOMPLETE" => Decision::Retry,
+            "MALFORMED_TOOL_CALL" | "NO_OUTPUT" | "INVALID_JSON" | "TRUNCATED_JSON"
+            | "DUPLICATE_KEY" | "NON_STANDARD_NUMBER" | "TRAILING_CONTENT" | "FENCED_JSON"
+            | "TOO_DEEP" | "SCHEMA_MISMATCH" => Decision::Regenerate,
+            "INTENT_MISMATCH" => Decision::Recheck,
+            _ => Decision::Reject,
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A byte range `start..end` into a text (the raw output, or a contract file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    /// First byte, inclusive.
+    pub start: usize,
+    /// Last byte, exclusive.
+    pub end: usize,
+}
+
+/// A 1-based line and column; the column counts characters (Unicode scalar values), not bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct LineCol {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column in characters.
+    pub column: u32,
+}
+
+impl fmt::Display for LineCol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// One problem found in a capture. Serialized as DESIGN 5 shows, with extra optional keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The stage that produced it.
+    pub stage: Stage,
+    /// The reason code.
+    pub reason: Reason,
+    /// The decision this finding calls for (the reason's default unless a rule overrides it).
+    pub decision: Decision,
+    /// JSON Pointer (RFC 6901) into the proposal: the JSON Schema *instance location*,
+    /// the duplicated key, the rule's `field`, the intent leaf. `None` when no value is at fault.
+    pub pointer: Option<String>,
+    /// The JSON Schema *keyword location* (`/properties/amount_minor/anyOf/0/minimum`),
+    /// without `$ref` hops; for a rule, `None`.
+    pub schema_path: Option<String>,
+    /// The failing JSON Schema keyword (`minimum`), or the CEL rule's index as `rule[2]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyword: Option<String>,
+    /// Human-readable message, lower-case start where it is ours.
+    pub message: String,
+    /// Where in the raw output text (line and column in characters) the offending value
+    /// or token starts. `None` when there is no text (structured output) or no position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<LineCol>,
+    /// Byte span of the offending value or token in the raw output text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<Span>,
+    /// For `anyOf`/`oneOf`: each branch's own errors, best-matching branch first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub branches: Vec<Branch>,
+    /// A fix hint ("did you mean `intent`?").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// The errors of one `anyOf`/`oneOf` branch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Branch {
+    /// Index of the subschema in the `anyOf`/`oneOf` array.
+    pub index: usize,
+    /// Its errors (each with pointer, keyword location and message).
+    pub errors: Vec<Finding>,
+}
+
+impl Finding {
+    /// A finding with the reason's stage and default decision and no location.
+    pub fn new(stage: Stage, reason: Reason, message: impl Into<String>) -> Finding {
+        let decision = reason.default_decision();
+        Finding {
+            stage,
+            reason,
+            decision,
+            pointer: None,
+            schema_path: None,
+            keyword: None,
+            message: message.into(),
+            at: None,
+            span: None,
+            branches: Vec::new(),
+            hint: None,
+        }
+    }
+
+    /// Sets the JSON Pointer at fault.
+    pub fn with_pointer(mut self, pointer: impl Into<String>) -> Finding {
+        self.pointer = Some(pointer.into());
+        self
+    }
+
+    /// Sets the decision (a rule's override, or `retry` for a transient request error).
+    pub fn with_decision(mut self, decision: Decision) -> Finding {
+        self.decision = decision;
+        self
+    }
+
+    /// Sets a fix hint.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Finding {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Sets the byte span and its line:column.
+    pub fn with_span(mut self, span: Span, at: LineCol) -> Finding {
+        self.span = Some(span);
+        self.at = Some(at);
+        self
+    }
+}
+
+/// A lint finding attached to every verdict of a contract (issue: lint). Shown, not failing,
+/// unless `strict_schemas` is on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    /// Stable code (`FORMAT_NOT_ASSERTED`).
+    pub code: String,
+    /// The contract file it is about, relative to the workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// JSON Pointer inside the schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+/// The expected verdict of a capture (`expect` in the record); a left-out key is not checked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Expect {
+    /// Expected stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<Stage>,
+    /// Expected decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+    /// Expected reason: `Some(None)` is an explicit `null` (a ready capture), `None` is not checked.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "explicit_null"
+    )]
+    pub reason: Option<Option<Reason>>,
+}
+
+mod explicit_null {
+    use super::Reason;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    pub fn serialize<S: Serializer>(v: &Option<Option<Reason>>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(inner) => inner.serialize(s),
+            None => s.serialize_none(),
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<Reason>>, D::Error> {
+        Ok(Some(Option::<Reason>::deserialize(d)?))
+    }
+}
+
+/// An `expect` with its outcome, as printed in the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExpectOutcome {
+    /// What was expected.
+    #[serde(flatten)]
+    pub expect: Expect,
+    /// Whether the verdict met every given key.
+    pub met: bool,
+}
+
+/// What the response stage read from the provider's response (for screens and reports).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResponseInfo {
+    /// Adapter used: `openai-responses`, `openai-chat`, `anthropic`, `gemini`, `error`, or
+    /// `output` for a record that carries the output text directly.
+    pub provider: String,
+    /// Whether the response was a captured stream (array of events or SSE text).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stream: bool,
+    /// The provider's own status / finish / stop reason, verbatim (`end_turn`, `length`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// The model named in the response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Token usage as the provider reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<serde_json::Value>,
+    /// The tool call whose arguments are the proposal, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+}
+
+/// The verdict of one capture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The capture's id (`valid-proposal`, or `captures/log.jsonl:9`).
+    pub id: String,
+    /// Where it came from, relative to the workspace: `captures/a.json` or `captures/log.jsonl:9`.
+    pub source: String,
+    /// The contract it was checked against, when one was found.
+    pub contract: Option<String>,
+    /// The first failing stage, or `ready`.
+    pub stage: Stage,
+    /// What to do next.
+    pub decision: Decision,
+    /// The first failure's reason; `None` when ready.
+    pub reason: Option<Reason>,
+    /// Every finding of the failing stage (the first one decides).
+    pub errors: Vec<Finding>,
+    /// Lint warnings of the contract.
+    pub warnings: Vec<Warning>,
+    /// The capture's `expect`, with whether it was met.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<ExpectOutcome>,
+    /// What the response stage read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<ResponseInfo>,
+}
+
+impl Verdict {
+    /// A verdict decided by `errors[0]` (which must exist), or ready when `errors` is empty.
+    pub fn from_errors(id: String, source: String, contract: Option<String>, errors: Vec<Finding>) -> Verdict {
+        let (stage, decision, reason) = match errors.first() {
+            Some(f) => (f.stage, f.decision, Some(f.reason.clone())),
+            None => (Stage::Ready, Decision::ReadyForCommit, None),
+        };
+        Verdict {
+            id,
+            source,
+            contract,
+            stage,
+            decision,
+            reason,
+            errors,
+            warnings: Vec::new(),
+            expect: None,
+            response: None,
+        }
+    }
+
+    /// Whether every stage passed.
+    pub fn is_ready(&self) -> bool {
+        self.stage == Stage::Ready
+    }
+
+    /// Records `expect` and whether this verdict meets it.
+    pub fn apply_expect(&mut self, expect: Expect) {
+        let met = expect.stage.is_none_or(|s| s == self.stage)
+            && expect.decision.is_none_or(|d| d == self.decision)
+            && expect.reason.as_ref().is_none_or(|r| *r == self.reason);
+        self.expect = Some(ExpectOutcome { expect, met });
+    }
+
+    /// Whether the capture counts as passing a `check` run: it meets its `expect`, or it has
+    /// none and is ready.
+    pub fn passes(&self) -> bool {
+        match &self.expect {
+            Some(e) => e.met,
+            None => self.is_ready(),
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! # verdict
+//!
+//! A workbench for LLM structured outputs and agent tool calls: it reads a workspace of
+//! captured model outputs and the contracts they must meet (JSON Schemas and CEL business
+//! rules) and gives every capture a staged [`core::verdict::Verdict`].
+//!
+//! Layering (ripgrep-style): [`core`] is pure and synchronous, with no terminal types;
+//! [`report`] turns verdicts into text for `verdict check`; [`cli`] is the thin command layer.
+//! The TUI and `check` share `core`, so they can never disagree.
+
+pub mod cli;
+pub mod core;
+pub mod report;
