@@ -8,6 +8,10 @@
 //! [`report`] turns verdicts into text for `verdict check`; [`cli`] is the thin command layer.
 //! The TUI and `check` share `core`, so they can never disagree.
 
+// A `Finding` is the error value of most core functions on purpose (it is what gets
+// reported), so it is not boxed.
+#![allow(clippy::result_large_err)]
+
 pub mod cli;
 pub mod core;
 pub mod report;

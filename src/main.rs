@@ -1,1 +1,53 @@
-fn main() {}
+//! The `verdict` binary: parses arguments and hands over to [`verdict::cli`]. One place
+//! prints errors; exit codes are 0 (all passed), 1 (some capture failed), 2 (cannot run).
+//! A closed pipe (`verdict check | head`) is not an error.
+
+use clap::Parser;
+use std::process::ExitCode;
+use verdict::cli::args::{CheckArgs, Cli, ColorChoice, Command, Format};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Check(args)) => run_check(&args),
+        None => {
+            let args = CheckArgs {
+                paths: cli.workspace.into_iter().collect(),
+                format: Format::Human,
+                schema: None,
+                color: ColorChoice::Auto,
+                format_assertion: false,
+                quiet: false,
+            };
+            run_check(&args)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("verdict: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let passed = verdict::cli::check::run(args, &mut out)?;
+    Ok(if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,1 +1,4 @@
-//! Command layer.
+//! The command layer: argument parsing and the commands, on top of [`crate::core`].
+
+pub mod args;
+pub mod check;

@@ -1,15 +1,24 @@
 //! The UI-free core: workspace discovery, capture records, provider adapters, the stages
 //! of the pipeline and the verdict model.
 //!
-//! The pipeline (`pipeline::run`) runs the stages in a fixed order and stops at the first
+//! The pipeline ([`pipeline`]) runs the stages in a fixed order and stops at the first
 //! one that fails (DESIGN 1):
 //!
+//! 0. **input** ([`capture`], [`contract`]): is the record readable, is its contract usable?
 //! 1. **response** ([`adapter`]): did the provider finish normally, and what is the proposal?
 //! 2. **parse** ([`stage::parse`]): is the text one strict RFC 8259 JSON value?
 //! 3. **schema** ([`stage::schema`]): does the value meet the JSON Schema contract?
-//! 4. **business**: CEL rules over trusted context, then the confirmed-intent comparison.
+//! 4. **business** ([`stage::intent`]): CEL rules over trusted context, then the
+//!    confirmed-intent comparison.
 
 pub mod adapter;
+pub mod capture;
+pub mod config;
+pub mod contract;
+pub mod hint;
+pub mod pipeline;
 pub mod stage;
+pub mod summary;
 pub mod text;
 pub mod verdict;
+pub mod workspace;

@@ -190,10 +190,20 @@ impl Reason {
     pub fn builtin_stage(&self) -> Option<Stage> {
         Some(match self.as_str() {
             "INVALID_CAPTURE" | "UNKNOWN_CONTRACT" | "CONTRACT_ERROR" => Stage::Input,
-            "REFUSAL" | "CONTENT_FILTERED" | "TRUNCATED_OUTPUT" | "MALFORMED_TOOL_CALL"
-            | "INCOMPLETE" | "REQUEST_ERROR" | "NO_OUTPUT" => Stage::Response,
-            "INVALID_JSON" | "TRUNCATED_JSON" | "DUPLICATE_KEY" | "NON_STANDARD_NUMBER"
-            | "TRAILING_CONTENT" | "FENCED_JSON" | "TOO_DEEP" => Stage::Parse,
+            "REFUSAL"
+            | "CONTENT_FILTERED"
+            | "TRUNCATED_OUTPUT"
+            | "MALFORMED_TOOL_CALL"
+            | "INCOMPLETE"
+            | "REQUEST_ERROR"
+            | "NO_OUTPUT" => Stage::Response,
+            "INVALID_JSON"
+            | "TRUNCATED_JSON"
+            | "DUPLICATE_KEY"
+            | "NON_STANDARD_NUMBER"
+            | "TRAILING_CONTENT"
+            | "FENCED_JSON"
+            | "TOO_DEEP" => Stage::Parse,
             "SCHEMA_MISMATCH" => Stage::Schema,
             "INTENT_MISMATCH" | "RULE_ERROR" => Stage::Business,
             _ => return None,
@@ -206,9 +216,16 @@ impl Reason {
     pub fn default_decision(&self) -> Decision {
         match self.as_str() {
             "TRUNCATED_OUTPUT" | "INCOMPLETE" => Decision::Retry,
-            "MALFORMED_TOOL_CALL" | "NO_OUTPUT" | "INVALID_JSON" | "TRUNCATED_JSON"
-            | "DUPLICATE_KEY" | "NON_STANDARD_NUMBER" | "TRAILING_CONTENT" | "FENCED_JSON"
-            | "TOO_DEEP" | "SCHEMA_MISMATCH" => Decision::Regenerate,
+            "MALFORMED_TOOL_CALL"
+            | "NO_OUTPUT"
+            | "INVALID_JSON"
+            | "TRUNCATED_JSON"
+            | "DUPLICATE_KEY"
+            | "NON_STANDARD_NUMBER"
+            | "TRAILING_CONTENT"
+            | "FENCED_JSON"
+            | "TOO_DEEP"
+            | "SCHEMA_MISMATCH" => Decision::Regenerate,
             "INTENT_MISMATCH" => Decision::Recheck,
             _ => Decision::Reject,
         }
@@ -377,7 +394,9 @@ mod explicit_null {
             None => s.serialize_none(),
         }
     }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<Reason>>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Option<Reason>>, D::Error> {
         Ok(Some(Option::<Reason>::deserialize(d)?))
     }
 }
@@ -444,7 +463,12 @@ pub struct Verdict {
 
 impl Verdict {
     /// A verdict decided by `errors[0]` (which must exist), or ready when `errors` is empty.
-    pub fn from_errors(id: String, source: String, contract: Option<String>, errors: Vec<Finding>) -> Verdict {
+    pub fn from_errors(
+        id: String,
+        source: String,
+        contract: Option<String>,
+        errors: Vec<Finding>,
+    ) -> Verdict {
         let (stage, decision, reason) = match errors.first() {
             Some(f) => (f.stage, f.decision, Some(f.reason.clone())),
             None => (Stage::Ready, Decision::ReadyForCommit, None),

@@ -1,1 +1,63 @@
-//! Report formats.
+//! Report formats of `verdict check`: one engine, interchangeable sinks (ripgrep's printer
+//! idea). Every format prints the same verdicts; only the shape differs.
+
+pub mod github;
+pub mod human;
+pub mod json;
+pub mod junit;
+pub mod sarif;
+
+use crate::core::verdict::Verdict;
+
+/// One checked capture with where a report should point at it.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The capture file as the user can open it (the workspace path joined with the file).
+    pub path: String,
+    /// 1-based line of the record in the file (its JSONL line, or where its output starts).
+    pub line: usize,
+    /// 1-based column (characters).
+    pub column: usize,
+}
+
+/// Options of the human format.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReportOptions {
+    /// Colour with ANSI escapes.
+    pub color: bool,
+    /// Leave out captures that pass.
+    pub quiet: bool,
+}
+
+/// The first error's message with its pointer, for one-line formats: `/amount_minor: 8000 is ...`.
+pub(crate) fn headline(v: &Verdict) -> String {
+    match v.errors.first() {
+        Some(f) => match f.pointer.as_deref() {
+            Some(p) if !p.is_empty() => format!("{p}: {}", f.message),
+            _ => f.message.clone(),
+        },
+        None => "ready for commit".to_string(),
+    }
+}
+
+/// Why an `expect` was not met: `expected schema/SCHEMA_MISMATCH/regenerate, got parse/INVALID_JSON/regenerate`.
+pub(crate) fn expect_mismatch(v: &Verdict) -> Option<String> {
+    let e = v.expect.as_ref().filter(|e| !e.met)?;
+    let want = format!(
+        "{}/{}/{}",
+        e.expect.stage.map_or("*".into(), |s| s.to_string()),
+        e.expect.reason.as_ref().map_or("*".into(), |r| r
+            .as_ref()
+            .map_or("null".into(), |r| r.to_string())),
+        e.expect.decision.map_or("*".into(), |d| d.to_string()),
+    );
+    let got = format!(
+        "{}/{}/{}",
+        v.stage,
+        v.reason.as_ref().map_or("null".into(), |r| r.to_string()),
+        v.decision
+    );
+    Some(format!("expected {want}, got {got}"))
+}

@@ -1,3 +1,5 @@
 //! The validation stages after the response stage.
 
+pub mod intent;
 pub mod parse;
+pub mod schema;

@@ -1,0 +1,78 @@
+//! Command-line arguments (clap derive).
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// verdict: validate captured LLM structured outputs and tool calls, stage by stage
+/// (response > parse > schema > business), against JSON Schema and CEL contracts.
+#[derive(Debug, Parser)]
+#[command(name = "verdict", version, about, long_about = None)]
+pub struct Cli {
+    /// The command; none runs `check` on the workspace until the TUI lands.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Workspace folder (default `.`), when no command is given.
+    pub workspace: Option<PathBuf>,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate once and report every capture's verdict.
+    ///
+    /// Exit 0 when every capture is ready or, for captures with `expect`, meets it;
+    /// 1 otherwise; 2 when the run cannot proceed.
+    Check(CheckArgs),
+}
+
+/// `verdict check`.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Workspace folders (default `.`), or capture files or folders inside one.
+    /// With `--schema`: instance files (`.json`, `.jsonl`, `.ndjson`) or folders of them.
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Plain validator mode: validate each `.json` file or JSONL line, as raw JSON text,
+    /// against this schema (parse + schema stages only).
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
+    /// Colour in human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// With `--schema`: assert `format` (default off, as 2019-09 and later say).
+    #[arg(long)]
+    pub format_assertion: bool,
+    /// Only print failing captures (human format).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Report formats of `check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Grouped by stage, for people; ends with the funnel and `N passed, N failed`.
+    Human,
+    /// One document `{"summary": {...}, "verdicts": [...]}`.
+    Json,
+    /// One verdict per line.
+    Jsonl,
+    /// JUnit XML, one testcase per capture.
+    Junit,
+    /// SARIF 2.1.0, results located at file, line and column.
+    Sarif,
+    /// GitHub Actions workflow annotations (`::error file=...,line=...::`).
+    Github,
+}
+
+/// When to colour human output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// When stdout is a terminal and `NO_COLOR` is unset.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}

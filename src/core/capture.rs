@@ -1,0 +1,454 @@
+//! Capture records (DESIGN 3): reading capture files and checking each record strictly.
+//!
+//! A `.json` file holds one record; a `.jsonl` / `.ndjson` file holds one record per line
+//! (blank lines are skipped). Anything that cannot be read or breaks the record table is
+//! an input-stage `INVALID_CAPTURE` finding for that record alone.
+
+use crate::core::hint::hint_for;
+use crate::core::stage::parse;
+use crate::core::verdict::{Decision, Expect, Finding, Reason, Stage};
+use serde_json::{Map, Value};
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+/// The top-level keys of a capture record.
+pub const RECORD_KEYS: [&str; 12] = [
+    "id",
+    "contract",
+    "response",
+    "output",
+    "status",
+    "status_detail",
+    "provider",
+    "tool",
+    "context",
+    "intent",
+    "expect",
+    "meta",
+];
+
+/// The `status` values of a record that carries `output`.
+pub const OUTPUT_STATUSES: [&str; 4] = ["completed", "refusal", "incomplete", "request_error"];
+
+/// One record's text as read from a capture file, before it is parsed.
+#[derive(Debug, Clone)]
+pub struct RawRecord {
+    /// Where it came from, relative to the workspace: `captures/a.json` or `captures/log.jsonl:9`.
+    pub source: String,
+    /// The file, relative to the workspace (`/`-separated).
+    pub file: String,
+    /// 1-based line in a JSONL file; `None` for a `.json` file.
+    pub line: Option<usize>,
+    /// The record's text, or why it could not be read (`INVALID_CAPTURE`).
+    pub text: Result<String, Finding>,
+}
+
+fn invalid(message: impl Into<String>) -> Finding {
+    Finding::new(Stage::Input, Reason::INVALID_CAPTURE, message)
+}
+
+/// Whether a path is a capture file by its extension (`.json`, `.jsonl`, `.ndjson`).
+pub fn is_capture_file(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e == "json" || e == "jsonl" || e == "ndjson")
+}
+
+/// Reads every record of one capture file. `rel` is the file's workspace-relative name;
+/// `max_bytes` is `max_capture_bytes`: a larger record is `INVALID_CAPTURE` and is never
+/// held in memory whole. Never fails: an unreadable file is one `INVALID_CAPTURE` record.
+pub fn read_file(path: &Path, rel: &str, max_bytes: u64) -> Vec<RawRecord> {
+    let jsonl = path
+        .extension()
+        .is_some_and(|e| e == "jsonl" || e == "ndjson");
+    let one = |text| RawRecord {
+        source: rel.to_string(),
+        file: rel.to_string(),
+        line: None,
+        text,
+    };
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => return vec![one(Err(invalid(format!("cannot read {rel}: {e}"))))],
+    };
+    if !jsonl {
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if len > max_bytes {
+            return vec![one(Err(too_large(len, max_bytes)))];
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        if let Err(e) = BufReader::new(file)
+            .take(max_bytes + 1)
+            .read_to_end(&mut bytes)
+        {
+            return vec![one(Err(invalid(format!("cannot read {rel}: {e}"))))];
+        }
+        if bytes.len() as u64 > max_bytes {
+            return vec![one(Err(too_large(bytes.len() as u64, max_bytes)))];
+        }
+        return vec![one(decode(bytes))];
+    }
+    let mut out = Vec::new();
+    read_lines(BufReader::new(file), max_bytes, |line_no, line| {
+        out.push(RawRecord {
+            source: format!("{rel}:{line_no}"),
+            file: rel.to_string(),
+            line: Some(line_no),
+            text: line,
+        });
+    });
+    out
+}
+
+fn too_large(len: u64, max: u64) -> Finding {
+    invalid(format!(
+        "capture record is {len} bytes, over max_capture_bytes ({max}); not parsed"
+    ))
+    .with_hint("raise max_capture_bytes in verdict.toml if this size is expected")
+}
+
+fn decode(bytes: Vec<u8>) -> Result<String, Finding> {
+    String::from_utf8(bytes).map_err(|e| {
+        let off = e.utf8_error().valid_up_to();
+        invalid(format!(
+            "capture record is not valid UTF-8 (invalid byte at offset {off})"
+        ))
+    })
+}
+
+/// Splits a JSONL stream into non-blank lines (with `\r\n` or `\n` endings), calling `each`
+/// with the 1-based line number and the line's text or an `INVALID_CAPTURE` finding (too
+/// long, invalid UTF-8, a read error). Over-long lines are skipped, not buffered.
+pub fn read_lines<R: BufRead>(
+    mut reader: R,
+    max_bytes: u64,
+    mut each: impl FnMut(usize, Result<String, Finding>),
+) {
+    let mut line_no = 0usize;
+    let mut buf: Vec<u8> = Vec::new();
+    loop {
+        line_no += 1;
+        buf.clear();
+        let mut len: u64 = 0;
+        let mut overflow = false;
+        let mut eof = false;
+        loop {
+            let chunk = match reader.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    each(line_no, Err(invalid(format!("read error: {e}"))));
+                    return;
+                }
+            };
+            if chunk.is_empty() {
+                eof = true;
+                break;
+            }
+            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            len += take as u64;
+            if !overflow {
+                if len > max_bytes + 2 {
+                    overflow = true;
+                    buf.clear();
+                } else {
+                    buf.extend_from_slice(&chunk[..take]);
+                }
+            }
+            reader.consume(take);
+            if done {
+                break;
+            }
+        }
+        if len == 0 && eof {
+            return;
+        }
+        if overflow {
+            each(line_no, Err(too_large(len, max_bytes)));
+        } else {
+            while buf.last().is_some_and(|&b| b == b'\n' || b == b'\r') {
+                buf.pop();
+            }
+            if buf.iter().all(|b| b.is_ascii_whitespace()) {
+                // a blank line is skipped
+            } else if buf.len() as u64 > max_bytes {
+                each(line_no, Err(too_large(buf.len() as u64, max_bytes)));
+            } else {
+                each(line_no, decode(std::mem::take(&mut buf)));
+            }
+        }
+        if eof {
+            return;
+        }
+    }
+}
+
+/// Where the proposal comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// `response`: a provider response object, an array of stream events, or SSE text.
+    Response(Value),
+    /// `output` with its `status` and `status_detail`.
+    Output {
+        /// The model's raw text (a string) or an already-structured value.
+        output: Value,
+        /// `completed` (default), `refusal`, `incomplete`, `request_error`.
+        status: Option<String>,
+        /// `max_output_tokens`, `content_filter`, `rate_limit`, an HTTP status...
+        status_detail: Option<String>,
+    },
+}
+
+/// A capture record that passed the checks of DESIGN 3.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capture {
+    /// `id`, or the default from the source.
+    pub id: String,
+    /// `contract`, if given.
+    pub contract: Option<String>,
+    /// The response or output.
+    pub payload: Payload,
+    /// `provider`, forcing an adapter.
+    pub provider: Option<String>,
+    /// `tool`: which tool call is the proposal.
+    pub tool: Option<String>,
+    /// Trusted context for rules.
+    pub context: Option<Map<String, Value>>,
+    /// The confirmed intent.
+    pub intent: Option<Map<String, Value>>,
+    /// The expected verdict.
+    pub expect: Option<Expect>,
+    /// Free-form metadata.
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// What parsing a record gives: the capture, or an `INVALID_CAPTURE` finding together with
+/// whatever id and expect could still be read (so a broken record keeps its name and an
+/// `expect` of `INVALID_CAPTURE` can be met).
+pub struct RecordError {
+    /// The finding.
+    pub finding: Finding,
+    /// The record's `id`, if it could be read.
+    pub id: Option<String>,
+    /// The record's `expect`, if it could be read.
+    pub expect: Option<Expect>,
+}
+
+/// Parses and checks one record's text. `default_id` is used when the record has no `id`.
+///
+/// # Errors
+/// `INVALID_CAPTURE` when the text is not strict JSON (duplicate keys included), is not an
+/// object, has an unknown key (with a "did you mean" hint), has both or neither of
+/// `response`/`output`, `status` without `output`, or a key of the wrong type.
+pub fn parse_record(text: &str, default_id: &str) -> Result<Capture, RecordError> {
+    let value = parse::parse_strict(text).map_err(|f| {
+        let at = f.at.map(|a| format!(" at {a}")).unwrap_or_default();
+        RecordError {
+            finding: invalid(format!(
+                "capture record is not valid JSON{at}: {}",
+                f.message
+            )),
+            id: None,
+            expect: None,
+        }
+    })?;
+    let Value::Object(mut obj) = value else {
+        return Err(RecordError {
+            finding: invalid(format!(
+                "capture record must be a JSON object, found {}",
+                kind_of(&value)
+            )),
+            id: None,
+            expect: None,
+        });
+    };
+    let id = obj.get("id").and_then(Value::as_str).map(str::to_string);
+    let expect = obj.get("expect").and_then(|e| parse_expect(e).ok());
+    check_record(&mut obj, default_id).map_err(|finding| RecordError {
+        finding,
+        id,
+        expect,
+    })
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Capture, Finding> {
+    for key in obj.keys() {
+        if !RECORD_KEYS.contains(&key.as_str()) {
+            let mut f = invalid(format!(
+                "unknown key `{key}` in capture record (free-form data belongs in `meta`)"
+            ));
+            f.pointer = None;
+            if let Some(h) = hint_for(key, RECORD_KEYS) {
+                f = f.with_hint(h);
+            }
+            return Err(f);
+        }
+    }
+    let string = |obj: &Map<String, Value>, key: &str| -> Result<Option<String>, Finding> {
+        match obj.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(invalid(format!(
+                "`{key}` must be a string, found {}",
+                kind_of(v)
+            ))),
+        }
+    };
+    let object =
+        |obj: &mut Map<String, Value>, key: &str| -> Result<Option<Map<String, Value>>, Finding> {
+            match obj.remove(key) {
+                None => Ok(None),
+                Some(Value::Object(m)) => Ok(Some(m)),
+                Some(v) => Err(invalid(format!(
+                    "`{key}` must be an object, found {}",
+                    kind_of(&v)
+                ))),
+            }
+        };
+    let id = string(obj, "id")?.unwrap_or_else(|| default_id.to_string());
+    if id.is_empty() {
+        return Err(invalid("`id` must not be empty"));
+    }
+    let contract = string(obj, "contract")?;
+    let provider = string(obj, "provider")?;
+    let tool = string(obj, "tool")?;
+    let status = string(obj, "status")?;
+    let status_detail = match obj.get("status_detail") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(v) => {
+            return Err(invalid(format!(
+                "`status_detail` must be a string, found {}",
+                kind_of(v)
+            )));
+        }
+    };
+    let expect = match obj.get("expect") {
+        None => None,
+        Some(e) => Some(parse_expect(e)?),
+    };
+    let context = object(obj, "context")?;
+    let intent = object(obj, "intent")?;
+    let meta = object(obj, "meta")?;
+    let payload = match (obj.remove("response"), obj.remove("output")) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "a capture record has exactly one of `response` and `output`, found both",
+            ));
+        }
+        (None, None) => {
+            return Err(invalid(
+                "a capture record needs `response` (the provider's raw response) or `output` (the model's text)",
+            ));
+        }
+        (Some(r), None) => {
+            if !(r.is_object() || r.is_array() || r.is_string()) {
+                return Err(invalid(format!(
+                    "`response` must be an object, an array of stream events or SSE text, found {}",
+                    kind_of(&r)
+                )));
+            }
+            if status.is_some() || status_detail.is_some() {
+                return Err(invalid(
+                    "`status` and `status_detail` go with `output`; a `response` carries its own status",
+                ));
+            }
+            Payload::Response(r)
+        }
+        (None, Some(output)) => Payload::Output {
+            output,
+            status,
+            status_detail,
+        },
+    };
+    if provider.is_some() && !matches!(payload, Payload::Response(_)) {
+        return Err(invalid("`provider` goes with `response`"));
+    }
+    Ok(Capture {
+        id,
+        contract,
+        payload,
+        provider,
+        tool,
+        context,
+        intent,
+        expect,
+        meta,
+    })
+}
+
+/// Parses an `expect` object: `stage`, `decision`, `reason` (a left-out key is not checked).
+///
+/// # Errors
+/// `INVALID_CAPTURE` for an unknown key or stage or decision name.
+pub fn parse_expect(v: &Value) -> Result<Expect, Finding> {
+    let Value::Object(m) = v else {
+        return Err(invalid(format!(
+            "`expect` must be an object, found {}",
+            kind_of(v)
+        )));
+    };
+    let mut e = Expect::default();
+    for (k, v) in m {
+        match (k.as_str(), v) {
+            ("stage", Value::String(s)) => {
+                e.stage = Some(Stage::parse(s).ok_or_else(|| {
+                    let names = Stage::ALL.map(Stage::as_str);
+                    let mut f = invalid(format!(
+                        "unknown stage {s:?} in `expect`; stages: {}",
+                        names.join(", ")
+                    ));
+                    if let Some(h) = hint_for(s, names) {
+                        f = f.with_hint(h);
+                    }
+                    f
+                })?)
+            }
+            ("decision", Value::String(s)) => {
+                e.decision = Some(Decision::parse(s).ok_or_else(|| {
+                    let names = Decision::ALL.map(Decision::as_str);
+                    let mut f = invalid(format!(
+                        "unknown decision {s:?} in `expect`; decisions: {}",
+                        names.join(", ")
+                    ));
+                    if let Some(h) = hint_for(s, names) {
+                        f = f.with_hint(h);
+                    }
+                    f
+                })?)
+            }
+            ("reason", Value::String(s)) => e.reason = Some(Some(Reason::new(s.as_str()))),
+            ("reason", Value::Null) => e.reason = Some(None),
+            ("stage" | "decision" | "reason", v) => {
+                return Err(invalid(format!(
+                    "`expect.{k}` must be a string, found {}",
+                    kind_of(v)
+                )));
+            }
+            (k, _) => {
+                let mut f = invalid(format!(
+                    "unknown key `{k}` in `expect` (keys: stage, decision, reason)"
+                ));
+                if let Some(h) = hint_for(k, ["stage", "decision", "reason"]) {
+                    f = f.with_hint(h);
+                }
+                return Err(f);
+            }
+        }
+    }
+    Ok(e)
+}

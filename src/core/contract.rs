@@ -1,0 +1,377 @@
+//! Contracts: the JSON Schemas (and, later, rules) in the workspace's `schemas/` folder,
+//! each compiled once.
+//!
+//! * A contract is named by its file name minus `.schema.json` / `.json` (a file in a
+//!   sub-folder keeps the folder: `common/money`), or by its `$id`.
+//! * The dialect comes from `$schema`, else the workspace `dialect`.
+//! * Every schema is first checked against its dialect's meta-schema, and ALL meta-schema
+//!   errors are reported (as `CONTRACT_ERROR`, naming the file and the pointer).
+//! * `$ref`s resolve locally: every schema file is registered under its `$id` (nested
+//!   `$id`s are indexed by the resolver) and under its `file://` URI, so both `$id` and
+//!   relative-path references work. Nothing is fetched: a reference to anything else is a
+//!   `CONTRACT_ERROR` naming the URI, for the captures of the contracts that use it only.
+//! * A hostile `pattern` cannot stall a run: fancy-regex's backtrack limit is 10,000.
+
+use crate::core::config::Config;
+use crate::core::hint::hint_for;
+use crate::core::stage::parse;
+use crate::core::text::line_col;
+use crate::core::verdict::{Finding, Reason, Stage};
+use jsonschema::{Draft, Keyword, Registry, Resource, Retrieve, Uri, ValidationError, Validator};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Backtrack limit for `pattern` and `patternProperties` regexes with lookaround or
+/// backreferences (the others run on the linear-time `regex` engine).
+pub const REGEX_BACKTRACK_LIMIT: usize = 10_000;
+
+/// The custom keyword that marks a reference that is not available offline.
+const UNAVAILABLE: &str = "x-verdict-unavailable-reference";
+
+/// One contract: a compiled schema, or the reason it cannot be used.
+#[derive(Debug)]
+pub struct Contract {
+    /// The contract name (`refund-v1`).
+    pub name: String,
+    /// The schema's `$id`, if it has one.
+    pub id: Option<String>,
+    /// The schema file, relative to the workspace (`schemas/refund-v1.schema.json`).
+    pub file: PathBuf,
+    /// The schema as written.
+    pub schema: Arc<Value>,
+    /// The schema file's text (for highlighting keyword locations).
+    pub text: Arc<str>,
+    /// The compiled validator, or every reason the contract is broken (`CONTRACT_ERROR`).
+    pub compiled: Result<Validator, Vec<Finding>>,
+}
+
+/// All the contracts of a workspace, by name.
+#[derive(Debug, Default)]
+pub struct Contracts {
+    /// Contracts by name.
+    pub by_name: BTreeMap<String, Arc<Contract>>,
+}
+
+impl Contracts {
+    /// Finds a contract by name or `$id` (with or without a trailing `#`).
+    pub fn get(&self, name: &str) -> Option<&Arc<Contract>> {
+        self.by_name.get(name).or_else(|| {
+            let trimmed = name.trim_end_matches('#');
+            self.by_name
+                .values()
+                .find(|c| c.id.as_deref().map(|i| i.trim_end_matches('#')) == Some(trimmed))
+        })
+    }
+
+    /// A `did you mean` hint for an unknown contract name.
+    pub fn hint(&self, name: &str) -> Option<String> {
+        hint_for(name, self.by_name.keys().map(String::as_str))
+    }
+
+    /// Loads and compiles every schema file below `schemas_dir` (absolute or relative to
+    /// the current folder), naming files relative to `root`. A folder that does not exist
+    /// gives no contracts.
+    pub fn load(root: &Path, schemas_dir: &Path, config: &Config) -> Contracts {
+        let mut files = Vec::new();
+        collect_schema_files(schemas_dir, &mut files);
+        files.sort();
+        Contracts::load_files(root, &files, schemas_dir, config)
+    }
+
+    /// Compiles the given schema files as contracts (named relative to `schemas_dir`). The
+    /// `*.json` files directly in `schemas_dir` that are not contracts are still registered,
+    /// so references to them resolve (`verdict check --schema FILE`).
+    pub fn load_files(
+        root: &Path,
+        files: &[PathBuf],
+        schemas_dir: &Path,
+        config: &Config,
+    ) -> Contracts {
+        let loaded: Vec<Loaded> = files
+            .iter()
+            .map(|path| Loaded::read(root, schemas_dir, path, config))
+            .collect();
+        let canon: Vec<PathBuf> = files.iter().filter_map(|f| f.canonicalize().ok()).collect();
+        let mut extra: Vec<Loaded> = Vec::new();
+        if let Ok(entries) = std::fs::read_dir(schemas_dir) {
+            let mut siblings: Vec<PathBuf> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+                .filter(|p| p.canonicalize().is_ok_and(|c| !canon.contains(&c)))
+                .collect();
+            siblings.sort();
+            extra = siblings
+                .iter()
+                .map(|p| Loaded::read(root, schemas_dir, p, config))
+                .collect();
+        }
+        let registry = build_registry(loaded.iter().chain(extra.iter()));
+        let options = base_options(config);
+        let mut by_name = BTreeMap::new();
+        for l in loaded {
+            let compiled = match (&l.parsed, &registry) {
+                (Err(f), _) => Err(vec![f.clone()]),
+                (Ok(_), Err(f)) => Err(vec![f.clone()]),
+                (Ok(schema), Ok(registry)) => compile(&l, schema, registry, &options),
+            };
+            let Loaded {
+                name,
+                rel,
+                id,
+                text,
+                parsed,
+                ..
+            } = l;
+            let contract = Contract {
+                name: name.clone(),
+                id,
+                file: rel,
+                schema: Arc::new(parsed.unwrap_or(Value::Null)),
+                text: Arc::from(text.as_str()),
+                compiled,
+            };
+            by_name.insert(name, Arc::new(contract));
+        }
+        Contracts { by_name }
+    }
+}
+
+fn collect_schema_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(ft) = entry.file_type() else { continue };
+        if ft.is_dir() {
+            collect_schema_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+}
+
+/// A schema file read and parsed, before compiling.
+struct Loaded {
+    name: String,
+    rel: PathBuf,
+    id: Option<String>,
+    uri: String,
+    draft: Draft,
+    text: String,
+    parsed: Result<Value, Finding>,
+}
+
+fn contract_error(message: impl Into<String>) -> Finding {
+    Finding::new(Stage::Input, Reason::CONTRACT_ERROR, message)
+}
+
+impl Loaded {
+    fn read(root: &Path, schemas_dir: &Path, path: &Path, config: &Config) -> Loaded {
+        let rel = path.strip_prefix(root).unwrap_or(path).to_path_buf();
+        let in_schemas = path.strip_prefix(schemas_dir).unwrap_or(path);
+        let stem = in_schemas.to_string_lossy().replace('\\', "/");
+        let name = stem
+            .strip_suffix(".schema.json")
+            .or_else(|| stem.strip_suffix(".json"))
+            .unwrap_or(&stem)
+            .to_string();
+        let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let uri = file_uri(&abs);
+        let shown = rel.display().to_string();
+        let (text, parsed) = match std::fs::read(path) {
+            Err(e) => (
+                String::new(),
+                Err(contract_error(format!("cannot read {shown}: {e}"))),
+            ),
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Err(e) => (
+                    String::new(),
+                    Err(contract_error(format!(
+                        "{shown} is not UTF-8 (invalid byte at offset {})",
+                        e.utf8_error().valid_up_to()
+                    ))),
+                ),
+                Ok(text) => {
+                    let parsed = match parse::parse_strict(&text) {
+                        Ok(v) if v.is_object() || v.is_boolean() => Ok(v),
+                        Ok(_) => Err(contract_error(format!(
+                            "{shown} is not a schema: a schema is an object or a boolean"
+                        ))),
+                        Err(f) => {
+                            let at = f.at.map(|a| format!(" at {a}")).unwrap_or_default();
+                            Err(contract_error(format!(
+                                "{shown} is not valid JSON{at}: {}",
+                                f.message
+                            )))
+                        }
+                    };
+                    (text, parsed)
+                }
+            },
+        };
+        let (id, draft) = match &parsed {
+            Ok(v) => {
+                let id = v
+                    .get("$id")
+                    .or_else(|| v.get("id"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                let draft = match v.get("$schema").and_then(Value::as_str) {
+                    Some(s) => Draft::from_schema_uri(s),
+                    None => config.dialect.draft(),
+                };
+                (id, draft)
+            }
+            Err(_) => (None, config.dialect.draft()),
+        };
+        Loaded {
+            name,
+            rel,
+            id,
+            uri,
+            draft,
+            text,
+            parsed,
+        }
+    }
+}
+
+fn file_uri(abs: &Path) -> String {
+    let mut s = String::from("file://");
+    for c in abs.to_string_lossy().replace('\\', "/").chars() {
+        match c {
+            ' ' => s.push_str("%20"),
+            '#' => s.push_str("%23"),
+            '?' => s.push_str("%3F"),
+            '%' => s.push_str("%25"),
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+/// Refuses every retrieval: verdict never fetches. References it is asked for resolve to a
+/// marker schema, so only the contracts that really reach them fail to compile.
+struct Offline;
+
+impl Retrieve for Offline {
+    fn retrieve(
+        &self,
+        uri: &Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        let mut m = Map::new();
+        m.insert(UNAVAILABLE.into(), Value::String(uri.as_str().to_string()));
+        Ok(Value::Object(m))
+    }
+}
+
+fn build_registry<'a>(
+    loaded: impl Iterator<Item = &'a Loaded>,
+) -> Result<Registry<'static>, Finding> {
+    let mut pairs: Vec<(String, Resource)> = Vec::new();
+    for l in loaded {
+        let Ok(v) = &l.parsed else { continue };
+        let draft = l.draft;
+        pairs.push((l.uri.clone(), draft.create_resource(v.clone())));
+        if let Some(id) = &l.id
+            && id.contains(':')
+        {
+            pairs.push((id.clone(), draft.create_resource(v.clone())));
+        }
+    }
+    Registry::new()
+        .retriever(Offline)
+        .extend(pairs)
+        .and_then(|b| b.prepare())
+        .map_err(|e| contract_error(format!("cannot index the schemas: {e}")))
+}
+
+fn base_options(config: &Config) -> jsonschema::ValidationOptions<'static> {
+    jsonschema::options()
+        .should_validate_formats(config.format_assertion)
+        .with_pattern_options(jsonschema::PatternOptions::fancy_regex().backtrack_limit(REGEX_BACKTRACK_LIMIT))
+        .with_retriever(Offline)
+        .with_keyword(UNAVAILABLE, |_, value: &Value, _| {
+            let uri = value.as_str().unwrap_or("?");
+            Err::<Box<dyn for<'i> Keyword<'i>>, _>(ValidationError::custom(format!(
+                "remote reference {uri} is not available offline: verdict resolves $ref only within the schemas folder (by $id or relative path)"
+            )))
+        })
+}
+
+fn compile(
+    l: &Loaded,
+    schema: &Value,
+    registry: &Registry<'static>,
+    options: &jsonschema::ValidationOptions<'static>,
+) -> Result<Validator, Vec<Finding>> {
+    let shown = l.rel.display().to_string();
+    if let Value::Object(obj) = schema
+        && let Some(s) = obj.get("$schema")
+    {
+        let known = s
+            .as_str()
+            .is_some_and(|s| Draft::from_schema_uri(s) != Draft::Unknown);
+        if !known {
+            return Err(vec![contract_error(format!(
+                "{shown}: unknown dialect $schema {s}; supported: draft-04, draft-06, draft-07, 2019-09, 2020-12"
+            ))]);
+        }
+    }
+    // The meta-schema check first, reporting every error.
+    let meta = match l.draft {
+        Draft::Draft4 => jsonschema::draft4::meta::validator(),
+        Draft::Draft6 => jsonschema::draft6::meta::validator(),
+        Draft::Draft7 => jsonschema::draft7::meta::validator(),
+        Draft::Draft201909 => jsonschema::draft201909::meta::validator(),
+        _ => jsonschema::draft202012::meta::validator(),
+    };
+    let errors: Vec<Finding> = meta
+        .iter_errors(schema)
+        .map(|e| {
+            schema_file_finding(
+                l,
+                e.instance_path().as_str(),
+                &format!("does not meet its meta-schema: {e}"),
+            )
+        })
+        .collect();
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut opts = options.clone().with_registry(registry).with_draft(l.draft);
+    if l.id.as_deref().is_none_or(|id| !id.contains(':')) {
+        opts = opts.with_base_uri(l.uri.clone());
+    }
+    opts.build(schema).map_err(|e| {
+        let ptr = e.instance_path().as_str().to_string();
+        let message = match e.kind() {
+            jsonschema::error::ValidationErrorKind::Custom { message, .. } => message.clone(),
+            _ => e.to_string(),
+        };
+        vec![schema_file_finding(l, &ptr, &message)]
+    })
+}
+
+/// A `CONTRACT_ERROR` about a place in a schema file: names the file, the pointer and,
+/// when it can be found, the line:column.
+fn schema_file_finding(l: &Loaded, pointer: &str, message: &str) -> Finding {
+    let shown = l.rel.display();
+    let at = parse::locate(&l.text, pointer).map(|span| line_col(&l.text, span.start));
+    let place = match at {
+        Some(at) => format!("{shown}:{}:{}", at.line, at.column),
+        None => shown.to_string(),
+    };
+    let ptr = if pointer.is_empty() {
+        String::new()
+    } else {
+        format!(" at {pointer}")
+    };
+    let mut f = contract_error(format!("{place}{ptr} {message}"));
+    f.schema_path = Some(pointer.to_string());
+    f
+}

@@ -1,0 +1,79 @@
+//! The schema stage: the proposal against its contract's compiled JSON Schema
+//! (the `jsonschema` crate), one `SCHEMA_MISMATCH` finding per violated keyword.
+//!
+//! Each finding carries the instance location (`pointer`), the keyword location
+//! (`schema_path`, without `$ref` hops), the keyword, the validator's message, and, when the
+//! proposal came as text, the line:column and byte span of the offending value. For
+//! `anyOf`/`oneOf` the branches' own errors are kept, the best-matching branch first.
+
+use crate::core::stage::parse;
+use crate::core::text::line_col;
+use crate::core::verdict::{Branch, Finding, Reason, Stage};
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{ValidationError, Validator};
+use serde_json::Value;
+
+/// Validates `value` and returns every error (empty when it meets the schema). `raw` is the
+/// proposal's text, used to locate each error's value; `None` for structured proposals.
+pub fn validate(validator: &Validator, value: &Value, raw: Option<&str>) -> Vec<Finding> {
+    if validator.is_valid(value) {
+        return Vec::new();
+    }
+    validator
+        .iter_errors(value)
+        .map(|e| finding(&e, raw))
+        .collect()
+}
+
+fn finding(e: &ValidationError<'_>, raw: Option<&str>) -> Finding {
+    let pointer = e.instance_path().as_str().to_string();
+    let mut f = Finding::new(Stage::Schema, Reason::SCHEMA_MISMATCH, e.to_string());
+    f.schema_path = Some(e.schema_path().as_str().to_string());
+    f.keyword = Some(e.kind().keyword().to_string());
+    if let Some(text) = raw
+        && let Some(span) = parse::locate(text, &pointer)
+    {
+        f = f.with_span(span, line_col(text, span.start));
+    }
+    f.pointer = Some(pointer);
+    let context = match e.kind() {
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            Some(context)
+        }
+        _ => None,
+    };
+    if let Some(context) = context {
+        let mut branches: Vec<Branch> = context
+            .iter()
+            .enumerate()
+            .map(|(index, errs)| Branch {
+                index,
+                errors: errs.iter().map(|e| finding(e, raw)).collect(),
+            })
+            .collect();
+        let own = f.pointer.clone().unwrap_or_default();
+        branches.sort_by_key(|b| (mismatch_score(b, &own), b.index));
+        f.branches = branches;
+    }
+    f
+}
+
+/// Lower is a better match: a branch that failed only on the type of the value itself
+/// did not match at all; otherwise fewer errors, deeper in the value, is closer.
+fn mismatch_score(b: &Branch, own_pointer: &str) -> (bool, usize, usize) {
+    let type_only = !b.errors.is_empty()
+        && b.errors.iter().all(|e| {
+            e.pointer.as_deref() == Some(own_pointer)
+                && matches!(
+                    e.keyword.as_deref(),
+                    Some("type" | "const" | "enum" | "false")
+                )
+        });
+    let shallowest = b
+        .errors
+        .iter()
+        .map(|e| e.pointer.as_deref().map_or(0, |p| p.matches('/').count()))
+        .min()
+        .unwrap_or(0);
+    (type_only, b.errors.len(), usize::MAX - shallowest)
+}
