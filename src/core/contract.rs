@@ -14,6 +14,7 @@
 
 use crate::core::config::Config;
 use crate::core::hint::hint_for;
+use crate::core::rules::RuleSet;
 use crate::core::stage::parse;
 use crate::core::text::line_col;
 use crate::core::verdict::{Finding, Reason, Stage};
@@ -43,8 +44,11 @@ pub struct Contract {
     pub schema: Arc<Value>,
     /// The schema file's text (for highlighting keyword locations).
     pub text: Arc<str>,
-    /// The compiled validator, or every reason the contract is broken (`CONTRACT_ERROR`).
+    /// The compiled validator, or every reason the contract is broken (`CONTRACT_ERROR`):
+    /// its schema's and its rules file's.
     pub compiled: Result<Validator, Vec<Finding>>,
+    /// The business rules from `NAME.rules.toml` beside the schema, if there is one.
+    pub rules: Option<RuleSet>,
 }
 
 /// All the contracts of a workspace, by name.
@@ -117,6 +121,15 @@ impl Contracts {
                 (Ok(_), Err(f)) => Err(vec![f.clone()]),
                 (Ok(schema), Ok(registry)) => compile(&l, schema, registry, &options),
             };
+            let (rules, rule_errors) = load_rules(root, schemas_dir, &l.name);
+            let compiled = match (compiled, rule_errors) {
+                (c, None) => c,
+                (Ok(_), Some(e)) => Err(e),
+                (Err(mut a), Some(b)) => {
+                    a.extend(b);
+                    Err(a)
+                }
+            };
             let Loaded {
                 name,
                 rel,
@@ -132,10 +145,36 @@ impl Contracts {
                 schema: Arc::new(parsed.unwrap_or(Value::Null)),
                 text: Arc::from(text.as_str()),
                 compiled,
+                rules,
             };
             by_name.insert(name, Arc::new(contract));
         }
         Contracts { by_name }
+    }
+}
+
+/// Reads `NAME.rules.toml` beside the schema: the rule set, or its errors.
+fn load_rules(
+    root: &Path,
+    schemas_dir: &Path,
+    name: &str,
+) -> (Option<RuleSet>, Option<Vec<Finding>>) {
+    let path = schemas_dir.join(format!("{name}.rules.toml"));
+    let shown = path
+        .strip_prefix(root)
+        .unwrap_or(&path)
+        .to_string_lossy()
+        .replace('\\', "/");
+    match std::fs::read_to_string(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
+        Err(e) => (
+            None,
+            Some(vec![contract_error(format!("cannot read {shown}: {e}"))]),
+        ),
+        Ok(text) => match RuleSet::load(&shown, &text) {
+            Ok(r) => (Some(r), None),
+            Err(e) => (None, Some(e)),
+        },
     }
 }
 

@@ -17,6 +17,7 @@ pub mod config;
 pub mod contract;
 pub mod hint;
 pub mod pipeline;
+pub mod rules;
 pub mod stage;
 pub mod summary;
 pub mod text;

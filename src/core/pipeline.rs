@@ -181,10 +181,23 @@ impl Workspace {
         if !errors.is_empty() {
             return (name, errors, info);
         }
-        // business: rules (issue 3), then the confirmed intent
+        // business: the rules in order, then the confirmed intent
         let value = ev.proposal.as_ref().expect("set above");
+        if let Some(rules) = &contract.rules
+            && let Some(mut f) =
+                rules.evaluate(value, capture.context.as_ref(), capture.intent.as_ref())
+        {
+            if let Some(text) = ev.raw_output.as_deref() {
+                locate(&mut f, text);
+            }
+            return (name, vec![f], info);
+        }
         if let Some(i) = &capture.intent {
-            let mut errors = intent::compare(value, i, None);
+            let fields = contract
+                .rules
+                .as_ref()
+                .and_then(|r| r.intent_fields.as_deref());
+            let mut errors = intent::compare(value, i, fields);
             if let Some(text) = ev.raw_output.as_deref() {
                 for f in &mut errors {
                     locate(f, text);

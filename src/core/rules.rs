@@ -1,0 +1,558 @@
+//! Business rules: `schemas/NAME.rules.toml`, CEL expressions over `proposal`, `context`
+//! and `intent` (DESIGN 5; names after Kubernetes `x-kubernetes-validations`).
+//!
+//! ```toml
+//! [[rule]]
+//! reason   = "EXCEEDS_REMAINING"
+//! rule     = "proposal.amount_minor <= context.order.paid_minor - context.order.refunded_minor"
+//! message  = "the amount exceeds what is left to refund"
+//! message_expression = "'amount ' + string(proposal.amount_minor) + ' is over the remainder'"
+//! decision = "reject"          # default
+//! field    = "/amount_minor"   # JSON Pointer into the proposal to blame
+//!
+//! [intent]
+//! fields = ["/order_id", "/amount_minor", "/currency"]
+//! ```
+//!
+//! Every expression is compiled when the contract loads. Each capture's JSON is bound once
+//! (integers as CEL `int`, so `paid - refunded` may go negative and `5000 == 5000.0`), and
+//! the rules run in file order against that one binding: the first rule that does not hold
+//! decides and later rules are not evaluated. A rule that cannot be evaluated, or yields a
+//! non-boolean, is `RULE_ERROR` and fails closed.
+
+use crate::core::hint::hint_for;
+use crate::core::text::line_col;
+use crate::core::verdict::{Decision, Finding, Reason, Stage};
+use cel::objects::{Key, Map as CelMap};
+use cel::{Context, Env, Program};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+/// One compiled rule.
+pub struct Rule {
+    /// 1-based position in the file.
+    pub index: usize,
+    /// The reason code it fails with.
+    pub reason: Reason,
+    /// The CEL source.
+    pub source: String,
+    /// 1-based line of the `rule =` value in the rules file.
+    pub line: u32,
+    program: Program,
+    /// The static message.
+    pub message: String,
+    message_expression: Option<Program>,
+    /// The decision when it fails (default `reject`).
+    pub decision: Decision,
+    /// JSON Pointer into the proposal to blame.
+    pub field: Option<String>,
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rule")
+            .field("index", &self.index)
+            .field("reason", &self.reason)
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+/// The rules of one contract, compiled.
+#[derive(Debug)]
+pub struct RuleSet {
+    /// The rules file, relative to the workspace.
+    pub file: String,
+    /// The rules in file order.
+    pub rules: Vec<Rule>,
+    /// `[intent] fields`: the pointers the confirmed-intent comparison checks; `None` = every leaf.
+    pub intent_fields: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    rule: Vec<RawRule>,
+    intent: Option<RawIntent>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    reason: String,
+    rule: toml::Spanned<String>,
+    message: Option<String>,
+    message_expression: Option<toml::Spanned<String>>,
+    decision: Option<String>,
+    field: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIntent {
+    fields: Vec<String>,
+}
+
+const RULE_KEYS: [&str; 6] = [
+    "reason",
+    "rule",
+    "message",
+    "message_expression",
+    "decision",
+    "field",
+];
+const FILE_KEYS: [&str; 2] = ["rule", "intent"];
+
+fn env() -> &'static Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| Arc::new(Env::stdlib()))
+}
+
+fn contract_error(message: String) -> Finding {
+    Finding::new(Stage::Input, Reason::CONTRACT_ERROR, message)
+}
+
+fn is_pointer(p: &str) -> bool {
+    p.is_empty() || p.starts_with('/')
+}
+
+impl RuleSet {
+    /// Parses and compiles a rules file. `file` is its workspace-relative name, for messages.
+    ///
+    /// # Errors
+    /// Every problem as a `CONTRACT_ERROR` naming the file, the line and, for a CEL syntax
+    /// error, the column in the expression: TOML errors, unknown keys (with a hint), an
+    /// unknown decision, a `field` that is not a JSON Pointer, an expression that does not
+    /// compile.
+    pub fn load(file: &str, text: &str) -> Result<RuleSet, Vec<Finding>> {
+        let raw: RawFile = toml::from_str(text).map_err(|e| {
+            let mut msg = e.message().trim_end().to_string();
+            if let Some(unknown) = msg
+                .strip_prefix("unknown field `")
+                .and_then(|r| r.split('`').next())
+            {
+                let hint = hint_for(unknown, RULE_KEYS.into_iter().chain(FILE_KEYS))
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default();
+                msg = format!("unknown key `{unknown}`{hint}");
+            }
+            let at = e
+                .span()
+                .map(|s| format!(":{}", line_col(text, s.start)))
+                .unwrap_or_default();
+            vec![contract_error(format!("{file}{at}: {msg}"))]
+        })?;
+        let mut errors = Vec::new();
+        let mut rules = Vec::new();
+        for (i, r) in raw.rule.into_iter().enumerate() {
+            let index = i + 1;
+            let start = line_col(text, r.rule.span().start);
+            let place = format!("{file}:{}", start.line);
+            let compile = |src: &toml::Spanned<String>, what: &str| -> Result<Program, Finding> {
+                env().compile(src.get_ref()).map_err(|e| {
+                    let first = e.errors.first();
+                    let (line, col) = first.map_or((1, 1), |p| (p.pos.0.max(1), p.pos.1.max(1)));
+                    let at = line_col(text, src.span().start);
+                    let msg = first.map_or_else(|| e.to_string(), |p| p.msg.clone());
+                    contract_error(format!(
+                        "{file}:{}: rule {index} ({}): {what} does not compile at expression line {line}, column {col}: {msg}",
+                        at.line + line as u32 - 1,
+                        r.reason
+                    ))
+                })
+            };
+            let program = match compile(&r.rule, "`rule`") {
+                Ok(p) => p,
+                Err(f) => {
+                    errors.push(f);
+                    continue;
+                }
+            };
+            let message_expression = match &r.message_expression {
+                Some(m) => match compile(m, "`message_expression`") {
+                    Ok(p) => Some(p),
+                    Err(f) => {
+                        errors.push(f);
+                        continue;
+                    }
+                },
+                None => None,
+            };
+            let decision = match r.decision.as_deref() {
+                None => Decision::Reject,
+                Some(d) => match Decision::parse(d).filter(|d| *d != Decision::ReadyForCommit) {
+                    Some(d) => d,
+                    None => {
+                        let names = ["reject", "recheck", "regenerate", "retry"];
+                        let hint = hint_for(d, names)
+                            .map(|h| format!(" ({h})"))
+                            .unwrap_or_default();
+                        errors.push(contract_error(format!(
+                            "{place}: rule {index}: unknown decision {d:?}{hint}; use one of {}",
+                            names.join(", ")
+                        )));
+                        continue;
+                    }
+                },
+            };
+            if let Some(f) = &r.field
+                && !is_pointer(f)
+            {
+                errors.push(contract_error(format!("{place}: rule {index}: `field` {f:?} is not a JSON Pointer (it starts with `/`)")));
+                continue;
+            }
+            if r.reason.trim().is_empty() {
+                errors.push(contract_error(format!(
+                    "{place}: rule {index}: `reason` is empty"
+                )));
+                continue;
+            }
+            let message = r
+                .message
+                .unwrap_or_else(|| format!("rule {} does not hold", r.rule.get_ref()));
+            rules.push(Rule {
+                index,
+                reason: Reason::new(r.reason),
+                source: r.rule.into_inner(),
+                line: start.line,
+                program,
+                message,
+                message_expression,
+                decision,
+                field: r.field,
+            });
+        }
+        let intent_fields = raw.intent.map(|i| i.fields);
+        if let Some(fields) = &intent_fields {
+            for f in fields.iter().filter(|f| !is_pointer(f)) {
+                errors.push(contract_error(format!(
+                    "{file}: [intent] field {f:?} is not a JSON Pointer (it starts with `/`)"
+                )));
+            }
+        }
+        if errors.is_empty() {
+            Ok(RuleSet {
+                file: file.to_string(),
+                rules,
+                intent_fields,
+            })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Evaluates the rules in order against one binding of the capture and returns the first
+    /// failure (the rule's reason and decision, or `RULE_ERROR`), or `None` when all hold.
+    pub fn evaluate(
+        &self,
+        proposal: &Value,
+        context: Option<&Map<String, Value>>,
+        intent: Option<&Map<String, Value>>,
+    ) -> Option<Finding> {
+        if self.rules.is_empty() {
+            return None;
+        }
+        let ctx = bind(proposal, context, intent);
+        for rule in &self.rules {
+            let outcome = match rule.program.execute(&ctx) {
+                Ok(cel::Value::Bool(true)) => continue,
+                Ok(cel::Value::Bool(false)) => {
+                    let message = match &rule.message_expression {
+                        Some(p) => match p.execute(&ctx) {
+                            Ok(cel::Value::String(s)) => s.to_string(),
+                            Ok(other) => format!(
+                                "{} (message_expression gave {}, not a string)",
+                                rule.message,
+                                type_name(&other)
+                            ),
+                            Err(e) => format!("{} (message_expression failed: {e})", rule.message),
+                        },
+                        None => rule.message.clone(),
+                    };
+                    Finding::new(Stage::Business, rule.reason.clone(), message)
+                        .with_decision(rule.decision)
+                }
+                Ok(other) => Finding::new(
+                    Stage::Business,
+                    Reason::RULE_ERROR,
+                    format!(
+                        "rule {} ({}) gave {} {}, not a boolean; fails closed",
+                        rule.index,
+                        rule.reason,
+                        type_name(&other),
+                        short(&other)
+                    ),
+                ),
+                Err(e) => Finding::new(
+                    Stage::Business,
+                    Reason::RULE_ERROR,
+                    format!(
+                        "rule {} ({}) could not be evaluated: {e}; fails closed",
+                        rule.index, rule.reason
+                    ),
+                ),
+            };
+            let mut f = outcome;
+            f.keyword = Some(format!("rule[{}]", rule.index));
+            f.pointer = rule.field.clone();
+            return Some(f);
+        }
+        None
+    }
+}
+
+fn type_name(v: &cel::Value) -> &'static str {
+    match v {
+        cel::Value::List(_) => "a list",
+        cel::Value::Map(_) => "a map",
+        cel::Value::Int(_) | cel::Value::UInt(_) => "an int",
+        cel::Value::Float(_) => "a double",
+        cel::Value::String(_) => "a string",
+        cel::Value::Bytes(_) => "bytes",
+        cel::Value::Bool(_) => "a bool",
+        cel::Value::Null => "null",
+        _ => "a value",
+    }
+}
+
+fn short(v: &cel::Value) -> String {
+    let s = match v {
+        cel::Value::String(s) => format!("{:?}", s.as_str()),
+        cel::Value::Int(i) => i.to_string(),
+        cel::Value::UInt(u) => u.to_string(),
+        cel::Value::Float(f) => f.to_string(),
+        other => format!("{other:?}"),
+    };
+    if s.chars().count() > 40 {
+        format!("{}...", s.chars().take(37).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// Binds `proposal`, `context` and `intent` (missing ones as empty maps) into one CEL context.
+pub fn bind<'a>(
+    proposal: &Value,
+    context: Option<&Map<String, Value>>,
+    intent: Option<&Map<String, Value>>,
+) -> Context<'a, 'a> {
+    let mut ctx = Context::with_env(env().clone());
+    ctx.add_variable_from_value("proposal", to_cel(proposal));
+    ctx.add_variable_from_value("context", context.map_or_else(empty_map, map_to_cel));
+    ctx.add_variable_from_value("intent", intent.map_or_else(empty_map, map_to_cel));
+    ctx
+}
+
+fn empty_map() -> cel::Value {
+    cel::Value::Map(CelMap {
+        map: Arc::new(HashMap::new()),
+    })
+}
+
+fn map_to_cel(m: &Map<String, Value>) -> cel::Value {
+    let map: HashMap<Key, cel::Value> = m
+        .iter()
+        .map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel(v)))
+        .collect();
+    cel::Value::Map(CelMap { map: Arc::new(map) })
+}
+
+/// JSON to CEL with every integer that fits `i64` as `int` (never `uint`), so arithmetic
+/// mixes freely; larger integers become `uint`, fractions `double`.
+pub fn to_cel(v: &Value) -> cel::Value {
+    match v {
+        Value::Null => cel::Value::Null,
+        Value::Bool(b) => cel::Value::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => cel::Value::Int(i),
+            (None, Some(u)) => cel::Value::UInt(u),
+            _ => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+        Value::Array(a) => cel::Value::List(Arc::new(a.iter().map(to_cel).collect())),
+        Value::Object(m) => map_to_cel(m),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn one(rule: &str) -> RuleSet {
+        RuleSet::load(
+            "r.rules.toml",
+            &format!("[[rule]]\nreason = \"R\"\nrule = {rule:?}\nmessage = \"m\"\n"),
+        )
+        .unwrap()
+    }
+
+    fn run(rs: &RuleSet, proposal: Value, context: Value) -> Option<Finding> {
+        rs.evaluate(&proposal, context.as_object(), None)
+    }
+
+    #[test]
+    fn integers_are_ints_so_subtraction_can_go_negative() {
+        let rs = one("context.paid - context.refunded == -4990");
+        assert_eq!(
+            run(&rs, json!({}), json!({"paid": 10, "refunded": 5000})),
+            None
+        );
+        let rs = one("proposal.amount + 1 == 1501");
+        assert_eq!(run(&rs, json!({"amount": 1500}), json!({})), None);
+    }
+
+    #[test]
+    fn zero_and_equal_by_value() {
+        let rs = one("proposal.amount == 5000.0 && context.zero == 0 && context.zero - 0 == 0");
+        assert_eq!(run(&rs, json!({"amount": 5000}), json!({"zero": 0})), None);
+        let rs = one("proposal.amount == 5000");
+        assert_eq!(run(&rs, json!({"amount": 5000.0}), json!({})), None);
+    }
+
+    #[test]
+    fn false_rule_gives_its_reason_decision_field_and_message() {
+        let rs = RuleSet::load(
+            "r.rules.toml",
+            "[[rule]]\nreason = \"EXCEEDS_REMAINING\"\nrule = \"proposal.a <= context.left\"\nmessage = \"too much\"\n\
+             message_expression = \"'amount ' + string(proposal.a) + ' over ' + string(context.left)\"\n\
+             field = \"/a\"\ndecision = \"recheck\"\n",
+        )
+        .unwrap();
+        let f = run(&rs, json!({"a": 9000}), json!({"left": 8000})).unwrap();
+        assert_eq!(f.stage, Stage::Business);
+        assert_eq!(f.reason.as_str(), "EXCEEDS_REMAINING");
+        assert_eq!(f.decision, Decision::Recheck);
+        assert_eq!(f.pointer.as_deref(), Some("/a"));
+        assert_eq!(f.message, "amount 9000 over 8000");
+        assert_eq!(f.keyword.as_deref(), Some("rule[1]"));
+    }
+
+    #[test]
+    fn null_comparison_is_a_rule_error_that_fails_closed() {
+        let rs = one("proposal.amount <= 5");
+        let f = run(&rs, json!({"amount": null}), json!({})).unwrap();
+        assert_eq!(f.reason, Reason::RULE_ERROR);
+        assert_eq!(f.decision, Decision::Reject);
+        assert!(
+            f.message.starts_with("rule 1 (R) could not be evaluated: "),
+            "{}",
+            f.message
+        );
+        // but comparing with null by equality is fine
+        assert_eq!(
+            run(
+                &one("proposal.amount != null"),
+                json!({"amount": 1}),
+                json!({})
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn missing_key_and_division_by_zero_are_rule_errors() {
+        let f = run(&one("proposal.missing > 0"), json!({}), json!({})).unwrap();
+        assert_eq!(f.reason, Reason::RULE_ERROR);
+        assert!(f.message.contains("No such key: missing"), "{}", f.message);
+        let f = run(
+            &one("proposal.a / context.z > 1"),
+            json!({"a": 5}),
+            json!({"z": 0}),
+        )
+        .unwrap();
+        assert_eq!(f.reason, Reason::RULE_ERROR);
+        assert!(
+            f.message.to_lowercase().contains("division by zero"),
+            "{}",
+            f.message
+        );
+    }
+
+    #[test]
+    fn non_boolean_result_is_a_rule_error() {
+        let f = run(&one("proposal.a + 1"), json!({"a": 1}), json!({})).unwrap();
+        assert_eq!(f.reason, Reason::RULE_ERROR);
+        assert_eq!(
+            f.message,
+            "rule 1 (R) gave an int 2, not a boolean; fails closed"
+        );
+    }
+
+    #[test]
+    fn unknown_variable_is_a_rule_error() {
+        let f = run(&one("request.user == 'x'"), json!({}), json!({})).unwrap();
+        assert_eq!(f.reason, Reason::RULE_ERROR);
+        assert!(
+            f.message.contains("Undeclared reference to 'request'"),
+            "{}",
+            f.message
+        );
+    }
+
+    #[test]
+    fn syntax_error_names_file_line_and_column() {
+        let e = RuleSet::load(
+            "schemas/x.rules.toml",
+            "# c\n[[rule]]\nreason = \"R\"\nrule = \"proposal.a <=\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].reason, Reason::CONTRACT_ERROR);
+        assert!(
+            e[0].message.starts_with("schemas/x.rules.toml:4: rule 1 (R): `rule` does not compile at expression line 1, column 14: "),
+            "{}",
+            e[0].message
+        );
+    }
+
+    #[test]
+    fn unknown_keys_get_a_hint() {
+        let e = RuleSet::load(
+            "x.rules.toml",
+            "[[rule]]\nreason = \"R\"\nrule = \"true\"\nmesage = \"m\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            e[0].message
+                .contains("unknown key `mesage` (did you mean `message`?)"),
+            "{}",
+            e[0].message
+        );
+        let e = RuleSet::load(
+            "x.rules.toml",
+            "[[rule]]\nreason = \"R\"\nrule = \"true\"\ndecision = \"rejct\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            e[0].message
+                .contains("unknown decision \"rejct\" (did you mean `reject`?)"),
+            "{}",
+            e[0].message
+        );
+    }
+
+    #[test]
+    fn first_failure_decides_and_later_rules_are_not_evaluated() {
+        let rs = RuleSet::load(
+            "x.rules.toml",
+            "[[rule]]\nreason = \"A\"\nrule = \"true\"\n\
+             [[rule]]\nreason = \"B\"\nrule = \"proposal.nope > 1\"\n\
+             [[rule]]\nreason = \"C\"\nrule = \"false\"\n",
+        )
+        .unwrap();
+        let f = run(&rs, json!({}), json!({})).unwrap();
+        assert_eq!(f.reason, Reason::RULE_ERROR);
+        assert_eq!(f.keyword.as_deref(), Some("rule[2]"));
+        // had rule 3 been evaluated first it would say C; a throwing rule stops the list
+        let rs = RuleSet::load(
+            "x.rules.toml",
+            "[[rule]]\nreason = \"A\"\nrule = \"false\"\n[[rule]]\nreason = \"B\"\nrule = \"1 / 0 == 1\"\n",
+        )
+        .unwrap();
+        assert_eq!(run(&rs, json!({}), json!({})).unwrap().reason.as_str(), "A");
+    }
+}
