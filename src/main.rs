@@ -10,6 +10,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Check(args)) => run_check(&args),
+        Some(Command::Feedback(args)) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            verdict::cli::feedback::run(&args, &mut out)
+                .and_then(|_| Ok(std::io::Write::flush(&mut out)?))
+                .map(|_| ExitCode::SUCCESS)
+        }
         None => {
             let args = CheckArgs {
                 paths: cli.workspace.into_iter().collect(),

@@ -23,6 +23,32 @@ pub enum Command {
     /// Exit 0 when every capture is ready or, for captures with `expect`, meets it;
     /// 1 otherwise; 2 when the run cannot proceed.
     Check(CheckArgs),
+    /// Print the self-correction message an agent loop would re-inject for one capture.
+    ///
+    /// For a `regenerate` verdict: what failed and the contract, written for the model. For
+    /// the other decisions: why regenerating would not help and what to do instead.
+    Feedback(FeedbackArgs),
+}
+
+/// `verdict feedback`.
+#[derive(Debug, clap::Args)]
+pub struct FeedbackArgs {
+    /// The capture's id (or its source, `captures/log.jsonl:9`).
+    pub id: String,
+    /// Workspace folder (default `.`).
+    pub workspace: Option<PathBuf>,
+    /// `text` (the message) or `json` (the same as data).
+    #[arg(long, short = 'f', value_enum, default_value_t = FeedbackFormat::Text)]
+    pub format: FeedbackFormat,
+}
+
+/// Output of `verdict feedback`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FeedbackFormat {
+    /// The message as text.
+    Text,
+    /// `{"id", "decision", "regenerate", "message", "errors", "contract"}`.
+    Json,
 }
 
 /// `verdict check`.

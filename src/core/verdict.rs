@@ -459,6 +459,8 @@ pub struct Verdict {
     /// What the response stage read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<ResponseInfo>,
+    /// One sentence: what to do next (from the decision and reason).
+    pub next_action: String,
 }
 
 impl Verdict {
@@ -479,11 +481,12 @@ impl Verdict {
             contract,
             stage,
             decision,
-            reason,
             errors,
             warnings: Vec::new(),
             expect: None,
             response: None,
+            next_action: crate::core::feedback::next_action(decision, reason.as_ref()).to_string(),
+            reason,
         }
     }
 

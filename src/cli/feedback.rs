@@ -1,0 +1,41 @@
+//! `verdict feedback ID [WORKSPACE]`: the self-correction message for one capture.
+
+use crate::cli::args::{FeedbackArgs, FeedbackFormat};
+use crate::core::feedback::feedback;
+use crate::core::workspace::{Workspace, find_root};
+use rayon::prelude::*;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Runs `feedback`. Returns `Ok(false)` when no capture has that id (after printing why).
+///
+/// # Errors
+/// The workspace cannot be opened; I/O errors writing the message.
+pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
+    let path = args.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
+    if !path.exists() {
+        anyhow::bail!("{}: no such file or folder", path.display());
+    }
+    let ws = Workspace::open(&find_root(&path))?;
+    let records: Vec<_> = ws
+        .capture_files()
+        .par_iter()
+        .flat_map(|f| ws.read_file(f))
+        .collect();
+    let found = records
+        .par_iter()
+        .map(|r| ws.evaluate(r))
+        .find_first(|ev| ev.verdict.id == args.id || ev.verdict.source == args.id);
+    let Some(ev) = found else {
+        anyhow::bail!("no capture with id {:?} in {}", args.id, ws.root.display());
+    };
+    let fb = feedback(&ws, &ev);
+    match args.format {
+        FeedbackFormat::Text => writeln!(out, "{}", fb.message)?,
+        FeedbackFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out, &fb)?;
+            writeln!(out)?;
+        }
+    }
+    Ok(true)
+}

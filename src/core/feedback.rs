@@ -1,0 +1,179 @@
+//! What to do next with a verdict: the `next_action` sentence of every verdict, and the
+//! self-correction message an agent loop re-injects for a `regenerate` verdict (the
+//! practice of feeding a failed structured output back to the model with the error and
+//! the contract). For other decisions it says why regenerating would not help.
+
+use crate::core::pipeline::Evaluation;
+use crate::core::stage::intent::short;
+use crate::core::verdict::{Decision, Finding, Reason, Stage, Verdict};
+use crate::core::workspace::Workspace;
+use serde::Serialize;
+use serde_json::Value;
+
+/// One sentence: what to do next with a verdict of this decision and reason.
+pub fn next_action(decision: Decision, reason: Option<&Reason>) -> &'static str {
+    let r = reason.map(Reason::as_str).unwrap_or("");
+    match (decision, r) {
+        (Decision::ReadyForCommit, _) => {
+            "Ready for the write step: execute it, and re-check state at commit time."
+        }
+        (Decision::Retry, "TRUNCATED_OUTPUT") => {
+            "Retry the same request with a larger output token budget (bounded retries)."
+        }
+        (Decision::Retry, "REQUEST_ERROR") => {
+            "Retry the same request after a backoff (bounded retries); the error was transient."
+        }
+        (Decision::Retry, _) => "Retry the same request (bounded retries with backoff).",
+        (Decision::Regenerate, _) => {
+            "Ask the model again with the error and the contract as feedback (`verdict feedback ID`)."
+        }
+        (Decision::Recheck, "INTENT_MISMATCH") => {
+            "Confirm with the user: the proposal differs from what they confirmed."
+        }
+        (Decision::Recheck, "STALE_STATE") => {
+            "Re-fetch the current state and confirm with the user before acting."
+        }
+        (Decision::Recheck, _) => "Re-fetch state or confirm with the user before anything else.",
+        (Decision::Reject, "REFUSAL") => {
+            "Do not execute: surface the model's refusal to the user; never repair it into data."
+        }
+        (Decision::Reject, "CONTENT_FILTERED") => {
+            "Do not execute: a provider filter stopped the output; surface it to a person."
+        }
+        (Decision::Reject, "CONTRACT_ERROR" | "UNKNOWN_CONTRACT" | "INVALID_CAPTURE") => {
+            "Fix the capture or the contract; nothing about the model's output was judged."
+        }
+        (Decision::Reject, "RULE_ERROR") => {
+            "Do not execute: a rule could not be evaluated (fails closed); fix the rule or the context."
+        }
+        (Decision::Reject, _) => "Do not execute; surface this to a person.",
+    }
+}
+
+/// The self-correction feedback for one capture.
+#[derive(Debug, Clone, Serialize)]
+pub struct Feedback {
+    /// The capture id.
+    pub id: String,
+    /// The verdict's decision.
+    pub decision: Decision,
+    /// Whether regenerating with this feedback is the right next step.
+    pub regenerate: bool,
+    /// The message: for `regenerate`, written for the model; otherwise for the agent loop's
+    /// author: why regenerating would not help and what to do instead.
+    pub message: String,
+    /// The findings it is about.
+    pub errors: Vec<Finding>,
+    /// The contract shown to the model: the JSON Schema, or the failing rule's message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contract: Option<Value>,
+}
+
+/// Builds the feedback for an evaluated capture.
+pub fn feedback(ws: &Workspace, ev: &Evaluation) -> Feedback {
+    let v: &Verdict = &ev.verdict;
+    let contract = v.contract.as_deref().and_then(|n| ws.contracts.get(n));
+    let regenerate = v.decision == Decision::Regenerate;
+    let mut contract_value = None;
+    let message = if regenerate {
+        let mut m = String::new();
+        let stage_words = match v.stage {
+            Stage::Response => "Your previous response could not be used",
+            Stage::Parse => "Your previous output is not valid JSON",
+            Stage::Schema => "Your previous output does not meet the required JSON Schema",
+            _ => "Your previous output was rejected by a business rule",
+        };
+        m.push_str(&format!(
+            "{stage_words} ({} stage, {}).\n\nWhat failed:\n",
+            v.stage,
+            v.reason.as_ref().map_or("", |r| r.as_str())
+        ));
+        for f in v.errors.iter().take(20) {
+            m.push_str(&format!("- {}\n", describe(f, ev)));
+        }
+        if v.errors.len() > 20 {
+            m.push_str(&format!("- ... and {} more\n", v.errors.len() - 20));
+        }
+        match (v.stage, contract) {
+            (Stage::Business, _) => {
+                m.push_str("\nThe rule that must hold:\n");
+                for f in &v.errors {
+                    m.push_str(&format!("- {}\n", f.message));
+                }
+                contract_value = Some(Value::String(
+                    v.errors
+                        .first()
+                        .map(|f| f.message.clone())
+                        .unwrap_or_default(),
+                ));
+            }
+            (_, Some(c)) => {
+                let pretty = serde_json::to_string_pretty(&*c.schema).unwrap_or_default();
+                m.push_str(&format!("\nThe output must be one JSON value that meets this JSON Schema (contract `{}`):\n{pretty}\n", c.name));
+                contract_value = Some((*c.schema).clone());
+            }
+            _ => {}
+        }
+        m.push_str(
+            "\nReply again with only the corrected JSON value: no prose, no markdown fences, no comments. \
+             Fix what failed and keep every other value as it was.",
+        );
+        m
+    } else {
+        let why = match v.decision {
+            Decision::ReadyForCommit => "Nothing to correct: every stage passed.".to_string(),
+            Decision::Retry => "Regenerating with feedback would not help: the failure is transient or a budget limit, not a mistake in the output.".to_string(),
+            Decision::Recheck => "Regenerating would not help: the output is well-formed, but it depends on state or on what the user confirmed.".to_string(),
+            Decision::Reject => "Regenerating would not help, and must not be tried automatically.".to_string(),
+            Decision::Regenerate => unreachable!(),
+        };
+        let mut m = format!("{why}\n");
+        for f in &v.errors {
+            m.push_str(&format!("- {}\n", describe(f, ev)));
+        }
+        m.push_str(&format!(
+            "Instead: {}",
+            next_action(v.decision, v.reason.as_ref())
+        ));
+        m
+    };
+    Feedback {
+        id: v.id.clone(),
+        decision: v.decision,
+        regenerate,
+        message,
+        errors: v.errors.clone(),
+        contract: contract_value,
+    }
+}
+
+/// One finding as a line: where, what, and the offending value abbreviated.
+fn describe(f: &Finding, ev: &Evaluation) -> String {
+    let mut s = String::new();
+    match f.pointer.as_deref() {
+        Some("") => s.push_str("at the root: "),
+        Some(p) => s.push_str(&format!("at {p}: ")),
+        None => {}
+    }
+    if let (None, Some(at)) = (f.pointer.as_deref(), f.at) {
+        s.push_str(&format!("at line {}, column {}: ", at.line, at.column));
+    }
+    s.push_str(&f.message);
+    if let (Some(k), Some(sp)) = (f.keyword.as_deref(), f.schema_path.as_deref())
+        && f.stage == Stage::Schema
+    {
+        s.push_str(&format!(" (keyword `{k}` at {sp})"));
+    }
+    let offending = match (f.pointer.as_deref(), &ev.proposal, f.span, &ev.raw_output) {
+        (Some(p), Some(v), _, _) if f.stage != Stage::Parse => v.pointer(p).map(short),
+        (_, _, Some(span), Some(raw)) => raw.get(span.start..span.end).map(|t| {
+            let t: String = t.chars().take(60).collect();
+            format!("{t:?}")
+        }),
+        _ => None,
+    };
+    if let Some(o) = offending {
+        s.push_str(&format!("; you wrote {o}"));
+    }
+    s
+}
