@@ -3,8 +3,33 @@
 //! An adapter reads a provider's raw response (or a captured stream of its events) and
 //! decides whether the provider finished normally; if so it hands on the proposal: the
 //! named tool call's arguments, or the message text.
+//!
+//! Detection is by shape (DESIGN 4), in this order; a record's `provider` key overrides it:
+//!
+//! | shape | adapter |
+//! |---|---|
+//! | an array of events, or a string of SSE lines | [`stream`](self) (provider read from the first event) |
+//! | `"object": "response"` | `openai-responses` |
+//! | `"object": "chat.completion"` or `choices[].message` | `openai-chat` |
+//! | `"type": "message"` | `anthropic` |
+//! | `candidates[]` or `promptFeedback` | `gemini` |
+//! | `"type": "error"` or a top-level `error` object | `error` |
+//!
+//! Anything else is an input-stage `INVALID_CAPTURE`.
 
-use crate::core::verdict::{Finding, ResponseInfo};
+// The interface (`Adapted::result: Result<Proposal, Finding>`) is prescribed by the verdict
+// model; a `Finding` is large by design, and it is built once per capture.
+#![allow(clippy::result_large_err)]
+
+mod anthropic;
+mod error_body;
+mod gemini;
+mod openai_chat;
+mod openai_responses;
+mod output;
+mod stream;
+
+use crate::core::verdict::{Finding, Reason, ResponseInfo, Stage};
 use serde_json::Value;
 
 /// What the response stage hands to the parse stage.
@@ -29,18 +54,652 @@ pub struct Adapted {
     pub result: Result<Proposal, Finding>,
 }
 
+/// The provider names a record's `provider` key may hold (DESIGN 3), in DESIGN order.
+pub const PROVIDERS: [&str; 4] = ["openai-responses", "openai-chat", "anthropic", "gemini"];
+
+/// The statuses a record's `status` key may hold (DESIGN 3); `completed` is the default.
+pub const STATUSES: [&str; 4] = ["completed", "refusal", "incomplete", "request_error"];
+
+/// `ResponseInfo::provider` when no adapter could be chosen (unknown shape or `provider`).
+pub const UNKNOWN_PROVIDER: &str = "unknown";
+
 /// Runs the response stage on a record's `response` (an object, an array of stream events,
 /// or a string of SSE lines). `provider` forces an adapter (`openai-responses`,
-/// `openai-chat`, `anthropic`, `gemini`); `tool` names the tool call that is the proposal.
+/// `openai-chat`, `anthropic`, `gemini`); `tool` names the tool call that is the proposal
+/// (by function name, or by call id when several calls share a name).
+///
+/// Never panics: a response of any JSON shape gives either a proposal or a finding.
 pub fn adapt_response(response: &Value, provider: Option<&str>, tool: Option<&str>) -> Adapted {
-    let _ = (response, provider, tool);
-    todo!("adapter")
+    let forced = match provider {
+        None => None,
+        Some(name) => match Provider::from_name(name) {
+            Some(p) => Some(p),
+            None => {
+                let mut f = invalid_capture(format!(
+                    "unknown provider {}: expected one of {}",
+                    quote(name),
+                    PROVIDERS.join(", ")
+                ));
+                if let Some(best) = did_you_mean(name, &PROVIDERS) {
+                    f = f.with_hint(format!("did you mean `{best}`?"));
+                }
+                return unknown(f);
+            }
+        },
+    };
+    match response {
+        Value::Array(_) | Value::String(_) => stream::adapt(response, forced, tool),
+        Value::Object(_) => {
+            let chosen = match forced {
+                Some(_) if error_body::is_error_body(response) => None,
+                Some(p) => Some(p),
+                None => match detect(response) {
+                    Some(p) => Some(p),
+                    None if error_body::is_error_body(response) => None,
+                    None => return unknown(unrecognised_object(response)),
+                },
+            };
+            match chosen {
+                Some(p) => adapt_object(p, response, tool),
+                None => error_body::adapt(response, false),
+            }
+        }
+        other => unknown(invalid_capture(format!(
+            "response is {}: expected a provider response object, an array of stream events \
+             or a string of SSE lines",
+            kind(other)
+        ))),
+    }
 }
 
 /// Runs the response stage on a record that carries `output` directly, with its
 /// `status` (`completed` default, `refusal`, `incomplete`, `request_error`) and
 /// `status_detail` (`max_output_tokens`, `content_filter`, `rate_limit`, an HTTP status...).
 pub fn adapt_output(output: &Value, status: Option<&str>, status_detail: Option<&str>) -> Adapted {
-    let _ = (output, status, status_detail);
-    todo!("adapter")
+    output::adapt(output, status, status_detail)
+}
+
+/// The four provider adapters (DESIGN 3 names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Provider {
+    OpenAiResponses,
+    OpenAiChat,
+    Anthropic,
+    Gemini,
+}
+
+impl Provider {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Provider::OpenAiResponses => "openai-responses",
+            Provider::OpenAiChat => "openai-chat",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Provider> {
+        [
+            Provider::OpenAiResponses,
+            Provider::OpenAiChat,
+            Provider::Anthropic,
+            Provider::Gemini,
+        ]
+        .into_iter()
+        .find(|p| p.name() == name)
+    }
+
+    pub(crate) fn info(self) -> ResponseInfo {
+        ResponseInfo {
+            provider: self.name().to_owned(),
+            ..ResponseInfo::default()
+        }
+    }
+}
+
+/// Detection by shape, DESIGN 4's table (error bodies are checked by the caller).
+fn detect(v: &Value) -> Option<Provider> {
+    let object = str_at(v, "object");
+    if object == Some("response") {
+        return Some(Provider::OpenAiResponses);
+    }
+    let choice_has_message = v
+        .get("choices")
+        .and_then(Value::as_array)
+        .is_some_and(|c| c.iter().any(|c| c.get("message").is_some()));
+    if object == Some("chat.completion") || choice_has_message {
+        return Some(Provider::OpenAiChat);
+    }
+    if str_at(v, "type") == Some("message") {
+        return Some(Provider::Anthropic);
+    }
+    if v.get("candidates").is_some_and(Value::is_array) || v.get("promptFeedback").is_some() {
+        return Some(Provider::Gemini);
+    }
+    None
+}
+
+fn adapt_object(p: Provider, v: &Value, tool: Option<&str>) -> Adapted {
+    match p {
+        Provider::OpenAiResponses => openai_responses::adapt(v, tool),
+        Provider::OpenAiChat => openai_chat::adapt(v, tool),
+        Provider::Anthropic => anthropic::adapt(v, tool),
+        Provider::Gemini => gemini::adapt(v, tool),
+    }
+}
+
+/// The INVALID_CAPTURE for an object no adapter recognises, with a hint when it looks
+/// like a single stream event.
+fn unrecognised_object(v: &Value) -> Finding {
+    let keys: Vec<String> = v
+        .as_object()
+        .map(|m| m.keys().take(8).map(|k| quote(k)).collect())
+        .unwrap_or_default();
+    let mut f = invalid_capture(format!(
+        "unrecognised response shape (keys {}): expected an OpenAI Responses object \
+         (\"object\": \"response\"), a chat completion, an Anthropic message, a Gemini \
+         response or an error body",
+        if keys.is_empty() {
+            "none".to_owned()
+        } else {
+            keys.join(", ")
+        }
+    ));
+    if stream::looks_like_event(v) {
+        f = f.with_hint(
+            "this is a single stream event: capture the whole stream as an array of events",
+        );
+    } else {
+        f = f.with_hint("set `provider` to force an adapter");
+    }
+    f
+}
+
+/// An `Adapted` for a response no adapter was chosen for.
+fn unknown(f: Finding) -> Adapted {
+    Adapted {
+        info: ResponseInfo {
+            provider: UNKNOWN_PROVIDER.to_owned(),
+            ..ResponseInfo::default()
+        },
+        result: Err(f),
+    }
+}
+
+/// One tool / function call found in a response.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ToolCall {
+    /// The function / tool name.
+    pub name: Option<String>,
+    /// The call id (`call_...`, `toolu_...`), when the provider gives one.
+    pub id: Option<String>,
+    /// Its arguments: text for OpenAI and streamed arguments, structured otherwise.
+    pub args: Proposal,
+}
+
+impl ToolCall {
+    fn label(&self) -> String {
+        let name = self
+            .name
+            .as_deref()
+            .map_or_else(|| "(unnamed)".to_owned(), quote);
+        match &self.id {
+            Some(id) => format!("{name} ({id})"),
+            None => name,
+        }
+    }
+}
+
+/// A response-stage finding with the reason's default decision.
+pub(crate) fn response_finding(reason: Reason, message: impl Into<String>) -> Finding {
+    Finding::new(Stage::Response, reason, message)
+}
+
+/// An input-stage `INVALID_CAPTURE`.
+pub(crate) fn invalid_capture(message: impl Into<String>) -> Finding {
+    Finding::new(Stage::Input, Reason::INVALID_CAPTURE, message)
+}
+
+/// A string as a JSON string literal (escaped, so control characters never reach a
+/// terminal), cut to 120 characters.
+pub(crate) fn quote(s: &str) -> String {
+    const MAX: usize = 120;
+    let cut: String = if s.chars().count() > MAX {
+        let mut c: String = s.chars().take(MAX).collect();
+        c.push('…');
+        c
+    } else {
+        s.to_owned()
+    };
+    serde_json::to_string(&cut).unwrap_or_else(|_| "\"?\"".to_owned())
+}
+
+/// A provider value for a message: strings quoted, scalars as JSON, containers by kind.
+pub(crate) fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => quote(s),
+        Value::Null | Value::Bool(_) | Value::Number(_) => v.to_string(),
+        other => kind(other).to_owned(),
+    }
+}
+
+/// The JSON type of a value, with an article (`an array`).
+pub(crate) fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `v[key]` as a string slice, if it is one.
+pub(crate) fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// `v[key]` cloned, unless missing or null.
+pub(crate) fn non_null(v: &Value, key: &str) -> Option<Value> {
+    v.get(key).filter(|x| !x.is_null()).cloned()
+}
+
+/// Arguments given as a string are text to parse; any other value is already structured;
+/// missing or null arguments are empty text.
+pub(crate) fn args_text_or_value(v: Option<&Value>) -> Proposal {
+    match v {
+        Some(Value::String(s)) => Proposal::Text(s.clone()),
+        None | Some(Value::Null) => Proposal::Text(String::new()),
+        Some(other) => Proposal::Structured(other.clone()),
+    }
+}
+
+/// Whether a provider's stop value means the token limit (DESIGN 4 `TRUNCATED_OUTPUT`).
+pub(crate) fn is_truncation(reason: &str) -> bool {
+    matches!(
+        reason,
+        "max_output_tokens"
+            | "length"
+            | "max_tokens"
+            | "MAX_TOKENS"
+            | "model_context_window_exceeded"
+    )
+}
+
+/// Gemini `finishReason` values that mean a filter stopped the output (DESIGN 4
+/// `CONTENT_FILTERED`; Gemini API reference, `Candidate.FinishReason`).
+pub(crate) const GEMINI_FILTERS: [&str; 8] = [
+    "SAFETY",
+    "RECITATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+];
+
+/// Whether a stop value means a content filter (`content_filter`, or a Gemini filter).
+pub(crate) fn is_filter(reason: &str) -> bool {
+    reason == "content_filter" || GEMINI_FILTERS.contains(&reason)
+}
+
+/// Records in `info.tool` the call that is (or would be) the proposal, when that is
+/// unambiguous, so screens show it even when the stage fails.
+pub(crate) fn note_tool(info: &mut ResponseInfo, calls: &[ToolCall], tool: Option<&str>) {
+    if let Ok(Some(call)) = select(calls, tool) {
+        info.tool = call.name.clone();
+    }
+}
+
+/// Chooses the tool call that is the proposal: the one `tool` names (by name, else by id),
+/// or the only call. `Ok(None)`: no calls and no `tool`, the text is the proposal.
+pub(crate) fn select<'a>(
+    calls: &'a [ToolCall],
+    tool: Option<&str>,
+) -> Result<Option<&'a ToolCall>, Finding> {
+    let list = || {
+        calls
+            .iter()
+            .map(ToolCall::label)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match tool {
+        None => match calls {
+            [] => Ok(None),
+            [one] => Ok(Some(one)),
+            many => Err(invalid_capture(format!(
+                "{} tool calls ({}) and no `tool` key: the proposal is ambiguous",
+                many.len(),
+                list()
+            ))
+            .with_hint("set `tool` to the name (or call id) of the call that is the proposal")),
+        },
+        Some(t) => {
+            if calls.is_empty() {
+                return Err(invalid_capture(format!(
+                    "`tool` is {} but the response holds no tool call",
+                    quote(t)
+                )));
+            }
+            let named: Vec<&ToolCall> = calls
+                .iter()
+                .filter(|c| c.name.as_deref() == Some(t))
+                .collect();
+            match named.as_slice() {
+                [one] => Ok(Some(one)),
+                [] => match calls.iter().find(|c| c.id.as_deref() == Some(t)) {
+                    Some(c) => Ok(Some(c)),
+                    None => {
+                        let mut f = invalid_capture(format!(
+                            "`tool` {} names no call; the response calls {}",
+                            quote(t),
+                            list()
+                        ));
+                        let names: Vec<&str> =
+                            calls.iter().filter_map(|c| c.name.as_deref()).collect();
+                        if let Some(best) = did_you_mean(t, &names) {
+                            f = f.with_hint(format!("did you mean `{best}`?"));
+                        }
+                        Err(f)
+                    }
+                },
+                many => Err(invalid_capture(format!(
+                    "`tool` {} names {} calls ({}): the proposal is ambiguous",
+                    quote(t),
+                    many.len(),
+                    many.iter()
+                        .map(|c| c.label())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+                .with_hint("set `tool` to the call id instead of the name")),
+            }
+        }
+    }
+}
+
+/// The proposal of a response that finished normally: the selected tool call's arguments,
+/// else the text. Empty or whitespace-only is `NO_OUTPUT`. `finished` quotes the
+/// provider's own completion value; `text_place` names where the text was read.
+pub(crate) fn proposal(
+    info: &mut ResponseInfo,
+    calls: &[ToolCall],
+    text: Option<String>,
+    tool: Option<&str>,
+    finished: &str,
+    text_place: &str,
+) -> Result<Proposal, Finding> {
+    match select(calls, tool)? {
+        Some(call) => {
+            info.tool = call.name.clone();
+            match &call.args {
+                Proposal::Text(s) if s.trim().is_empty() => Err(response_finding(
+                    Reason::NO_OUTPUT,
+                    format!(
+                        "{finished}, but tool call {} has empty arguments: nothing to validate",
+                        call.label()
+                    ),
+                )),
+                args => Ok(args.clone()),
+            }
+        }
+        None => {
+            let text = text.unwrap_or_default();
+            if text.trim().is_empty() {
+                Err(response_finding(
+                    Reason::NO_OUTPUT,
+                    format!("{finished}, but {text_place} is empty: nothing to validate"),
+                ))
+            } else {
+                Ok(Proposal::Text(text))
+            }
+        }
+    }
+}
+
+/// The closest candidate to a mistyped name, if one is close enough for a hint.
+pub(crate) fn did_you_mean<'a>(input: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let lower = input.to_ascii_lowercase();
+    candidates
+        .iter()
+        .map(|c| (*c, strsim::jaro_winkler(&lower, &c.to_ascii_lowercase())))
+        .filter(|(_, score)| *score >= 0.8)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(c, _)| c)
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+    use crate::core::verdict::Decision;
+
+    /// Asserts the finding's stage, reason and decision, and returns it.
+    pub fn fails(a: &Adapted, stage: Stage, reason: Reason, decision: Decision) -> Finding {
+        match &a.result {
+            Err(f) => {
+                assert_eq!(
+                    (f.stage, &f.reason, f.decision),
+                    (stage, &reason, decision),
+                    "{f:?}"
+                );
+                assert!(
+                    f.pointer.is_none(),
+                    "pointer is reserved for the proposal: {f:?}"
+                );
+                f.clone()
+            }
+            Ok(p) => panic!("expected {reason}, got proposal {p:?}"),
+        }
+    }
+
+    /// Asserts a response-stage finding with the reason's default decision.
+    pub fn fails_with(a: &Adapted, reason: Reason) -> Finding {
+        let d = reason.default_decision();
+        fails(a, Stage::Response, reason, d)
+    }
+
+    /// Asserts an input-stage INVALID_CAPTURE.
+    pub fn invalid(a: &Adapted) -> Finding {
+        fails(a, Stage::Input, Reason::INVALID_CAPTURE, Decision::Reject)
+    }
+
+    /// Asserts a text proposal.
+    pub fn text(a: &Adapted, expected: &str) {
+        assert_eq!(
+            a.result,
+            Ok(Proposal::Text(expected.to_owned())),
+            "{:?}",
+            a.info
+        );
+    }
+
+    /// Asserts a structured proposal.
+    pub fn structured(a: &Adapted, expected: Value) {
+        assert_eq!(a.result, Ok(Proposal::Structured(expected)), "{:?}", a.info);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+    use crate::core::verdict::Decision;
+    use serde_json::json;
+
+    #[test]
+    fn detects_each_shape() {
+        let cases = [
+            (
+                json!({"object": "response", "status": "completed", "output": []}),
+                "openai-responses",
+            ),
+            (
+                json!({"object": "chat.completion", "choices": []}),
+                "openai-chat",
+            ),
+            (
+                json!({"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}]}),
+                "openai-chat",
+            ),
+            (
+                json!({"type": "message", "content": [], "stop_reason": "end_turn"}),
+                "anthropic",
+            ),
+            (json!({"candidates": []}), "gemini"),
+            (
+                json!({"promptFeedback": {"blockReason": "SAFETY"}}),
+                "gemini",
+            ),
+            (
+                json!({"type": "error", "error": {"type": "api_error"}}),
+                "error",
+            ),
+            (json!({"error": {"code": 500}}), "error"),
+        ];
+        for (v, p) in cases {
+            assert_eq!(adapt_response(&v, None, None).info.provider, p, "{v}");
+        }
+    }
+
+    #[test]
+    fn responses_object_with_error_is_not_an_error_body() {
+        let v = json!({"object": "response", "status": "failed", "output": [],
+                       "error": {"code": "server_error", "message": "boom"}});
+        let a = adapt_response(&v, None, None);
+        assert_eq!(a.info.provider, "openai-responses");
+        fails(&a, Stage::Response, Reason::REQUEST_ERROR, Decision::Retry);
+    }
+
+    #[test]
+    fn provider_key_overrides_detection() {
+        // a Chat-shaped body read as Gemini: no candidates, so not finished
+        let v = json!({"choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}]});
+        let a = adapt_response(&v, Some("gemini"), None);
+        assert_eq!(a.info.provider, "gemini");
+        fails_with(&a, Reason::INCOMPLETE);
+        // a minimal Anthropic message without `type` is accepted when forced
+        let v =
+            json!({"content": [{"type": "text", "text": "{\"a\":1}"}], "stop_reason": "end_turn"});
+        assert_eq!(
+            adapt_response(&v, None, None).info.provider,
+            UNKNOWN_PROVIDER
+        );
+        let a = adapt_response(&v, Some("anthropic"), None);
+        text(&a, "{\"a\":1}");
+    }
+
+    #[test]
+    fn forced_provider_on_an_error_body_reads_the_error() {
+        let v = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+        let a = adapt_response(&v, Some("anthropic"), None);
+        assert_eq!(a.info.provider, "error");
+        fails(&a, Stage::Response, Reason::REQUEST_ERROR, Decision::Retry);
+    }
+
+    #[test]
+    fn unknown_provider_name_is_invalid_capture_with_hint() {
+        let a = adapt_response(&json!({}), Some("antropic"), None);
+        let f = invalid(&a);
+        assert!(
+            f.message.contains("unknown provider \"antropic\""),
+            "{}",
+            f.message
+        );
+        assert_eq!(f.hint.as_deref(), Some("did you mean `anthropic`?"));
+        assert_eq!(a.info.provider, UNKNOWN_PROVIDER);
+    }
+
+    #[test]
+    fn unrecognised_shapes_are_invalid_capture_not_panics() {
+        let deep = (0..100).fold(json!(1), |acc, _| json!([acc]));
+        let junk = [
+            json!(3),
+            json!(null),
+            json!(true),
+            json!({}),
+            json!({"foo": 1}),
+            json!([1, 2, 3]),
+            json!([]),
+            json!(""),
+            json!("not sse"),
+            json!([[[[{}]]]]),
+            deep.clone(),
+            json!({"choices": 3}),
+            json!({"choices": [3]}),
+            json!({"error": "text"}),
+        ];
+        for v in junk {
+            let a = adapt_response(&v, None, None);
+            invalid(&a);
+        }
+        // forced providers on junk: findings, never panics
+        for p in PROVIDERS {
+            for v in [
+                json!({}),
+                json!({"output": 3, "content": "x", "candidates": {}, "choices": [null]}),
+                json!([{}]),
+                deep.clone(),
+                json!("data: 1\n\n"),
+            ] {
+                let a = adapt_response(&v, Some(p), Some("t"));
+                assert!(a.result.is_err(), "{p} {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_single_stream_event_gets_a_hint() {
+        let v =
+            json!({"object": "chat.completion.chunk", "choices": [{"delta": {"content": "x"}}]});
+        let f = invalid(&adapt_response(&v, None, None));
+        assert!(f.hint.unwrap_or_default().contains("array of events"));
+    }
+
+    fn call(name: &str, id: &str) -> ToolCall {
+        ToolCall {
+            name: Some(name.into()),
+            id: Some(id.into()),
+            args: Proposal::Text("{}".into()),
+        }
+    }
+
+    #[test]
+    fn tool_selection() {
+        let calls = [call("a", "c1"), call("b", "c2"), call("b", "c3")];
+        assert_eq!(select(&calls, Some("a")).ok().flatten(), Some(&calls[0]));
+        assert_eq!(select(&calls, Some("c3")).ok().flatten(), Some(&calls[2]));
+        let f = select(&calls, None)
+            .err()
+            .unwrap_or_else(|| panic!("ambiguous"));
+        assert_eq!(f.reason, Reason::INVALID_CAPTURE);
+        assert!(
+            f.message
+                .contains("3 tool calls (\"a\" (c1), \"b\" (c2), \"b\" (c3))"),
+            "{}",
+            f.message
+        );
+        let f = select(&calls, Some("b"))
+            .err()
+            .unwrap_or_else(|| panic!("two named b"));
+        assert!(f.message.contains("names 2 calls"), "{}", f.message);
+        let f = select(&calls, Some("bb"))
+            .err()
+            .unwrap_or_else(|| panic!("no bb"));
+        assert!(f.message.contains("names no call"), "{}", f.message);
+        let f = select(&[], Some("a"))
+            .err()
+            .unwrap_or_else(|| panic!("none"));
+        assert!(f.message.contains("holds no tool call"), "{}", f.message);
+        assert_eq!(select(&[], None).ok(), Some(None));
+    }
+
+    #[test]
+    fn quote_escapes_and_truncates() {
+        assert_eq!(quote("a\u{1b}[31m"), "\"a\\u001b[31m\"");
+        let long = "x".repeat(500);
+        assert_eq!(quote(&long).chars().count(), 120 + 3);
+    }
 }

@@ -1,0 +1,1256 @@
+//! Captured streams (DESIGN 4, "stream"): a JSON array of events, or a string of SSE text
+//! (`event: ...\ndata: {...}\n\n`). The deltas are assembled into the provider's
+//! non-streamed response shape, which goes through the same completion logic; a stream
+//! without its provider's terminal event is `INCOMPLETE`.
+//!
+//! Event shapes, from each provider's streaming documentation:
+//! - Anthropic "Streaming Messages" (docs.anthropic.com/en/docs/build-with-claude/streaming):
+//!   `message_start` (`message` with `model`, `usage`), `content_block_start` (`index`,
+//!   `content_block`), `content_block_delta` (`delta` of type `text_delta` with `text`, or
+//!   `input_json_delta` with `partial_json`), `content_block_stop`, `message_delta`
+//!   (`delta.stop_reason`, `usage`), `message_stop` (terminal), `ping`, `error`
+//!   (`{"type": "error", "error": {...}}`).
+//! - OpenAI Chat Completions "The chat completion chunk object"
+//!   (platform.openai.com/docs/api-reference/chat-streaming): `object:
+//!   "chat.completion.chunk"`, `choices[].delta` with `content`, `refusal`, `tool_calls[]`
+//!   (`index`, then `id`, `function.name`, `function.arguments` fragments);
+//!   `choices[].finish_reason` (terminal when non-null); a last chunk with `usage` and
+//!   empty `choices`; SSE ends with `data: [DONE]`.
+//! - OpenAI Responses "Streaming events" (platform.openai.com/docs/api-reference/responses-streaming):
+//!   `response.created` / `response.in_progress` (`response` snapshot),
+//!   `response.output_item.added` / `.done` (`output_index`, `item`),
+//!   `response.content_part.added` / `.done`, `response.output_text.delta` / `.done`,
+//!   `response.refusal.delta` / `.done`, `response.function_call_arguments.delta` / `.done`,
+//!   and the terminal `response.completed`, `response.incomplete`, `response.failed`
+//!   (each with the final `response`); `error` events (`code`, `message`).
+//! - Gemini `streamGenerateContent` (ai.google.dev/api/generate-content#method:-models.streamgeneratecontent):
+//!   each chunk is a `GenerateContentResponse` holding the next parts; the last carries
+//!   `finishReason` (terminal) and the final `usageMetadata`. With `alt=sse` each chunk is a
+//!   `data:` line; without it the body is a JSON array of chunks.
+//!
+//! Streamed tool arguments (Anthropic `partial_json`, OpenAI argument deltas) assemble to
+//! text and are parsed strictly; Gemini streams whole `functionCall` parts, so their
+//! `args` stay structured.
+
+use super::{
+    Adapted, Provider, UNKNOWN_PROVIDER, anthropic, error_body, gemini, invalid_capture, kind,
+    openai_chat, openai_responses, quote, response_finding, str_at,
+};
+use crate::core::verdict::{Finding, Reason, ResponseInfo};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Whether a single object looks like one streamed event rather than a whole response.
+pub(crate) fn looks_like_event(v: &Value) -> bool {
+    str_at(v, "object") == Some("chat.completion.chunk")
+        || str_at(v, "type").is_some_and(|t| {
+            t.starts_with("response.")
+                || matches!(
+                    t,
+                    "message_start"
+                        | "content_block_start"
+                        | "content_block_delta"
+                        | "message_delta"
+                        | "message_stop"
+                )
+        })
+}
+
+/// Adapts a captured stream: `response` is an array of events or a string of SSE text.
+pub(crate) fn adapt(response: &Value, forced: Option<Provider>, tool: Option<&str>) -> Adapted {
+    let parsed;
+    let raw: Vec<&Value> = match response {
+        Value::String(text) => match parse_sse(text) {
+            Ok(events) => {
+                parsed = events;
+                parsed.iter().collect()
+            }
+            Err(f) => return fail(forced, f),
+        },
+        Value::Array(a) => a.iter().filter(|e| e.as_str() != Some("[DONE]")).collect(),
+        other => {
+            return fail(
+                forced,
+                invalid_capture(format!(
+                    "a stream is an array or SSE text, not {}",
+                    kind(other)
+                )),
+            );
+        }
+    };
+    if let Some((i, e)) = raw.iter().enumerate().find(|(_, e)| !e.is_object()) {
+        return fail(
+            forced,
+            invalid_capture(format!(
+                "stream event {i} is {}: expected an object",
+                kind(e)
+            )),
+        );
+    }
+    let events = raw;
+    let provider = match forced {
+        Some(p) => p,
+        None => match events.first() {
+            None => {
+                return fail(
+                    None,
+                    invalid_capture("the stream holds no events, so its provider cannot be read")
+                        .with_hint("set `provider`, or capture the whole stream"),
+                );
+            }
+            Some(first) => match provider_of(first) {
+                Some(p) => p,
+                None if error_body::is_error_body(first) => return error_body::adapt(first, true),
+                None => {
+                    return fail(
+                        None,
+                        invalid_capture(format!(
+                            "unrecognised stream: the first event ({}) is not message_start, a \
+                             chat.completion.chunk, a response.* event or a Gemini chunk",
+                            describe_event(first)
+                        ))
+                        .with_hint("set `provider` to force an adapter"),
+                    );
+                }
+            },
+        },
+    };
+    let assembled = match provider {
+        Provider::Anthropic => assemble_anthropic(&events),
+        Provider::OpenAiChat => assemble_chat(&events),
+        Provider::OpenAiResponses => assemble_responses(&events),
+        Provider::Gemini => assemble_gemini(&events),
+    };
+    let mut adapted = match provider {
+        Provider::Anthropic => anthropic::adapt(&assembled.response, tool),
+        Provider::OpenAiChat => openai_chat::adapt(&assembled.response, tool),
+        Provider::OpenAiResponses => openai_responses::adapt(&assembled.response, tool),
+        Provider::Gemini => gemini::adapt(&assembled.response, tool),
+    };
+    adapted.info.stream = true;
+    if let Some((i, err)) = assembled.error {
+        let e = error_body::error_object(&err);
+        adapted.info.stop_reason = error_body::stop_name(e);
+        adapted.result = Err(error_body::request_error(
+            e,
+            &format!("stream event {i} (error)"),
+        ));
+    } else if !assembled.terminal {
+        adapted.result = Err(response_finding(
+            Reason::INCOMPLETE,
+            format!(
+                "{} stream ended after {} event{} without {}: the stream was cut",
+                provider.name(),
+                events.len(),
+                if events.len() == 1 { "" } else { "s" },
+                terminal_name(provider)
+            ),
+        ));
+    }
+    adapted
+}
+
+fn terminal_name(p: Provider) -> &'static str {
+    match p {
+        Provider::Anthropic => "message_stop",
+        Provider::OpenAiChat => "a chunk with a non-null finish_reason",
+        Provider::OpenAiResponses => {
+            "response.completed (or response.incomplete / response.failed)"
+        }
+        Provider::Gemini => "a chunk with finishReason",
+    }
+}
+
+fn fail(forced: Option<Provider>, f: Finding) -> Adapted {
+    Adapted {
+        info: ResponseInfo {
+            provider: forced.map_or(UNKNOWN_PROVIDER, Provider::name).to_owned(),
+            stream: true,
+            ..ResponseInfo::default()
+        },
+        result: Err(f),
+    }
+}
+
+fn describe_event(e: &Value) -> String {
+    match (str_at(e, "type"), str_at(e, "object")) {
+        (Some(t), _) => format!("type {}", quote(t)),
+        (None, Some(o)) => format!("object {}", quote(o)),
+        _ => "an object without `type` or `object`".to_owned(),
+    }
+}
+
+/// The provider of a stream, read from its first event.
+fn provider_of(first: &Value) -> Option<Provider> {
+    if str_at(first, "object") == Some("chat.completion.chunk") {
+        return Some(Provider::OpenAiChat);
+    }
+    match str_at(first, "type") {
+        Some(
+            "message_start"
+            | "content_block_start"
+            | "content_block_delta"
+            | "message_delta"
+            | "message_stop",
+        ) => return Some(Provider::Anthropic),
+        Some(t) if t.starts_with("response.") => return Some(Provider::OpenAiResponses),
+        _ => {}
+    }
+    if first.get("candidates").is_some_and(Value::is_array) || first.get("promptFeedback").is_some()
+    {
+        return Some(Provider::Gemini);
+    }
+    None
+}
+
+/// Parses SSE text (WHATWG HTML, "Server-sent events", the event stream interpretation):
+/// lines end in CRLF, LF or CR; `data:` lines of one event join with LF; a blank line
+/// dispatches; `:` lines are comments; `event:`, `id:`, `retry:` are not needed here.
+/// Each event's data is one JSON value; OpenAI's `[DONE]` sentinel is skipped. A last
+/// event cut before its blank line is kept when its data is complete JSON, and dropped
+/// (a cut stream) when it is not.
+pub(crate) fn parse_sse(text: &str) -> Result<Vec<Value>, Finding> {
+    let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
+    let mut events = Vec::new();
+    let mut data = String::new();
+    let mut has_data = false;
+    let mut start_line = 0usize;
+    let mut saw_data_line = false;
+    for (n, line) in normalized.split('\n').enumerate() {
+        if line.is_empty() {
+            if has_data {
+                push_event(&mut events, &data, start_line)?;
+            }
+            data.clear();
+            has_data = false;
+            continue;
+        }
+        if line.starts_with(':') {
+            continue;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        if field == "data" {
+            if !has_data {
+                start_line = n + 1;
+            } else {
+                data.push('\n');
+            }
+            data.push_str(value);
+            has_data = true;
+            saw_data_line = true;
+        }
+    }
+    if has_data && data.trim() != "[DONE]" {
+        if let Ok(v) = serde_json::from_str::<Value>(&data) {
+            events.push(v);
+        }
+    }
+    if !saw_data_line {
+        return Err(invalid_capture(
+            "response is a string but holds no SSE `data:` lines: expected a captured stream",
+        )
+        .with_hint("store a provider's response body as a JSON object, not a string"));
+    }
+    Ok(events)
+}
+
+fn push_event(events: &mut Vec<Value>, data: &str, line: usize) -> Result<(), Finding> {
+    if data.trim() == "[DONE]" {
+        return Ok(());
+    }
+    match serde_json::from_str::<Value>(data) {
+        Ok(v) => {
+            events.push(v);
+            Ok(())
+        }
+        Err(e) => Err(invalid_capture(format!(
+            "SSE event at line {line}: data is not JSON ({e})"
+        ))),
+    }
+}
+
+/// An assembled stream: the non-streamed response it amounts to, whether the terminal
+/// event arrived, and the first error event (its index and the event).
+struct Assembled {
+    response: Value,
+    terminal: bool,
+    error: Option<(usize, Value)>,
+}
+
+fn index_of(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn append(target: &mut Map<String, Value>, key: &str, piece: &str) {
+    match target.get_mut(key) {
+        Some(Value::String(s)) => s.push_str(piece),
+        _ => {
+            target.insert(key.to_owned(), Value::String(piece.to_owned()));
+        }
+    }
+}
+
+/// Merges `usage` objects key by key (Anthropic sends input usage in `message_start` and
+/// the output count in `message_delta`).
+fn merge_usage(usage: &mut Option<Value>, more: Option<&Value>) {
+    let Some(Value::Object(more)) = more else {
+        return;
+    };
+    match usage {
+        Some(Value::Object(u)) => {
+            for (k, v) in more {
+                u.insert(k.clone(), v.clone());
+            }
+        }
+        _ => *usage = Some(Value::Object(more.clone())),
+    }
+}
+
+fn assemble_anthropic(events: &[&Value]) -> Assembled {
+    let mut out = Assembled {
+        response: Value::Null,
+        terminal: false,
+        error: None,
+    };
+    let mut message = Map::new();
+    let mut usage: Option<Value> = None;
+    let mut stop_reason = Value::Null;
+    // index -> (block, partial_json fragments if any arrived)
+    let mut blocks: BTreeMap<u64, (Map<String, Value>, Option<String>)> = BTreeMap::new();
+    for (i, ev) in events.iter().enumerate() {
+        match str_at(ev, "type") {
+            Some("message_start") => {
+                if let Some(Value::Object(m)) = ev.get("message") {
+                    for key in ["id", "model", "role"] {
+                        if let Some(v) = m.get(key) {
+                            message.insert(key.to_owned(), v.clone());
+                        }
+                    }
+                    merge_usage(&mut usage, m.get("usage"));
+                }
+            }
+            Some("content_block_start") => {
+                let block = match ev.get("content_block") {
+                    Some(Value::Object(b)) => b.clone(),
+                    _ => Map::new(),
+                };
+                blocks.insert(index_of(ev, "index"), (block, None));
+            }
+            Some("content_block_delta") => {
+                let entry = blocks.entry(index_of(ev, "index")).or_default();
+                let delta = ev.get("delta").unwrap_or(&Value::Null);
+                match str_at(delta, "type") {
+                    Some("text_delta") => {
+                        entry
+                            .0
+                            .entry("type")
+                            .or_insert_with(|| Value::String("text".into()));
+                        append(
+                            &mut entry.0,
+                            "text",
+                            str_at(delta, "text").unwrap_or_default(),
+                        );
+                    }
+                    Some("input_json_delta") => entry
+                        .1
+                        .get_or_insert_with(String::new)
+                        .push_str(str_at(delta, "partial_json").unwrap_or_default()),
+                    _ => {}
+                }
+            }
+            Some("message_delta") => {
+                if let Some(s) = ev
+                    .get("delta")
+                    .and_then(|d| d.get("stop_reason"))
+                    .filter(|s| !s.is_null())
+                {
+                    stop_reason = s.clone();
+                }
+                merge_usage(&mut usage, ev.get("usage"));
+            }
+            Some("message_stop") => out.terminal = true,
+            Some("error") if out.error.is_none() => out.error = Some((i, (*ev).clone())),
+            _ => {}
+        }
+    }
+    let content: Vec<Value> = blocks
+        .into_values()
+        .map(|(mut block, partial)| {
+            if let Some(p) = partial {
+                block.insert("input".into(), Value::String(p));
+            }
+            Value::Object(block)
+        })
+        .collect();
+    message.insert("type".into(), Value::String("message".into()));
+    message.insert("content".into(), Value::Array(content));
+    message.insert("stop_reason".into(), stop_reason);
+    if let Some(u) = usage {
+        message.insert("usage".into(), u);
+    }
+    out.response = Value::Object(message);
+    out
+}
+
+fn assemble_chat(events: &[&Value]) -> Assembled {
+    let mut out = Assembled {
+        response: Value::Null,
+        terminal: false,
+        error: None,
+    };
+    let mut model = None;
+    let mut usage = None;
+    let mut finish = Value::Null;
+    let mut message = Map::new();
+    let mut calls: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
+    let mut function_call: Option<Map<String, Value>> = None;
+    for (i, ev) in events.iter().enumerate() {
+        if ev.get("error").is_some_and(Value::is_object) {
+            if out.error.is_none() {
+                out.error = Some((i, (*ev).clone()));
+            }
+            continue;
+        }
+        if let Some(m) = ev.get("model").filter(|m| m.is_string()) {
+            model = Some(m.clone());
+        }
+        if let Some(u) = ev.get("usage").filter(|u| !u.is_null()) {
+            usage = Some(u.clone());
+        }
+        let choices = ev
+            .get("choices")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for choice in choices.iter().filter(|c| index_of(c, "index") == 0) {
+            let delta = choice.get("delta").unwrap_or(&Value::Null);
+            for key in ["content", "refusal"] {
+                if let Some(piece) = str_at(delta, key) {
+                    append(&mut message, key, piece);
+                }
+            }
+            let tool_deltas = delta
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            for (pos, tc) in tool_deltas.iter().enumerate() {
+                let key = tc
+                    .get("index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(pos as u64);
+                let call = calls.entry(key).or_default();
+                for k in ["id", "type"] {
+                    if let Some(v) = tc.get(k).filter(|v| v.is_string()) {
+                        call.insert(k.to_owned(), v.clone());
+                    }
+                }
+                let f = tc.get("function").unwrap_or(&Value::Null);
+                let func = match call
+                    .entry("function")
+                    .or_insert_with(|| Value::Object(Map::new()))
+                {
+                    Value::Object(m) => m,
+                    _ => continue,
+                };
+                if let Some(name) = str_at(f, "name") {
+                    func.insert("name".into(), Value::String(name.into()));
+                }
+                append(
+                    func,
+                    "arguments",
+                    str_at(f, "arguments").unwrap_or_default(),
+                );
+            }
+            if let Some(fc) = delta.get("function_call").filter(|f| f.is_object()) {
+                let func = function_call.get_or_insert_with(Map::new);
+                if let Some(name) = str_at(fc, "name") {
+                    func.insert("name".into(), Value::String(name.into()));
+                }
+                append(
+                    func,
+                    "arguments",
+                    str_at(fc, "arguments").unwrap_or_default(),
+                );
+            }
+            if let Some(f) = choice.get("finish_reason").filter(|f| !f.is_null()) {
+                finish = f.clone();
+                out.terminal = true;
+            }
+        }
+    }
+    message.insert("role".into(), Value::String("assistant".into()));
+    if !calls.is_empty() {
+        message.insert(
+            "tool_calls".into(),
+            Value::Array(calls.into_values().map(Value::Object).collect()),
+        );
+    }
+    if let Some(fc) = function_call {
+        message.insert("function_call".into(), Value::Object(fc));
+    }
+    let mut resp = Map::new();
+    resp.insert("object".into(), Value::String("chat.completion".into()));
+    if let Some(m) = model {
+        resp.insert("model".into(), m);
+    }
+    resp.insert(
+        "choices".into(),
+        Value::Array(vec![
+            serde_json::json!({"index": 0, "message": message, "finish_reason": finish}),
+        ]),
+    );
+    if let Some(u) = usage {
+        resp.insert("usage".into(), u);
+    }
+    out.response = Value::Object(resp);
+    out
+}
+
+/// One output item of a Responses stream under assembly.
+#[derive(Default)]
+struct Item {
+    value: Map<String, Value>,
+    parts: BTreeMap<u64, Map<String, Value>>,
+}
+
+impl Item {
+    fn ensure_type(&mut self, t: &str) {
+        self.value
+            .entry("type")
+            .or_insert_with(|| Value::String(t.to_owned()));
+    }
+}
+
+fn assemble_responses(events: &[&Value]) -> Assembled {
+    let mut out = Assembled {
+        response: Value::Null,
+        terminal: false,
+        error: None,
+    };
+    let mut snapshot: Map<String, Value> = Map::new();
+    let mut items: BTreeMap<u64, Item> = BTreeMap::new();
+    for (i, ev) in events.iter().enumerate() {
+        let t = str_at(ev, "type").unwrap_or_default();
+        let idx = index_of(ev, "output_index");
+        let cidx = index_of(ev, "content_index");
+        match t {
+            "response.created"
+            | "response.in_progress"
+            | "response.queued"
+            | "response.completed"
+            | "response.incomplete"
+            | "response.failed" => {
+                if let Some(Value::Object(r)) = ev.get("response") {
+                    snapshot = r.clone();
+                }
+                if matches!(
+                    t,
+                    "response.completed" | "response.incomplete" | "response.failed"
+                ) {
+                    out.terminal = true;
+                }
+            }
+            "error" if out.error.is_none() => out.error = Some((i, (*ev).clone())),
+            "response.output_item.added" | "response.output_item.done" => {
+                if let Some(Value::Object(item)) = ev.get("item") {
+                    items.insert(
+                        idx,
+                        Item {
+                            value: item.clone(),
+                            parts: BTreeMap::new(),
+                        },
+                    );
+                }
+            }
+            "response.content_part.added" | "response.content_part.done" => {
+                if let Some(Value::Object(part)) = ev.get("part") {
+                    let item = items.entry(idx).or_default();
+                    item.ensure_type("message");
+                    item.parts.insert(cidx, part.clone());
+                }
+            }
+            "response.output_text.delta"
+            | "response.output_text.done"
+            | "response.refusal.delta"
+            | "response.refusal.done" => {
+                let (part_type, key) = if t.starts_with("response.output_text") {
+                    ("output_text", "text")
+                } else {
+                    ("refusal", "refusal")
+                };
+                let item = items.entry(idx).or_default();
+                item.ensure_type("message");
+                let part = item.parts.entry(cidx).or_default();
+                part.entry("type")
+                    .or_insert_with(|| Value::String(part_type.into()));
+                if t.ends_with(".delta") {
+                    append(part, key, str_at(ev, "delta").unwrap_or_default());
+                } else if let Some(full) = str_at(ev, key) {
+                    part.insert(key.into(), Value::String(full.into()));
+                }
+            }
+            "response.function_call_arguments.delta" | "response.function_call_arguments.done" => {
+                let item = items.entry(idx).or_default();
+                item.ensure_type("function_call");
+                if t.ends_with(".delta") {
+                    append(
+                        &mut item.value,
+                        "arguments",
+                        str_at(ev, "delta").unwrap_or_default(),
+                    );
+                } else if let Some(full) = str_at(ev, "arguments") {
+                    item.value
+                        .insert("arguments".into(), Value::String(full.into()));
+                }
+            }
+            _ => {}
+        }
+    }
+    if !items.is_empty() {
+        let output: Vec<Value> = items
+            .into_values()
+            .map(|mut item| {
+                if !item.parts.is_empty() {
+                    let parts = item.parts.into_values().map(Value::Object).collect();
+                    item.value.insert("content".into(), Value::Array(parts));
+                }
+                Value::Object(item.value)
+            })
+            .collect();
+        snapshot.insert("output".into(), Value::Array(output));
+    }
+    snapshot.insert("object".into(), Value::String("response".into()));
+    out.response = Value::Object(snapshot);
+    out
+}
+
+fn assemble_gemini(events: &[&Value]) -> Assembled {
+    let mut out = Assembled {
+        response: Value::Null,
+        terminal: false,
+        error: None,
+    };
+    let mut resp = Map::new();
+    let mut parts: Vec<Value> = Vec::new();
+    let mut candidate = Map::new();
+    let mut saw_candidate = false;
+    for (i, ev) in events.iter().enumerate() {
+        if ev.get("error").is_some_and(Value::is_object) {
+            if out.error.is_none() {
+                out.error = Some((i, (*ev).clone()));
+            }
+            continue;
+        }
+        for key in [
+            "modelVersion",
+            "usageMetadata",
+            "promptFeedback",
+            "responseId",
+        ] {
+            if let Some(v) = ev.get(key).filter(|v| !v.is_null()) {
+                resp.insert(key.to_owned(), v.clone());
+            }
+        }
+        if ev
+            .get("promptFeedback")
+            .and_then(|p| p.get("blockReason"))
+            .is_some_and(|b| !b.is_null())
+        {
+            out.terminal = true;
+        }
+        let first = ev
+            .get("candidates")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first());
+        if let Some(c) = first {
+            saw_candidate = true;
+            if let Some(p) = c
+                .get("content")
+                .and_then(|c| c.get("parts"))
+                .and_then(Value::as_array)
+            {
+                parts.extend(p.iter().cloned());
+            }
+            for key in ["finishReason", "finishMessage", "safetyRatings"] {
+                if let Some(v) = c.get(key).filter(|v| !v.is_null()) {
+                    candidate.insert(key.to_owned(), v.clone());
+                }
+            }
+            if c.get("finishReason").is_some_and(|f| !f.is_null()) {
+                out.terminal = true;
+            }
+        }
+    }
+    if saw_candidate {
+        candidate.insert(
+            "content".into(),
+            serde_json::json!({"role": "model", "parts": parts}),
+        );
+        resp.insert(
+            "candidates".into(),
+            Value::Array(vec![Value::Object(candidate)]),
+        );
+    }
+    out.response = Value::Object(resp);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use super::super::{Adapted, Proposal, adapt_response};
+    use super::parse_sse;
+    use crate::core::verdict::{Decision, Reason, Stage};
+    use serde_json::{Value, json};
+
+    /// SSE text for events, with `event:` lines named after `type` when there is one.
+    fn sse(events: &[Value], named: bool) -> Value {
+        let mut s = String::new();
+        for e in events {
+            if named {
+                if let Some(t) = e.get("type").and_then(Value::as_str) {
+                    s.push_str(&format!("event: {t}\n"));
+                }
+            }
+            s.push_str(&format!("data: {e}\n\n"));
+        }
+        Value::String(s)
+    }
+
+    /// Runs both forms (array and SSE) and checks they agree; returns the array result.
+    fn both(events: &[Value], named: bool, tool: Option<&str>) -> Adapted {
+        let a = adapt_response(&Value::Array(events.to_vec()), None, tool);
+        let b = adapt_response(&sse(events, named), None, tool);
+        assert_eq!(a, b, "array and SSE forms differ");
+        assert!(a.info.stream);
+        a
+    }
+
+    fn cut(events: &[Value], n: usize) -> Vec<Value> {
+        events[..events.len() - n].to_vec()
+    }
+
+    // ---------- Anthropic ----------
+
+    fn anthropic_text() -> Vec<Value> {
+        vec![
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [],
+                   "model": "claude-sonnet-4-5", "stop_reason": null, "stop_sequence": null,
+                   "usage": {"input_tokens": 25, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "ping"}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "{\"title\": "}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "\"x\"}"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 15}}),
+            json!({"type": "message_stop"}),
+        ]
+    }
+
+    fn anthropic_tool() -> Vec<Value> {
+        vec![
+            json!({"type": "message_start", "message": {"id": "msg_2", "type": "message", "role": "assistant", "content": [],
+                   "model": "claude-sonnet-4-5", "stop_reason": null, "usage": {"input_tokens": 400, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Filing it."}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "create_ticket", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": ""}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"title\": \"x\","}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": " \"priority\": \"low\"}"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 89}}),
+            json!({"type": "message_stop"}),
+        ]
+    }
+
+    #[test]
+    fn anthropic_text_stream() {
+        let a = both(&anthropic_text(), true, None);
+        text(&a, "{\"title\": \"x\"}");
+        assert_eq!(a.info.provider, "anthropic");
+        assert_eq!(a.info.stop_reason.as_deref(), Some("end_turn"));
+        assert_eq!(a.info.model.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(
+            a.info.usage,
+            Some(json!({"input_tokens": 25, "output_tokens": 15}))
+        );
+    }
+
+    #[test]
+    fn anthropic_streamed_tool_input_is_text() {
+        let a = both(&anthropic_tool(), true, None);
+        text(&a, "{\"title\": \"x\", \"priority\": \"low\"}");
+        assert_eq!(a.info.tool.as_deref(), Some("create_ticket"));
+        text(
+            &both(&anthropic_tool(), false, Some("create_ticket")),
+            "{\"title\": \"x\", \"priority\": \"low\"}",
+        );
+        invalid(&both(&anthropic_tool(), true, Some("other")));
+    }
+
+    #[test]
+    fn anthropic_cut_stream_is_incomplete() {
+        for n in [1, 3, 10] {
+            let a = both(&cut(&anthropic_tool(), n), true, None);
+            let f = fails(&a, Stage::Response, Reason::INCOMPLETE, Decision::Retry);
+            assert!(
+                f.message.starts_with("anthropic stream ended after"),
+                "{}",
+                f.message
+            );
+            assert!(
+                f.message
+                    .ends_with("without message_stop: the stream was cut"),
+                "{}",
+                f.message
+            );
+            assert_eq!(a.info.provider, "anthropic");
+            assert_eq!(a.info.model.as_deref(), Some("claude-sonnet-4-5"));
+        }
+    }
+
+    #[test]
+    fn anthropic_stream_stop_reasons() {
+        for (stop, reason) in [
+            ("max_tokens", Reason::TRUNCATED_OUTPUT),
+            ("refusal", Reason::REFUSAL),
+            ("pause_turn", Reason::INCOMPLETE),
+            ("model_context_window_exceeded", Reason::TRUNCATED_OUTPUT),
+        ] {
+            let mut ev = anthropic_text();
+            ev[6] = json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 3}});
+            let a = both(&ev, true, None);
+            fails_with(&a, reason);
+            assert_eq!(a.info.stop_reason.as_deref(), Some(stop));
+        }
+    }
+
+    #[test]
+    fn anthropic_error_event() {
+        let mut ev = cut(&anthropic_text(), 3);
+        ev.push(json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
+        let a = both(&ev, true, None);
+        let f = fails(&a, Stage::Response, Reason::REQUEST_ERROR, Decision::Retry);
+        assert_eq!(
+            f.message,
+            "stream event 5 (error): request failed with type \"overloaded_error\" (\"Overloaded\"): transient, retry"
+        );
+        assert_eq!(a.info.provider, "anthropic");
+        assert_eq!(a.info.stop_reason.as_deref(), Some("overloaded_error"));
+        // an error as the very first event
+        let a = both(
+            &[
+                json!({"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}),
+            ],
+            true,
+            None,
+        );
+        assert_eq!(a.info.provider, "error");
+        fails(&a, Stage::Response, Reason::REQUEST_ERROR, Decision::Reject);
+    }
+
+    #[test]
+    fn anthropic_tool_without_deltas_keeps_its_structured_input() {
+        let ev = vec![
+            json!({"type": "message_start", "message": {"model": "m", "usage": {}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "f", "input": {"a": 1}}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+            json!({"type": "message_stop"}),
+        ];
+        structured(&both(&ev, true, None), json!({"a": 1}));
+    }
+
+    // ---------- OpenAI Chat ----------
+
+    fn chunk(delta: Value, finish: Value) -> Value {
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1694268190, "model": "gpt-4o-mini",
+               "system_fingerprint": "fp_1", "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]})
+    }
+
+    fn chat_text() -> Vec<Value> {
+        vec![
+            chunk(
+                json!({"role": "assistant", "content": "", "refusal": null}),
+                Value::Null,
+            ),
+            chunk(json!({"content": "{\"title\":"}), Value::Null),
+            chunk(json!({"content": "\"x\"}"}), Value::Null),
+            chunk(json!({}), json!("stop")),
+            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-4o-mini", "choices": [],
+                   "usage": {"prompt_tokens": 9, "completion_tokens": 5, "total_tokens": 14}}),
+        ]
+    }
+
+    fn chat_tools() -> Vec<Value> {
+        vec![
+            chunk(
+                json!({"role": "assistant", "content": null, "tool_calls": [
+                {"index": 0, "id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": ""}}]}),
+                Value::Null,
+            ),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"q\":"}}]}),
+                Value::Null,
+            ),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "1}"}}]}),
+                Value::Null,
+            ),
+            chunk(
+                json!({"tool_calls": [{"index": 1, "id": "call_2", "type": "function", "function": {"name": "create_ticket", "arguments": ""}}]}),
+                Value::Null,
+            ),
+            chunk(
+                json!({"tool_calls": [{"index": 1, "function": {"arguments": "{\"title\":\"x\"}"}}]}),
+                Value::Null,
+            ),
+            chunk(json!({}), json!("tool_calls")),
+        ]
+    }
+
+    #[test]
+    fn chat_text_stream_with_done_sentinel() {
+        let a = both(&chat_text(), false, None);
+        text(&a, "{\"title\":\"x\"}");
+        assert_eq!(a.info.provider, "openai-chat");
+        assert_eq!(a.info.stop_reason.as_deref(), Some("stop"));
+        assert_eq!(a.info.model.as_deref(), Some("gpt-4o-mini"));
+        assert_eq!(
+            a.info.usage,
+            Some(json!({"prompt_tokens": 9, "completion_tokens": 5, "total_tokens": 14}))
+        );
+        let Value::String(mut s) = sse(&chat_text(), false) else {
+            unreachable!()
+        };
+        s.push_str("data: [DONE]\n\n");
+        assert_eq!(adapt_response(&Value::String(s), None, None), a);
+        let mut arr = chat_text();
+        arr.push(json!("[DONE]"));
+        assert_eq!(adapt_response(&Value::Array(arr), None, None), a);
+    }
+
+    #[test]
+    fn chat_streamed_tool_calls() {
+        let f = invalid(&both(&chat_tools(), false, None));
+        assert!(
+            f.message
+                .contains("\"lookup\" (call_1), \"create_ticket\" (call_2)"),
+            "{}",
+            f.message
+        );
+        let a = both(&chat_tools(), false, Some("create_ticket"));
+        text(&a, "{\"title\":\"x\"}");
+        assert_eq!(a.info.tool.as_deref(), Some("create_ticket"));
+        text(&both(&chat_tools(), false, Some("lookup")), "{\"q\":1}");
+    }
+
+    #[test]
+    fn chat_cut_and_finish_reasons() {
+        let a = both(&cut(&chat_text(), 2), false, None);
+        let f = fails_with(&a, Reason::INCOMPLETE);
+        assert_eq!(
+            f.message,
+            "openai-chat stream ended after 3 events without a chunk with a non-null finish_reason: the stream was cut"
+        );
+        for (finish, reason) in [
+            ("length", Reason::TRUNCATED_OUTPUT),
+            ("content_filter", Reason::CONTENT_FILTERED),
+        ] {
+            let mut ev = chat_text();
+            ev[3] = chunk(json!({}), json!(finish));
+            fails_with(&both(&ev, false, None), reason);
+        }
+        let ev = vec![
+            chunk(
+                json!({"role": "assistant", "content": null, "refusal": ""}),
+                Value::Null,
+            ),
+            chunk(json!({"refusal": "I can't help"}), Value::Null),
+            chunk(json!({}), json!("stop")),
+        ];
+        let f = fails_with(&both(&ev, false, None), Reason::REFUSAL);
+        assert!(f.message.contains("\"I can't help\""), "{}", f.message);
+    }
+
+    #[test]
+    fn chat_error_chunk() {
+        let mut ev = cut(&chat_text(), 2);
+        ev.push(json!({"error": {"message": "The server had an error", "type": "server_error", "param": null, "code": null}}));
+        let a = both(&ev, false, None);
+        fails(&a, Stage::Response, Reason::REQUEST_ERROR, Decision::Retry);
+        assert_eq!(a.info.provider, "openai-chat");
+    }
+
+    // ---------- OpenAI Responses ----------
+
+    fn snapshot(status: &str) -> Value {
+        json!({"id": "resp_1", "object": "response", "created_at": 1741290958, "status": status, "error": null,
+               "incomplete_details": null, "model": "gpt-4.1-2025-04-14", "output": [], "usage": null})
+    }
+
+    fn responses_text() -> Vec<Value> {
+        let mut done = snapshot("completed");
+        done["usage"] = json!({"input_tokens": 37, "output_tokens": 11, "total_tokens": 48});
+        done["output"] = json!([{"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
+                                  "content": [{"type": "output_text", "text": "{\"title\":\"x\"}", "annotations": []}]}]);
+        vec![
+            json!({"type": "response.created", "sequence_number": 0, "response": snapshot("in_progress")}),
+            json!({"type": "response.in_progress", "sequence_number": 1, "response": snapshot("in_progress")}),
+            json!({"type": "response.output_item.added", "sequence_number": 2, "output_index": 0,
+                   "item": {"id": "msg_1", "type": "message", "status": "in_progress", "role": "assistant", "content": []}}),
+            json!({"type": "response.content_part.added", "sequence_number": 3, "item_id": "msg_1", "output_index": 0, "content_index": 0,
+                   "part": {"type": "output_text", "text": "", "annotations": []}}),
+            json!({"type": "response.output_text.delta", "sequence_number": 4, "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "{\"title\":"}),
+            json!({"type": "response.output_text.delta", "sequence_number": 5, "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "\"x\"}"}),
+            json!({"type": "response.output_text.done", "sequence_number": 6, "item_id": "msg_1", "output_index": 0, "content_index": 0, "text": "{\"title\":\"x\"}"}),
+            json!({"type": "response.completed", "sequence_number": 7, "response": done}),
+        ]
+    }
+
+    fn responses_tool() -> Vec<Value> {
+        let mut done = snapshot("completed");
+        done["output"] = json!([{"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1",
+                                  "name": "create_ticket", "arguments": "{\"title\":\"x\"}"}]);
+        vec![
+            json!({"type": "response.created", "sequence_number": 0, "response": snapshot("in_progress")}),
+            json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+                   "item": {"id": "fc_1", "type": "function_call", "status": "in_progress", "call_id": "call_1", "name": "create_ticket", "arguments": ""}}),
+            json!({"type": "response.function_call_arguments.delta", "sequence_number": 2, "item_id": "fc_1", "output_index": 0, "delta": "{\"title\":"}),
+            json!({"type": "response.function_call_arguments.delta", "sequence_number": 3, "item_id": "fc_1", "output_index": 0, "delta": "\"x\"}"}),
+            json!({"type": "response.completed", "sequence_number": 4, "response": done}),
+        ]
+    }
+
+    #[test]
+    fn responses_text_stream() {
+        let a = both(&responses_text(), true, None);
+        text(&a, "{\"title\":\"x\"}");
+        assert_eq!(a.info.provider, "openai-responses");
+        assert_eq!(a.info.stop_reason.as_deref(), Some("completed"));
+        assert_eq!(
+            a.info.usage.as_ref().and_then(|u| u.get("total_tokens")),
+            Some(&json!(48))
+        );
+    }
+
+    #[test]
+    fn responses_deltas_are_assembled_without_a_final_output() {
+        // the terminal snapshot without `output`: the deltas are the proposal
+        let mut ev = responses_tool();
+        ev[4] = json!({"type": "response.completed", "response": snapshot("completed")});
+        let a = both(&ev, true, None);
+        text(&a, "{\"title\":\"x\"}");
+        assert_eq!(a.info.tool.as_deref(), Some("create_ticket"));
+    }
+
+    #[test]
+    fn responses_cut_incomplete_failed() {
+        let a = both(&cut(&responses_text(), 1), true, None);
+        let f = fails_with(&a, Reason::INCOMPLETE);
+        assert!(
+            f.message.contains("without response.completed"),
+            "{}",
+            f.message
+        );
+        assert_eq!(a.info.stop_reason.as_deref(), Some("in_progress"));
+
+        let mut ev = cut(&responses_text(), 1);
+        let mut inc = snapshot("incomplete");
+        inc["incomplete_details"] = json!({"reason": "max_output_tokens"});
+        ev.push(json!({"type": "response.incomplete", "response": inc}));
+        fails_with(&both(&ev, true, None), Reason::TRUNCATED_OUTPUT);
+
+        let mut ev = cut(&responses_text(), 1);
+        let mut failed = snapshot("failed");
+        failed["error"] = json!({"code": "server_error", "message": "boom"});
+        ev.push(json!({"type": "response.failed", "response": failed}));
+        fails(
+            &both(&ev, true, None),
+            Stage::Response,
+            Reason::REQUEST_ERROR,
+            Decision::Retry,
+        );
+
+        let mut ev = cut(&responses_text(), 1);
+        ev.push(json!({"type": "error", "code": "rate_limit_exceeded", "message": "slow down", "param": null, "sequence_number": 7}));
+        let a = both(&ev, true, None);
+        fails(&a, Stage::Response, Reason::REQUEST_ERROR, Decision::Retry);
+        assert_eq!(a.info.stop_reason.as_deref(), Some("rate_limit_exceeded"));
+    }
+
+    #[test]
+    fn responses_refusal_stream() {
+        let mut ev = responses_text()[..3].to_vec();
+        ev.push(json!({"type": "response.content_part.added", "output_index": 0, "content_index": 0, "part": {"type": "refusal", "refusal": ""}}));
+        ev.push(json!({"type": "response.refusal.delta", "output_index": 0, "content_index": 0, "delta": "I can't"}));
+        ev.push(json!({"type": "response.refusal.done", "output_index": 0, "content_index": 0, "refusal": "I can't help."}));
+        ev.push(json!({"type": "response.completed", "response": snapshot("completed")}));
+        let f = fails_with(&both(&ev, true, None), Reason::REFUSAL);
+        assert!(f.message.contains("\"I can't help.\""), "{}", f.message);
+    }
+
+    // ---------- Gemini ----------
+
+    fn gchunk(parts: Value, finish: Option<&str>) -> Value {
+        let mut c = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
+        if let Some(f) = finish {
+            c["finishReason"] = json!(f);
+        }
+        json!({"candidates": [c], "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": 5}, "modelVersion": "gemini-2.5-flash", "responseId": "r1"})
+    }
+
+    fn gemini_text() -> Vec<Value> {
+        vec![
+            gchunk(json!([{"text": "{\"title\":"}]), None),
+            gchunk(json!([{"text": "\"x\"}"}]), None),
+            {
+                let mut c = gchunk(json!([{"text": ""}]), Some("STOP"));
+                c["usageMetadata"] = json!({"promptTokenCount": 5, "candidatesTokenCount": 7, "totalTokenCount": 12});
+                c
+            },
+        ]
+    }
+
+    #[test]
+    fn gemini_text_stream() {
+        let a = both(&gemini_text(), false, None);
+        text(&a, "{\"title\":\"x\"}");
+        assert_eq!(a.info.provider, "gemini");
+        assert_eq!(a.info.stop_reason.as_deref(), Some("STOP"));
+        assert_eq!(a.info.model.as_deref(), Some("gemini-2.5-flash"));
+        assert_eq!(
+            a.info.usage,
+            Some(json!({"promptTokenCount": 5, "candidatesTokenCount": 7, "totalTokenCount": 12}))
+        );
+    }
+
+    #[test]
+    fn gemini_function_call_stream_stays_structured() {
+        let ev = vec![gchunk(
+            json!([{"functionCall": {"name": "create_ticket", "args": {"title": "x", "priority": "low"}}}]),
+            Some("STOP"),
+        )];
+        let a = both(&ev, false, None);
+        assert_eq!(
+            a.result,
+            Ok(Proposal::Structured(
+                json!({"title": "x", "priority": "low"})
+            ))
+        );
+        assert_eq!(a.info.tool.as_deref(), Some("create_ticket"));
+    }
+
+    #[test]
+    fn gemini_cut_blocked_and_error() {
+        let a = both(&cut(&gemini_text(), 1), false, None);
+        let f = fails_with(&a, Reason::INCOMPLETE);
+        assert_eq!(
+            f.message,
+            "gemini stream ended after 2 events without a chunk with finishReason: the stream was cut"
+        );
+        let mut ev = gemini_text();
+        ev[2] = gchunk(json!([]), Some("MAX_TOKENS"));
+        fails_with(&both(&ev, false, None), Reason::TRUNCATED_OUTPUT);
+        ev[2] = gchunk(json!([]), Some("SAFETY"));
+        fails_with(&both(&ev, false, None), Reason::CONTENT_FILTERED);
+        let blocked = vec![
+            json!({"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": {"promptTokenCount": 3}}),
+        ];
+        fails_with(&both(&blocked, false, None), Reason::CONTENT_FILTERED);
+        let mut ev = cut(&gemini_text(), 1);
+        ev.push(json!({"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}}));
+        let a = both(&ev, false, None);
+        fails(&a, Stage::Response, Reason::REQUEST_ERROR, Decision::Retry);
+        assert_eq!(a.info.stop_reason.as_deref(), Some("UNAVAILABLE"));
+    }
+
+    // ---------- SSE and junk ----------
+
+    #[test]
+    fn sse_parsing_rules() {
+        let text = ": comment\r\nevent: message_start\r\ndata: {\"a\":\r\ndata: 1}\r\nid: 7\r\n\r\ndata:{\"b\":2}\n\ndata: [DONE]\n\n";
+        assert_eq!(
+            parse_sse(text).ok(),
+            Some(vec![json!({"a": 1}), json!({"b": 2})])
+        );
+        // a last event without its blank line is kept when complete, dropped when cut
+        assert_eq!(
+            parse_sse("data: {\"a\":1}").ok(),
+            Some(vec![json!({"a": 1})])
+        );
+        assert_eq!(
+            parse_sse("data: {\"a\":1}\n\ndata: {\"b\":").ok(),
+            Some(vec![json!({"a": 1})])
+        );
+        // a complete event whose data is not JSON is a broken capture
+        let f = parse_sse("data: {\"a\":1}\n\ndata: nope\n\n")
+            .err()
+            .unwrap_or_else(|| panic!("not json"));
+        assert!(
+            f.message
+                .starts_with("SSE event at line 3: data is not JSON"),
+            "{}",
+            f.message
+        );
+        assert!(parse_sse("hello world").is_err());
+        assert!(parse_sse("").is_err());
+    }
+
+    #[test]
+    fn forced_provider_on_streams() {
+        // forced provider with no events: cut
+        let a = adapt_response(&json!([]), Some("anthropic"), None);
+        fails_with(&a, Reason::INCOMPLETE);
+        assert!(a.info.stream);
+        // no provider and no events: cannot tell
+        invalid(&adapt_response(&json!([]), None, None));
+        // an unrecognised first event
+        let f = invalid(&adapt_response(&json!([{"type": "hello"}]), None, None));
+        assert!(
+            f.message.contains("first event (type \"hello\")"),
+            "{}",
+            f.message
+        );
+        // non-object events
+        let f = invalid(&adapt_response(
+            &json!([chat_text()[0].clone(), 3]),
+            None,
+            None,
+        ));
+        assert_eq!(f.message, "stream event 1 is a number: expected an object");
+        // forcing a provider reads the stream as that provider
+        let a = adapt_response(&Value::Array(anthropic_text()), Some("gemini"), None);
+        assert_eq!(a.info.provider, "gemini");
+        fails_with(&a, Reason::INCOMPLETE);
+    }
+
+    #[test]
+    fn junk_events_do_not_panic() {
+        let junk = json!([
+            {"type": "message_start", "message": 3},
+            {"type": "content_block_start", "index": "x", "content_block": []},
+            {"type": "content_block_delta", "index": 99999999999u64, "delta": {"type": "input_json_delta", "partial_json": 5}},
+            {"type": "content_block_delta", "delta": null},
+            {"type": "message_delta", "delta": [], "usage": 4},
+            {"type": "message_stop"}
+        ]);
+        assert!(adapt_response(&junk, None, None).result.is_err());
+        for p in ["openai-chat", "openai-responses", "gemini"] {
+            let junk = json!([
+                {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": 3}, 7, {"function": {"arguments": 1}}]}}, 4, null]},
+                {"object": "chat.completion.chunk", "choices": [{"delta": {"tool_calls": "x"}, "finish_reason": "stop"}]},
+                {"type": "response.output_text.delta", "output_index": -1, "delta": 3},
+                {"type": "response.output_item.added", "item": 4},
+                {"type": "response.completed", "response": "x"},
+                {"candidates": [{"content": {"parts": "x"}, "finishReason": "STOP"}], "promptFeedback": 1},
+                {"candidates": 5}
+            ]);
+            assert!(adapt_response(&junk, Some(p), None).result.is_err(), "{p}");
+        }
+    }
+}
