@@ -1,28 +1,123 @@
 //! The parse stage: strict RFC 8259 JSON.
 //!
-//! Any JSON value is a document (a bare `3` parses). Every failure is a parse-stage
-//! [`Finding`] with the line:column (characters) and byte span of the offending token.
+//! Any JSON value is a document (RFC 8259 section 2: a bare `3`, `null` or `"x"` parses).
+//! Every failure is a parse-stage [`Finding`] with the line:column (characters) and byte
+//! span of the offending token.
+//!
+//! Two paths:
+//! - the **fast path** ([`from_str_no_duplicates`]): `serde_json` into a [`Value`] through a
+//!   small seed that rejects duplicate keys. On success it is the only pass over the text.
+//! - the **slow path** ([`diagnose`]), only when the fast path fails: our own iterative
+//!   strict scanner that classifies the FIRST problem precisely. The same scanner, in a
+//!   locate mode, maps a JSON Pointer to a byte span ([`locate`]).
 
-use crate::core::verdict::{Finding, Span};
+mod scan;
+mod strict;
+
+#[cfg(test)]
+mod tests;
+
+use crate::core::text::line_col;
+use crate::core::verdict::{Finding, Reason, Span, Stage};
 use serde_json::Value;
 
 /// Maximum nesting depth of arrays and objects; deeper is `TOO_DEEP`.
-pub const MAX_DEPTH: usize = 128;
+///
+/// This is `serde_json`'s limit exactly: its recursion limit of 128 rejects the 128th
+/// nested array or object, so 127 levels parse and 128 do not. RFC 8259 section 9 lets
+/// a parser limit nesting.
+pub const MAX_DEPTH: usize = 127;
+
+/// The fast path: `serde_json::from_str::<Value>` that also rejects a repeated member
+/// name in any object (RFC 8259 section 4 says names SHOULD be unique; we require it).
+///
+/// It builds the same [`Value`], with the same limits, at the same speed. A duplicate key
+/// is a `serde_json` data error (`duplicate key "x" at line 1 column 14`). Used for the
+/// output text and for capture record files alike.
+pub fn from_str_no_duplicates(text: &str) -> Result<Value, serde_json::Error> {
+    strict::from_str(text)
+}
 
 /// Parses `text` as exactly one strict RFC 8259 JSON value.
 ///
 /// Errors (all stage `parse`): `INVALID_JSON`, `TRUNCATED_JSON`, `DUPLICATE_KEY` (with the
 /// pointer of the repeated key), `NON_STANDARD_NUMBER`, `TRAILING_CONTENT`, `FENCED_JSON`,
-/// `TOO_DEEP`. The caller handles empty text (`NO_OUTPUT`) before calling this.
+/// `TOO_DEEP`. The caller handles empty text (`NO_OUTPUT`) before calling this; here an
+/// empty text is `INVALID_JSON` ("expected a JSON value, found the end of the text").
+///
+/// `Ok` exactly when `serde_json::from_str::<Value>` succeeds and no object repeats a key.
+#[allow(clippy::result_large_err)] // the signature is the stage interface; errors are rare
 pub fn parse_strict(text: &str) -> Result<Value, Finding> {
-    let _ = text;
-    todo!("parse")
+    match strict::from_str(text) {
+        Ok(value) => Ok(value),
+        Err(err) => Err(diagnose(text).unwrap_or_else(|| from_serde_error(text, &err))),
+    }
+}
+
+/// The slow path on its own: the first problem of `text` as a parse-stage [`Finding`], or
+/// `None` when the text is one strict JSON value without duplicate keys.
+///
+/// Classes (RFC 8259 section references): a value cut off by the end of the text is
+/// `TRUNCATED_JSON` (span from the innermost unclosed value); `NaN`, `Infinity` and
+/// numbers beyond the IEEE 754 double range (section 6) are `NON_STANDARD_NUMBER`;
+/// anything after the value (section 2) is `TRAILING_CONTENT`; a text that starts with
+/// prose or a markdown fence but holds a complete object or array is `FENCED_JSON` (span:
+/// that inner value); nesting deeper than [`MAX_DEPTH`] is `TOO_DEEP`; a repeated member
+/// name (section 4) is `DUPLICATE_KEY`; the rest is `INVALID_JSON`.
+pub fn diagnose(text: &str) -> Option<Finding> {
+    let problem = scan::check(text).err()?;
+    let reason = match problem.kind {
+        scan::Kind::Invalid => Reason::INVALID_JSON,
+        scan::Kind::Truncated => Reason::TRUNCATED_JSON,
+        scan::Kind::DuplicateKey => Reason::DUPLICATE_KEY,
+        scan::Kind::NonStandardNumber => Reason::NON_STANDARD_NUMBER,
+        scan::Kind::TrailingContent => Reason::TRAILING_CONTENT,
+        scan::Kind::Fenced => Reason::FENCED_JSON,
+        scan::Kind::TooDeep => Reason::TOO_DEEP,
+    };
+    let at = line_col(text, problem.span.start);
+    let finding = Finding::new(Stage::Parse, reason, problem.message).with_span(problem.span, at);
+    Some(match problem.pointer {
+        Some(pointer) => finding.with_pointer(pointer),
+        None => finding,
+    })
 }
 
 /// The byte span of the value at JSON Pointer `pointer` (RFC 6901) in the JSON `text`,
 /// or `None` when the text does not parse or nothing is there. With duplicate keys the
 /// last one wins, as in the parsed value.
+///
+/// Reference tokens are unescaped (`~1` is `/`, `~0` is `~`); an array is indexed by a
+/// decimal without leading zeros (RFC 6901 section 4; `-` never matches). A string's span
+/// includes its quotes, a container's its brackets. A malformed pointer gives `None`.
+/// The text must be valid JSON apart from duplicate keys (the `serde_json` grammar).
 pub fn locate(text: &str, pointer: &str) -> Option<Span> {
-    let _ = (text, pointer);
-    todo!("parse")
+    let tokens = scan::pointer_tokens(pointer)?;
+    scan::locate(text, &tokens)
+}
+
+/// Fallback when the scanner finds nothing wrong but `serde_json` did (should not happen):
+/// `INVALID_JSON` with `serde_json`'s message at its position (its column counts bytes).
+fn from_serde_error(text: &str, err: &serde_json::Error) -> Finding {
+    let mut offset = 0usize;
+    for _ in 1..err.line() {
+        match text[offset..].find('\n') {
+            Some(n) => offset += n + 1,
+            None => break,
+        }
+    }
+    offset = offset
+        .saturating_add(err.column().saturating_sub(1))
+        .min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let full = err.to_string();
+    let message = match full.rfind(" at line ") {
+        Some(n) => full[..n].to_owned(),
+        None => full,
+    };
+    let end = offset + text[offset..].chars().next().map_or(0, char::len_utf8);
+    Finding::new(Stage::Parse, Reason::INVALID_JSON, message)
+        .with_span(Span { start: offset, end }, line_col(text, offset))
 }
