@@ -8,7 +8,7 @@
 //!
 //! | shape | adapter |
 //! |---|---|
-//! | an array of events, or a string of SSE lines | [`stream`](self) (provider read from the first event) |
+//! | an array of events, or a string of SSE lines | a stream (provider read from the first event) |
 //! | `"object": "response"` | `openai-responses` |
 //! | `"object": "chat.completion"` or `choices[].message` | `openai-chat` |
 //! | `"type": "message"` | `anthropic` |
@@ -68,6 +68,37 @@ pub const UNKNOWN_PROVIDER: &str = "unknown";
 /// `openai-chat`, `anthropic`, `gemini`); `tool` names the tool call that is the proposal
 /// (by function name, or by call id when several calls share a name).
 ///
+/// The rules per provider, and the documents they come from:
+/// - OpenAI Responses ("The response object", platform.openai.com/docs/api-reference/responses):
+///   finished when `status` is `completed` and no content part is a `refusal`;
+///   `incomplete_details.reason` `max_output_tokens` is `TRUNCATED_OUTPUT`, `content_filter`
+///   is `CONTENT_FILTERED`; `failed` is `REQUEST_ERROR` from `error.code`.
+/// - OpenAI Chat Completions ("The chat completion object"): finished when `finish_reason`
+///   is `stop`, `tool_calls` or `function_call` and `message.refusal` is null; `length` is
+///   `TRUNCATED_OUTPUT`, `content_filter` is `CONTENT_FILTERED`.
+/// - Anthropic Messages ("Handling stop reasons", docs.anthropic.com): finished on
+///   `end_turn`, `stop_sequence`, `tool_use`; `max_tokens` and `model_context_window_exceeded`
+///   are `TRUNCATED_OUTPUT`, `refusal` is `REFUSAL`, `pause_turn` is `INCOMPLETE`.
+/// - Gemini ("GenerateContentResponse", ai.google.dev/api/generate-content): finished on
+///   `finishReason` `STOP`; `MAX_TOKENS` is `TRUNCATED_OUTPUT`; `SAFETY`, `RECITATION`,
+///   `BLOCKLIST`, `PROHIBITED_CONTENT`, `SPII`, `IMAGE_*` filters and any
+///   `promptFeedback.blockReason` are `CONTENT_FILTERED`; `MALFORMED_FUNCTION_CALL` and
+///   `UNEXPECTED_TOOL_CALL` are `MALFORMED_TOOL_CALL`; anything else is `INCOMPLETE`.
+/// - Error bodies (Anthropic "Errors", OpenAI "Error codes", Gemini "Troubleshooting"):
+///   always `REQUEST_ERROR`, `retry` for rate limits, overload and server errors
+///   (`rate_limit_error`, `overloaded_error`, `api_error`, `server_error`, HTTP 429, 5xx,
+///   529), else `reject`.
+/// - Streams (each provider's streaming reference): the deltas are assembled and judged as
+///   above; without the terminal event (`message_stop`, a non-null `finish_reason`,
+///   `response.completed` / `.incomplete` / `.failed`, a Gemini `finishReason`) the
+///   stream is `INCOMPLETE`. Streamed tool arguments are text, parsed strictly.
+///
+/// A finished response with an empty or whitespace-only proposal is `NO_OUTPUT`. When a
+/// message holds tool calls, the call is the proposal; several calls and no `tool`, or a
+/// `tool` that names no call, are input-stage `INVALID_CAPTURE`, as are an unknown
+/// `provider` and a shape no adapter recognises. Findings carry no `pointer`: the place in
+/// the response is named in the message.
+///
 /// Never panics: a response of any JSON shape gives either a proposal or a finding.
 pub fn adapt_response(response: &Value, provider: Option<&str>, tool: Option<&str>) -> Adapted {
     let forced = match provider {
@@ -115,6 +146,15 @@ pub fn adapt_response(response: &Value, provider: Option<&str>, tool: Option<&st
 /// Runs the response stage on a record that carries `output` directly, with its
 /// `status` (`completed` default, `refusal`, `incomplete`, `request_error`) and
 /// `status_detail` (`max_output_tokens`, `content_filter`, `rate_limit`, an HTTP status...).
+///
+/// A string `output` is [`Proposal::Text`] (empty or whitespace-only is `NO_OUTPUT`), any
+/// other JSON is [`Proposal::Structured`]. `incomplete` with a token-limit detail
+/// (`max_output_tokens`, `length`, `max_tokens`, `MAX_TOKENS`,
+/// `model_context_window_exceeded`) is `TRUNCATED_OUTPUT`, with `content_filter` (or a Gemini
+/// filter reason) `CONTENT_FILTERED`, otherwise `INCOMPLETE`; `request_error` is
+/// `REQUEST_ERROR`, `retry` for `rate_limit`, `overloaded`, `server_error`, `429`, `5xx`
+/// (any 5xx status) and `529`. An unknown status is `INVALID_CAPTURE` with a "did you
+/// mean" hint. `ResponseInfo::provider` is `output`.
 pub fn adapt_output(output: &Value, status: Option<&str>, status_detail: Option<&str>) -> Adapted {
     output::adapt(output, status, status_detail)
 }
@@ -694,6 +734,164 @@ mod tests {
             .unwrap_or_else(|| panic!("none"));
         assert!(f.message.contains("holds no tool call"), "{}", f.message);
         assert_eq!(select(&[], None).ok(), Some(None));
+    }
+
+    /// A tiny deterministic generator of JSON built from the providers' own vocabulary, so
+    /// that random values hit the adapters' real branches.
+    struct Junk(u64);
+
+    impl Junk {
+        fn next(&mut self) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            self.0 >> 33
+        }
+        fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+            xs[(self.next() as usize) % xs.len()]
+        }
+        fn value(&mut self, depth: u32) -> Value {
+            const KEYS: &[&str] = &[
+                "type",
+                "object",
+                "choices",
+                "message",
+                "content",
+                "delta",
+                "candidates",
+                "parts",
+                "error",
+                "status",
+                "output",
+                "index",
+                "finish_reason",
+                "stop_reason",
+                "tool_calls",
+                "function",
+                "arguments",
+                "name",
+                "text",
+                "partial_json",
+                "functionCall",
+                "args",
+                "promptFeedback",
+                "blockReason",
+                "finishReason",
+                "content_block",
+                "item",
+                "output_index",
+                "content_index",
+                "response",
+                "incomplete_details",
+                "reason",
+                "refusal",
+                "code",
+                "usage",
+                "model",
+                "input",
+                "id",
+                "call_id",
+                "thought",
+            ];
+            const STRS: &[&str] = &[
+                "message_start",
+                "content_block_start",
+                "content_block_delta",
+                "message_delta",
+                "message_stop",
+                "text_delta",
+                "input_json_delta",
+                "tool_use",
+                "text",
+                "end_turn",
+                "max_tokens",
+                "refusal",
+                "error",
+                "response",
+                "response.created",
+                "response.completed",
+                "response.output_text.delta",
+                "response.function_call_arguments.delta",
+                "response.output_item.added",
+                "completed",
+                "incomplete",
+                "failed",
+                "message",
+                "function_call",
+                "output_text",
+                "chat.completion",
+                "chat.completion.chunk",
+                "stop",
+                "length",
+                "tool_calls",
+                "STOP",
+                "MAX_TOKENS",
+                "SAFETY",
+                "MALFORMED_FUNCTION_CALL",
+                "{",
+                "{\"a\":1}",
+                "",
+                " ",
+                "[DONE]",
+                "overloaded_error",
+                "429",
+            ];
+            let roll = if depth == 0 {
+                self.next() % 4
+            } else {
+                self.next() % 7
+            };
+            match roll {
+                0 => Value::Null,
+                1 => Value::from(self.next() % 600),
+                2 => Value::from(self.pick(STRS)),
+                3 => Value::Bool(self.next() % 2 == 0),
+                4 => Value::Array(
+                    (0..self.next() % 4)
+                        .map(|_| self.value(depth - 1))
+                        .collect(),
+                ),
+                _ => {
+                    let mut m = serde_json::Map::new();
+                    for _ in 0..self.next() % 6 {
+                        let k = self.pick(KEYS).to_owned();
+                        let v = self.value(depth - 1);
+                        m.insert(k, v);
+                    }
+                    Value::Object(m)
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn random_provider_shaped_junk_never_panics() {
+        let mut junk = Junk(7);
+        let providers = [
+            None,
+            Some("openai-responses"),
+            Some("openai-chat"),
+            Some("anthropic"),
+            Some("gemini"),
+        ];
+        for _ in 0..4000 {
+            let v = junk.value(5);
+            let events: Vec<Value> = (0..junk.next() % 6).map(|_| junk.value(4)).collect();
+            let sse: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+            for p in providers {
+                for tool in [None, Some("f")] {
+                    let _ = adapt_response(&v, p, tool);
+                    let _ = adapt_response(&Value::Array(events.clone()), p, tool);
+                    let _ = adapt_response(&Value::String(sse.clone()), p, tool);
+                }
+            }
+            let _ = adapt_output(
+                &v,
+                Some(junk.pick(&["completed", "refusal", "incomplete", "request_error", "x"])),
+                None,
+            );
+        }
     }
 
     #[test]
