@@ -112,14 +112,16 @@ impl Contracts {
                 .map(|p| Loaded::read(root, schemas_dir, p, config))
                 .collect();
         }
-        let registry = build_registry(loaded.iter().chain(extra.iter()));
-        let options = base_options(config);
+        let offline = Offline::default();
+        let registry = build_registry(loaded.iter().chain(extra.iter()), &offline);
+
+        let options = base_options(config, &offline);
         let mut by_name = BTreeMap::new();
         for l in loaded {
             let compiled = match (&l.parsed, &registry) {
                 (Err(f), _) => Err(vec![f.clone()]),
                 (Ok(_), Err(f)) => Err(vec![f.clone()]),
-                (Ok(schema), Ok(registry)) => compile(&l, schema, registry, &options),
+                (Ok(schema), Ok(registry)) => compile(&l, schema, registry, &options, &offline),
             };
             let (rules, rule_errors) = load_rules(root, schemas_dir, &l.name);
             let compiled = match (compiled, rule_errors) {
@@ -295,13 +297,20 @@ fn file_uri(abs: &Path) -> String {
 
 /// Refuses every retrieval: verdict never fetches. References it is asked for resolve to a
 /// marker schema, so only the contracts that really reach them fail to compile.
-struct Offline;
+#[derive(Clone, Default)]
+struct Offline {
+    /// Every URI it was asked for, to name them when a contract that uses one fails.
+    asked: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
+}
 
 impl Retrieve for Offline {
     fn retrieve(
         &self,
         uri: &Uri<String>,
     ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.insert(uri.as_str().to_string());
+        }
         let mut m = Map::new();
         m.insert(UNAVAILABLE.into(), Value::String(uri.as_str().to_string()));
         Ok(Value::Object(m))
@@ -310,6 +319,7 @@ impl Retrieve for Offline {
 
 fn build_registry<'a>(
     loaded: impl Iterator<Item = &'a Loaded>,
+    offline: &Offline,
 ) -> Result<Registry<'static>, Finding> {
     let mut pairs: Vec<(String, Resource)> = Vec::new();
     for l in loaded {
@@ -323,17 +333,17 @@ fn build_registry<'a>(
         }
     }
     Registry::new()
-        .retriever(Offline)
+        .retriever(offline.clone())
         .extend(pairs)
         .and_then(|b| b.prepare())
         .map_err(|e| contract_error(format!("cannot index the schemas: {e}")))
 }
 
-fn base_options(config: &Config) -> jsonschema::ValidationOptions<'static> {
+fn base_options(config: &Config, offline: &Offline) -> jsonschema::ValidationOptions<'static> {
     jsonschema::options()
         .should_validate_formats(config.format_assertion)
         .with_pattern_options(jsonschema::PatternOptions::fancy_regex().backtrack_limit(REGEX_BACKTRACK_LIMIT))
-        .with_retriever(Offline)
+        .with_retriever(offline.clone())
         .with_keyword(UNAVAILABLE, |_, value: &Value, _| {
             let uri = value.as_str().unwrap_or("?");
             Err::<Box<dyn for<'i> Keyword<'i>>, _>(ValidationError::custom(format!(
@@ -347,6 +357,7 @@ fn compile(
     schema: &Value,
     registry: &Registry<'static>,
     options: &jsonschema::ValidationOptions<'static>,
+    offline: &Offline,
 ) -> Result<Validator, Vec<Finding>> {
     let shown = l.rel.display().to_string();
     if let Value::Object(obj) = schema
@@ -387,10 +398,38 @@ fn compile(
         opts = opts.with_base_uri(l.uri.clone());
     }
     opts.build(schema).map_err(|e| {
-        let ptr = e.instance_path().as_str().to_string();
+        let ptr = match e.kind() {
+            // our marker keyword's own location means nothing to the user
+            jsonschema::error::ValidationErrorKind::Custom { .. } => String::new(),
+            _ => e.instance_path().as_str().to_string(),
+        };
         let message = match e.kind() {
             jsonschema::error::ValidationErrorKind::Custom { message, .. } => message.clone(),
-            _ => e.to_string(),
+            _ => {
+                // A reference into a document that is not available offline fails as a
+                // missing pointer: name the document it was looked for in.
+                let unavailable: Vec<String> = offline
+                    .asked
+                    .lock()
+                    .map(|a| a.iter().cloned().collect())
+                    .unwrap_or_default();
+                let remote: Vec<&str> = unavailable
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|u| {
+                        let tail = u.trim_end_matches('/').rsplit('/').next().unwrap_or(u);
+                        !tail.is_empty() && l.text.contains(tail)
+                    })
+                    .collect();
+                if remote.is_empty() {
+                    e.to_string()
+                } else {
+                    format!(
+                        "remote reference {} is not available offline: verdict resolves $ref only within the schemas folder (by $id or relative path) ({e})",
+                        remote.join(", ")
+                    )
+                }
+            }
         };
         vec![schema_file_finding(l, &ptr, &message)]
     })
