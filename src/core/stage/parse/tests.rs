@@ -672,3 +672,17 @@ fn random_documents_agree_with_serde_json() {
         agree(&text);
     }
 }
+
+#[test]
+fn serde_error_fallback_maps_byte_columns_to_characters() {
+    let text = "[1,\n {\"éé\": tru}]";
+    let err = serde_json::from_str::<Value>(text).unwrap_err();
+    assert_eq!((err.line(), err.column()), (2, 14)); // bytes: the "}"
+    let f = from_serde_error(text, &err);
+    assert_eq!(f.reason, Reason::INVALID_JSON);
+    assert_eq!(f.message, "expected ident");
+    assert_eq!(f.span, sp(17, 18));
+    // the column counts characters
+    assert_eq!(f.at, Some(line_col(text, 17)));
+    assert_eq!(f.at.map(|a| (a.line, a.column)), Some((2, 12)));
+}
