@@ -218,22 +218,35 @@ pub(crate) fn quote(s: &str) -> String {
             out.push('…');
             break;
         }
-        match c {
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control()
-                || (c.is_whitespace() && c != ' ')
-                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{feff}') =>
-            {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
+        push_escaped(&mut out, c, true);
     }
     out.push('"');
     out
+}
+
+/// `s` with control and invisible characters escaped, for a message.
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        push_escaped(&mut out, c, false);
+    }
+    out
+}
+
+fn push_escaped(out: &mut String, c: char, quoted: bool) {
+    match c {
+        '"' if quoted => out.push_str("\\\""),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if c.is_control()
+            || (c.is_whitespace() && c != ' ')
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{feff}') =>
+        {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        }
+        c => out.push(c),
+    }
 }
 
 fn is_ws(c: u8) -> bool {
@@ -631,6 +644,7 @@ impl<'a, 'p> Scanner<'a, 'p> {
             }
         }
         let on_path = self.stack.last().is_some_and(|f| f.on_path);
+        let mut dup = false;
         if !(self.dups || on_path) {
             self.string(None)?;
         } else {
@@ -650,34 +664,34 @@ impl<'a, 'p> Scanner<'a, 'p> {
                 }
             }
             if self.dups {
-                let Some(top) = self.stack.last_mut() else {
-                    return Ok(());
-                };
-                let dup = !top.keys.insert(key.clone());
-                top.key = key;
-                if dup {
-                    let pointer = self.pointer();
-                    let key = self.stack.last().map_or("", |f| f.key.as_str());
-                    let mut p = Problem::new(
-                        Kind::DuplicateKey,
-                        start,
-                        self.pos,
-                        format!("duplicate key {} at {pointer}", quote(key)),
-                    );
-                    p.pointer = Some(pointer);
-                    return Err(p);
-                }
+                dup = self.stack.last_mut().is_some_and(|top| {
+                    let dup = !top.keys.insert(key.clone());
+                    top.key = key;
+                    dup
+                });
             }
         }
+        let key_end = self.pos;
+        // the member must be well formed before its name can repeat another
         self.skip_ws();
         match self.b.get(self.pos) {
-            Some(b':') => {
-                self.pos += 1;
-                Ok(())
-            }
-            None => Err(self.truncated_container("\":\"")),
-            Some(_) => Err(self.unexpected(self.pos, "\":\" after the object key").0),
+            Some(b':') => self.pos += 1,
+            None => return Err(self.truncated_container("\":\"")),
+            Some(_) => return Err(self.unexpected(self.pos, "\":\" after the object key").0),
         }
+        if dup {
+            let pointer = self.pointer();
+            let key = self.stack.last().map_or("", |f| f.key.as_str());
+            let mut p = Problem::new(
+                Kind::DuplicateKey,
+                start,
+                key_end,
+                format!("duplicate key {} at {}", quote(key), escape(&pointer)),
+            );
+            p.pointer = Some(pointer);
+            return Err(p);
+        }
+        Ok(())
     }
 
     /// A string (RFC 8259 section 7) at `self.pos`; decoded into `out` when given.
