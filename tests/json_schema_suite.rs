@@ -75,25 +75,47 @@ fn run_dir(sub: &str, dialect: Dialect, format_assertion: bool) -> Outcome {
     let mut out = Outcome::default();
     for file in files {
         let name = file.file_name().unwrap().to_string_lossy().to_string();
-        let groups: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let groups: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         for group in groups {
             let key = format!("{sub}/{name} :: {}", group["description"].as_str().unwrap());
             let tmp = tempfile::tempdir().unwrap();
             std::fs::create_dir(tmp.path().join("schemas")).unwrap();
-            std::fs::write(tmp.path().join("schemas/s.json"), group["schema"].to_string()).unwrap();
-            let config = Config { dialect, format_assertion, ..Config::default() };
+            std::fs::write(
+                tmp.path().join("schemas/s.json"),
+                group["schema"].to_string(),
+            )
+            .unwrap();
+            let config = Config {
+                dialect,
+                format_assertion,
+                ..Config::default()
+            };
             let ws = Workspace::with_config(tmp.path(), config);
             for (i, test) in group["tests"].as_array().unwrap().iter().enumerate() {
                 out.cases += 1;
                 let record = json!({"id": format!("t{i}"), "output": test["data"].to_string()});
-                let raw = RawRecord { source: format!("t{i}"), file: "t".into(), line: None, text: Ok(record.to_string()) };
+                let raw = RawRecord {
+                    source: format!("t{i}"),
+                    file: "t".into(),
+                    line: None,
+                    text: Ok(record.to_string()),
+                };
                 let v = ws.check(&raw);
                 let valid = test["valid"].as_bool().unwrap();
-                let ok = if valid { v.stage == Stage::Ready } else { v.stage == Stage::Schema };
+                let ok = if valid {
+                    v.stage == Stage::Ready
+                } else {
+                    v.stage == Stage::Schema
+                };
                 if ok {
                     continue;
                 }
-                let first = v.errors.first().map(|e| e.message.clone()).unwrap_or_default();
+                let first = v
+                    .errors
+                    .first()
+                    .map(|e| e.message.clone())
+                    .unwrap_or_default();
                 let remote = v.stage == Stage::Input && first.contains("http://localhost:1234/");
                 if remote && XFAIL.contains(&key.as_str()) {
                     out.failed_groups.insert(key.clone());
@@ -115,14 +137,27 @@ fn run_dir(sub: &str, dialect: Dialect, format_assertion: bool) -> Outcome {
 fn check(sub: &str, dialect: Dialect, format_assertion: bool, min_cases: usize) {
     let o = run_dir(sub, dialect, format_assertion);
     assert!(o.cases >= min_cases, "{sub}: only {} cases ran", o.cases);
-    assert!(o.failures.is_empty(), "{sub}: {} of {} cases failed:\n{}", o.failures.len(), o.cases, o.failures.join("\n"));
+    assert!(
+        o.failures.is_empty(),
+        "{sub}: {} of {} cases failed:\n{}",
+        o.failures.len(),
+        o.cases,
+        o.failures.join("\n")
+    );
     let stale: Vec<&&str> = XFAIL
         .iter()
         .filter(|x| x.starts_with(&format!("{sub}/")) && !x[sub.len() + 1..].contains('/'))
         .filter(|x| !o.failed_groups.contains(**x))
         .collect();
-    assert!(stale.is_empty(), "{sub}: these expected failures now pass; remove them from XFAIL: {stale:?}");
-    eprintln!("{sub}: {} cases, {} expected-failure groups", o.cases, o.failed_groups.len());
+    assert!(
+        stale.is_empty(),
+        "{sub}: these expected failures now pass; remove them from XFAIL: {stale:?}"
+    );
+    eprintln!(
+        "{sub}: {} cases, {} expected-failure groups",
+        o.cases,
+        o.failed_groups.len()
+    );
 }
 
 #[test]
@@ -137,7 +172,12 @@ fn draft7() {
 
 #[test]
 fn draft2020_12_formats_asserted() {
-    check("draft2020-12/optional/format", Dialect::Draft202012, true, 700);
+    check(
+        "draft2020-12/optional/format",
+        Dialect::Draft202012,
+        true,
+        700,
+    );
 }
 
 #[test]
