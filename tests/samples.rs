@@ -1,0 +1,132 @@
+//! The bundled sample workspaces meet every `expect`, through the library and the binary;
+//! editing a capture on disk changes exactly its verdict.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use verdict::core::verdict::{Decision, Stage};
+use verdict::core::workspace::Workspace;
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
+}
+
+fn all_verdicts(root: &Path) -> Vec<verdict::core::verdict::Verdict> {
+    let ws = Workspace::open(root).unwrap();
+    ws.capture_files()
+        .iter()
+        .flat_map(|f| ws.read_file(f))
+        .map(|r| ws.check(&r))
+        .collect()
+}
+
+#[test]
+fn refund_sample_meets_every_expect() {
+    let verdicts = all_verdicts(&sample("refund"));
+    assert_eq!(verdicts.len(), 25);
+    for v in &verdicts {
+        let e = v
+            .expect
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no expect", v.id));
+        assert!(
+            e.met,
+            "{}: expected {:?}, got {} {:?} {}",
+            v.id, e.expect, v.stage, v.reason, v.decision
+        );
+    }
+    // every stage and every decision is represented
+    for s in [
+        Stage::Response,
+        Stage::Parse,
+        Stage::Schema,
+        Stage::Business,
+        Stage::Ready,
+    ] {
+        assert!(verdicts.iter().any(|v| v.stage == s), "no {s} case");
+    }
+    for d in Decision::ALL {
+        assert!(verdicts.iter().any(|v| v.decision == d), "no {d} case");
+    }
+}
+
+#[test]
+fn providers_sample_meets_every_expect() {
+    for v in all_verdicts(&sample("providers")) {
+        let e = v
+            .expect
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no expect", v.id));
+        assert!(
+            e.met,
+            "{}: expected {:?}, got {} {:?} {}",
+            v.id, e.expect, v.stage, v.reason, v.decision
+        );
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        let t = to.join(e.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &t)
+        } else {
+            std::fs::copy(&p, &t).unwrap();
+        }
+    }
+}
+
+#[test]
+fn editing_the_valid_amount_to_8000_flips_exactly_that_case_to_intent_mismatch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("refund");
+    copy_dir(&sample("refund"), &ws);
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_verdict"))
+            .args(["check", "--format", "jsonl"])
+            .arg(&ws)
+            .output()
+            .unwrap()
+    };
+    let before = run();
+    assert_eq!(
+        before.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&before.stderr)
+    );
+
+    let file = ws.join("captures/valid-proposal.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let edited = text.replace(r#"\"amount_minor\":5000"#, r#"\"amount_minor\":8000"#);
+    assert_ne!(text, edited, "the sample's amount was not found");
+    std::fs::write(&file, edited).unwrap();
+
+    let after = run();
+    assert_eq!(after.status.code(), Some(1));
+    let lines = |o: &std::process::Output| -> Vec<serde_json::Value> {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let (b, a) = (lines(&before), lines(&after));
+    assert_eq!(b.len(), a.len());
+    let changed: Vec<(&serde_json::Value, &serde_json::Value)> =
+        b.iter().zip(&a).filter(|(x, y)| x != y).collect();
+    assert_eq!(changed.len(), 1, "exactly one verdict changes");
+    let v = changed[0].1;
+    assert_eq!(v["id"], "valid-proposal");
+    assert_eq!(v["stage"], "business");
+    assert_eq!(v["decision"], "recheck");
+    assert_eq!(v["reason"], "INTENT_MISMATCH");
+    assert_eq!(v["errors"][0]["pointer"], "/amount_minor");
+    assert_eq!(
+        v["errors"][0]["message"],
+        "proposal 8000, confirmed intent 5000"
+    );
+    assert_eq!(v["expect"]["met"], false);
+}
