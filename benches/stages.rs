@@ -5,6 +5,8 @@
 //! `rules/bind-once+5-rules` is what the pipeline does; `rules/bind-per-rule` is what it
 //! would cost to bind the capture's JSON again for each of the five rules.
 
+#![allow(clippy::result_large_err)]
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::Path;
