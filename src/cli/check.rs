@@ -37,6 +37,11 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         Some(schema_file) => validator_mode(schema_file, &args.paths, args.format_assertion)?,
         None => workspace_mode(&args.paths)?,
     };
+    if items.is_empty() {
+        eprintln!(
+            "verdict: warning: no captures found (*.json, *.jsonl, *.ndjson under the workspace's captures folders)"
+        );
+    }
     let mut summary = Summary::default();
     for it in &items {
         summary.add(&it.verdict);

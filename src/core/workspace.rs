@@ -11,20 +11,20 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
     /// The folder does not exist or cannot be read.
-    #[error("cannot open workspace {path}: {source}")]
+    #[error("cannot open workspace {path}: {cause}")]
     Unreadable {
         /// The folder.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// `verdict.toml` is broken.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Config {
         /// The config file.
         path: PathBuf,
         /// What is wrong.
-        source: ConfigError,
+        cause: ConfigError,
     },
 }
 
@@ -70,21 +70,21 @@ impl Workspace {
     /// # Errors
     /// The folder cannot be read, or `verdict.toml` is invalid.
     pub fn open(root: &Path) -> Result<Workspace, WorkspaceError> {
-        std::fs::read_dir(root).map_err(|source| WorkspaceError::Unreadable {
+        std::fs::read_dir(root).map_err(|cause| WorkspaceError::Unreadable {
             path: root.to_path_buf(),
-            source,
+            cause,
         })?;
         let config_path = root.join("verdict.toml");
         let config = match std::fs::read_to_string(&config_path) {
-            Ok(text) => Config::from_toml(&text).map_err(|source| WorkspaceError::Config {
+            Ok(text) => Config::from_toml(&text).map_err(|cause| WorkspaceError::Config {
                 path: config_path,
-                source,
+                cause,
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
             Err(e) => {
                 return Err(WorkspaceError::Unreadable {
                     path: config_path,
-                    source: e,
+                    cause: e,
                 });
             }
         };
