@@ -51,20 +51,7 @@ fn provider_samples_meet_their_expect() {
         "expected the provider samples, found {}",
         files.len()
     );
-    let allowed = [
-        "id",
-        "contract",
-        "response",
-        "output",
-        "status",
-        "status_detail",
-        "provider",
-        "tool",
-        "context",
-        "intent",
-        "expect",
-        "meta",
-    ];
+    let allowed = verdict::core::capture::RECORD_KEYS;
     for file in &files {
         let record = read(file);
         let obj = record

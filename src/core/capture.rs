@@ -6,6 +6,7 @@
 
 use crate::core::hint::hint_for;
 use crate::core::stage::parse;
+use crate::core::text::json_kind;
 use crate::core::verdict::{Decision, Expect, Finding, Reason, Stage};
 use serde_json::{Map, Value};
 use std::io::{BufRead, BufReader, Read};
@@ -258,7 +259,7 @@ pub fn parse_record(text: &str, default_id: &str) -> Result<Capture, RecordError
         return Err(RecordError {
             finding: invalid(format!(
                 "capture record must be a JSON object, found {}",
-                kind_of(&value)
+                json_kind(&value)
             )),
             id: None,
             expect: None,
@@ -271,17 +272,6 @@ pub fn parse_record(text: &str, default_id: &str) -> Result<Capture, RecordError
         id,
         expect,
     })
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Capture, Finding> {
@@ -303,7 +293,7 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(v) => Err(invalid(format!(
                 "`{key}` must be a string, found {}",
-                kind_of(v)
+                json_kind(v)
             ))),
         }
     };
@@ -314,7 +304,7 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
                 Some(Value::Object(m)) => Ok(Some(m)),
                 Some(v) => Err(invalid(format!(
                     "`{key}` must be an object, found {}",
-                    kind_of(&v)
+                    json_kind(&v)
                 ))),
             }
         };
@@ -333,7 +323,7 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
         Some(v) => {
             return Err(invalid(format!(
                 "`status_detail` must be a string, found {}",
-                kind_of(v)
+                json_kind(v)
             )));
         }
     };
@@ -359,7 +349,7 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
             if !(r.is_object() || r.is_array() || r.is_string()) {
                 return Err(invalid(format!(
                     "`response` must be an object, an array of stream events or SSE text, found {}",
-                    kind_of(&r)
+                    json_kind(&r)
                 )));
             }
             if status.is_some() || status_detail.is_some() {
@@ -399,7 +389,7 @@ pub fn parse_expect(v: &Value) -> Result<Expect, Finding> {
     let Value::Object(m) = v else {
         return Err(invalid(format!(
             "`expect` must be an object, found {}",
-            kind_of(v)
+            json_kind(v)
         )));
     };
     let mut e = Expect::default();
@@ -436,7 +426,7 @@ pub fn parse_expect(v: &Value) -> Result<Expect, Finding> {
             ("stage" | "decision" | "reason", v) => {
                 return Err(invalid(format!(
                     "`expect.{k}` must be a string, found {}",
-                    kind_of(v)
+                    json_kind(v)
                 )));
             }
             (k, _) => {

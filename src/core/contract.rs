@@ -79,7 +79,11 @@ impl Contracts {
     /// gives no contracts.
     pub fn load(root: &Path, schemas_dir: &Path, config: &Config) -> Contracts {
         let mut files = Vec::new();
-        collect_schema_files(schemas_dir, &mut files);
+        crate::core::workspace::collect_files(
+            schemas_dir,
+            &|p| p.extension().is_some_and(|e| e == "json"),
+            &mut files,
+        );
         files.sort();
         Contracts::load_files(root, &files, schemas_dir, config)
     }
@@ -177,21 +181,6 @@ fn load_rules(
             Ok(r) => (Some(r), None),
             Err(e) => (None, Some(e)),
         },
-    }
-}
-
-fn collect_schema_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(ft) = entry.file_type() else { continue };
-        if ft.is_dir() {
-            collect_schema_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "json") {
-            out.push(path);
-        }
     }
 }
 

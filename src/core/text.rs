@@ -73,3 +73,16 @@ mod escape_tests {
         assert_eq!(escape_control("a\u{9b}b\u{202e}"), "a\\u{9b}b\\u{202e}");
     }
 }
+
+/// The JSON type of a value with an article, for messages: `an array`, `null`.
+pub fn json_kind(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -110,7 +110,7 @@ impl Workspace {
             if p.is_file() {
                 out.push(p);
             } else {
-                collect(&p, &mut out);
+                collect_files(&p, &capture::is_capture_file, &mut out);
             }
         }
         out.sort();
@@ -130,7 +130,8 @@ impl Workspace {
     }
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every file below `dir` (recursively) for which `keep` holds; unreadable folders are skipped.
+pub fn collect_files(dir: &Path, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -138,8 +139,8 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
         let path = entry.path();
         let Ok(ft) = entry.file_type() else { continue };
         if ft.is_dir() {
-            collect(&path, out);
-        } else if capture::is_capture_file(&path) {
+            collect_files(&path, keep, out);
+        } else if keep(&path) {
             out.push(path);
         }
     }

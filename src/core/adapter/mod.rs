@@ -323,17 +323,7 @@ pub(crate) fn show(v: &Value) -> String {
     }
 }
 
-/// The JSON type of a value, with an article (`an array`).
-pub(crate) fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub(crate) use crate::core::text::json_kind as kind;
 
 /// `v[key]` as a string slice, if it is one.
 pub(crate) fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
