@@ -14,4 +14,5 @@
 
 pub mod cli;
 pub mod core;
+pub mod engine;
 pub mod report;

@@ -10,6 +10,19 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Check(args)) => run_check(&args),
+        Some(Command::Watch(args)) => {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            verdict::cli::watch::root_of(args.workspace.clone())
+                .and_then(|root| {
+                    verdict::cli::watch::run(
+                        &root,
+                        std::time::Duration::from_millis(args.debounce_ms),
+                        &mut out,
+                    )
+                })
+                .map(|_| ExitCode::SUCCESS)
+        }
         Some(Command::Feedback(args)) => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());

@@ -28,6 +28,22 @@ pub enum Command {
     /// For a `regenerate` verdict: what failed and the contract, written for the model. For
     /// the other decisions: why regenerating would not help and what to do instead.
     Feedback(FeedbackArgs),
+    /// Watch the workspace and print one JSON line per verdict that is new or changed,
+    /// then a summary line after each batch (for scripts and tests).
+    Watch(WatchArgs),
+}
+
+/// `verdict watch`.
+#[derive(Debug, clap::Args)]
+pub struct WatchArgs {
+    /// Workspace folder (default `.`).
+    pub workspace: Option<PathBuf>,
+    /// Print JSON lines (the only output format of `watch` for now).
+    #[arg(long, required = true)]
+    pub json: bool,
+    /// Debounce window in milliseconds: saves within it are one batch.
+    #[arg(long, default_value_t = 200, value_name = "MS")]
+    pub debounce_ms: u64,
 }
 
 /// `verdict feedback`.

@@ -3,3 +3,4 @@
 pub mod args;
 pub mod check;
 pub mod feedback;
+pub mod watch;

@@ -1,0 +1,142 @@
+//! `verdict watch --json [WORKSPACE]`: the engine headless. Validates everything once, then
+//! watches the workspace and prints one JSON line per verdict that is new or changed,
+//! one per capture that disappeared, and a summary line after each batch:
+//!
+//! ```text
+//! {"type":"verdict","data":VERDICT,"cause":"captures/a.json","flipped_from":{"stage":..,"decision":..,"reason":..},"ts_ms":..}
+//! {"type":"removed","data":{"id":..,"source":..},"cause":"captures/a.json","ts_ms":..}
+//! {"type":"summary","data":SUMMARY,"cause":["captures/a.json"],"ts_ms":..}
+//! {"type":"error","data":{"message":..},"ts_ms":..}
+//! ```
+//!
+//! `cause` is the changed file (workspace-relative) that led to the line, `null` for the
+//! first pass; `flipped_from` is set when the stage, decision or reason changed. `ts_ms` is
+//! the Unix time in milliseconds when the line was written. Lines are flushed at once.
+
+use crate::core::summary::Summary;
+use crate::engine::session::{Change, Session};
+use crate::engine::watcher::{self, WatchEvent};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+fn now_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
+
+fn emit(out: &mut dyn Write, mut line: Value) -> std::io::Result<()> {
+    line["ts_ms"] = json!(now_ms() as u64);
+    serde_json::to_writer(&mut *out, &line)?;
+    writeln!(out)?;
+    out.flush()
+}
+
+fn rel(root: &Path, p: &Path) -> String {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    p.strip_prefix(&root)
+        .unwrap_or(p)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// Writes the lines for one batch of changes and its summary. `causes` are the changed
+/// paths, workspace-relative (empty for the first pass).
+pub fn write_batch(
+    out: &mut dyn Write,
+    session: &Session,
+    changes: &[Change],
+    causes: &[String],
+) -> std::io::Result<()> {
+    let cause_of = |source: &str| -> Value {
+        if causes.is_empty() {
+            return Value::Null;
+        }
+        let file = source
+            .rsplit_once(':')
+            .filter(|(_, l)| l.chars().all(|c| c.is_ascii_digit()))
+            .map_or(source, |(f, _)| f);
+        let c = causes
+            .iter()
+            .find(|c| *c == file)
+            .or_else(|| causes.first());
+        c.map_or(Value::Null, |c| json!(c))
+    };
+    for ch in changes {
+        match ch {
+            Change::Updated { verdict, previous } => {
+                let flipped = previous
+                    .as_ref()
+                    .filter(|p| {
+                        p.stage != verdict.stage
+                            || p.decision != verdict.decision
+                            || p.reason != verdict.reason
+                    })
+                    .map_or(
+                        Value::Null,
+                        |p| json!({"stage": p.stage, "decision": p.decision, "reason": p.reason}),
+                    );
+                emit(
+                    out,
+                    json!({"type": "verdict", "data": verdict, "cause": cause_of(&verdict.source), "flipped_from": flipped}),
+                )?;
+            }
+            Change::Removed { verdict } => {
+                emit(
+                    out,
+                    json!({"type": "removed", "data": {"id": verdict.id, "source": verdict.source}, "cause": cause_of(&verdict.source)}),
+                )?;
+            }
+        }
+    }
+    let mut summary = Summary::default();
+    for v in session.verdicts() {
+        summary.add(v);
+    }
+    emit(
+        out,
+        json!({"type": "summary", "data": summary, "cause": causes}),
+    )
+}
+
+/// Runs `watch` until the watcher stops or the output is closed.
+///
+/// # Errors
+/// The workspace cannot be opened or watched; the output is closed.
+pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Result<()> {
+    let (mut session, changes) = Session::open(root)?;
+    // watch first, so nothing saved during the first pass is missed
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _watcher = watcher::watch(root, debounce, tx)?;
+    write_batch(out, &session, &changes, &[])?;
+    for event in rx {
+        match event {
+            WatchEvent::Changed(paths) => {
+                let causes: Vec<String> = paths.iter().map(|p| rel(root, p)).collect();
+                match session.apply(&paths) {
+                    Ok(changes) => write_batch(out, &session, &changes, &causes)?,
+                    Err(e) => emit(
+                        out,
+                        json!({"type": "error", "data": {"message": e.to_string()}, "cause": causes}),
+                    )?,
+                }
+            }
+            WatchEvent::Error(message) => {
+                emit(out, json!({"type": "error", "data": {"message": message}}))?
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The workspace folder for `watch`: the given path's workspace root (default `.`).
+pub fn root_of(path: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let p = path.unwrap_or_else(|| PathBuf::from("."));
+    if !p.exists() {
+        anyhow::bail!("{}: no such file or folder", p.display());
+    }
+    Ok(crate::core::workspace::find_root(&p))
+}
