@@ -77,7 +77,7 @@ pub fn read_file(path: &Path, rel: &str, max_bytes: u64) -> Vec<RawRecord> {
         }
         let mut bytes = Vec::with_capacity(len as usize);
         if let Err(e) = BufReader::new(file)
-            .take(max_bytes + 1)
+            .take(max_bytes.saturating_add(1))
             .read_to_end(&mut bytes)
         {
             return vec![one(Err(invalid(format!("cannot read {rel}: {e}"))))];
@@ -150,7 +150,7 @@ pub fn read_lines<R: BufRead>(
             };
             len += take as u64;
             if !overflow {
-                if len > max_bytes + 2 {
+                if len > max_bytes.saturating_add(2) {
                     overflow = true;
                     buf.clear();
                 } else {
