@@ -202,7 +202,8 @@ fn validator_mode(
             let ws = Workspace {
                 root: p.clone(),
                 config: Config {
-                    captures: vec![PathBuf::from(".")],
+                    // empty, not ".": `in/./a.json` would become the id
+                    captures: vec![PathBuf::new()],
                     ..Config::default()
                 },
                 contracts: Contracts::default(),

@@ -1,0 +1,991 @@
+//! End-to-end tests of the `verdict` binary: exit codes, a closed pipe, every `check`
+//! format, the `--schema` validator mode, `feedback`, and untrusted text in the output.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_verdict");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const REFUND_SCHEMA: &str = include_str!("../samples/refund/schemas/refund-v1.schema.json");
+const VALID: &str = r#"{"schema_version":"refund-v1","order_id":"O-1042","amount_minor":5000,"currency":"KRW","expected_version":7}"#;
+
+/// The binary with `args`, run in `dir`, without an inherited `NO_COLOR`.
+fn verdict_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run verdict")
+}
+
+/// The binary with `args`, run in the crate root (so `samples/refund` is a relative path).
+fn verdict(args: &[&str]) -> Output {
+    verdict_in(Path::new(ROOT), args)
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited, not killed by a signal")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
+}
+
+/// A temporary folder holding `files` (relative path, contents).
+fn tree(files: &[(&str, &str)]) -> TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+/// A JSONL line with `id` and `output` (the model's text) and optional extra keys.
+fn record(id: &str, output: &str, extra: Value) -> String {
+    let mut r = json!({"id": id, "output": output});
+    if let (Some(r), Some(extra)) = (r.as_object_mut(), extra.as_object()) {
+        r.extend(extra.clone());
+    }
+    r.to_string()
+}
+
+fn json_out(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", stdout(o)))
+}
+
+fn verdict_by_id<'a>(doc: &'a Value, id: &str) -> &'a Value {
+    doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["id"] == id)
+        .unwrap_or_else(|| panic!("no verdict {id}"))
+}
+
+// ---------------------------------------------------------------- exit codes
+
+#[test]
+fn exit_0_when_every_expect_is_met() {
+    for ws in ["samples/refund", "samples/providers"] {
+        let o = verdict(&["check", ws, "--color", "never"]);
+        assert_eq!(code(&o), 0, "{ws}:\n{}{}", stdout(&o), stderr(&o));
+        assert_eq!(stderr(&o), "", "{ws}");
+    }
+}
+
+#[test]
+fn exit_1_when_a_capture_misses_its_expect() {
+    let line = record(
+        "wants-ready",
+        r#"{"order_id": 1}"#,
+        json!({"expect": {"stage": "ready"}}),
+    );
+    let ws = tree(&[
+        ("schemas/refund-v1.schema.json", REFUND_SCHEMA),
+        ("captures/c.jsonl", &line),
+    ]);
+    let o = verdict_in(ws.path(), &["check", "--color", "never"]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.contains("NOT AS EXPECTED"), "{out}");
+    assert!(out.ends_with("0 passed, 1 failed\n"), "{out}");
+}
+
+#[test]
+fn exit_1_when_a_capture_without_expect_is_not_ready_and_0_when_ready() {
+    let ws = tree(&[
+        ("schemas/refund-v1.schema.json", REFUND_SCHEMA),
+        ("captures/ok.json", &record("ok", VALID, json!({}))),
+    ]);
+    let o = verdict_in(ws.path(), &["check"]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    assert!(
+        stdout(&o).ends_with("1 ready, 0 not ready\n"),
+        "{}",
+        stdout(&o)
+    );
+
+    std::fs::write(
+        ws.path().join("captures/bad.json"),
+        record("bad", "{", json!({})),
+    )
+    .unwrap();
+    let o = verdict_in(ws.path(), &["check"]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert!(
+        stdout(&o).ends_with("1 ready, 1 not ready\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn exit_2_for_a_missing_path() {
+    let o = verdict(&["check", "samples/no-such-workspace"]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(o.stdout, b"");
+    assert_eq!(
+        stderr(&o),
+        "verdict: samples/no-such-workspace: no such file or folder\n"
+    );
+    let o = verdict(&["check", "--schema", "nope.schema.json", "samples"]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(
+        stderr(&o),
+        "verdict: nope.schema.json: no such file or folder\n"
+    );
+}
+
+#[test]
+fn exit_2_for_a_broken_config_naming_the_key_once_with_a_hint() {
+    let ws = tree(&[
+        (
+            "verdict.toml",
+            "schemas = \"schemas\"\ndefault_contrat = \"refund-v1\"\n",
+        ),
+        ("schemas/refund-v1.schema.json", REFUND_SCHEMA),
+        ("captures/ok.json", &record("ok", VALID, json!({}))),
+    ]);
+    let o = verdict_in(ws.path(), &["check", "."]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(o.stdout, b"");
+    // the message is printed once (it used to repeat itself as its own source)
+    assert_eq!(
+        stderr(&o),
+        "verdict: ./verdict.toml: line 2, column 1: unknown key `default_contrat` \
+         (did you mean `default_contract`?)\n"
+    );
+
+    std::fs::write(ws.path().join("verdict.toml"), "dialect = 7\n").unwrap();
+    let o = verdict_in(ws.path(), &["check"]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(
+        stderr(&o),
+        "verdict: ./verdict.toml: line 1, column 11: invalid type: integer `7`, expected a string\n"
+    );
+}
+
+#[test]
+fn exit_2_for_usage_errors() {
+    for args in [
+        &["check", "--bogus"][..],
+        &["check", "--format", "xml"],
+        &["check", "--color", "sometimes"],
+        &["feedback"],
+        &["frobnicate", "samples/refund", "extra"],
+    ] {
+        let o = verdict(args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert_eq!(o.stdout, b"", "{args:?}");
+        let err = stderr(&o);
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    let err = stderr(&verdict(&["check", "--format", "xml"]));
+    assert!(err.contains("[possible values: human, json, jsonl, junit, sarif, github]"));
+}
+
+// ---------------------------------------------------------------- closed pipe
+
+/// `verdict check WS | head -1`: read one line, close the pipe, and the run ends quietly.
+fn closed_pipe(ws: &Path, format: &str) {
+    let mut child = Command::new(BIN)
+        .args(["check", "--color", "never", "--format", format])
+        .current_dir(ws)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    reader.read_line(&mut first).unwrap();
+    assert!(!first.is_empty(), "{format}: no first line");
+    drop(reader);
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(!err.contains("panicked"), "{format}: {err}");
+    assert!(
+        !err.to_lowercase().contains("broken pipe"),
+        "{format}: {err}"
+    );
+    assert_eq!(err, "", "{format}");
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{format}: {:?}",
+        o.status
+    );
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let mut lines = String::new();
+    for i in 0..5000 {
+        let out = if i % 2 == 0 {
+            VALID
+        } else {
+            r#"{"order_id": 3}"#
+        };
+        lines.push_str(&record(&format!("record-{i:04}"), out, json!({})));
+        lines.push('\n');
+    }
+    let ws = tree(&[
+        ("schemas/refund-v1.schema.json", REFUND_SCHEMA),
+        ("captures/many.jsonl", &lines),
+    ]);
+    // the report is far larger than a pipe buffer, so the writer must hit the closed pipe
+    let full = verdict_in(ws.path(), &["check", "--color", "never"]);
+    assert!(full.stdout.len() > 256 * 1024, "{}", full.stdout.len());
+    for format in ["human", "json", "jsonl", "junit", "sarif", "github"] {
+        closed_pipe(ws.path(), format);
+    }
+}
+
+// ---------------------------------------------------------------- human
+
+#[test]
+fn human_report_of_the_refund_sample() {
+    let o = verdict(&["check", "samples/refund", "--color", "never"]);
+    assert_eq!(code(&o), 0);
+    let out = stdout(&o);
+    assert!(!out.contains('\x1b'));
+    insta::assert_snapshot!("human_refund", out);
+
+    let tail: Vec<&str> = out.lines().rev().take(3).collect();
+    assert_eq!(tail[0], "25 passed, 0 failed");
+    assert_eq!(
+        tail[2],
+        "captures 25 > completed 21 > parsed 15 > schema 9 > business 1 > ready 1"
+    );
+
+    // NO_COLOR with --color auto prints the same, uncoloured text
+    let o2 = Command::new(BIN)
+        .args(["check", "samples/refund", "--color", "auto"])
+        .current_dir(ROOT)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o2), out);
+}
+
+#[test]
+fn color_always_emits_ansi_and_auto_follows_the_terminal_and_no_color() {
+    let o = verdict(&["check", "samples/refund", "--color", "always"]);
+    assert_eq!(code(&o), 0);
+    let out = stdout(&o);
+    assert!(out.contains("\x1b[32m✓\x1b[0m"), "{out}");
+    assert!(out.contains("\x1b[1mparse\x1b[0m"), "{out}");
+    // without the escapes it is the plain report
+    let plain = stdout(&verdict(&["check", "samples/refund", "--color", "never"]));
+    assert_eq!(strip_ansi(&out), plain);
+
+    // --color auto on a pipe: no colour
+    let o = verdict(&["check", "samples/refund"]);
+    assert!(!o.stdout.contains(&0x1b));
+
+    // --color auto on a terminal: colour, unless NO_COLOR is set (needs util-linux `script`)
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped the terminal half: no `script`");
+        return;
+    }
+    let on_tty = |no_color: Option<&str>| {
+        let mut c = Command::new("script");
+        c.args(["-qec", &format!("{BIN} check samples/refund"), "/dev/null"])
+            .current_dir(ROOT)
+            .stdin(Stdio::null())
+            .env_remove("NO_COLOR");
+        if let Some(v) = no_color {
+            c.env("NO_COLOR", v);
+        }
+        c.output().unwrap().stdout
+    };
+    assert!(on_tty(None).contains(&0x1b), "auto on a terminal colours");
+    assert!(!on_tty(Some("1")).contains(&0x1b), "NO_COLOR=1 wins");
+    assert!(
+        on_tty(Some("")).contains(&0x1b),
+        "an empty NO_COLOR is unset"
+    );
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------- json / jsonl
+
+const VERDICT_KEYS: [&str; 11] = [
+    "id",
+    "source",
+    "contract",
+    "stage",
+    "decision",
+    "reason",
+    "errors",
+    "warnings",
+    "expect",
+    "next_action",
+    // not in DESIGN 5: what the response stage read (provider, stop reason, model, usage)
+    "response",
+];
+
+/// `v` cut down to the keys of DESIGN 5's example.
+fn design_view(v: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for k in [
+        "id", "source", "contract", "stage", "decision", "reason", "warnings", "expect",
+    ] {
+        out.insert(k.into(), v[k].clone());
+    }
+    let errors: Vec<Value> = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            json!({"stage": e["stage"], "reason": e["reason"], "pointer": e["pointer"],
+                   "schema_path": e["schema_path"], "message": e["message"]})
+        })
+        .collect();
+    out.insert("errors".into(), errors.into());
+    Value::Object(out)
+}
+
+#[test]
+fn json_is_one_document_with_summary_and_design_shaped_verdicts() {
+    let o = verdict(&["check", "samples/refund", "--format", "json"]);
+    assert_eq!(code(&o), 0);
+    let doc = json_out(&o);
+    assert_eq!(
+        doc.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["summary", "verdicts"]
+    );
+    let s = &doc["summary"];
+    assert_eq!(s["captures"], 25);
+    assert_eq!(
+        s["funnel"],
+        json!({"completed": 21, "parsed": 15, "schema": 9, "business": 1, "ready": 1})
+    );
+    assert_eq!((&s["passed"], &s["failed"]), (&json!(25), &json!(0)));
+    assert_eq!((&s["expected"], &s["expect_met"]), (&json!(25), &json!(25)));
+
+    let verdicts = doc["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 25);
+    for v in verdicts {
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        for k in &keys {
+            assert!(VERDICT_KEYS.contains(k), "unexpected key {k} in {v}");
+        }
+        for k in &VERDICT_KEYS[..10] {
+            assert!(keys.contains(k), "missing key {k} in {v}");
+        }
+        assert!(!v["next_action"].as_str().unwrap().is_empty());
+        assert_eq!(v["expect"]["met"], true, "{v}");
+        for e in v["errors"].as_array().unwrap() {
+            for k in ["stage", "reason", "pointer", "schema_path", "message"] {
+                assert!(e.get(k).is_some(), "error without {k}: {e}");
+            }
+            assert_eq!(e["stage"], v["stage"]);
+        }
+        // the first error decides
+        if let Some(e) = v["errors"].get(0) {
+            assert_eq!(e["reason"], v["reason"]);
+        } else {
+            assert_eq!((&v["stage"], &v["reason"]), (&json!("ready"), &Value::Null));
+        }
+    }
+
+    let v = verdict_by_id(&doc, "amount-8000-intent-5000");
+    assert_eq!(
+        design_view(v),
+        json!({"id": "amount-8000-intent-5000", "source": "captures/cases.jsonl:20", "contract": "refund-v1",
+               "stage": "business", "decision": "recheck", "reason": "INTENT_MISMATCH",
+               "errors": [{"stage": "business", "reason": "INTENT_MISMATCH", "pointer": "/amount_minor",
+                           "schema_path": null, "message": "proposal 8000, confirmed intent 5000"}],
+               "warnings": [],
+               "expect": {"stage": "business", "decision": "recheck", "reason": "INTENT_MISMATCH", "met": true}})
+    );
+    assert_eq!(
+        v["next_action"],
+        "Confirm with the user: the proposal differs from what they confirmed."
+    );
+
+    let v = verdict_by_id(&doc, "valid-proposal");
+    assert_eq!(v["source"], "captures/valid-proposal.json");
+    assert_eq!(
+        v["expect"],
+        json!({"stage": "ready", "decision": "ready-for-commit", "reason": null, "met": true})
+    );
+    let v = verdict_by_id(&doc, "amount-as-string");
+    assert_eq!(v["errors"][0]["pointer"], "/amount_minor");
+    assert_eq!(
+        v["errors"][0]["schema_path"],
+        "/properties/amount_minor/anyOf"
+    );
+}
+
+#[test]
+fn jsonl_is_one_verdict_per_line_with_the_same_values() {
+    let doc = json_out(&verdict(&["check", "samples/refund", "--format", "json"]));
+    let o = verdict(&["check", "samples/refund", "--format", "jsonl"]);
+    assert_eq!(code(&o), 0);
+    let out = stdout(&o);
+    assert!(out.ends_with('\n'));
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(&Value::Array(lines), &doc["verdicts"]);
+}
+
+// ---------------------------------------------------------------- junit / sarif / github
+
+/// A workspace with failures: a JSONL file (line 1 ready, line 2 a schema error, line 3 not
+/// JSON, line 4 a schema error that meets its expect) and a `.json` capture whose output
+/// starts on line 4, column 13.
+fn failing_workspace() -> TempDir {
+    let jsonl = [
+        record("ok", VALID, json!({})),
+        record("wrong-type", r#"{"schema_version":"refund-v1","order_id":"O-1","amount_minor":"5","currency":"KRW","expected_version":1}"#, json!({})),
+        record("not-json", "{\"order_id\": ", json!({})),
+        record("expected-failure", "[]", json!({"expect": {"stage": "schema", "reason": "SCHEMA_MISMATCH"}})),
+    ]
+    .join("\n");
+    let single = "{\n  \"id\": \"single\",\n  \"contract\": \"refund-v1\",\n  \"output\": \"{\\\"currency\\\": \\\"EUR\\\"}\"\n}\n";
+    tree(&[
+        ("schemas/refund-v1.schema.json", REFUND_SCHEMA),
+        ("captures/log.jsonl", &jsonl),
+        ("captures/single.json", single),
+    ])
+}
+
+#[test]
+fn junit_has_one_testcase_per_capture_and_failures_for_those_that_do_not_pass() {
+    let o = verdict(&["check", "samples/refund", "--format", "junit"]);
+    assert_eq!(code(&o), 0);
+    let text = stdout(&o);
+    let doc = roxmltree::Document::parse(&text).expect("well-formed XML");
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    assert_eq!(cases.len(), 25);
+    assert!(!doc.descendants().any(|n| n.has_tag_name("failure")));
+    let root = doc.root_element();
+    assert_eq!(root.attribute("tests"), Some("25"));
+    assert_eq!(root.attribute("failures"), Some("0"));
+
+    let ws = failing_workspace();
+    let o = verdict_in(ws.path(), &["check", "--format", "junit"]);
+    assert_eq!(code(&o), 1);
+    let text = stdout(&o);
+    let doc = roxmltree::Document::parse(&text).expect("well-formed XML");
+    assert_eq!(doc.root_element().attribute("tests"), Some("5"));
+    assert_eq!(doc.root_element().attribute("failures"), Some("3"));
+    let failed: Vec<(&str, &str)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .filter_map(|c| {
+            let f = c.children().find(|n| n.has_tag_name("failure"))?;
+            Some((c.attribute("name").unwrap(), f.attribute("type").unwrap()))
+        })
+        .collect();
+    let mut failed = failed;
+    failed.sort();
+    assert_eq!(
+        failed,
+        [
+            ("not-json", "TRUNCATED_JSON"),
+            ("single", "SCHEMA_MISMATCH"),
+            ("wrong-type", "SCHEMA_MISMATCH"),
+        ]
+    );
+}
+
+#[test]
+fn junit_escapes_markup_and_control_characters() {
+    let id = "a<b&c\"d'e>\u{1}f\u{1b}[31m";
+    let ws = tree(&[
+        ("schemas/refund-v1.schema.json", REFUND_SCHEMA),
+        (
+            "captures/x.jsonl",
+            &record(id, &VALID.replace("\"KRW\"", r#""<&\"\u0002>""#), json!({})),
+        ),
+    ]);
+    let o = verdict_in(ws.path(), &["check", "--format", "junit"]);
+    assert_eq!(code(&o), 1);
+    assert!(!o.stdout.iter().any(|b| *b < 0x20 && *b != b'\n'));
+    let text = stdout(&o);
+    let doc = roxmltree::Document::parse(&text).expect("well-formed XML");
+    let case = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testcase"))
+        .unwrap();
+    assert_eq!(
+        case.attribute("name"),
+        Some("a<b&c\"d'e>\\u{1}f\\u{1b}[31m")
+    );
+    let failure = case.children().find(|n| n.has_tag_name("failure")).unwrap();
+    assert_eq!(failure.attribute("type"), Some("SCHEMA_MISMATCH"));
+    let body = failure.text().unwrap();
+    assert!(
+        body.contains(r#"/currency (1:82): "<&\"\u0002>" is not one of"#),
+        "{body}"
+    );
+    assert!(
+        failure
+            .attribute("message")
+            .unwrap()
+            .starts_with(r#"schema SCHEMA_MISMATCH regenerate: /currency: "<&\"\u0002>""#)
+    );
+}
+
+#[test]
+fn sarif_results_point_at_the_jsonl_line_and_the_json_output() {
+    let ws = failing_workspace();
+    let o = verdict_in(ws.path(), &["check", "--format", "sarif"]);
+    assert_eq!(code(&o), 1);
+    let log = json_out(&o);
+    assert_eq!(log["version"], "2.1.0");
+    assert!(log["$schema"].as_str().unwrap().contains("sarif-2.1.0"));
+    let run = &log["runs"][0];
+    assert_eq!(run["tool"]["driver"]["name"], "verdict");
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "only the captures that do not pass");
+    let rule_ids: Vec<&str> = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    for r in results {
+        for k in ["ruleId", "level", "message", "locations"] {
+            assert!(r.get(k).is_some(), "{k} in {r}");
+        }
+        assert!(rule_ids.contains(&r["ruleId"].as_str().unwrap()));
+        assert!(
+            ["error", "warning", "note", "none"].contains(&r["level"].as_str().unwrap()),
+            "{r}"
+        );
+        assert!(!r["message"]["text"].as_str().unwrap().is_empty());
+    }
+    let at = |id: &str| {
+        let r = results
+            .iter()
+            .find(|r| r["properties"]["id"] == id)
+            .unwrap_or_else(|| panic!("no result for {id}"));
+        let loc = &r["locations"][0]["physicalLocation"];
+        (
+            r["ruleId"].as_str().unwrap().to_string(),
+            r["level"].as_str().unwrap().to_string(),
+            loc["artifactLocation"]["uri"].as_str().unwrap().to_string(),
+            loc["region"]["startLine"].as_u64().unwrap(),
+            loc["region"]["startColumn"].as_u64().unwrap(),
+        )
+    };
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        at("wrong-type"),
+        (
+            s("SCHEMA_MISMATCH"),
+            s("error"),
+            s("captures/log.jsonl"),
+            2,
+            1
+        )
+    );
+    assert_eq!(
+        at("not-json"),
+        (
+            s("TRUNCATED_JSON"),
+            s("error"),
+            s("captures/log.jsonl"),
+            3,
+            1
+        )
+    );
+    // `  "output": ` is 12 characters: the value starts on line 4, column 13
+    assert_eq!(
+        at("single"),
+        (
+            s("SCHEMA_MISMATCH"),
+            s("error"),
+            s("captures/single.json"),
+            4,
+            13
+        )
+    );
+    let wrong = results
+        .iter()
+        .find(|r| r["properties"]["id"] == "wrong-type")
+        .unwrap();
+    assert!(
+        wrong["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("/amount_minor"),
+        "{wrong}"
+    );
+
+    // a workspace where everything passes: a valid log with no results
+    let o = verdict(&["check", "samples/refund", "--format", "sarif"]);
+    let log = json_out(&o);
+    assert_eq!(log["runs"][0]["results"], json!([]));
+}
+
+#[test]
+fn github_annotations_with_file_line_col_and_title() {
+    let ws = failing_workspace();
+    let o = verdict_in(ws.path(), &["check", "--format", "github"]);
+    assert_eq!(code(&o), 1);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    let starts = [
+        "::error file=captures/log.jsonl,line=2,col=1,title=SCHEMA_MISMATCH::wrong-type [schema regenerate]: /amount_minor: ",
+        "::error file=captures/log.jsonl,line=3,col=1,title=TRUNCATED_JSON::not-json [parse regenerate]: ",
+        "::error file=captures/single.json,line=4,col=13,title=SCHEMA_MISMATCH::single [schema regenerate]: ",
+    ];
+    let mut errors: Vec<&str> = lines[..3].to_vec();
+    errors.sort();
+    for (line, start) in errors.iter().zip(starts) {
+        assert!(line.starts_with(start), "{line}\nwanted {start}");
+    }
+    assert_eq!(
+        lines[3],
+        "::notice title=verdict::captures 5 > completed 5 > parsed 4 > schema 1 > business 1 > ready 1%0A2 passed, 3 failed"
+    );
+}
+
+#[test]
+fn github_escapes_properties_and_data_as_the_actions_toolkit_does() {
+    let id = "100% sure,\r\nreally: yes";
+    let ws = tree(&[
+        ("schemas/refund-v1.schema.json", REFUND_SCHEMA),
+        ("captures/a,b:c%d.jsonl", &record(id, "{", json!({}))),
+    ]);
+    let o = verdict_in(ws.path(), &["check", "--format", "github"]);
+    assert_eq!(code(&o), 1);
+    let out = stdout(&o);
+    assert!(!out.contains('\r'));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    // properties: % , : escaped; data: % escaped (CR and LF never reach it raw)
+    let want = "::error file=captures/a%2Cb%3Ac%25d.jsonl,line=1,col=1,title=TRUNCATED_JSON::\
+                100%25 sure,\\r\\nreally: yes [parse regenerate]: ";
+    assert!(lines[0].starts_with(want), "{}\nwanted {want}", lines[0]);
+    assert!(lines[1].starts_with("::notice title=verdict::"));
+    assert!(lines[1].contains("%0A0 passed, 1 failed"));
+}
+
+// ---------------------------------------------------------------- --schema validator mode
+
+#[test]
+fn schema_mode_validates_json_files_and_jsonl_lines() {
+    let schema = r#"{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "properties": {"name": {"type": "string"}, "price": {"$ref": "defs.schema.json#/$defs/money"}},
+  "required": ["name", "price"],
+  "additionalProperties": false
+}"#;
+    let defs = r#"{"$defs": {"money": {"type": "integer", "minimum": 0}}}"#;
+    let d = tree(&[
+        ("contract/item.schema.json", schema),
+        ("contract/defs.schema.json", defs),
+        ("in/good.json", r#"{"name": "pen", "price": 3}"#),
+        ("in/bad.json", r#"{"name": 7, "price": -1}"#),
+        ("in/broken.json", "{\"name\": \"pen\" \"price\": 3}"),
+        (
+            "in/many.jsonl",
+            "{\"name\": \"a\", \"price\": 1}\n{\"name\": \"b\", \"price\": \"1\"}\n{\"name\": \"c\", \"price\": 2}\n",
+        ),
+        ("ok/one.json", r#"{"name": "pen", "price": 0}"#),
+        ("ok/two.jsonl", "{\"name\": \"x\", \"price\": 1}\n"),
+    ]);
+    let o = verdict_in(
+        d.path(),
+        &[
+            "check",
+            "--schema",
+            "contract/item.schema.json",
+            "in",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
+    let doc = json_out(&o);
+    let summary: Vec<(String, String, Value)> = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let pointers: Vec<Value> = v["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["pointer"].clone())
+                .collect();
+            (
+                v["id"].as_str().unwrap().to_string(),
+                format!("{}/{}", v["stage"].as_str().unwrap(), v["reason"]),
+                Value::from(pointers),
+            )
+        })
+        .collect();
+    let mut summary = summary;
+    summary.sort_by(|a, b| a.0.cmp(&b.0));
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        summary,
+        [
+            (
+                s("in/bad.json"),
+                s("schema/\"SCHEMA_MISMATCH\""),
+                json!(["/name", "/price"])
+            ),
+            (
+                s("in/broken.json"),
+                s("parse/\"INVALID_JSON\""),
+                json!([null])
+            ),
+            (s("in/good.json"), s("ready/null"), json!([])),
+            (s("in/many.jsonl:1"), s("ready/null"), json!([])),
+            (
+                s("in/many.jsonl:2"),
+                s("schema/\"SCHEMA_MISMATCH\""),
+                json!(["/price"])
+            ),
+            (s("in/many.jsonl:3"), s("ready/null"), json!([])),
+        ]
+    );
+    let bad = verdict_by_id(&doc, "in/bad.json");
+    assert_eq!(bad["contract"], "item");
+    let paths: Vec<&str> = bad["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["schema_path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&"/properties/name/type"), "{paths:?}");
+    assert!(
+        paths.iter().any(|p| p.ends_with("/minimum")),
+        "the $ref'd sibling schema applied: {paths:?}"
+    );
+    let broken = verdict_by_id(&doc, "in/broken.json");
+    assert_eq!(broken["errors"][0]["at"], json!({"line": 1, "column": 16}));
+
+    // everything valid: exit 0
+    let o = verdict_in(
+        d.path(),
+        &["check", "--schema", "contract/item.schema.json", "ok"],
+    );
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).ends_with("2 ready, 0 not ready\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+// ---------------------------------------------------------------- feedback
+
+fn feedback(id: &str, format: &str) -> Output {
+    verdict(&["feedback", id, "samples/refund", "--format", format])
+}
+
+#[test]
+fn feedback_text_for_regenerate_and_the_other_decisions() {
+    for (id, regenerate) in [
+        ("amount-as-string", true),
+        ("broken-json-missing-comma", true),
+        ("amount-8000-intent-5000", false),
+        ("refusal", false),
+    ] {
+        let o = feedback(id, "text");
+        assert_eq!(code(&o), 0, "{id}: {}", stderr(&o));
+        let text = stdout(&o);
+        if regenerate {
+            assert!(
+                text.contains("\"const\": \"refund-v1\""),
+                "{id}: the schema"
+            );
+            assert!(text.contains("Reply again with only the corrected JSON value"));
+        } else {
+            assert!(
+                text.starts_with("Regenerating would not help"),
+                "{id}: {text}"
+            );
+            assert!(text.contains("\nInstead: "), "{id}: {text}");
+        }
+        insta::assert_snapshot!(format!("feedback_{id}"), text);
+    }
+}
+
+#[test]
+fn feedback_json_fields() {
+    let fb = |id: &str| {
+        let o = feedback(id, "json");
+        assert_eq!(code(&o), 0, "{id}: {}", stderr(&o));
+        let text_out = stdout(&feedback(id, "text"));
+        let v = json_out(&o);
+        assert_eq!(v["id"], id);
+        assert_eq!(format!("{}\n", v["message"].as_str().unwrap()), text_out);
+        v
+    };
+    let v = fb("amount-as-string");
+    assert_eq!(
+        (&v["decision"], &v["regenerate"]),
+        (&json!("regenerate"), &json!(true))
+    );
+    assert_eq!(v["errors"][0]["pointer"], "/amount_minor");
+    assert_eq!(v["errors"][0]["reason"], "SCHEMA_MISMATCH");
+    assert_eq!(v["contract"]["const"], Value::Null);
+    assert_eq!(
+        v["contract"]["$id"],
+        "https://verdict.example/schemas/refund-v1.json"
+    );
+
+    let v = fb("broken-json-missing-comma");
+    assert_eq!(
+        (&v["decision"], &v["regenerate"]),
+        (&json!("regenerate"), &json!(true))
+    );
+    assert_eq!(v["errors"][0]["reason"], "INVALID_JSON");
+
+    let v = fb("amount-8000-intent-5000");
+    assert_eq!(
+        (&v["decision"], &v["regenerate"]),
+        (&json!("recheck"), &json!(false))
+    );
+    assert_eq!(v["errors"][0]["reason"], "INTENT_MISMATCH");
+    assert_eq!(v["errors"][0]["pointer"], "/amount_minor");
+
+    let v = fb("refusal");
+    assert_eq!(
+        (&v["decision"], &v["regenerate"]),
+        (&json!("reject"), &json!(false))
+    );
+    assert_eq!(v["errors"][0]["reason"], "REFUSAL");
+
+    // by source as well as by id
+    let o = verdict(&[
+        "feedback",
+        "captures/cases.jsonl:20",
+        "samples/refund",
+        "-f",
+        "json",
+    ]);
+    assert_eq!(json_out(&o)["id"], "amount-8000-intent-5000");
+}
+
+#[test]
+fn feedback_for_an_unknown_id_exits_2() {
+    let o = verdict(&["feedback", "no-such-capture", "samples/refund"]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(o.stdout, b"");
+    assert_eq!(
+        stderr(&o),
+        "verdict: no capture with id \"no-such-capture\" in samples/refund\n"
+    );
+    let o = verdict(&["feedback", "x", "samples/no-such-workspace"]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(
+        stderr(&o),
+        "verdict: samples/no-such-workspace: no such file or folder\n"
+    );
+}
+
+// ---------------------------------------------------------------- untrusted text
+
+#[test]
+fn escape_sequences_in_ids_and_outputs_never_reach_the_terminal() {
+    let nasty = "\u{1b}[31mred\u{1b}]0;title\u{7}\u{1b}[2J";
+    let lines = [
+        // an id with escapes, and a string value with escapes that fails the schema
+        record(
+            &format!("id-{nasty}"),
+            &format!(
+                r#"{{"schema_version":"refund-v1","order_id":"O-1","amount_minor":"{}","currency":"KRW","expected_version":1}}"#,
+                nasty.replace('\u{1b}', "\\u001b").replace('\u{7}', "\\u0007")
+            ),
+            json!({}),
+        ),
+        // raw escapes in the text: a parse error whose message quotes them
+        record("raw-escapes", &format!("{{\"a\": 1}}{nasty}"), json!({})),
+        record(&format!("{nasty}-fenced"), &format!("{nasty}\n```json\n{{}}\n```"), json!({})),
+        // an escape inside a string that meets the schema is reported by a rule-less intent check
+        record(
+            "intent",
+            &VALID.replace("O-1042", &nasty.replace('\u{1b}', "\\u001b").replace('\u{7}', "\\u0007")),
+            json!({"intent": {"order_id": "O-1042"}}),
+        ),
+    ]
+    .join("\n");
+    let ws = tree(&[
+        ("schemas/refund-v1.schema.json", REFUND_SCHEMA),
+        ("captures/esc.jsonl", &lines),
+    ]);
+    for format in ["human", "github"] {
+        let o = verdict_in(
+            ws.path(),
+            &["check", "--color", "never", "--format", format],
+        );
+        assert_eq!(code(&o), 1, "{format}");
+        assert!(
+            !o.stdout.contains(&0x1b) && !o.stdout.contains(&0x07),
+            "{format}: {:?}",
+            stdout(&o)
+        );
+        let out = stdout(&o);
+        assert!(
+            out.contains("\\u{1b}[31mred\\u{1b}]0;title\\u{7}\\u{1b}[2J"),
+            "{format}: {out}"
+        );
+    }
+    // nor in the feedback message, which an agent loop may also print
+    for id in [
+        "captures/esc.jsonl:1",
+        "raw-escapes",
+        "captures/esc.jsonl:3",
+        "intent",
+    ] {
+        for format in ["text", "json"] {
+            let o = verdict_in(ws.path(), &["feedback", id, ".", "--format", format]);
+            assert_eq!(code(&o), 0, "{id}: {}", stderr(&o));
+            assert!(
+                !o.stdout.contains(&0x1b) && !o.stdout.contains(&0x07),
+                "{id} {format}: {:?}",
+                stdout(&o)
+            );
+        }
+    }
+    // with colour on, the only escapes are verdict's own SGR codes
+    let o = verdict_in(ws.path(), &["check", "--color", "always"]);
+    assert!(!strip_ansi(&stdout(&o)).contains('\x1b'));
+    assert!(!o.stdout.contains(&0x07));
+    assert!(!stdout(&o).contains("\x1b]"));
+    assert!(!stdout(&o).contains("\x1b[2J"));
+}
