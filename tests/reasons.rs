@@ -380,6 +380,20 @@ cases! {
         );
         v
     }
+    contract_error_rules_multi_line_cel_syntax: "CONTRACT_ERROR" => {
+        // TOML drops the newline right after `'''`: expression line 3 (the end) is file line 6
+        let rules = "[[rule]]\nreason = \"TOO_MUCH\"\nrule = '''\nproposal.amount_minor > 0 &&\n  proposal.amount_minor <=\n'''\n";
+        let v = refund(&output(GOOD), &[("schemas/refund-v1.rules.toml", rules.as_bytes())]);
+        let f = is(&v, Stage::Input, Decision::Reject, "CONTRACT_ERROR", None, None);
+        assert!(
+            f.message.starts_with(
+                "schemas/refund-v1.rules.toml:6: rule 1 (TOO_MUCH): `rule` does not compile at expression line 3, column 1: "
+            ),
+            "{}",
+            f.message
+        );
+        v
+    }
     contract_error_rules_toml_syntax: "CONTRACT_ERROR" => {
         let rules = "[[rule]]\nreason = \"A\"\nrule = \"true\"\nfield = /amount_minor\n";
         let v = refund(&output(GOOD), &[("schemas/refund-v1.rules.toml", rules.as_bytes())]);
