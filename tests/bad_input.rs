@@ -248,3 +248,54 @@ fn the_binary_reports_every_item_and_exits_1() {
     assert_eq!(summary["passed"], 3);
     assert_eq!(summary["failed"], 11);
 }
+
+/// A named pipe with a capture extension must not block the run: it is one
+/// `INVALID_CAPTURE` and the other captures are still checked.
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_does_not_stall_the_run() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("schemas")).unwrap();
+    std::fs::create_dir_all(dir.path().join("captures")).unwrap();
+    std::fs::write(dir.path().join("schemas/refund.schema.json"), SCHEMA).unwrap();
+    std::fs::write(dir.path().join("captures/good.json"), record("good", GOOD)).unwrap();
+    let made = Command::new("mkfifo")
+        .arg(dir.path().join("captures/pipe.json"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["check", "--format", "jsonl", "--color", "never"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("verdict check blocked on a named pipe");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let rows: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| row(&serde_json::from_str(l).unwrap()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "captures/good.json good ready ready-for-commit - -",
+            "captures/pipe.json captures/pipe.json input reject INVALID_CAPTURE -",
+        ]
+    );
+    let v = verdicts(dir.path());
+    assert_eq!(
+        v[1].errors[0].message,
+        "cannot read captures/pipe.json: not a regular file"
+    );
+}
