@@ -67,6 +67,14 @@ pub fn read_file(path: &Path, rel: &str, max_bytes: u64) -> Vec<RawRecord> {
         line: None,
         text,
     };
+    // a FIFO, socket or device would block the open or the read forever
+    if let Ok(m) = std::fs::metadata(path)
+        && !m.is_file()
+    {
+        return vec![one(Err(invalid(format!(
+            "cannot read {rel}: not a regular file"
+        ))))];
+    }
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) => return vec![one(Err(invalid(format!("cannot read {rel}: {e}"))))],

@@ -156,10 +156,16 @@ impl RuleSet {
                     let first = e.errors.first();
                     let (line, col) = first.map_or((1, 1), |p| (p.pos.0.max(1), p.pos.1.max(1)));
                     let at = line_col(text, src.span().start);
+                    // a multi-line string drops the newline right after its opening quotes
+                    let body = text.get(src.span().start..).unwrap_or("");
+                    let dropped = u32::from(
+                        (body.starts_with("'''") || body.starts_with("\"\"\""))
+                            && (body[3..].starts_with('\n') || body[3..].starts_with("\r\n")),
+                    );
                     let msg = first.map_or_else(|| e.to_string(), |p| p.msg.clone());
                     contract_error(format!(
                         "{file}:{}: rule {index} ({}): {what} does not compile at expression line {line}, column {col}: {msg}",
-                        at.line + line as u32 - 1,
+                        at.line + dropped + line as u32 - 1,
                         r.reason
                     ))
                 })
