@@ -48,7 +48,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("verdict: {}", render(&e));
+            eprintln!("verdict: {e:#}");
             ExitCode::from(2)
         }
     }
@@ -63,21 +63,6 @@ fn run_check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-/// The error and its causes, `a: b: c`, leaving out a cause whose text the message before
-/// it already ends with (an error that both prints its source and returns it from
-/// `source()`, as `WorkspaceError::Config` does, would otherwise print it twice).
-fn render(e: &anyhow::Error) -> String {
-    let mut out = e.to_string();
-    for cause in e.chain().skip(1) {
-        let c = cause.to_string();
-        if !out.ends_with(&c) {
-            out.push_str(": ");
-            out.push_str(&c);
-        }
-    }
-    out
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -1,0 +1,186 @@
+//! `verdict watch --json`: the first pass, then one line per changed verdict within the
+//! debounce plus a second, for an atomic save, a new folder and a deletion.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+const DEBOUNCE_MS: u64 = 150;
+
+struct Watch {
+    child: Child,
+    lines: Receiver<Value>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Watch {
+    fn start(ws: &Path) -> Watch {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_verdict"))
+            .args(["watch", "--json", "--debounce-ms", &DEBOUNCE_MS.to_string()])
+            .arg(ws)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx
+                    .send(serde_json::from_str::<Value>(&line).unwrap())
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        Watch { child, lines }
+    }
+
+    /// Lines up to and including the next summary, or a panic after `within`.
+    fn batch(&self, within: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + within;
+        let mut got = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(v) => {
+                    let end = v["type"] == "summary";
+                    got.push(v);
+                    if end {
+                        return got;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no summary within {within:?}; got {got:?}")
+                }
+                Err(e) => panic!("watch ended: {e}; got {got:?}"),
+            }
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (p, t) = (e.path(), to.join(e.file_name()));
+        if p.is_dir() {
+            copy_dir(&p, &t)
+        } else {
+            std::fs::copy(&p, &t).unwrap();
+        }
+    }
+}
+
+#[test]
+fn edits_new_folders_and_deletions_produce_their_lines_promptly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("refund");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/refund"),
+        &ws,
+    );
+    let w = Watch::start(&ws);
+    let first = w.batch(Duration::from_secs(20));
+    assert_eq!(first.len(), 26, "25 verdicts and a summary");
+    assert!(
+        first[..25]
+            .iter()
+            .all(|l| l["type"] == "verdict" && l["cause"].is_null() && l["flipped_from"].is_null())
+    );
+    assert_eq!(first[25]["data"]["captures"], 25);
+    // let the watcher settle its watches before editing
+    std::thread::sleep(Duration::from_millis(300));
+
+    // atomic save (temp file + rename) that flips the valid proposal to INTENT_MISMATCH
+    let file = ws.join("captures/valid-proposal.json");
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace(r#"\"amount_minor\":5000"#, r#"\"amount_minor\":8000"#);
+    let tmp_file = ws.join("captures/.valid-proposal.json.tmp");
+    std::fs::write(&tmp_file, text).unwrap();
+    let saved = Instant::now();
+    std::fs::rename(&tmp_file, &file).unwrap();
+    let within = Duration::from_millis(DEBOUNCE_MS + 1000);
+    let batch = w.batch(within);
+    assert!(saved.elapsed() < within);
+    assert_eq!(batch.len(), 2, "{batch:?}");
+    let v = &batch[0];
+    assert_eq!(v["type"], "verdict");
+    assert_eq!(v["cause"], "captures/valid-proposal.json");
+    assert_eq!(v["data"]["id"], "valid-proposal");
+    assert_eq!(v["data"]["reason"], "INTENT_MISMATCH");
+    assert_eq!(
+        v["flipped_from"],
+        serde_json::json!({"stage": "ready", "decision": "ready-for-commit", "reason": null})
+    );
+    assert_eq!(batch[1]["data"]["funnel"]["ready"], 0);
+
+    // a new folder with a capture created right after it is rescanned
+    std::fs::create_dir_all(ws.join("captures/new/deeper")).unwrap();
+    std::fs::write(
+        ws.join("captures/new/deeper/x.json"),
+        r#"{"id": "fresh", "output": "{}"}"#,
+    )
+    .unwrap();
+    let batch = w.batch(within);
+    let fresh: Vec<&Value> = batch
+        .iter()
+        .filter(|l| l["data"]["id"] == "fresh")
+        .collect();
+    assert_eq!(fresh.len(), 1, "{batch:?}");
+    assert_eq!(fresh[0]["data"]["reason"], "SCHEMA_MISMATCH");
+    assert!(fresh[0]["flipped_from"].is_null());
+
+    // a deleted capture disappears
+    std::fs::remove_file(ws.join("captures/responses/refusal.json")).unwrap();
+    let batch = w.batch(within);
+    assert_eq!(batch[0]["type"], "removed", "{batch:?}");
+    assert_eq!(batch[0]["data"]["id"], "refusal");
+    assert_eq!(batch.last().unwrap()["data"]["captures"], 25);
+}
+
+#[test]
+fn a_schema_edit_revalidates_that_contracts_captures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("refund");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/refund"),
+        &ws,
+    );
+    let w = Watch::start(&ws);
+    w.batch(Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    // tighten the amount: minimum 6000 makes the valid 5000 proposal fail the schema
+    let schema = ws.join("schemas/refund-v1.schema.json");
+    let text = std::fs::read_to_string(&schema).unwrap();
+    let tightened = text.replacen("\"minimum\": 1", "\"minimum\": 6000", 1);
+    assert_ne!(text, tightened);
+    std::fs::write(&schema, tightened).unwrap();
+    let batch = w.batch(Duration::from_millis(DEBOUNCE_MS + 2000));
+    let flipped: Vec<&Value> = batch
+        .iter()
+        .filter(|l| !l["flipped_from"].is_null())
+        .collect();
+    assert!(
+        flipped.iter().any(
+            |l| l["data"]["id"] == "valid-proposal" && l["data"]["reason"] == "SCHEMA_MISMATCH"
+        ),
+        "{batch:?}"
+    );
+    assert!(
+        flipped
+            .iter()
+            .all(|l| l["cause"] == "schemas/refund-v1.schema.json"),
+        "{flipped:?}"
+    );
+}
