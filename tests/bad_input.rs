@@ -191,7 +191,7 @@ fn one_clear_verdict_per_item() {
     );
     assert_eq!(
         message("captures/deep-record.json"),
-        "capture record is not valid JSON at 1:178: nesting is too deep: expected at most 127 nested arrays and objects, found an array at level 128"
+        "capture record at 1:178: nesting is too deep: expected at most 127 nested arrays and objects, found an array at level 128"
     );
     assert_eq!(
         message("captures/deep-output.json"),

@@ -254,11 +254,14 @@ pub struct RecordError {
 pub fn parse_record(text: &str, default_id: &str) -> Result<Capture, RecordError> {
     let value = parse::parse_strict(text).map_err(|f| {
         let at = f.at.map(|a| format!(" at {a}")).unwrap_or_default();
+        // valid JSON that is only too deep is not called invalid
+        let what = if f.reason == Reason::TOO_DEEP {
+            "capture record"
+        } else {
+            "capture record is not valid JSON"
+        };
         RecordError {
-            finding: invalid(format!(
-                "capture record is not valid JSON{at}: {}",
-                f.message
-            )),
+            finding: invalid(format!("{what}{at}: {}", f.message)),
             id: None,
             expect: None,
         }

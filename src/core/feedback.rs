@@ -108,8 +108,9 @@ pub fn feedback(ws: &Workspace, ev: &Evaluation) -> Feedback {
                 ));
             }
             (_, Some(c)) => {
-                let pretty = serde_json::to_string_pretty(&*c.schema).unwrap_or_default();
-                m.push_str(&format!("\nThe output must be one JSON value that meets this JSON Schema (contract `{}`):\n{pretty}\n", c.name));
+                // the schema as its author wrote it (key order and all)
+                let written = c.text.trim_end();
+                m.push_str(&format!("\nThe output must be one JSON value that meets this JSON Schema (contract `{}`):\n{written}\n", c.name));
                 contract_value = Some((*c.schema).clone());
             }
             _ => {}
@@ -166,14 +167,58 @@ fn describe(f: &Finding, ev: &Evaluation) -> String {
     }
     let offending = match (f.pointer.as_deref(), &ev.proposal, f.span, &ev.raw_output) {
         (Some(p), Some(v), _, _) if f.stage != Stage::Parse => v.pointer(p).map(short),
-        (_, _, Some(span), Some(raw)) => raw.get(span.start..span.end).map(|t| {
-            let t: String = t.chars().take(60).collect();
-            format!("{t:?}")
-        }),
+        (_, _, Some(span), Some(raw)) => Some(excerpt(raw, span.start)),
         _ => None,
     };
+    if let Some(best) = f.branches.first() {
+        let alts: Vec<String> = best
+            .errors
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}: {}",
+                    e.pointer
+                        .as_deref()
+                        .filter(|p| !p.is_empty())
+                        .unwrap_or("(root)"),
+                    e.message
+                )
+            })
+            .collect();
+        s.push_str(&format!(
+            "; the closest alternative (branch {}) fails because {}",
+            best.index,
+            alts.join("; ")
+        ));
+    }
     if let Some(o) = offending {
         s.push_str(&format!("; you wrote {o}"));
     }
     s
+}
+
+/// About 24 characters of `raw` on each side of byte `at`, with `⟨here⟩` marking the spot,
+/// in backticks, control characters escaped: `` `..."O-1042" ⟨here⟩"amount_minor"...` ``.
+fn excerpt(raw: &str, at: usize) -> String {
+    let at = (0..=at.min(raw.len()))
+        .rev()
+        .find(|i| raw.is_char_boundary(*i))
+        .unwrap_or(0);
+    let before: String = raw[..at]
+        .chars()
+        .rev()
+        .take(24)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let after: String = raw[at..].chars().take(24).collect();
+    let lead = if before.len() < at { "..." } else { "" };
+    let tail = if at + after.len() < raw.len() {
+        "..."
+    } else {
+        ""
+    };
+    let text = format!("{lead}{before}⟨here⟩{after}{tail}");
+    format!("`{}`", crate::core::text::escape_control(&text))
 }

@@ -163,9 +163,13 @@ impl RuleSet {
                             && (body[3..].starts_with('\n') || body[3..].starts_with("\r\n")),
                     );
                     let msg = first.map_or_else(|| e.to_string(), |p| p.msg.clone());
+                    // file position: on the string's first line, after its opening quote(s);
+                    // exact for expressions without escapes
+                    let file_line = at.line + dropped + line as u32 - 1;
+                    let quote = if body.starts_with("'''") || body.starts_with("\"\"\"") { 3 } else { 1 };
+                    let file_col = if line == 1 && dropped == 0 { at.column + quote + col as u32 - 1 } else { col as u32 };
                     contract_error(format!(
-                        "{file}:{}: rule {index} ({}): {what} does not compile at expression line {line}, column {col}: {msg}",
-                        at.line + dropped + line as u32 - 1,
+                        "{file}:{file_line}:{file_col}: rule {index} ({}): {what} does not compile at expression line {line}, column {col}: {msg}",
                         r.reason
                     ))
                 })
@@ -509,7 +513,7 @@ mod tests {
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].reason, Reason::CONTRACT_ERROR);
         assert!(
-            e[0].message.starts_with("schemas/x.rules.toml:4: rule 1 (R): `rule` does not compile at expression line 1, column 14: "),
+            e[0].message.starts_with("schemas/x.rules.toml:4:22: rule 1 (R): `rule` does not compile at expression line 1, column 14: "),
             "{}",
             e[0].message
         );

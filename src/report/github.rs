@@ -32,7 +32,7 @@ pub fn write(out: &mut dyn Write, items: &[Item], summary: &Summary) -> io::Resu
         writeln!(
             out,
             "::error file={},line={},col={},title={}::{}",
-            property(&it.path),
+            property(&escape_control(&it.path)),
             it.line,
             it.column,
             property(&reason),

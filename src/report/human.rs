@@ -76,7 +76,6 @@ pub fn write(
         }
         writeln!(out)?;
     }
-    writeln!(out, "{}", summary.funnel_line())?;
     let decisions: Vec<String> = Decision::ALL
         .iter()
         .rev()
@@ -85,6 +84,7 @@ pub fn write(
     if !decisions.is_empty() {
         writeln!(out, "decisions: {}", decisions.join(", "))?;
     }
+    writeln!(out, "{}", summary.funnel_line())?;
     let without = summary.captures - summary.expected;
     if summary.expected > 0 {
         if without > 0 {

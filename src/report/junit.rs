@@ -16,7 +16,9 @@ pub fn xml_escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
+            '\t' => out.push_str("&#9;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
             c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' || c.is_control() => {
                 out.push_str(&format!("\\u{{{:x}}}", c as u32))
             }

@@ -34,8 +34,10 @@ pub fn write(out: &mut dyn Write, items: &[Item]) -> io::Result<()> {
             if let Some(m) = expect_mismatch(v) {
                 text = format!("{text} ({m})");
             }
+            let index = rules.iter().position(|r| *r == rule).unwrap_or(0);
             json!({
                 "ruleId": rule,
+                "ruleIndex": index,
                 "level": level,
                 "message": {"text": text},
                 "locations": [{"physicalLocation": {
@@ -53,7 +55,6 @@ pub fn write(out: &mut dyn Write, items: &[Item]) -> io::Result<()> {
             "tool": {"driver": {
                 "name": "verdict",
                 "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/verdict-dev/verdict",
                 "rules": rules.iter().map(|r| json!({"id": r, "shortDescription": {"text": r}})).collect::<Vec<_>>()
             }},
             "columnKind": "unicodeCodePoints",

@@ -58,7 +58,8 @@ pub fn parse_strict(text: &str) -> Result<Value, Finding> {
 /// `None` when the text is one strict JSON value without duplicate keys.
 ///
 /// Classes (RFC 8259 section references): a value cut off by the end of the text is
-/// `TRUNCATED_JSON` (span from the innermost unclosed value); `NaN`, `Infinity` and
+/// `TRUNCATED_JSON` (span from the innermost unclosed value, line:column where the text
+/// ends); `NaN`, `Infinity` and
 /// numbers beyond the IEEE 754 double range (section 6) are `NON_STANDARD_NUMBER`;
 /// anything after the value (section 2) is `TRAILING_CONTENT`; a text that starts with
 /// prose or a markdown fence but holds a complete object or array is `FENCED_JSON` (span:
@@ -75,8 +76,19 @@ pub fn diagnose(text: &str) -> Option<Finding> {
         scan::Kind::Fenced => Reason::FENCED_JSON,
         scan::Kind::TooDeep => Reason::TOO_DEEP,
     };
-    let at = line_col(text, problem.span.start);
-    let finding = Finding::new(Stage::Parse, reason, problem.message).with_span(problem.span, at);
+    let mut message = problem.message;
+    let mut at = line_col(text, problem.span.start);
+    if reason == Reason::TRUNCATED_JSON {
+        // point where the text was cut; say where the unclosed value began
+        let end = line_col(text, text.trim_end().len());
+        if end != at {
+            message = message.replacen(": expected", &format!(" opened at {at}: expected"), 1);
+        }
+        at = end;
+    }
+    let mut finding = Finding::new(Stage::Parse, reason, message);
+    finding.span = Some(problem.span);
+    finding.at = Some(at);
     Some(match problem.pointer {
         Some(pointer) => finding.with_pointer(pointer),
         None => finding,

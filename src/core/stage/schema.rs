@@ -19,15 +19,45 @@ pub fn validate(validator: &Validator, value: &Value, raw: Option<&str>) -> Vec<
     if validator.is_valid(value) {
         return Vec::new();
     }
-    validator
+    let mut findings: Vec<Finding> = validator
         .iter_errors(value)
         .map(|e| finding(&e, raw))
-        .collect()
+        .collect();
+    // A regex that hit the backtrack limit did not judge the value: the contract is at
+    // fault, not the model, so regenerating cannot help.
+    let stalled: Vec<Finding> = findings
+        .iter()
+        .filter(|f| f.reason == Reason::CONTRACT_ERROR)
+        .cloned()
+        .collect();
+    if !stalled.is_empty() {
+        return stalled;
+    }
+    // reading order: errors at a value first, nearest the start of the text first, then
+    // errors about the whole document (`required`, `additionalProperties` at the root)
+    findings.sort_by_key(|f| {
+        (
+            f.pointer.as_deref() == Some(""),
+            f.span.map_or(0, |s| s.start),
+        )
+    });
+    findings
 }
 
 fn finding(e: &ValidationError<'_>, raw: Option<&str>) -> Finding {
     let pointer = e.instance_path().as_str().to_string();
-    let mut f = Finding::new(Stage::Schema, Reason::SCHEMA_MISMATCH, e.to_string());
+    let mut f = match e.kind() {
+        ValidationErrorKind::BacktrackLimitExceeded { .. } => Finding::new(
+            Stage::Input,
+            Reason::CONTRACT_ERROR,
+            format!(
+                "the schema's `pattern` at {} exceeded the regex backtrack limit ({}) on this value, so the contract cannot judge it; simplify the pattern (no lookaround or backreferences)",
+                e.schema_path().as_str(),
+                crate::core::contract::REGEX_BACKTRACK_LIMIT
+            ),
+        ),
+        _ => Finding::new(Stage::Schema, Reason::SCHEMA_MISMATCH, e.to_string()),
+    };
     f.schema_path = Some(e.schema_path().as_str().to_string());
     f.keyword = Some(e.kind().keyword().to_string());
     if let Some(text) = raw

@@ -15,7 +15,13 @@ fn fail(text: &str) -> Finding {
         "{text:?}: {span:?}"
     );
     assert!(text.is_char_boundary(span.start) && text.is_char_boundary(span.end));
-    assert_eq!(f.at, Some(line_col(text, span.start)), "{text:?}");
+    // a truncation is pointed at where the text ends; everything else at its token
+    let at = if f.reason == Reason::TRUNCATED_JSON {
+        text.trim_end().len()
+    } else {
+        span.start
+    };
+    assert_eq!(f.at, Some(line_col(text, at)), "{text:?}");
     assert!(
         !f.message.chars().any(char::is_control),
         "raw control character in {:?}",
@@ -117,37 +123,37 @@ fn fast_path_is_serde_json_without_duplicates() {
 
 #[test]
 fn truncated_json() {
-    check("{\"a\":", Reason::TRUNCATED_JSON, (1, 1), (0, 5));
-    check("[1,", Reason::TRUNCATED_JSON, (1, 1), (0, 3));
-    check("tru", Reason::TRUNCATED_JSON, (1, 1), (0, 3));
-    check("[1", Reason::TRUNCATED_JSON, (1, 1), (0, 2));
-    check("{\"a\"", Reason::TRUNCATED_JSON, (1, 1), (0, 4));
+    check("{\"a\":", Reason::TRUNCATED_JSON, (1, 6), (0, 5));
+    check("[1,", Reason::TRUNCATED_JSON, (1, 4), (0, 3));
+    check("tru", Reason::TRUNCATED_JSON, (1, 4), (0, 3));
+    check("[1", Reason::TRUNCATED_JSON, (1, 3), (0, 2));
+    check("{\"a\"", Reason::TRUNCATED_JSON, (1, 5), (0, 4));
     // the innermost unclosed value: the string
-    let m = check("{\"a\": \"abc", Reason::TRUNCATED_JSON, (1, 7), (6, 10));
+    let m = check("{\"a\": \"abc", Reason::TRUNCATED_JSON, (1, 11), (6, 10));
     assert_eq!(
         m,
-        "the text ends inside a string: expected a closing '\"', found the end of the text"
+        "the text ends inside a string opened at 1:7: expected a closing '\"', found the end of the text"
     );
     // an unfinished key
-    check("{\"a\":1,\"b", Reason::TRUNCATED_JSON, (1, 8), (7, 9));
+    check("{\"a\":1,\"b", Reason::TRUNCATED_JSON, (1, 10), (7, 9));
     // inside an escape
-    check("[\"a\\u12", Reason::TRUNCATED_JSON, (1, 2), (1, 7));
-    check("[\"\\ud83d", Reason::TRUNCATED_JSON, (1, 2), (1, 8));
+    check("[\"a\\u12", Reason::TRUNCATED_JSON, (1, 8), (1, 7));
+    check("[\"\\ud83d", Reason::TRUNCATED_JSON, (1, 9), (1, 8));
     // a number cut off inside a container
-    check("[1.", Reason::TRUNCATED_JSON, (1, 2), (1, 3));
+    check("[1.", Reason::TRUNCATED_JSON, (1, 4), (1, 3));
     // multi-line, non-ASCII before: columns count characters
     let text = "{\n  \"名前\": \"太郎\",\n  \"lines\": [\n    {\"sku\": \"é\", \"qty\": ";
     let start = text.rfind('{').unwrap();
-    let m = check(text, Reason::TRUNCATED_JSON, (4, 5), (start, text.len()));
+    let m = check(text, Reason::TRUNCATED_JSON, (4, 24), (start, text.len()));
     assert_eq!(
         m,
-        "the text ends inside an object: expected a value, found the end of the text"
+        "the text ends inside an object opened at 4:5: expected a value, found the end of the text"
     );
     let text = "[\n  {\"é\": [tr";
     check(
         text,
         Reason::TRUNCATED_JSON,
-        (2, 10),
+        (2, 12),
         (text.len() - 2, text.len()),
     );
 }
