@@ -9,7 +9,7 @@ use crate::core::summary::Summary;
 use crate::core::text::line_col;
 use crate::core::verdict::{Finding, Reason, Stage, Verdict};
 use crate::core::workspace::{Workspace, find_root};
-use crate::report::{self, Item, ReportOptions};
+use crate::report::{self, Item, ReportOptions, Sink};
 use rayon::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,29 +28,22 @@ pub enum CheckError {
     Schema(String),
 }
 
-/// Runs `check` and writes the report to `out`. Returns whether every capture passed.
+/// Records per batch handed from the reader thread to the evaluators.
+const BATCH: usize = 2048;
+
+/// Runs `check` and writes the report to `out`, streaming: records are read on one thread,
+/// validated in parallel batches, and reported in capture order, so memory does not grow
+/// with the number of captures. Returns whether every capture passed.
 ///
 /// # Errors
-/// [`CheckError`] when the run cannot proceed; I/O errors writing the report.
+/// [`CheckError`] when the run cannot proceed; I/O errors writing the report (a closed
+/// pipe included, which the binary treats as success).
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
-    let items = match &args.schema {
-        Some(schema_file) => validator_mode(schema_file, &args.paths, args.format_assertion)?,
-        None => workspace_mode(&args.paths)?,
-    };
-    if items.is_empty() {
-        eprintln!(
-            "verdict: warning: no captures found (*.json, *.jsonl, *.ndjson under the workspace's captures folders)"
-        );
-    }
-    let mut summary = Summary::default();
-    for it in &items {
-        summary.add(&it.verdict);
-    }
+    use std::io::IsTerminal;
     let color = match args.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            use std::io::IsTerminal;
             std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 && std::io::stdout().is_terminal()
         }
@@ -59,16 +52,70 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         color,
         quiet: args.quiet,
     };
-    match args.format {
-        Format::Human => report::human::write(out, &items, &summary, &opts)?,
-        Format::Json => report::json::write(out, &items, &summary)?,
-        Format::Jsonl => report::json::write_lines(out, &items)?,
-        Format::Junit => report::junit::write(out, &items, &summary)?,
-        Format::Sarif => report::sarif::write(out, &items)?,
-        Format::Github => report::github::write(out, &items, &summary)?,
+    let mut sink: Box<dyn Sink + '_> = match args.format {
+        Format::Human => Box::new(report::human::Human::new(&mut *out, &opts)),
+        Format::Json => Box::new(report::json::Json::new(&mut *out)),
+        Format::Jsonl => Box::new(report::json::JsonLines::new(&mut *out)),
+        Format::Junit => Box::new(report::junit::Junit::new(&mut *out)),
+        Format::Sarif => Box::new(report::sarif::Sarif::new(&mut *out)),
+        Format::Github => Box::new(report::github::Github::new(&mut *out)),
+    };
+    let mut summary = Summary::default();
+    // progress on stderr for long runs, only when it cannot mix with the report
+    let mut progress =
+        Progress::new(std::io::stderr().is_terminal() && !std::io::stdout().is_terminal());
+    let mut emit = |item: Item| -> std::io::Result<()> {
+        summary.add(&item.verdict);
+        progress.tick(summary.captures);
+        sink.item(&item)
+    };
+    match &args.schema {
+        Some(schema_file) => {
+            validator_mode(schema_file, &args.paths, args.format_assertion, &mut emit)?
+        }
+        None => workspace_mode(&args.paths, &mut emit)?,
     }
+    progress.done();
+    if summary.captures == 0 {
+        eprintln!(
+            "verdict: warning: no captures found (*.json, *.jsonl, *.ndjson under the workspace's captures folders)"
+        );
+    }
+    sink.finish(&summary)?;
+    drop(sink);
     out.flush()?;
     Ok(summary.failed == 0)
+}
+
+/// A one-line `checked N captures` counter on stderr, redrawn at most every 200 ms.
+struct Progress {
+    on: bool,
+    last: std::time::Instant,
+    shown: bool,
+}
+
+impl Progress {
+    fn new(on: bool) -> Progress {
+        Progress {
+            on,
+            last: std::time::Instant::now(),
+            shown: false,
+        }
+    }
+
+    fn tick(&mut self, n: usize) {
+        if self.on && self.last.elapsed() >= std::time::Duration::from_millis(200) {
+            self.last = std::time::Instant::now();
+            self.shown = true;
+            eprint!("\rverdict: checked {n} captures...");
+        }
+    }
+
+    fn done(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[2K");
+        }
+    }
 }
 
 /// Where a record's report should point: the capture file (as the user can open it) and
@@ -90,26 +137,102 @@ fn locate_record(root: &Path, raw: &RawRecord) -> (String, usize, usize) {
     (path, 1, 1)
 }
 
-fn evaluate_all(
-    records: Vec<(PathBuf, RawRecord)>,
-    check: impl Fn(&RawRecord) -> Verdict + Sync,
-) -> Vec<Item> {
-    records
-        .into_par_iter()
-        .map(|(root, raw)| {
-            let verdict = check(&raw);
-            let (path, line, column) = locate_record(&root, &raw);
-            Item {
-                verdict,
-                path,
-                line,
-                column,
+type Emit<'a> = dyn FnMut(Item) -> std::io::Result<()> + 'a;
+
+/// Reads `files` on a reader thread (small files in parallel, JSONL logs line by line),
+/// validates each batch in parallel with `check`, and hands the items to `emit` in order.
+/// `rel` names a file for reports; `root` is joined to it for the printed path.
+fn stream(
+    root: &Path,
+    files: Vec<PathBuf>,
+    rel: &(dyn Fn(&Path) -> String + Sync),
+    max_bytes: u64,
+    check: &(dyn Fn(&RawRecord) -> Verdict + Sync),
+    emit: &mut Emit<'_>,
+) -> std::io::Result<()> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<RawRecord>>(4);
+    std::thread::scope(|scope| {
+        scope.spawn(move || read_batches(&files, rel, max_bytes, &tx));
+        for batch in rx {
+            let items: Vec<Item> = batch
+                .into_par_iter()
+                .map(|raw| {
+                    let verdict = check(&raw);
+                    let (path, line, column) = locate_record(root, &raw);
+                    Item {
+                        verdict,
+                        path,
+                        line,
+                        column,
+                    }
+                })
+                .collect();
+            for it in items {
+                // on error the receiver is dropped, which stops the reader
+                emit(it)?;
             }
-        })
-        .collect()
+        }
+        Ok(())
+    })
 }
 
-fn workspace_mode(paths: &[PathBuf]) -> Result<Vec<Item>, CheckError> {
+fn read_batches(
+    files: &[PathBuf],
+    rel: &(dyn Fn(&Path) -> String + Sync),
+    max_bytes: u64,
+    tx: &std::sync::mpsc::SyncSender<Vec<RawRecord>>,
+) {
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut i = 0;
+    while i < files.len() {
+        let is_log = |f: &PathBuf| f.extension().is_some_and(|e| e == "jsonl" || e == "ndjson");
+        if is_log(&files[i]) {
+            let mut stopped = false;
+            capture::for_each_record(&files[i], &rel(&files[i]), max_bytes, |r| {
+                if stopped {
+                    return;
+                }
+                batch.push(r);
+                if batch.len() >= BATCH
+                    && tx
+                        .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                        .is_err()
+                {
+                    stopped = true;
+                }
+            });
+            if stopped {
+                return;
+            }
+            i += 1;
+            continue;
+        }
+        // a run of one-record files: read them in parallel, in order
+        let end = (i..files.len())
+            .take_while(|j| !is_log(&files[*j]))
+            .take(BATCH)
+            .last()
+            .map_or(i + 1, |j| j + 1);
+        let read: Vec<Vec<RawRecord>> = files[i..end]
+            .par_iter()
+            .map(|f| capture::read_file(f, &rel(f), max_bytes))
+            .collect();
+        batch.extend(read.into_iter().flatten());
+        if batch.len() >= BATCH
+            && tx
+                .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                .is_err()
+        {
+            return;
+        }
+        i = end;
+    }
+    if !batch.is_empty() {
+        let _ = tx.send(batch);
+    }
+}
+
+fn workspace_mode(paths: &[PathBuf], emit: &mut Emit<'_>) -> anyhow::Result<()> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -119,7 +242,7 @@ fn workspace_mode(paths: &[PathBuf]) -> Result<Vec<Item>, CheckError> {
     let mut groups: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
     for p in &paths {
         if !p.exists() {
-            return Err(CheckError::NoSuchPath(p.clone()));
+            return Err(CheckError::NoSuchPath(p.clone()).into());
         }
         let root = find_root(p);
         match groups.iter_mut().find(|(r, _)| *r == root) {
@@ -127,9 +250,10 @@ fn workspace_mode(paths: &[PathBuf]) -> Result<Vec<Item>, CheckError> {
             None => groups.push((root, vec![p.clone()])),
         }
     }
-    let mut items = Vec::new();
+    // open every workspace first: a broken one stops the run before anything is printed
+    let mut opened = Vec::new();
     for (root, targets) in groups {
-        let ws = Workspace::open(&root)?;
+        let ws = Workspace::open(&root).map_err(CheckError::from)?;
         let mut files: Vec<PathBuf> = Vec::new();
         for t in &targets {
             if same_dir(t, &root) {
@@ -146,17 +270,20 @@ fn workspace_mode(paths: &[PathBuf]) -> Result<Vec<Item>, CheckError> {
             }
         }
         files.dedup();
-        let records: Vec<(PathBuf, RawRecord)> = files
-            .par_iter()
-            .map(|f| ws.read_file(f))
-            .collect::<Vec<_>>()
-            .into_iter()
-            .flatten()
-            .map(|r| (root.clone(), r))
-            .collect();
-        items.extend(evaluate_all(records, |raw| ws.check(raw)));
+        opened.push((root, ws, files));
     }
-    Ok(items)
+    for (root, ws, files) in opened {
+        let max = ws.config.max_capture_bytes;
+        stream(
+            &root,
+            files,
+            &|f| ws.relative(f),
+            max,
+            &|raw| ws.check(raw),
+            emit,
+        )?;
+    }
+    Ok(())
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {
@@ -171,9 +298,10 @@ fn validator_mode(
     schema_file: &Path,
     paths: &[PathBuf],
     format_assertion: bool,
-) -> Result<Vec<Item>, CheckError> {
+    emit: &mut Emit<'_>,
+) -> anyhow::Result<()> {
     if !schema_file.is_file() {
-        return Err(CheckError::NoSuchPath(schema_file.to_path_buf()));
+        return Err(CheckError::NoSuchPath(schema_file.to_path_buf()).into());
     }
     let dir = schema_file
         .parent()
@@ -196,7 +324,7 @@ fn validator_mode(
     };
     for p in &paths {
         if !p.exists() {
-            return Err(CheckError::NoSuchPath(p.clone()));
+            return Err(CheckError::NoSuchPath(p.clone()).into());
         }
         if p.is_dir() {
             let ws = Workspace {
@@ -213,19 +341,11 @@ fn validator_mode(
             files.push(p.clone());
         }
     }
-    let records: Vec<(PathBuf, RawRecord)> = files
-        .par_iter()
-        .map(|f| {
-            let rel = f.to_string_lossy().replace('\\', "/");
-            let rel = rel.strip_prefix("./").unwrap_or(&rel).to_string();
-            capture::read_file(f, &rel, u64::MAX)
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .flatten()
-        .map(|r| (PathBuf::new(), r))
-        .collect();
-    Ok(evaluate_all(records, |raw| {
+    let rel = |f: &Path| {
+        let rel = f.to_string_lossy().replace('\\', "/");
+        rel.strip_prefix("./").unwrap_or(&rel).to_string()
+    };
+    let check = |raw: &RawRecord| {
         let errors = match (&raw.text, &contract.compiled) {
             (Err(f), _) => vec![f.clone()],
             (_, Err(errs)) => errs.clone(),
@@ -237,7 +357,9 @@ fn validator_mode(
             Some(name.clone()),
             errors,
         )
-    }))
+    };
+    stream(Path::new(""), files, &rel, u64::MAX, &check, emit)?;
+    Ok(())
 }
 
 fn instance_errors(text: &str, validator: &jsonschema::Validator) -> Vec<Finding> {

@@ -58,6 +58,14 @@ pub fn is_capture_file(path: &Path) -> bool {
 /// `max_bytes` is `max_capture_bytes`: a larger record is `INVALID_CAPTURE` and is never
 /// held in memory whole. Never fails: an unreadable file is one `INVALID_CAPTURE` record.
 pub fn read_file(path: &Path, rel: &str, max_bytes: u64) -> Vec<RawRecord> {
+    let mut out = Vec::new();
+    for_each_record(path, rel, max_bytes, |r| out.push(r));
+    out
+}
+
+/// Streams the records of one capture file to `each`, in file order, holding one record
+/// at a time (a JSONL log of any size reads in constant memory). As [`read_file`].
+pub fn for_each_record(path: &Path, rel: &str, max_bytes: u64, mut each: impl FnMut(RawRecord)) {
     let jsonl = path
         .extension()
         .is_some_and(|e| e == "jsonl" || e == "ndjson");
@@ -71,41 +79,43 @@ pub fn read_file(path: &Path, rel: &str, max_bytes: u64) -> Vec<RawRecord> {
     if let Ok(m) = std::fs::metadata(path)
         && !m.is_file()
     {
-        return vec![one(Err(invalid(format!(
+        return each(one(Err(invalid(format!(
             "cannot read {rel}: not a regular file"
-        ))))];
+        )))));
     }
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
-        Err(e) => return vec![one(Err(invalid(format!("cannot read {rel}: {e}"))))],
+        Err(e) => return each(one(Err(invalid(format!("cannot read {rel}: {e}"))))),
     };
     if !jsonl {
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         if len > max_bytes {
-            return vec![one(Err(too_large(len, max_bytes)))];
+            return each(one(Err(too_large(len, max_bytes))));
         }
         let mut bytes = Vec::with_capacity(len as usize);
         if let Err(e) = BufReader::new(file)
             .take(max_bytes.saturating_add(1))
             .read_to_end(&mut bytes)
         {
-            return vec![one(Err(invalid(format!("cannot read {rel}: {e}"))))];
+            return each(one(Err(invalid(format!("cannot read {rel}: {e}")))));
         }
         if bytes.len() as u64 > max_bytes {
-            return vec![one(Err(too_large(bytes.len() as u64, max_bytes)))];
+            return each(one(Err(too_large(bytes.len() as u64, max_bytes))));
         }
-        return vec![one(decode(bytes))];
+        return each(one(decode(bytes)));
     }
-    let mut out = Vec::new();
-    read_lines(BufReader::new(file), max_bytes, |line_no, line| {
-        out.push(RawRecord {
-            source: format!("{rel}:{line_no}"),
-            file: rel.to_string(),
-            line: Some(line_no),
-            text: line,
-        });
-    });
-    out
+    read_lines(
+        BufReader::with_capacity(256 * 1024, file),
+        max_bytes,
+        |line_no, line| {
+            each(RawRecord {
+                source: format!("{rel}:{line_no}"),
+                file: rel.to_string(),
+                line: Some(line_no),
+                text: line,
+            });
+        },
+    );
 }
 
 fn too_large(len: u64, max: u64) -> Finding {

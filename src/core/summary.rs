@@ -19,6 +19,8 @@ pub struct Summary {
     pub expected: usize,
     /// Of those, how many met it.
     pub expect_met: usize,
+    /// Captures without `expect` that are ready.
+    pub ready_without_expect: usize,
     /// Captures that count as passing (`expect` met, or no `expect` and ready).
     pub passed: usize,
     /// Captures that count as failing.
@@ -52,9 +54,12 @@ impl Summary {
         self.funnel.ready += usize::from(s == Stage::Ready);
         *self.decisions.entry(v.decision).or_default() += 1;
         *self.stages.entry(v.stage).or_default() += 1;
-        if let Some(e) = &v.expect {
-            self.expected += 1;
-            self.expect_met += usize::from(e.met);
+        match &v.expect {
+            Some(e) => {
+                self.expected += 1;
+                self.expect_met += usize::from(e.met);
+            }
+            None => self.ready_without_expect += usize::from(v.is_ready()),
         }
         if v.passes() {
             self.passed += 1;

@@ -4,7 +4,7 @@
 
 use crate::core::summary::Summary;
 use crate::core::text::escape_control;
-use crate::report::{Item, expect_mismatch, headline};
+use crate::report::{Item, Sink, expect_mismatch, headline, rule_id};
 use std::io::{self, Write};
 
 fn data(s: &str) -> String {
@@ -17,33 +17,46 @@ fn property(s: &str) -> String {
     data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// Writes one annotation per capture that does not pass, and a summary notice.
-pub fn write(out: &mut dyn Write, items: &[Item], summary: &Summary) -> io::Result<()> {
-    for it in items.iter().filter(|i| !i.verdict.passes()) {
+/// `--format github`.
+pub struct Github<W: Write> {
+    out: W,
+}
+
+impl<W: Write> Github<W> {
+    /// A sink writing to `out`.
+    pub fn new(out: W) -> Self {
+        Github { out }
+    }
+}
+
+impl<W: Write> Sink for Github<W> {
+    fn item(&mut self, it: &Item) -> io::Result<()> {
         let v = &it.verdict;
-        let reason = v
-            .reason
-            .as_ref()
-            .map_or("READY".to_string(), |r| r.to_string());
+        if v.passes() {
+            return Ok(());
+        }
         let mut msg = format!("{} [{} {}]: {}", v.id, v.stage, v.decision, headline(v));
         if let Some(m) = expect_mismatch(v) {
             msg = format!("{msg} ({m})");
         }
         writeln!(
-            out,
+            self.out,
             "::error file={},line={},col={},title={}::{}",
             property(&escape_control(&it.path)),
             it.line,
             it.column,
-            property(&reason),
+            property(&rule_id(v)),
             data(&escape_control(&msg))
-        )?;
+        )
     }
-    writeln!(
-        out,
-        "::notice title=verdict::{}%0A{} passed, {} failed",
-        data(&summary.funnel_line()),
-        summary.passed,
-        summary.failed
-    )
+
+    fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        writeln!(
+            self.out,
+            "::notice title=verdict::{}%0A{} passed, {} failed",
+            data(&summary.funnel_line()),
+            summary.passed,
+            summary.failed
+        )
+    }
 }

@@ -5,8 +5,8 @@
 use crate::core::summary::Summary;
 use crate::core::text::escape_control;
 use crate::core::verdict::{Decision, Stage, Verdict};
-use crate::report::{Item, ReportOptions, expect_mismatch};
-use std::io::{self, Write};
+use crate::report::{Item, ReportOptions, Sink, expect_mismatch};
+use std::io::{self, Seek, Write};
 
 /// The glyph of a decision, as the TUI shows it too.
 pub fn glyph(d: Decision) -> &'static str {
@@ -49,66 +49,95 @@ impl Paint {
     }
 }
 
-/// Writes the human report.
-pub fn write(
-    out: &mut dyn Write,
-    items: &[Item],
-    summary: &Summary,
-    opts: &ReportOptions,
-) -> io::Result<()> {
-    let p = Paint { on: opts.color };
-    for stage in Stage::ALL {
-        let group: Vec<&Item> = items
-            .iter()
-            .filter(|i| i.verdict.stage == stage && !(opts.quiet && i.verdict.passes()))
-            .collect();
-        if group.is_empty() {
-            continue;
-        }
-        writeln!(
+/// `--format human`: verdicts grouped by stage. Each stage's lines are spilled to a
+/// temporary file as they come and copied out in pipeline order at the end.
+pub struct Human<W: Write> {
+    out: W,
+    paint: Paint,
+    quiet: bool,
+    groups: Vec<Option<(usize, std::fs::File)>>,
+}
+
+impl<W: Write> Human<W> {
+    /// A sink writing to `out`.
+    pub fn new(out: W, opts: &ReportOptions) -> Self {
+        Human {
             out,
-            "{} {}",
-            p.bold(stage.as_str()),
-            p.dim(&format!("({})", group.len()))
-        )?;
-        for it in group {
-            write_verdict(out, &p, it)?;
+            paint: Paint { on: opts.color },
+            quiet: opts.quiet,
+            groups: Stage::ALL.iter().map(|_| None).collect(),
         }
-        writeln!(out)?;
     }
-    let decisions: Vec<String> = Decision::ALL
-        .iter()
-        .rev()
-        .filter_map(|d| summary.decisions.get(d).map(|n| format!("{d} {n}")))
-        .collect();
-    if !decisions.is_empty() {
-        writeln!(out, "decisions: {}", decisions.join(", "))?;
+}
+
+impl<W: Write> Sink for Human<W> {
+    fn item(&mut self, it: &Item) -> io::Result<()> {
+        if self.quiet && it.verdict.passes() {
+            return Ok(());
+        }
+        let i = Stage::ALL
+            .iter()
+            .position(|s| *s == it.verdict.stage)
+            .unwrap_or(0);
+        let (n, file) = match &mut self.groups[i] {
+            Some(g) => g,
+            slot => slot.insert((0, tempfile::tempfile()?)),
+        };
+        *n += 1;
+        let mut w = io::BufWriter::new(file);
+        write_verdict(&mut w, &self.paint, it)
     }
-    writeln!(out, "{}", summary.funnel_line())?;
-    let without = summary.captures - summary.expected;
-    if summary.expected > 0 {
-        if without > 0 {
-            let ready_without = items
-                .iter()
-                .filter(|i| i.verdict.expect.is_none() && i.verdict.is_ready())
-                .count();
+
+    fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        let p = &self.paint;
+        let out = &mut self.out;
+        for (stage, group) in Stage::ALL.iter().zip(self.groups.iter_mut()) {
+            let Some((n, file)) = group else { continue };
             writeln!(
                 out,
-                "without expect: {without} ({ready_without} ready, {} not ready)",
-                without - ready_without
+                "{} {}",
+                p.bold(stage.as_str()),
+                p.dim(&format!("({n})"))
+            )?;
+            file.rewind()?;
+            io::copy(file, out)?;
+            writeln!(out)?;
+        }
+        let decisions: Vec<String> = Decision::ALL
+            .iter()
+            .rev()
+            .filter_map(|d| summary.decisions.get(d).map(|n| format!("{d} {n}")))
+            .collect();
+        if !decisions.is_empty() {
+            writeln!(out, "decisions: {}", decisions.join(", "))?;
+        }
+        writeln!(out, "{}", summary.funnel_line())?;
+        let without = summary.captures - summary.expected;
+        if summary.expected > 0 {
+            if without > 0 {
+                let ready = summary.ready_without_expect;
+                writeln!(
+                    out,
+                    "without expect: {without} ({ready} ready, {} not ready)",
+                    without - ready
+                )?;
+            }
+            writeln!(
+                out,
+                "{} passed, {} failed",
+                summary.expect_met,
+                summary.expected - summary.expect_met
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{} ready, {} not ready",
+                summary.funnel.ready,
+                summary.captures - summary.funnel.ready
             )?;
         }
-        let failed = summary.expected - summary.expect_met;
-        writeln!(out, "{} passed, {} failed", summary.expect_met, failed)?;
-    } else {
-        writeln!(
-            out,
-            "{} ready, {} not ready",
-            summary.funnel.ready,
-            summary.captures - summary.funnel.ready
-        )?;
+        Ok(())
     }
-    Ok(())
 }
 
 fn write_verdict(out: &mut dyn Write, p: &Paint, it: &Item) -> io::Result<()> {

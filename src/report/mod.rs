@@ -1,5 +1,8 @@
 //! Report formats of `verdict check`: one engine, interchangeable sinks (ripgrep's printer
-//! idea). Every format prints the same verdicts; only the shape differs.
+//! idea). Every format prints the same verdicts; only the shape differs. Sinks receive the
+//! verdicts one by one in capture order and never hold them all: a report of a million
+//! captures is written in constant memory (the human and JUnit sinks spill their groups to
+//! temporary files and copy them out at the end).
 
 pub mod github;
 pub mod human;
@@ -7,7 +10,9 @@ pub mod json;
 pub mod junit;
 pub mod sarif;
 
+use crate::core::summary::Summary;
 use crate::core::verdict::Verdict;
+use std::io;
 
 /// One checked capture with where a report should point at it.
 #[derive(Debug, Clone)]
@@ -29,6 +34,21 @@ pub struct ReportOptions {
     pub color: bool,
     /// Leave out captures that pass.
     pub quiet: bool,
+}
+
+/// A report format: takes verdicts in order, then the summary.
+pub trait Sink {
+    /// One checked capture.
+    ///
+    /// # Errors
+    /// Writing failed (a closed pipe included).
+    fn item(&mut self, item: &Item) -> io::Result<()>;
+
+    /// The end of the run.
+    ///
+    /// # Errors
+    /// Writing failed.
+    fn finish(&mut self, summary: &Summary) -> io::Result<()>;
 }
 
 /// The first error's message with its pointer, for one-line formats: `/amount_minor: 8000 is ...`.
@@ -60,4 +80,11 @@ pub(crate) fn expect_mismatch(v: &Verdict) -> Option<String> {
         v.decision
     );
     Some(format!("expected {want}, got {got}"))
+}
+
+/// The reason code of a verdict, `READY` when it has none.
+pub(crate) fn rule_id(v: &Verdict) -> String {
+    v.reason
+        .as_ref()
+        .map_or("READY".to_string(), |r| r.to_string())
 }
