@@ -16,6 +16,6 @@
 
 pub mod cli;
 pub mod core;
-pub mod report;
 pub mod engine;
+pub mod report;
 pub mod tui;

@@ -18,7 +18,9 @@ fn main() -> ExitCode {
                 .map(|_| ExitCode::SUCCESS)
         }
         None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
-            let root = cli.workspace.unwrap_or_else(|| std::path::PathBuf::from("."));
+            let root = cli
+                .workspace
+                .unwrap_or_else(|| std::path::PathBuf::from("."));
             verdict::tui::run(&root).map(|_| ExitCode::SUCCESS)
         }
         None => {

@@ -119,7 +119,9 @@ fn newest(rx: &Receiver<Job>) -> Result<Option<Job>, ()> {
         match rx.try_recv() {
             Ok(j) => last = Some(j),
             Err(TryRecvError::Empty) => return Ok(last),
-            Err(TryRecvError::Disconnected) => return if last.is_some() { Ok(last) } else { Err(()) },
+            Err(TryRecvError::Disconnected) => {
+                return if last.is_some() { Ok(last) } else { Err(()) };
+            }
         }
     }
 }

@@ -333,11 +333,11 @@ impl App {
         });
         self.view = view;
         let before = self.selected.clone();
-        match self
-            .selected
-            .as_deref()
-            .and_then(|s| self.view.iter().position(|&i| self.rows[i].ev.verdict.source == s))
-        {
+        match self.selected.as_deref().and_then(|s| {
+            self.view
+                .iter()
+                .position(|&i| self.rows[i].ev.verdict.source == s)
+        }) {
             Some(p) => self.cursor = p,
             None => {
                 self.cursor = self.cursor.min(self.view.len().saturating_sub(1));
@@ -368,7 +368,8 @@ impl App {
         let detail = self
             .current()
             .map(|e| Detail::new(self.workspace.as_deref(), &e.ev));
-        let changed_capture = detail.as_ref().map(|d| &d.source) != self.detail.as_ref().map(|d| &d.source);
+        let changed_capture =
+            detail.as_ref().map(|d| &d.source) != self.detail.as_ref().map(|d| &d.source);
         self.detail = detail;
         if changed_capture {
             self.error = 0;
@@ -386,10 +387,16 @@ impl App {
         };
         let target = match self.tab {
             Tab::Proposal => d.proposal.as_ref().ok().and_then(|j| j.target(self.error)),
-            Tab::Raw => d.raw.as_ref().ok().map(|r| r.error_line),
-            Tab::Contract => d.contract.as_ref().ok().and_then(|c| {
-                c.schema.target(self.error).map(|x| x + c.rules.len() + 2)
-            }),
+            Tab::Raw => d
+                .raw
+                .as_ref()
+                .ok()
+                .and_then(|r| ui::raw_rows(r, ui::layout(self).content.width).1),
+            Tab::Contract => d
+                .contract
+                .as_ref()
+                .ok()
+                .and_then(|c| c.schema.target(self.error).map(|x| x + c.rules.len() + 2)),
             _ => None,
         };
         let h = ui::layout(self).content.height as usize;
@@ -401,13 +408,18 @@ impl App {
 
     /// Keeps the selection inside the visible rows of the list and the tree.
     fn follow(&mut self) {
-        let h = (ui::layout(self).list.height as usize).saturating_sub(2).max(1);
+        let h = (ui::layout(self).list.height as usize)
+            .saturating_sub(2)
+            .max(1);
         if self.cursor < self.offset {
             self.offset = self.cursor;
         } else if self.cursor >= self.offset + h {
             self.offset = self.cursor + 1 - h;
         }
-        self.offset = self.offset.min(self.view.len().saturating_sub(h)).min(self.cursor);
+        self.offset = self
+            .offset
+            .min(self.view.len().saturating_sub(h))
+            .min(self.cursor);
         if self.tree_cursor < self.tree_offset {
             self.tree_offset = self.tree_cursor;
         } else if self.tree_cursor >= self.tree_offset + h {
@@ -424,8 +436,8 @@ impl App {
     /// Builds the triage tree: stage > reason > pointer, largest group first.
     pub fn build_tree(&mut self) {
         type Pointers = BTreeMap<String, usize>;
-        let mut stages: BTreeMap<Stage, (usize, BTreeMap<String, (usize, Pointers)>)> =
-            BTreeMap::new();
+        type Reasons = BTreeMap<String, (usize, Pointers)>;
+        let mut stages: BTreeMap<Stage, (usize, Reasons)> = BTreeMap::new();
         for r in &self.rows {
             let v = &r.ev.verdict;
             let s = stages.entry(v.stage).or_default();
@@ -433,7 +445,11 @@ impl App {
             let Some(reason) = &v.reason else { continue };
             let rr = s.1.entry(reason.as_str().to_string()).or_default();
             rr.0 += 1;
-            let ptrs: HashSet<&str> = v.errors.iter().filter_map(|f| f.pointer.as_deref()).collect();
+            let ptrs: HashSet<&str> = v
+                .errors
+                .iter()
+                .filter_map(|f| f.pointer.as_deref())
+                .collect();
             for p in ptrs {
                 *rr.1.entry(p.to_string()).or_default() += 1;
             }
@@ -532,7 +548,9 @@ impl App {
 
     /// Applies one keymap action.
     pub fn action(&mut self, a: Action) {
-        let page = (ui::layout(self).list.height as usize).saturating_sub(3).max(1);
+        let page = (ui::layout(self).list.height as usize)
+            .saturating_sub(3)
+            .max(1);
         let detail = self.focus == Focus::Detail;
         match a {
             Action::Down if detail => self.scroll += 1,
@@ -671,7 +689,11 @@ impl App {
                 }
             }
             MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
-                let d: isize = if m.kind == MouseEventKind::ScrollDown { 3 } else { -3 };
+                let d: isize = if m.kind == MouseEventKind::ScrollDown {
+                    3
+                } else {
+                    -3
+                };
                 if l.list.contains(at) {
                     self.move_by(d);
                 } else if l.detail.contains(at) {

@@ -11,7 +11,7 @@ use crate::core::text::{escape_control, line_col};
 use crate::core::verdict::{Decision, Finding, Span, Stage};
 use crate::core::workspace::Workspace;
 use serde_json::Value;
-use similar::{Algorithm, DiffTag, TextDiff};
+use similar::{Algorithm, DiffTag};
 use std::ops::RangeInclusive;
 
 /// How a stage of the strip fared.
@@ -51,7 +51,10 @@ pub struct JsonView {
 
 impl JsonView {
     fn new(text: &str, targets: &[Option<&str>]) -> JsonView {
-        let lines = text.lines().map(|l| escape_control(l).into_owned()).collect();
+        let lines = text
+            .lines()
+            .map(|l| escape_control(l).into_owned())
+            .collect();
         let marks = targets
             .iter()
             .map(|t| {
@@ -62,7 +65,8 @@ impl JsonView {
                     // the root value: mark its first line, not the whole document
                     return Some(first..=first);
                 }
-                let last = line_col(text, span.end.saturating_sub(1).max(span.start)).line as usize - 1;
+                let last =
+                    line_col(text, span.end.saturating_sub(1).max(span.start)).line as usize - 1;
                 Some(first..=last)
             })
             .collect();
@@ -126,6 +130,9 @@ pub struct DiffView {
     pub rows: Vec<DiffRow>,
     /// The pointers where the proposal differs from the intent (from the verdict).
     pub mismatches: Vec<String>,
+    /// Whether the pipeline's intent comparison ran and passed (`Some(true)`), ran and
+    /// failed (`Some(false)`), or did not run because an earlier check decided (`None`).
+    pub compared: Option<bool>,
 }
 
 /// The raw output with the parse error position.
@@ -206,7 +213,12 @@ pub fn strip(stage: Stage) -> Vec<(Stage, Mark)> {
     if stage == Stage::Input {
         out.push((Stage::Input, Mark::Fail));
     }
-    for s in [Stage::Response, Stage::Parse, Stage::Schema, Stage::Business] {
+    for s in [
+        Stage::Response,
+        Stage::Parse,
+        Stage::Schema,
+        Stage::Business,
+    ] {
         let m = if stage == Stage::Input || s > stage {
             Mark::NotReached
         } else if s == stage {
@@ -255,7 +267,9 @@ impl Detail {
         let proposal = match &ev.proposal {
             Some(p) => Ok(JsonView::new(&pretty(p), &pointers)),
             None => Err(match v.stage {
-                Stage::Input => "no proposal: the capture could not be used (input stage)".to_string(),
+                Stage::Input => {
+                    "no proposal: the capture could not be used (input stage)".to_string()
+                }
                 Stage::Response => "no proposal: the response stage failed".to_string(),
                 _ => "no proposal: the output is not one strict JSON value (see Raw)".to_string(),
             }),
@@ -329,9 +343,12 @@ fn diff_view(ev: &Evaluation) -> Result<DiffView, String> {
     let (hl_a, hl_b) = (lines_of(&a), lines_of(&b));
     let la: Vec<&str> = a.lines().collect();
     let lb: Vec<&str> = b.lines().collect();
-    let diff = TextDiff::configure()
-        .algorithm(Algorithm::Patience)
-        .diff_lines(&a, &b);
+    // compare lines without their trailing comma: the last member of an object has none,
+    // and that must not make an equal member look changed
+    let key = |l: &&str| l.trim_end_matches(',').to_string();
+    let (ka, kb): (Vec<String>, Vec<String>) =
+        (la.iter().map(key).collect(), lb.iter().map(key).collect());
+    let ops = similar::capture_diff_slices(Algorithm::Patience, &ka, &kb);
     let mut rows = Vec::new();
     let row = |l: Option<usize>, r: Option<usize>, kind: DiffKind| DiffRow {
         left: l.map(|i| esc(la[i])),
@@ -339,7 +356,7 @@ fn diff_view(ev: &Evaluation) -> Result<DiffView, String> {
         kind,
         mismatch: l.is_some_and(|i| hl_a[i]) || r.is_some_and(|i| hl_b[i]),
     };
-    for op in diff.ops() {
+    for op in &ops {
         let (tag, old, new) = op.as_tag_tuple();
         match tag {
             DiffTag::Equal => {
@@ -363,9 +380,17 @@ fn diff_view(ev: &Evaluation) -> Result<DiffView, String> {
             }
         }
     }
+    let compared = if !mismatches.is_empty() {
+        Some(false)
+    } else if ev.verdict.stage == Stage::Ready {
+        Some(true)
+    } else {
+        None
+    };
     Ok(DiffView {
         rows,
         mismatches: mismatches.iter().map(|p| esc(p)).collect(),
+        compared,
     })
 }
 
@@ -441,7 +466,11 @@ fn response_lines(ev: &Evaluation) -> Vec<(String, Role)> {
                 r.provider.clone()
             };
             kv(&mut out, "provider", &provider);
-            kv(&mut out, "stop reason", r.stop_reason.as_deref().unwrap_or("-"));
+            kv(
+                &mut out,
+                "stop reason",
+                r.stop_reason.as_deref().unwrap_or("-"),
+            );
             if let Some(m) = &r.model {
                 kv(&mut out, "model", m);
             }
@@ -472,7 +501,10 @@ fn response_lines(ev: &Evaluation) -> Vec<(String, Role)> {
         );
     }
     for w in &v.warnings {
-        out.push((esc(&format!("warning {}: {}", w.code, w.message)), Role::Highlight));
+        out.push((
+            esc(&format!("warning {}: {}", w.code, w.message)),
+            Role::Highlight,
+        ));
     }
     if let Some(u) = v.response.as_ref().and_then(|r| r.usage.as_ref()) {
         json_block(&mut out, "usage", u);
@@ -487,7 +519,11 @@ fn context_lines(ev: &Evaluation) -> Vec<(String, Role)> {
     let mut out = Vec::new();
     let c = ev.capture.as_ref();
     match c.and_then(|c| c.context.as_ref()) {
-        Some(ctx) => json_block(&mut out, "context (trusted, server-side)", &Value::Object(ctx.clone())),
+        Some(ctx) => json_block(
+            &mut out,
+            "context (trusted, server-side)",
+            &Value::Object(ctx.clone()),
+        ),
         None => out.push(("this capture has no context".into(), Role::Dim)),
     }
     match c.and_then(|c| c.intent.as_ref()) {
@@ -511,7 +547,11 @@ fn contract_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<ContractView
     let paths: Vec<Option<&str>> = v
         .errors
         .iter()
-        .map(|f| f.schema_path.as_deref().filter(|_| f.stage == Stage::Schema))
+        .map(|f| {
+            f.schema_path
+                .as_deref()
+                .filter(|_| f.stage == Stage::Schema)
+        })
         .collect();
     let mut rules = Vec::new();
     match &c.rules {
@@ -530,15 +570,24 @@ fn contract_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<ContractView
                         r.index,
                         r.reason,
                         r.decision,
-                        r.field.as_deref().map(|f| format!("  {f}")).unwrap_or_default(),
+                        r.field
+                            .as_deref()
+                            .map(|f| format!("  {f}"))
+                            .unwrap_or_default(),
                         r.line
                     )),
                     role,
                 ));
-                rules.push((esc(&format!("    {}", r.source)), if hit { role } else { Role::Dim }));
+                rules.push((
+                    esc(&format!("    {}", r.source)),
+                    if hit { role } else { Role::Dim },
+                ));
             }
             if let Some(fields) = &rs.intent_fields {
-                rules.push((esc(&format!("[intent] fields = {}", fields.join(", "))), Role::Text));
+                rules.push((
+                    esc(&format!("[intent] fields = {}", fields.join(", "))),
+                    Role::Text,
+                ));
             }
         }
         None => rules.push(("no rules file for this contract".into(), Role::Dim)),

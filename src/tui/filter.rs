@@ -65,9 +65,8 @@ impl Query {
                 None => text.push(word),
             }
         }
-        let text = (!text.is_empty()).then(|| {
-            Pattern::parse(&text.join(" "), CaseMatching::Ignore, Normalization::Smart)
-        });
+        let text = (!text.is_empty())
+            .then(|| Pattern::parse(&text.join(" "), CaseMatching::Ignore, Normalization::Smart));
         Query { tokens, text }
     }
 
@@ -87,7 +86,8 @@ impl Query {
             None => true,
             Some(p) => {
                 let mut buf = Vec::new();
-                p.score(Utf32Str::new(haystack, &mut buf), &mut m.0).is_some()
+                p.score(Utf32Str::new(haystack, &mut buf), &mut m.0)
+                    .is_some()
             }
         }
     }
@@ -173,7 +173,12 @@ mod tests {
 
     #[test]
     fn tokens_fuzzy_text_and_negation() {
-        let a = ev("amount-8000", Stage::Business, Reason::INTENT_MISMATCH, "/amount_minor");
+        let a = ev(
+            "amount-8000",
+            Stage::Business,
+            Reason::INTENT_MISMATCH,
+            "/amount_minor",
+        );
         let b = ev("dup", Stage::Parse, Reason::DUPLICATE_KEY, "/currency");
         assert!(hit("stage:business", &a) && !hit("stage:business", &b));
         assert!(hit("!stage:business", &b) && !hit("!stage:business", &a));

@@ -51,6 +51,20 @@ impl Tab {
         }
     }
 
+    /// A short title for narrow terminals.
+    pub fn short_title(self) -> &'static str {
+        match self {
+            Tab::Diff => "Diff",
+            Tab::Proposal => "Prop",
+            Tab::Raw => "Raw",
+            Tab::Response => "Resp",
+            Tab::Contract => "Contr",
+            Tab::Context => "Ctx",
+            Tab::Feedback => "Feedb",
+            Tab::History => "Hist",
+        }
+    }
+
     /// 0-based position.
     pub fn index(self) -> usize {
         Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
@@ -118,10 +132,14 @@ impl Action {
             Action::ShowTab(Tab::Context) => "tab: trusted context and intent",
             Action::ShowTab(Tab::Feedback) => "tab: self-correction feedback",
             Action::ShowTab(Tab::History) => "tab: verdict flips this session",
-            Action::Filter => "filter: fuzzy text, stage: reason: decision: contract: pointer:, ! negates",
+            Action::Filter => {
+                "filter: fuzzy text and stage: reason: decision: contract: pointer: (! negates)"
+            }
             Action::Clear => "clear the filter / close triage or help",
             Action::Triage => "triage tree: stage > reason > pointer",
-            Action::Open => "open the triage group as a filtered list",
+            Action::Open => {
+                "open the triage group as a filtered list (in the list: focus the detail)"
+            }
             Action::NextError => "next error of the capture",
             Action::PrevError => "previous error of the capture",
             Action::Revalidate => "re-validate every capture",
@@ -184,15 +202,60 @@ const fn b(
 
 /// The default keymap.
 pub const KEYMAP: &[Binding] = &[
-    b(&[Key::Char('j'), Key::Code(KeyCode::Down)], "j/↓", Action::Down, Some("move")),
-    b(&[Key::Char('k'), Key::Code(KeyCode::Up)], "k/↑", Action::Up, None),
-    b(&[Key::Code(KeyCode::PageDown), Key::Ctrl('d')], "PgDn", Action::PageDown, None),
-    b(&[Key::Code(KeyCode::PageUp), Key::Ctrl('u')], "PgUp", Action::PageUp, None),
-    b(&[Key::Char('g'), Key::Code(KeyCode::Home)], "g", Action::First, None),
-    b(&[Key::Char('G'), Key::Code(KeyCode::End)], "G", Action::Last, None),
-    b(&[Key::Code(KeyCode::Tab)], "Tab", Action::NextPane, Some("pane")),
-    b(&[Key::Code(KeyCode::BackTab)], "S-Tab", Action::PrevPane, None),
-    b(&[Key::Char('1')], "1", Action::ShowTab(Tab::Diff), Some("1-8 tabs")),
+    b(
+        &[Key::Char('j'), Key::Code(KeyCode::Down)],
+        "j/↓",
+        Action::Down,
+        Some("move"),
+    ),
+    b(
+        &[Key::Char('k'), Key::Code(KeyCode::Up)],
+        "k/↑",
+        Action::Up,
+        None,
+    ),
+    b(
+        &[Key::Code(KeyCode::PageDown), Key::Ctrl('d')],
+        "PgDn",
+        Action::PageDown,
+        None,
+    ),
+    b(
+        &[Key::Code(KeyCode::PageUp), Key::Ctrl('u')],
+        "PgUp",
+        Action::PageUp,
+        None,
+    ),
+    b(
+        &[Key::Char('g'), Key::Code(KeyCode::Home)],
+        "g",
+        Action::First,
+        None,
+    ),
+    b(
+        &[Key::Char('G'), Key::Code(KeyCode::End)],
+        "G",
+        Action::Last,
+        None,
+    ),
+    b(
+        &[Key::Code(KeyCode::Tab)],
+        "Tab",
+        Action::NextPane,
+        Some("pane"),
+    ),
+    b(
+        &[Key::Code(KeyCode::BackTab)],
+        "S-Tab",
+        Action::PrevPane,
+        None,
+    ),
+    b(
+        &[Key::Char('1')],
+        "1",
+        Action::ShowTab(Tab::Diff),
+        Some("1-8 tabs"),
+    ),
     b(&[Key::Char('2')], "2", Action::ShowTab(Tab::Proposal), None),
     b(&[Key::Char('3')], "3", Action::ShowTab(Tab::Raw), None),
     b(&[Key::Char('4')], "4", Action::ShowTab(Tab::Response), None),
@@ -204,11 +267,26 @@ pub const KEYMAP: &[Binding] = &[
     b(&[Key::Code(KeyCode::Esc)], "Esc", Action::Clear, None),
     b(&[Key::Char('t')], "t", Action::Triage, Some("triage")),
     b(&[Key::Code(KeyCode::Enter)], "Enter", Action::Open, None),
-    b(&[Key::Char('n')], "n", Action::NextError, Some("next error")),
+    b(
+        &[Key::Char('n')],
+        "n",
+        Action::NextError,
+        Some("next error"),
+    ),
     b(&[Key::Char('N')], "N", Action::PrevError, None),
-    b(&[Key::Char('r')], "r", Action::Revalidate, Some("re-validate")),
+    b(
+        &[Key::Char('r')],
+        "r",
+        Action::Revalidate,
+        Some("re-validate"),
+    ),
     b(&[Key::Char('?')], "?", Action::Help, Some("help")),
-    b(&[Key::Char('q'), Key::Ctrl('c')], "q", Action::Quit, Some("quit")),
+    b(
+        &[Key::Char('q'), Key::Ctrl('c')],
+        "q",
+        Action::Quit,
+        Some("quit"),
+    ),
 ];
 
 /// The action bound to a key event, if any.

@@ -93,3 +93,6 @@ fn drain(rx: &Receiver<Msg>, app: &mut App) -> bool {
     }
     true
 }
+
+#[cfg(test)]
+mod tests;

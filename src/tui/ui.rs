@@ -46,7 +46,7 @@ pub fn too_small(area: Rect) -> bool {
 
 /// How many rows the error table shows for `n` errors (header included).
 fn error_rows(n: usize) -> u16 {
-    if n == 0 { 1 } else { (n.min(4) + 1) as u16 }
+    if n == 0 { 1 } else { (n.min(4) + 3) as u16 }
 }
 
 /// The screen's rectangles for the model's terminal size.
@@ -117,7 +117,12 @@ fn draw_too_small(f: &mut Frame, area: Rect) {
         Line::from("enlarge the window, or q to quit"),
     ];
     let y = area.height.saturating_sub(3) / 2;
-    let r = Rect::new(area.x, area.y + y, area.width, area.height.saturating_sub(y).min(3));
+    let r = Rect::new(
+        area.x,
+        area.y + y,
+        area.width,
+        area.height.saturating_sub(y).min(3),
+    );
     f.render_widget(
         Paragraph::new(lines)
             .alignment(Alignment::Center)
@@ -134,11 +139,20 @@ fn draw_header(app: &App, f: &mut Frame, r: Rect) {
         WatchState::Paused => ("◌ paused", t.warn()),
         WatchState::Off => ("○ not watching", t.dim()),
     };
-    let contracts = app.workspace.as_ref().map_or(0, |w| w.contracts.by_name.len());
+    let contracts = app
+        .workspace
+        .as_ref()
+        .map_or(0, |w| w.contracts.by_name.len());
     let mut spans = vec![
-        Span::styled(" verdict ", t.bold().add_modifier(ratatui::style::Modifier::REVERSED)),
+        Span::styled(
+            " verdict ",
+            t.bold().add_modifier(ratatui::style::Modifier::REVERSED),
+        ),
         Span::raw("  "),
-        Span::styled(crate::core::text::escape_control(&app.label).into_owned(), t.bold()),
+        Span::styled(
+            crate::core::text::escape_control(&app.label).into_owned(),
+            t.bold(),
+        ),
         Span::raw("  "),
         Span::styled(state, style),
         Span::raw("  "),
@@ -148,8 +162,16 @@ fn draw_header(app: &App, f: &mut Frame, r: Rect) {
         )),
         Span::styled("  ·  ", t.dim()),
         Span::styled(
-            format!("{} warning{}", app.warnings, if app.warnings == 1 { "" } else { "s" }),
-            if app.warnings > 0 { t.warn() } else { Style::new() },
+            format!(
+                "{} warning{}",
+                app.warnings,
+                if app.warnings == 1 { "" } else { "s" }
+            ),
+            if app.warnings > 0 {
+                t.warn()
+            } else {
+                Style::new()
+            },
         ),
     ];
     let p = &app.progress;
@@ -169,8 +191,7 @@ fn draw_header(app: &App, f: &mut Frame, r: Rect) {
     let funnel = format!(" {}", app.summary.funnel_line());
     if p.running {
         let gw = 24.min(l2.width / 3);
-        let [a, b] =
-            Layout::horizontal([Constraint::Fill(1), Constraint::Length(gw)]).areas(l2);
+        let [a, b] = Layout::horizontal([Constraint::Fill(1), Constraint::Length(gw)]).areas(l2);
         f.render_widget(Paragraph::new(funnel), a);
         let ratio = if p.total == 0 {
             0.0
@@ -190,9 +211,11 @@ fn draw_header(app: &App, f: &mut Frame, r: Rect) {
 }
 
 fn pane(t: &Theme, title: Line<'static>, focused: bool) -> Block<'static> {
-    Block::bordered()
-        .title(title)
-        .border_style(if focused { t.focus_border() } else { t.border() })
+    Block::bordered().title(title).border_style(if focused {
+        t.focus_border()
+    } else {
+        t.border()
+    })
 }
 
 fn pad(s: &str, w: usize) -> String {
@@ -237,7 +260,24 @@ fn draw_list(app: &App, f: &mut Frame, r: Rect) {
         f.render_widget(Paragraph::new(Span::styled(msg, t.dim())), inner);
         return;
     }
-    let reason_w = 18.min(inner.width.saturating_sub(14) as usize / 2);
+    let reason_w = app
+        .view
+        .iter()
+        .skip(app.offset)
+        .take(h)
+        .map(|&i| {
+            app.rows[i]
+                .ev
+                .verdict
+                .reason
+                .as_ref()
+                .map_or(0, |r| r.as_str().chars().count())
+        })
+        .max()
+        .unwrap_or(0)
+        .min(19)
+        .min(inner.width.saturating_sub(14) as usize / 2);
+    let id_w = (inner.width as usize).saturating_sub(3 + 8 + 1 + reason_w + 1);
     let lines: Vec<Line> = app
         .view
         .iter()
@@ -252,9 +292,12 @@ fn draw_list(app: &App, f: &mut Frame, r: Rect) {
                 Span::styled(format!(" {} ", glyph(v.decision)), ds),
                 Span::styled(pad(v.stage.as_str(), 8), ds),
                 Span::raw(" "),
-                Span::styled(pad(&crate::core::text::escape_control(reason), reason_w), ds),
+                Span::styled(
+                    pad(&crate::core::text::escape_control(reason), reason_w),
+                    ds,
+                ),
                 Span::raw(" "),
-                Span::raw(crate::core::text::escape_control(&v.id).into_owned()),
+                Span::raw(pad(&crate::core::text::escape_control(&v.id), id_w)),
             ]);
             if pos == app.cursor {
                 line = line.patch_style(t.selected());
@@ -314,18 +357,28 @@ fn draw_tree(app: &App, f: &mut Frame, r: Rect) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-/// The tab bar's labels (` 1 Diff `...), in order; shared by drawing and mouse clicks.
-fn tab_labels() -> impl Iterator<Item = (Tab, String)> {
-    Tab::ALL
+/// The tab bar's labels (` 1 Diff `...), in order, short ones when `width` is too narrow
+/// for the full titles; shared by drawing and mouse clicks.
+fn tab_labels(width: u16) -> Vec<(Tab, String)> {
+    let full: Vec<(Tab, String)> = Tab::ALL
         .into_iter()
         .enumerate()
         .map(|(i, t)| (t, format!(" {} {} ", i + 1, t.title())))
+        .collect();
+    if full.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
+        return full;
+    }
+    Tab::ALL
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| (t, format!(" {} {} ", i + 1, t.short_title())))
+        .collect()
 }
 
 /// The tab under column `x` of the tab bar `r`.
 pub fn tab_at(r: Rect, x: u16) -> Option<Tab> {
     let mut at = r.x;
-    for (t, label) in tab_labels() {
+    for (t, label) in tab_labels(r.width) {
         let w = label.chars().count() as u16;
         if x >= at && x < at + w {
             return Some(t);
@@ -350,7 +403,11 @@ fn draw_detail(app: &App, f: &mut Frame, l: &crate::tui::ui::Areas) {
         f.render_widget(Paragraph::new(Span::styled(msg, t.dim())), inner);
         return;
     };
-    let block = pane(&t, Line::from(format!(" {} ", d.title)).style(t.bold()), focused);
+    let block = pane(
+        &t,
+        Line::from(format!(" {} ", d.title)).style(t.bold()),
+        focused,
+    );
     f.render_widget(block, l.detail);
     // stage strip and decision
     let mut spans = vec![Span::raw(" ")];
@@ -363,7 +420,14 @@ fn draw_detail(app: &App, f: &mut Frame, l: &crate::tui::ui::Areas) {
             Mark::Fail => ("✗", t.fail()),
             Mark::NotReached => ("·", t.dim()),
         };
-        spans.push(Span::styled(format!("{} ", s.as_str()), if *m == Mark::NotReached { t.dim() } else { Style::new() }));
+        spans.push(Span::styled(
+            format!("{} ", s.as_str()),
+            if *m == Mark::NotReached {
+                t.dim()
+            } else {
+                Style::new()
+            },
+        ));
         spans.push(Span::styled(g, st));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), l.strip);
@@ -378,7 +442,7 @@ fn draw_detail(app: &App, f: &mut Frame, l: &crate::tui::ui::Areas) {
     draw_errors(app, f, l.errors);
     // tabs
     let mut spans = Vec::new();
-    for (tab, label) in tab_labels() {
+    for (tab, label) in tab_labels(l.tabs.width) {
         spans.push(Span::styled(
             label,
             if tab == app.tab {
@@ -402,17 +466,33 @@ fn draw_errors(app: &App, f: &mut Frame, r: Rect) {
         );
         return;
     }
+    let [r, full] = Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(r);
+    if let Some(e) = d.errors.get(app.error) {
+        f.render_widget(
+            Paragraph::new(Line::from(vec![
+                Span::styled(" › ", t.fail()),
+                Span::raw(e.message.as_str()),
+            ]))
+            .wrap(Wrap { trim: true }),
+            full,
+        );
+    }
     let shown = (r.height as usize).saturating_sub(1).max(1);
     let first = app.error.saturating_sub(shown - 1);
-    let width = |get: fn(&crate::tui::detail::ErrorRow) -> &str, cap: usize| -> u16 {
-        d.errors.iter().map(|e| get(e).chars().count()).max().unwrap_or(0).clamp(2, cap) as u16
+    let width = |get: fn(&crate::tui::detail::ErrorRow) -> &str, min: usize, cap: usize| -> u16 {
+        d.errors
+            .iter()
+            .map(|e| get(e).chars().count())
+            .max()
+            .unwrap_or(0)
+            .clamp(min, cap) as u16
     };
     let widths = [
         Constraint::Length(1),
-        Constraint::Length(width(|e| &e.reason, 20)),
-        Constraint::Length(width(|e| &e.pointer, 18)),
-        Constraint::Length(width(|e| &e.location, 26)),
-        Constraint::Length(width(|e| &e.at, 7)),
+        Constraint::Length(width(|e| &e.reason, 6, 20)),
+        Constraint::Length(width(|e| &e.pointer, 7, 18)),
+        Constraint::Length(width(|e| &e.location, 8, 34)),
+        Constraint::Length(width(|e| &e.at, 2, 7)),
         Constraint::Fill(1),
     ];
     let header = Row::new(["", "reason", "pointer", "location", "at", "message"]).style(t.dim());
@@ -502,29 +582,38 @@ fn draw_tab(app: &App, f: &mut Frame, r: Rect) {
             Ok(diff) => {
                 let [top, body] =
                     Layout::vertical([Constraint::Length(2), Constraint::Fill(1)]).areas(r);
-                let note = if diff.mismatches.is_empty() {
-                    Line::from(Span::styled(
+                let note = match &diff.compared {
+                    Some(false) => Line::from(vec![
+                        Span::raw(" the proposal differs from the confirmed intent at "),
+                        Span::styled(diff.mismatches.join(", "), t.highlight()),
+                    ]),
+                    Some(true) => Line::from(Span::styled(
                         " the proposal agrees with the confirmed intent",
                         t.pass(),
-                    ))
-                } else {
-                    Line::from(vec![
-                        Span::raw(" differs from the confirmed intent at "),
-                        Span::styled(diff.mismatches.join(", "), t.highlight()),
-                    ])
+                    )),
+                    None => Line::from(Span::styled(
+                        " not compared: the verdict was decided before the intent comparison",
+                        t.dim(),
+                    )),
                 };
-                let [lh, rh] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)])
-                    .spacing(1)
-                    .areas(top);
+                let [nr, heads] =
+                    Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(top);
+                f.render_widget(Paragraph::new(note), nr);
+                let [lh, _, rh] = Layout::horizontal([
+                    Constraint::Fill(1),
+                    Constraint::Length(1),
+                    Constraint::Fill(1),
+                ])
+                .areas(heads);
                 let [lb, sep, rb] = Layout::horizontal([
                     Constraint::Fill(1),
                     Constraint::Length(1),
                     Constraint::Fill(1),
                 ])
                 .areas(body);
-                f.render_widget(Paragraph::new(vec![note, Line::from(Span::styled(" proposal", t.bold()))]), lh);
+                f.render_widget(Paragraph::new(Span::styled(" proposal", t.bold())), lh);
                 f.render_widget(
-                    Paragraph::new(vec![Line::from(""), Line::from(Span::styled("confirmed intent", t.bold()))]),
+                    Paragraph::new(Span::styled(" confirmed intent", t.bold())),
                     rh,
                 );
                 let scroll = clamp_scroll(app.scroll, diff.rows.len());
@@ -554,7 +643,7 @@ fn draw_tab(app: &App, f: &mut Frame, r: Rect) {
                             };
                             let sign = match (row.kind, left, text.is_some()) {
                                 (_, _, false) => " ",
-                                (DiffKind::Same, _, _) => " ",
+                                (DiffKind::Same | DiffKind::LeftOnly, _, _) => " ",
                                 (_, true, _) => "-",
                                 (_, false, _) => "+",
                             };
@@ -567,7 +656,10 @@ fn draw_tab(app: &App, f: &mut Frame, r: Rect) {
                 };
                 f.render_widget(Paragraph::new(side(true)).scroll((scroll, 0)), lb);
                 f.render_widget(
-                    Paragraph::new(vec![Line::from(Span::styled("│", t.border())); body.height as usize]),
+                    Paragraph::new(vec![
+                        Line::from(Span::styled("│", t.border()));
+                        body.height as usize
+                    ]),
                     sep,
                 );
                 f.render_widget(Paragraph::new(side(false)).scroll((scroll, 0)), rb);
@@ -584,17 +676,20 @@ fn draw_tab(app: &App, f: &mut Frame, r: Rect) {
         Tab::Raw => match &d.raw {
             Err(m) => message(&t, f, r, m),
             Ok(raw) => {
-                let gutter = raw.lines.len().to_string().len().max(3);
-                let mut lines: Vec<Line> = raw
-                    .lines
+                let (rows, _) = raw_rows(raw, r.width);
+                let mut lines: Vec<Line> = rows
                     .iter()
-                    .enumerate()
-                    .map(|(i, pieces)| {
-                        let mut spans = vec![Span::styled(format!("{:>gutter$} ", i + 1), t.dim())];
-                        spans.extend(pieces.iter().map(|(s, m)| {
-                            Span::styled(s.as_str(), if *m { t.mark() } else { Style::new() })
-                        }));
-                        Line::from(spans)
+                    .map(|row| match row {
+                        RawRow::Text(gutter, pieces) => {
+                            let mut spans = vec![Span::styled(gutter.clone(), t.dim())];
+                            spans.extend(pieces.iter().map(|(s, m)| {
+                                Span::styled(s.as_str(), if *m { t.mark() } else { Style::new() })
+                            }));
+                            Line::from(spans)
+                        }
+                        RawRow::Caret(col) => {
+                            Line::from(Span::styled(format!("{}^", " ".repeat(*col)), t.fail()))
+                        }
                     })
                     .collect();
                 if let Some((at, msg)) = &raw.error {
@@ -606,7 +701,9 @@ fn draw_tab(app: &App, f: &mut Frame, r: Rect) {
                 }
                 let s = clamp_scroll(app.scroll, lines.len());
                 f.render_widget(
-                    Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((s, 0)),
+                    Paragraph::new(lines)
+                        .wrap(Wrap { trim: false })
+                        .scroll((s, 0)),
                     r,
                 );
             }
@@ -614,14 +711,22 @@ fn draw_tab(app: &App, f: &mut Frame, r: Rect) {
         Tab::Response => {
             let lines = role_lines(&t, &d.response);
             let s = clamp_scroll(app.scroll, lines.len());
-            f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((s, 0)), r);
+            f.render_widget(
+                Paragraph::new(lines)
+                    .wrap(Wrap { trim: false })
+                    .scroll((s, 0)),
+                r,
+            );
         }
         Tab::Contract => match &d.contract {
             Err(m) => message(&t, f, r, m),
             Ok(c) => {
                 let mut lines = role_lines(&t, &c.rules);
                 lines.push(Line::from(""));
-                lines.push(Line::from(Span::styled(format!("schema  {}", c.heading), t.bold())));
+                lines.push(Line::from(Span::styled(
+                    format!("schema  {}", c.heading),
+                    t.bold(),
+                )));
                 lines.extend(json_lines(&t, &c.schema, app.error, 0));
                 let s = clamp_scroll(app.scroll, lines.len());
                 f.render_widget(Paragraph::new(lines).scroll((s, 0)), r);
@@ -635,7 +740,12 @@ fn draw_tab(app: &App, f: &mut Frame, r: Rect) {
         Tab::Feedback => {
             let lines = role_lines(&t, &d.feedback);
             let s = clamp_scroll(app.scroll, lines.len());
-            f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((s, 0)), r);
+            f.render_widget(
+                Paragraph::new(lines)
+                    .wrap(Wrap { trim: false })
+                    .scroll((s, 0)),
+                r,
+            );
         }
         Tab::History => message(
             &t,
@@ -653,7 +763,10 @@ fn draw_footer(app: &App, f: &mut Frame, r: Rect) {
             Span::styled(" /", t.key()),
             Span::raw(crate::core::text::escape_control(&app.filter).into_owned()),
             Span::styled("█", t.key()),
-            Span::styled("   Enter keep  Esc clear  stage: reason: decision: contract: pointer:  ! negates", t.dim()),
+            Span::styled(
+                "   Enter keep  Esc clear  stage: reason: decision: contract: pointer:  ! negates",
+                t.dim(),
+            ),
         ]);
         f.render_widget(Paragraph::new(line), r);
         return;
@@ -671,7 +784,7 @@ fn draw_footer(app: &App, f: &mut Frame, r: Rect) {
 }
 
 fn draw_help(t: &Theme, f: &mut Frame, area: Rect) {
-    let w = 78.min(area.width.saturating_sub(2));
+    let w = 92.min(area.width.saturating_sub(2));
     let h = (KEYMAP.len() as u16 + 4).min(area.height.saturating_sub(2));
     let r = Rect::new(
         area.x + (area.width - w) / 2,
@@ -700,4 +813,57 @@ fn draw_help(t: &Theme, f: &mut Frame, area: Rect) {
         Span::raw("click selects a row or a tab, the wheel scrolls"),
     ]));
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A screen row of the Raw tab.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawRow {
+    /// The gutter (line number or blank) and the pieces (escaped text, is marked).
+    Text(String, Vec<(String, bool)>),
+    /// A caret under the first marked character, at this column.
+    Caret(usize),
+}
+
+/// The Raw tab's rows for a content width: logical lines hard-wrapped (escaped text counts
+/// one column per character), with a caret row under the error position. Also returns the
+/// row of the caret, for scrolling.
+pub fn raw_rows(raw: &crate::tui::detail::RawView, width: u16) -> (Vec<RawRow>, Option<usize>) {
+    let gutter = raw.lines.len().to_string().len().max(3);
+    let room = (width as usize).saturating_sub(gutter + 1).max(8);
+    let mut rows = Vec::new();
+    let mut caret_row = None;
+    for (n, pieces) in raw.lines.iter().enumerate() {
+        let chars: Vec<(char, bool)> = pieces
+            .iter()
+            .flat_map(|(s, m)| s.chars().map(move |c| (c, *m)))
+            .collect();
+        let chunks: Vec<&[(char, bool)]> = if chars.is_empty() {
+            vec![&[]]
+        } else {
+            chars.chunks(room).collect()
+        };
+        for (k, chunk) in chunks.into_iter().enumerate() {
+            let g = if k == 0 {
+                format!("{:>gutter$} ", n + 1)
+            } else {
+                " ".repeat(gutter + 1)
+            };
+            let mut out: Vec<(String, bool)> = Vec::new();
+            for &(c, m) in chunk {
+                match out.last_mut() {
+                    Some((s, mm)) if *mm == m => s.push(c),
+                    _ => out.push((c.to_string(), m)),
+                }
+            }
+            let caret = chunk.iter().position(|(_, m)| *m);
+            rows.push(RawRow::Text(g, out));
+            if let Some(col) = caret
+                && caret_row.is_none()
+            {
+                caret_row = Some(rows.len());
+                rows.push(RawRow::Caret(gutter + 1 + col));
+            }
+        }
+    }
+    (rows, caret_row)
 }
