@@ -430,7 +430,12 @@ impl App {
     fn set_filter(&mut self, text: String) {
         self.filter = text;
         self.query = Query::parse(&self.filter);
+        let before = self.selected.clone();
         self.rebuild();
+        if self.selected != before {
+            // the selected capture was filtered out: start at the top of the new list
+            self.select(0);
+        }
     }
 
     /// Builds the triage tree: stage > reason > pointer, largest group first.

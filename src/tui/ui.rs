@@ -430,14 +430,14 @@ fn draw_detail(app: &App, f: &mut Frame, l: &crate::tui::ui::Areas) {
         ));
         spans.push(Span::styled(g, st));
     }
-    f.render_widget(Paragraph::new(Line::from(spans)), l.strip);
+    let decision = format!(" {} {} ", glyph(d.decision), d.decision.as_str());
+    let dw = (decision.chars().count() as u16).min(l.strip.width);
+    let [left, right] =
+        Layout::horizontal([Constraint::Fill(1), Constraint::Length(dw)]).areas(l.strip);
+    f.render_widget(Paragraph::new(Line::from(spans)), left);
     f.render_widget(
-        Paragraph::new(Span::styled(
-            format!("{} {} ", glyph(d.decision), d.decision.as_str()),
-            t.decision(d.decision),
-        ))
-        .alignment(Alignment::Right),
-        l.strip,
+        Paragraph::new(Span::styled(decision, t.decision(d.decision))).alignment(Alignment::Right),
+        right,
     );
     draw_errors(app, f, l.errors);
     // tabs
