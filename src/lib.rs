@@ -5,8 +5,10 @@
 //! rules) and gives every capture a staged [`core::verdict::Verdict`].
 //!
 //! Layering (ripgrep-style): [`core`] is pure and synchronous, with no terminal types;
-//! [`report`] turns verdicts into text for `verdict check`; [`cli`] is the thin command layer.
-//! The TUI and `check` share `core`, so they can never disagree.
+//! [`report`] turns verdicts into text for `verdict check`; [`cli`] is the thin command layer;
+//! [`engine`] runs validation on a background thread; [`tui`] is the terminal workbench and
+//! the only module that imports ratatui or crossterm. The TUI and `check` share `core`, so
+//! they can never disagree.
 
 // A `Finding` is the error value of most core functions on purpose (it is what gets
 // reported), so it is not boxed.
@@ -16,3 +18,4 @@ pub mod cli;
 pub mod core;
 pub mod engine;
 pub mod report;
+pub mod tui;

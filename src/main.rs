@@ -30,6 +30,12 @@ fn main() -> ExitCode {
                 .and_then(|_| Ok(std::io::Write::flush(&mut out)?))
                 .map(|_| ExitCode::SUCCESS)
         }
+        None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
+            let root = cli
+                .workspace
+                .unwrap_or_else(|| std::path::PathBuf::from("."));
+            verdict::tui::run(&root).map(|_| ExitCode::SUCCESS)
+        }
         None => {
             let args = CheckArgs {
                 paths: cli.workspace.into_iter().collect(),

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "verdict", version, about, long_about = None)]
 pub struct Cli {
-    /// The command; none runs `check` on the workspace until the TUI lands.
+    /// The command; none opens the TUI on the workspace when stdout is a terminal, and
+    /// runs `check` on it otherwise.
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Workspace folder (default `.`), when no command is given.

@@ -1,0 +1,600 @@
+//! The detail model of the selected capture: everything the right pane shows, computed
+//! once when the selection (or its verdict) changes, so drawing never formats JSON,
+//! diffs or builds feedback. Every string that came from a capture or a contract file
+//! has been through [`escape_control`] here.
+
+use crate::core::capture::Payload;
+use crate::core::feedback::feedback;
+use crate::core::pipeline::Evaluation;
+use crate::core::stage::parse::locate;
+use crate::core::text::{escape_control, line_col};
+use crate::core::verdict::{Decision, Finding, Span, Stage};
+use crate::core::workspace::Workspace;
+use serde_json::Value;
+use similar::{Algorithm, DiffTag};
+use std::ops::RangeInclusive;
+
+/// How a stage of the strip fared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// Passed (`✓`).
+    Pass,
+    /// Decided the verdict (`✗`).
+    Fail,
+    /// Not reached (`·`).
+    NotReached,
+}
+
+/// One row of the error table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorRow {
+    /// Reason code.
+    pub reason: String,
+    /// Pointer (`(root)` for the empty pointer), or empty.
+    pub pointer: String,
+    /// Keyword location (schema), `rule[n]` (rules), or empty.
+    pub location: String,
+    /// `line:col` in the raw output, or empty.
+    pub at: String,
+    /// The message (with the best `anyOf`/`oneOf` branch's first error, and a hint).
+    pub message: String,
+}
+
+/// A block of JSON text with the lines of each error's value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JsonView {
+    /// The lines, escaped.
+    pub lines: Vec<String>,
+    /// For each error of the verdict (same index), the lines of its value, if located.
+    pub marks: Vec<Option<RangeInclusive<usize>>>,
+}
+
+impl JsonView {
+    fn new(text: &str, targets: &[Option<&str>]) -> JsonView {
+        let lines = text
+            .lines()
+            .map(|l| escape_control(l).into_owned())
+            .collect();
+        let marks = targets
+            .iter()
+            .map(|t| {
+                let p = (*t)?;
+                let span = locate(text, p)?;
+                let first = line_col(text, span.start).line as usize - 1;
+                if p.is_empty() || p == "#" {
+                    // the root value: mark its first line, not the whole document
+                    return Some(first..=first);
+                }
+                let last =
+                    line_col(text, span.end.saturating_sub(1).max(span.start)).line as usize - 1;
+                Some(first..=last)
+            })
+            .collect();
+        JsonView { lines, marks }
+    }
+
+    /// How a line is highlighted: `Some(true)` for the current error, `Some(false)` for
+    /// another error, `None` for none.
+    pub fn mark_of(&self, line: usize, current: usize) -> Option<bool> {
+        if self
+            .marks
+            .get(current)
+            .and_then(Option::as_ref)
+            .is_some_and(|r| r.contains(&line))
+        {
+            return Some(true);
+        }
+        self.marks
+            .iter()
+            .flatten()
+            .any(|r| r.contains(&line))
+            .then_some(false)
+    }
+
+    /// The first line of an error's value.
+    pub fn target(&self, error: usize) -> Option<usize> {
+        self.marks.get(error)?.as_ref().map(|r| *r.start())
+    }
+}
+
+/// What kind of difference a diff row shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffKind {
+    /// The same on both sides.
+    Same,
+    /// Different text on the two sides.
+    Changed,
+    /// Only in the proposal.
+    LeftOnly,
+    /// Only in the confirmed intent.
+    RightOnly,
+}
+
+/// One side-by-side diff row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffRow {
+    /// Proposal line, escaped.
+    pub left: Option<String>,
+    /// Intent line, escaped.
+    pub right: Option<String>,
+    /// The kind of row.
+    pub kind: DiffKind,
+    /// Whether the row holds a mismatching pointer's value (on either side).
+    pub mismatch: bool,
+}
+
+/// The proposal vs the confirmed intent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffView {
+    /// Side-by-side rows (line diff of pretty JSON with keys sorted).
+    pub rows: Vec<DiffRow>,
+    /// The pointers where the proposal differs from the intent (from the verdict).
+    pub mismatches: Vec<String>,
+    /// Whether the pipeline's intent comparison ran and passed (`Some(true)`), ran and
+    /// failed (`Some(false)`), or did not run because an earlier check decided (`None`).
+    pub compared: Option<bool>,
+}
+
+/// The raw output with the parse error position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawView {
+    /// Lines split at `\n`; each a list of `(escaped text, is the error position)` pieces.
+    pub lines: Vec<Vec<(String, bool)>>,
+    /// `line:col` and message of the parse error (or other located finding), if any.
+    pub error: Option<(String, String)>,
+    /// The 0-based line of the marked position.
+    pub error_line: usize,
+}
+
+/// A line of a text tab with its role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A section heading.
+    Heading,
+    /// Ordinary text.
+    Text,
+    /// Secondary text.
+    Dim,
+    /// The failing part (rule).
+    Highlight,
+}
+
+/// The contract tab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContractView {
+    /// `refund-v1  schemas/refund-v1.schema.json`.
+    pub heading: String,
+    /// The schema text with each error's keyword location marked.
+    pub schema: JsonView,
+    /// The rules, each as lines with a role (the failing rule highlighted).
+    pub rules: Vec<(String, Role)>,
+}
+
+/// Everything the detail pane shows for one capture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detail {
+    /// The capture's source (the selection key).
+    pub source: String,
+    /// The capture's id, escaped.
+    pub title: String,
+    /// The decision.
+    pub decision: Decision,
+    /// `response`, `parse`, `schema`, `business` (with `input` first when it failed).
+    pub strip: Vec<(Stage, Mark)>,
+    /// The error table.
+    pub errors: Vec<ErrorRow>,
+    /// Diff tab, or why there is none.
+    pub diff: Result<DiffView, String>,
+    /// Proposal tab, or why there is none.
+    pub proposal: Result<JsonView, String>,
+    /// Raw tab, or why there is none.
+    pub raw: Result<RawView, String>,
+    /// Response tab.
+    pub response: Vec<(String, Role)>,
+    /// Contract tab, or why there is none.
+    pub contract: Result<ContractView, String>,
+    /// Context tab.
+    pub context: Vec<(String, Role)>,
+    /// Feedback tab.
+    pub feedback: Vec<(String, Role)>,
+}
+
+fn esc(s: &str) -> String {
+    escape_control(s).into_owned()
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// The stage strip of a verdict.
+pub fn strip(stage: Stage) -> Vec<(Stage, Mark)> {
+    let mut out = Vec::new();
+    if stage == Stage::Input {
+        out.push((Stage::Input, Mark::Fail));
+    }
+    for s in [
+        Stage::Response,
+        Stage::Parse,
+        Stage::Schema,
+        Stage::Business,
+    ] {
+        let m = if stage == Stage::Input || s > stage {
+            Mark::NotReached
+        } else if s == stage {
+            Mark::Fail
+        } else {
+            Mark::Pass
+        };
+        out.push((s, m));
+    }
+    out
+}
+
+fn error_row(f: &Finding) -> ErrorRow {
+    let mut message = f.message.clone();
+    if let Some(best) = f.branches.first()
+        && let Some(e) = best.errors.first()
+    {
+        message.push_str(&format!(" (best branch {}: {})", best.index, e.message));
+    }
+    if let Some(h) = &f.hint {
+        message.push_str(&format!(" (hint: {h})"));
+    }
+    ErrorRow {
+        reason: esc(f.reason.as_str()),
+        pointer: f
+            .pointer
+            .as_deref()
+            .map(|p| esc(crate::tui::filter::pointer_label(p)))
+            .unwrap_or_default(),
+        location: esc(f
+            .schema_path
+            .as_deref()
+            .or(f.keyword.as_deref())
+            .unwrap_or("")),
+        at: f.at.map(|a| a.to_string()).unwrap_or_default(),
+        message: esc(&message),
+    }
+}
+
+impl Detail {
+    /// Builds the detail of one evaluation. `ws` gives the contract and the feedback;
+    /// without it (the workspace is being re-opened) those tabs say so.
+    pub fn new(ws: Option<&Workspace>, ev: &Evaluation) -> Detail {
+        let v = &ev.verdict;
+        let pointers: Vec<Option<&str>> = v.errors.iter().map(|f| f.pointer.as_deref()).collect();
+        let proposal = match &ev.proposal {
+            Some(p) => Ok(JsonView::new(&pretty(p), &pointers)),
+            None => Err(match v.stage {
+                Stage::Input => {
+                    "no proposal: the capture could not be used (input stage)".to_string()
+                }
+                Stage::Response => "no proposal: the response stage failed".to_string(),
+                _ => "no proposal: the output is not one strict JSON value (see Raw)".to_string(),
+            }),
+        };
+        Detail {
+            source: v.source.clone(),
+            title: esc(&v.id),
+            decision: v.decision,
+            strip: strip(v.stage),
+            errors: v.errors.iter().map(error_row).collect(),
+            diff: diff_view(ev),
+            proposal,
+            raw: raw_view(ev),
+            response: response_lines(ev),
+            contract: contract_view(ws, ev),
+            context: context_lines(ev),
+            feedback: match ws {
+                Some(ws) => {
+                    let fb = feedback(ws, ev);
+                    let mut out = vec![(
+                        format!(
+                            "decision {}  ·  regenerate with this feedback: {}",
+                            fb.decision,
+                            if fb.regenerate { "yes" } else { "no" }
+                        ),
+                        Role::Heading,
+                    )];
+                    out.extend(fb.message.lines().map(|l| (esc(l), Role::Text)));
+                    out
+                }
+                None => vec![("the workspace is loading".into(), Role::Dim)],
+            },
+        }
+    }
+}
+
+fn diff_view(ev: &Evaluation) -> Result<DiffView, String> {
+    let intent = ev
+        .capture
+        .as_ref()
+        .and_then(|c| c.intent.as_ref())
+        .ok_or_else(|| {
+            "this capture has no confirmed intent (`intent`), so there is nothing to compare the proposal with".to_string()
+        })?;
+    let proposal = ev.proposal.as_ref().ok_or_else(|| {
+        "no proposal to compare with the confirmed intent: the capture failed before the schema stage".to_string()
+    })?;
+    let mismatches: Vec<String> = ev
+        .verdict
+        .errors
+        .iter()
+        .filter(|f| f.reason.as_str() == "INTENT_MISMATCH")
+        .filter_map(|f| f.pointer.clone())
+        .collect();
+    let a = pretty(proposal) + "\n";
+    let b = pretty(&Value::Object(intent.clone())) + "\n";
+    let lines_of = |text: &str| -> Vec<bool> {
+        let n = text.lines().count();
+        let mut hl = vec![false; n];
+        for p in &mismatches {
+            if let Some(Span { start, end }) = locate(text, p) {
+                let first = line_col(text, start).line as usize - 1;
+                let last = line_col(text, end.saturating_sub(1).max(start)).line as usize - 1;
+                for h in hl.iter_mut().take(last + 1).skip(first) {
+                    *h = true;
+                }
+            }
+        }
+        hl
+    };
+    let (hl_a, hl_b) = (lines_of(&a), lines_of(&b));
+    let la: Vec<&str> = a.lines().collect();
+    let lb: Vec<&str> = b.lines().collect();
+    // compare lines without their trailing comma: the last member of an object has none,
+    // and that must not make an equal member look changed
+    let key = |l: &&str| l.trim_end_matches(',').to_string();
+    let (ka, kb): (Vec<String>, Vec<String>) =
+        (la.iter().map(key).collect(), lb.iter().map(key).collect());
+    let ops = similar::capture_diff_slices(Algorithm::Patience, &ka, &kb);
+    let mut rows = Vec::new();
+    let row = |l: Option<usize>, r: Option<usize>, kind: DiffKind| DiffRow {
+        left: l.map(|i| esc(la[i])),
+        right: r.map(|i| esc(lb[i])),
+        kind,
+        mismatch: l.is_some_and(|i| hl_a[i]) || r.is_some_and(|i| hl_b[i]),
+    };
+    for op in &ops {
+        let (tag, old, new) = op.as_tag_tuple();
+        match tag {
+            DiffTag::Equal => {
+                for (i, j) in old.zip(new) {
+                    rows.push(row(Some(i), Some(j), DiffKind::Same));
+                }
+            }
+            DiffTag::Delete => rows.extend(old.map(|i| row(Some(i), None, DiffKind::LeftOnly))),
+            DiffTag::Insert => rows.extend(new.map(|j| row(None, Some(j), DiffKind::RightOnly))),
+            DiffTag::Replace => {
+                let (o, n): (Vec<usize>, Vec<usize>) = (old.collect(), new.collect());
+                for k in 0..o.len().max(n.len()) {
+                    let (l, r) = (o.get(k).copied(), n.get(k).copied());
+                    let kind = match (l, r) {
+                        (Some(_), Some(_)) => DiffKind::Changed,
+                        (Some(_), None) => DiffKind::LeftOnly,
+                        _ => DiffKind::RightOnly,
+                    };
+                    rows.push(row(l, r, kind));
+                }
+            }
+        }
+    }
+    let compared = if !mismatches.is_empty() {
+        Some(false)
+    } else if ev.verdict.stage == Stage::Ready {
+        Some(true)
+    } else {
+        None
+    };
+    Ok(DiffView {
+        rows,
+        mismatches: mismatches.iter().map(|p| esc(p)).collect(),
+        compared,
+    })
+}
+
+fn raw_view(ev: &Evaluation) -> Result<RawView, String> {
+    let text = ev.raw_output.as_deref().ok_or_else(|| match ev.proposal {
+        Some(_) => "the output was already structured (a tool call's arguments object): there is no raw text".to_string(),
+        None => "no raw output: the capture failed before its output was read".to_string(),
+    })?;
+    let located = ev.verdict.errors.iter().find(|f| f.span.is_some());
+    let span = located.and_then(|f| f.span);
+    let mut lines = Vec::new();
+    let mut error_line = 0;
+    let mut offset = 0usize;
+    for (n, line) in text.split('\n').enumerate() {
+        let mut pieces: Vec<(String, bool)> = Vec::new();
+        for (i, c) in line.char_indices() {
+            let at = offset + i;
+            let marked = span.is_some_and(|s| {
+                (s.start..s.end.max(s.start + 1)).contains(&at)
+                    && (at == s.start || s.end - s.start <= 40)
+            });
+            if marked && at == span.map_or(usize::MAX, |s| s.start) {
+                error_line = n;
+            }
+            let mut buf = [0u8; 4];
+            let e = escape_control(c.encode_utf8(&mut buf)).into_owned();
+            match pieces.last_mut() {
+                Some((s, m)) if *m == marked => s.push_str(&e),
+                _ => pieces.push((e, marked)),
+            }
+        }
+        offset += line.len() + 1;
+        lines.push(pieces);
+    }
+    if let Some(s) = span
+        && s.start >= text.len()
+    {
+        // the problem is the end of the text itself: mark an end-of-text cell
+        error_line = lines.len() - 1;
+        if let Some(l) = lines.last_mut() {
+            l.push(("⏎end".to_string(), true));
+        }
+    }
+    Ok(RawView {
+        lines,
+        error: located.map(|f| {
+            (
+                f.at.map(|a| a.to_string()).unwrap_or_default(),
+                esc(&f.message),
+            )
+        }),
+        error_line,
+    })
+}
+
+fn kv(out: &mut Vec<(String, Role)>, k: &str, v: &str) {
+    out.push((format!("{k:<12}{}", esc(v)), Role::Text));
+}
+
+fn json_block(out: &mut Vec<(String, Role)>, title: &str, v: &Value) {
+    out.push((title.to_string(), Role::Heading));
+    out.extend(pretty(v).lines().map(|l| (esc(l), Role::Text)));
+}
+
+fn response_lines(ev: &Evaluation) -> Vec<(String, Role)> {
+    let v = &ev.verdict;
+    let mut out = Vec::new();
+    match &v.response {
+        Some(r) => {
+            let provider = if r.stream {
+                format!("{} (stream)", r.provider)
+            } else {
+                r.provider.clone()
+            };
+            kv(&mut out, "provider", &provider);
+            kv(
+                &mut out,
+                "stop reason",
+                r.stop_reason.as_deref().unwrap_or("-"),
+            );
+            if let Some(m) = &r.model {
+                kv(&mut out, "model", m);
+            }
+            if let Some(t) = &r.tool {
+                kv(&mut out, "tool", t);
+            }
+        }
+        None => out.push(("the response stage was not reached".into(), Role::Dim)),
+    }
+    if let Some(Payload::Output {
+        status,
+        status_detail,
+        ..
+    }) = ev.capture.as_ref().map(|c| &c.payload)
+    {
+        kv(&mut out, "status", status.as_deref().unwrap_or("completed"));
+        if let Some(d) = status_detail {
+            kv(&mut out, "detail", d);
+        }
+    }
+    kv(&mut out, "next action", &v.next_action);
+    if let Some(e) = &v.expect {
+        let want = serde_json::to_string(&e.expect).unwrap_or_default();
+        kv(
+            &mut out,
+            "expect",
+            &format!("{want} {}", if e.met { "met" } else { "NOT MET" }),
+        );
+    }
+    for w in &v.warnings {
+        out.push((
+            esc(&format!("warning {}: {}", w.code, w.message)),
+            Role::Highlight,
+        ));
+    }
+    if let Some(u) = v.response.as_ref().and_then(|r| r.usage.as_ref()) {
+        json_block(&mut out, "usage", u);
+    }
+    if let Some(m) = ev.capture.as_ref().and_then(|c| c.meta.as_ref()) {
+        json_block(&mut out, "meta", &Value::Object(m.clone()));
+    }
+    out
+}
+
+fn context_lines(ev: &Evaluation) -> Vec<(String, Role)> {
+    let mut out = Vec::new();
+    let c = ev.capture.as_ref();
+    match c.and_then(|c| c.context.as_ref()) {
+        Some(ctx) => json_block(
+            &mut out,
+            "context (trusted, server-side)",
+            &Value::Object(ctx.clone()),
+        ),
+        None => out.push(("this capture has no context".into(), Role::Dim)),
+    }
+    match c.and_then(|c| c.intent.as_ref()) {
+        Some(i) => json_block(&mut out, "confirmed intent", &Value::Object(i.clone())),
+        None => out.push(("this capture has no confirmed intent".into(), Role::Dim)),
+    }
+    out
+}
+
+fn contract_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<ContractView, String> {
+    let v = &ev.verdict;
+    let name = v
+        .contract
+        .as_deref()
+        .ok_or_else(|| "no contract: the capture names none the workspace has".to_string())?;
+    let ws = ws.ok_or_else(|| "the workspace is loading".to_string())?;
+    let c = ws
+        .contracts
+        .get(name)
+        .ok_or_else(|| format!("contract {} is not in the workspace", esc(name)))?;
+    let paths: Vec<Option<&str>> = v
+        .errors
+        .iter()
+        .map(|f| {
+            f.schema_path
+                .as_deref()
+                .filter(|_| f.stage == Stage::Schema)
+        })
+        .collect();
+    let mut rules = Vec::new();
+    match &c.rules {
+        Some(rs) => {
+            rules.push((format!("rules  {}", esc(&rs.file)), Role::Heading));
+            let failing = v.errors.first().filter(|f| f.stage == Stage::Business);
+            for r in &rs.rules {
+                let hit = failing.is_some_and(|f| {
+                    f.keyword.as_deref() == Some(format!("rule[{}]", r.index).as_str())
+                        || (f.keyword.is_none() && f.reason == r.reason)
+                });
+                let role = if hit { Role::Highlight } else { Role::Text };
+                rules.push((
+                    esc(&format!(
+                        "[{}] {}  {}{}  (line {})",
+                        r.index,
+                        r.reason,
+                        r.decision,
+                        r.field
+                            .as_deref()
+                            .map(|f| format!("  {f}"))
+                            .unwrap_or_default(),
+                        r.line
+                    )),
+                    role,
+                ));
+                rules.push((
+                    esc(&format!("    {}", r.source)),
+                    if hit { role } else { Role::Dim },
+                ));
+            }
+            if let Some(fields) = &rs.intent_fields {
+                rules.push((
+                    esc(&format!("[intent] fields = {}", fields.join(", "))),
+                    Role::Text,
+                ));
+            }
+        }
+        None => rules.push(("no rules file for this contract".into(), Role::Dim)),
+    }
+    Ok(ContractView {
+        heading: esc(&format!("{}  {}", c.name, c.file.display())),
+        schema: JsonView::new(&c.text, &paths),
+        rules,
+    })
+}

@@ -1,0 +1,340 @@
+//! The keymap: one table of bindings. Key dispatch, the footer hints and the `?` help
+//! overlay are all generated from it, so they cannot drift apart (yazi, television).
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// The detail tabs, in key order (`1`..`8`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Tab {
+    /// Proposal vs confirmed intent, side by side.
+    Diff,
+    /// The proposal as pretty JSON, failing pointers highlighted.
+    Proposal,
+    /// The output text exactly as captured, control characters escaped.
+    Raw,
+    /// Provider, stop reason, usage, meta.
+    Response,
+    /// The schema and the rules, failing parts highlighted.
+    Contract,
+    /// The trusted context and the confirmed intent.
+    Context,
+    /// The self-correction message (`verdict feedback`).
+    Feedback,
+    /// Verdict flips of this session.
+    History,
+}
+
+impl Tab {
+    /// Every tab in order.
+    pub const ALL: [Tab; 8] = [
+        Tab::Diff,
+        Tab::Proposal,
+        Tab::Raw,
+        Tab::Response,
+        Tab::Contract,
+        Tab::Context,
+        Tab::Feedback,
+        Tab::History,
+    ];
+
+    /// The tab's title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Diff => "Diff",
+            Tab::Proposal => "Proposal",
+            Tab::Raw => "Raw",
+            Tab::Response => "Response",
+            Tab::Contract => "Contract",
+            Tab::Context => "Context",
+            Tab::Feedback => "Feedback",
+            Tab::History => "History",
+        }
+    }
+
+    /// A short title for narrow terminals.
+    pub fn short_title(self) -> &'static str {
+        match self {
+            Tab::Diff => "Diff",
+            Tab::Proposal => "Prop",
+            Tab::Raw => "Raw",
+            Tab::Response => "Resp",
+            Tab::Contract => "Contr",
+            Tab::Context => "Ctx",
+            Tab::Feedback => "Feedb",
+            Tab::History => "Hist",
+        }
+    }
+
+    /// 0-based position.
+    pub fn index(self) -> usize {
+        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
+    }
+}
+
+/// Everything a key can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// Move down one row (or scroll the detail).
+    Down,
+    /// Move up one row.
+    Up,
+    /// Move down one page.
+    PageDown,
+    /// Move up one page.
+    PageUp,
+    /// Jump to the first row.
+    First,
+    /// Jump to the last row.
+    Last,
+    /// Focus the next pane.
+    NextPane,
+    /// Focus the previous pane.
+    PrevPane,
+    /// Show a detail tab.
+    ShowTab(Tab),
+    /// Start typing a filter.
+    Filter,
+    /// Clear the filter, close triage or help.
+    Clear,
+    /// Toggle the triage tree.
+    Triage,
+    /// Open the selected triage group (or focus the detail).
+    Open,
+    /// Step to the next error of the selected capture.
+    NextError,
+    /// Step to the previous error.
+    PrevError,
+    /// Re-validate every capture (contracts re-read).
+    Revalidate,
+    /// Show or hide the help overlay.
+    Help,
+    /// Quit.
+    Quit,
+}
+
+impl Action {
+    /// What the action does, for the help overlay.
+    pub fn description(self) -> &'static str {
+        match self {
+            Action::Down => "move down (scroll in the detail pane)",
+            Action::Up => "move up (scroll in the detail pane)",
+            Action::PageDown => "page down",
+            Action::PageUp => "page up",
+            Action::First => "first row",
+            Action::Last => "last row",
+            Action::NextPane => "focus the next pane",
+            Action::PrevPane => "focus the previous pane",
+            Action::ShowTab(Tab::Diff) => "tab: proposal vs confirmed intent",
+            Action::ShowTab(Tab::Proposal) => "tab: proposal, failing pointers highlighted",
+            Action::ShowTab(Tab::Raw) => "tab: raw output, parse error marked",
+            Action::ShowTab(Tab::Response) => "tab: provider response and meta",
+            Action::ShowTab(Tab::Contract) => "tab: schema and rules, failures highlighted",
+            Action::ShowTab(Tab::Context) => "tab: trusted context and intent",
+            Action::ShowTab(Tab::Feedback) => "tab: self-correction feedback",
+            Action::ShowTab(Tab::History) => "tab: verdict flips this session",
+            Action::Filter => {
+                "filter: fuzzy text and stage: reason: decision: contract: pointer: (! negates)"
+            }
+            Action::Clear => "clear the filter / close triage or help",
+            Action::Triage => "triage tree: stage > reason > pointer",
+            Action::Open => {
+                "open the triage group as a filtered list (in the list: focus the detail)"
+            }
+            Action::NextError => "next error of the capture",
+            Action::PrevError => "previous error of the capture",
+            Action::Revalidate => "re-validate every capture",
+            Action::Help => "this help",
+            Action::Quit => "quit",
+        }
+    }
+}
+
+/// A key as the keymap names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    /// A printable character, any modifier but Ctrl/Alt.
+    Char(char),
+    /// Ctrl + a character.
+    Ctrl(char),
+    /// A non-character key.
+    Code(KeyCode),
+}
+
+impl Key {
+    /// Whether a crossterm key event is this key.
+    pub fn matches(self, ev: &KeyEvent) -> bool {
+        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = ev.modifiers.contains(KeyModifiers::ALT);
+        match self {
+            Key::Char(c) => ev.code == KeyCode::Char(c) && !ctrl && !alt,
+            Key::Ctrl(c) => ctrl && ev.code == KeyCode::Char(c),
+            Key::Code(code) => ev.code == code && !ctrl && !alt,
+        }
+    }
+}
+
+/// One binding: keys, the label shown for them, the action, and an optional footer hint.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    /// The keys that trigger the action.
+    pub keys: &'static [Key],
+    /// How the keys are written in help and hints (`j/↓`).
+    pub label: &'static str,
+    /// What they do.
+    pub action: Action,
+    /// The short footer hint (`move`), when the binding is shown in the footer.
+    pub hint: Option<&'static str>,
+}
+
+const fn b(
+    keys: &'static [Key],
+    label: &'static str,
+    action: Action,
+    hint: Option<&'static str>,
+) -> Binding {
+    Binding {
+        keys,
+        label,
+        action,
+        hint,
+    }
+}
+
+/// The default keymap.
+pub const KEYMAP: &[Binding] = &[
+    b(
+        &[Key::Char('j'), Key::Code(KeyCode::Down)],
+        "j/↓",
+        Action::Down,
+        Some("move"),
+    ),
+    b(
+        &[Key::Char('k'), Key::Code(KeyCode::Up)],
+        "k/↑",
+        Action::Up,
+        None,
+    ),
+    b(
+        &[Key::Code(KeyCode::PageDown), Key::Ctrl('d')],
+        "PgDn",
+        Action::PageDown,
+        None,
+    ),
+    b(
+        &[Key::Code(KeyCode::PageUp), Key::Ctrl('u')],
+        "PgUp",
+        Action::PageUp,
+        None,
+    ),
+    b(
+        &[Key::Char('g'), Key::Code(KeyCode::Home)],
+        "g",
+        Action::First,
+        None,
+    ),
+    b(
+        &[Key::Char('G'), Key::Code(KeyCode::End)],
+        "G",
+        Action::Last,
+        None,
+    ),
+    b(
+        &[Key::Code(KeyCode::Tab)],
+        "Tab",
+        Action::NextPane,
+        Some("pane"),
+    ),
+    b(
+        &[Key::Code(KeyCode::BackTab)],
+        "S-Tab",
+        Action::PrevPane,
+        None,
+    ),
+    b(
+        &[Key::Char('1')],
+        "1",
+        Action::ShowTab(Tab::Diff),
+        Some("1-8 tabs"),
+    ),
+    b(&[Key::Char('2')], "2", Action::ShowTab(Tab::Proposal), None),
+    b(&[Key::Char('3')], "3", Action::ShowTab(Tab::Raw), None),
+    b(&[Key::Char('4')], "4", Action::ShowTab(Tab::Response), None),
+    b(&[Key::Char('5')], "5", Action::ShowTab(Tab::Contract), None),
+    b(&[Key::Char('6')], "6", Action::ShowTab(Tab::Context), None),
+    b(&[Key::Char('7')], "7", Action::ShowTab(Tab::Feedback), None),
+    b(&[Key::Char('8')], "8", Action::ShowTab(Tab::History), None),
+    b(&[Key::Char('/')], "/", Action::Filter, Some("filter")),
+    b(&[Key::Code(KeyCode::Esc)], "Esc", Action::Clear, None),
+    b(&[Key::Char('t')], "t", Action::Triage, Some("triage")),
+    b(&[Key::Code(KeyCode::Enter)], "Enter", Action::Open, None),
+    b(
+        &[Key::Char('n')],
+        "n",
+        Action::NextError,
+        Some("next error"),
+    ),
+    b(&[Key::Char('N')], "N", Action::PrevError, None),
+    b(
+        &[Key::Char('r')],
+        "r",
+        Action::Revalidate,
+        Some("re-validate"),
+    ),
+    b(&[Key::Char('?')], "?", Action::Help, Some("help")),
+    b(
+        &[Key::Char('q'), Key::Ctrl('c')],
+        "q",
+        Action::Quit,
+        Some("quit"),
+    ),
+];
+
+/// The action bound to a key event, if any.
+pub fn lookup(ev: &KeyEvent) -> Option<Action> {
+    KEYMAP
+        .iter()
+        .find(|b| b.keys.iter().any(|k| k.matches(ev)))
+        .map(|b| b.action)
+}
+
+/// The footer hints: `(label, hint)` for every binding that has one. A hint that names
+/// its own keys (`1-8 tabs`) is shown without the label.
+pub fn hints() -> impl Iterator<Item = (&'static str, &'static str)> {
+    KEYMAP.iter().filter_map(|b| {
+        b.hint.map(|h| match h.split_once(' ') {
+            Some((keys, rest)) if keys.contains('-') && keys.len() <= 4 => (keys, rest),
+            _ => (b.label, h),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_key_is_bound_twice() {
+        let mut seen: Vec<Key> = Vec::new();
+        for b in KEYMAP {
+            for k in b.keys {
+                assert!(!seen.contains(k), "{k:?} bound twice");
+                seen.push(*k);
+            }
+        }
+    }
+
+    #[test]
+    fn every_tab_has_a_key() {
+        for t in Tab::ALL {
+            assert!(KEYMAP.iter().any(|b| b.action == Action::ShowTab(t)));
+        }
+    }
+
+    #[test]
+    fn ctrl_c_quits_and_plain_c_does_not() {
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(lookup(&ctrl_c), Some(Action::Quit));
+        let c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::NONE);
+        assert_eq!(lookup(&c), None);
+    }
+}

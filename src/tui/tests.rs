@@ -1,0 +1,392 @@
+//! Screen tests: the model driven with synthetic messages (no terminal, no threads; the
+//! evaluations are computed here and fed in as engine events), drawn on a `TestBackend`
+//! and compared with insta snapshots.
+
+use super::app::{App, Msg};
+use super::keymap::Tab;
+use super::ui;
+use crate::core::pipeline::Evaluation;
+use crate::core::workspace::Workspace;
+use crate::engine::EngineEvent;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
+}
+
+fn evaluate_all(ws: &Workspace) -> Vec<Evaluation> {
+    ws.capture_files()
+        .iter()
+        .flat_map(|f| ws.read_file(f))
+        .map(|r| ws.evaluate(&r))
+        .collect()
+}
+
+/// An app on `root` (named `label` in the header) of `w`x`h`, after one full run.
+fn app_on(root: &Path, label: &str, w: u16, h: u16) -> App {
+    let ws = Arc::new(Workspace::open(root).unwrap());
+    let evs = evaluate_all(&ws);
+    let mut app = App::new(label, None, Rect::new(0, 0, w, h));
+    let generation = app.request_validation(false);
+    app.requests.clear();
+    let total = evs.len();
+    app.update(Msg::Engine(EngineEvent::Started {
+        generation,
+        workspace: ws,
+        total,
+    }));
+    app.update(Msg::Engine(EngineEvent::Batch {
+        generation,
+        evaluations: evs,
+    }));
+    app.update(Msg::Engine(EngineEvent::Finished {
+        generation,
+        elapsed: Duration::from_millis(12),
+    }));
+    app
+}
+
+fn refund(w: u16, h: u16) -> App {
+    app_on(&sample("refund"), "samples/refund", w, h)
+}
+
+fn key(app: &mut App, code: KeyCode) {
+    app.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+fn keys(app: &mut App, s: &str) {
+    for c in s.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+fn select(app: &mut App, id: &str) {
+    let pos = app
+        .view
+        .iter()
+        .position(|&i| app.rows[i].ev.verdict.id == id)
+        .unwrap_or_else(|| panic!("{id} not in the list"));
+    app.select(pos);
+}
+
+fn terminal(app: &App) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(app.area.width, app.area.height)).unwrap();
+    t.draw(|f| ui::draw(app, f)).unwrap();
+    t
+}
+
+fn screen(app: &App) -> String {
+    terminal(app).backend().to_string()
+}
+
+#[test]
+fn overview_of_the_refund_sample() {
+    let app = refund(120, 30);
+    assert_eq!(app.rows.len(), 25);
+    insta::assert_snapshot!(screen(&app));
+}
+
+#[test]
+fn schema_failure_selected_shows_the_pointer_in_the_proposal() {
+    let mut app = refund(120, 30);
+    select(&mut app, "amount-as-string");
+    key(&mut app, KeyCode::Char('2'));
+    assert_eq!(app.tab, Tab::Proposal);
+    let t = terminal(&app);
+    // the failing pointer's line is highlighted
+    let buf = t.backend().buffer();
+    let row = (0..buf.area.height)
+        .find(|&y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .contains("\"amount_minor\": \"5000\"")
+        })
+        .expect("the amount line is on screen");
+    let x = (0..buf.area.width)
+        .find(|&x| buf[(x, row)].symbol() == "\"" && x > buf.area.width / 3)
+        .unwrap();
+    assert_eq!(buf[(x, row)].bg, ratatui::style::Color::LightRed);
+    insta::assert_snapshot!(t.backend().to_string());
+}
+
+#[test]
+fn schema_failure_contract_tab_highlights_the_keyword() {
+    let mut app = refund(120, 30);
+    select(&mut app, "negative-amount");
+    key(&mut app, KeyCode::Char('5'));
+    insta::assert_snapshot!(screen(&app));
+}
+
+#[test]
+fn intent_diff_side_by_side() {
+    let mut app = refund(120, 30);
+    select(&mut app, "amount-8000-intent-5000");
+    key(&mut app, KeyCode::Char('1'));
+    let s = screen(&app);
+    assert!(s.contains("8000") && s.contains("5000") && s.contains("/amount_minor"));
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn parse_error_marked_in_raw() {
+    let mut app = refund(120, 30);
+    select(&mut app, "broken-json-missing-comma");
+    key(&mut app, KeyCode::Char('3'));
+    insta::assert_snapshot!(screen(&app));
+}
+
+#[test]
+fn triage_tree_and_enter_filters_the_list() {
+    let mut app = refund(120, 30);
+    key(&mut app, KeyCode::Char('t'));
+    assert!(app.triage);
+    insta::assert_snapshot!(screen(&app));
+    // the first node is the largest stage; Enter opens it as a filter
+    let first = app.tree[0].clone();
+    key(&mut app, KeyCode::Enter);
+    assert!(!app.triage);
+    assert_eq!(app.filter, first.query);
+    assert_eq!(app.view.len(), first.count);
+}
+
+#[test]
+fn filter_tokens_and_fuzzy_text() {
+    let mut app = refund(120, 30);
+    keys(&mut app, "/stage:business !reason:not");
+    assert!(app.editing);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.view.len(), 5);
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.view.len(), 25);
+    keys(&mut app, "/8000-intent");
+    assert_eq!(app.view.len(), 1, "{:?}", app.view);
+    assert_eq!(
+        app.current().unwrap().ev.verdict.id,
+        "amount-8000-intent-5000"
+    );
+    insta::assert_snapshot!(screen(&app));
+}
+
+#[test]
+fn help_overlay_from_the_keymap() {
+    let mut app = refund(120, 34);
+    keys(&mut app, "?");
+    assert!(app.help);
+    let s = screen(&app);
+    for b in super::keymap::KEYMAP {
+        assert!(s.contains(b.action.description()), "{:?} missing", b.action);
+    }
+    insta::assert_snapshot!(s);
+    keys(&mut app, "x");
+    assert!(!app.help && !app.quit);
+}
+
+#[test]
+fn too_small_terminal_says_so_and_resizing_never_panics() {
+    let mut app = refund(120, 30);
+    app.update(Msg::Resize(50, 12));
+    insta::assert_snapshot!(screen(&app));
+    // drawing at every size must not panic (TestBackend cannot print a 0-wide screen,
+    // so those are drawn but not printed)
+    for (w, h) in [
+        (0, 0),
+        (1, 1),
+        (59, 15),
+        (60, 14),
+        (60, 15),
+        (61, 16),
+        (200, 60),
+        (80, 24),
+    ] {
+        app.update(Msg::Resize(w, h));
+        for k in ["1", "2", "3", "4", "5", "6", "7", "8", "t", "t?", "\u{1b}"] {
+            keys(&mut app, k);
+            let _ = terminal(&app);
+        }
+    }
+}
+
+#[test]
+fn selection_stays_on_the_same_capture_across_runs() {
+    let mut app = refund(120, 30);
+    select(&mut app, "duplicate-key");
+    let ws = app.workspace.clone().unwrap();
+    let mut evs = evaluate_all(&ws);
+    evs.reverse();
+    let generation = app.request_validation(false);
+    app.update(Msg::Engine(EngineEvent::Started {
+        generation,
+        workspace: ws,
+        total: evs.len(),
+    }));
+    // a stale batch of an older generation is dropped
+    app.update(Msg::Engine(EngineEvent::Batch {
+        generation: generation - 1,
+        evaluations: Vec::new(),
+    }));
+    app.update(Msg::Engine(EngineEvent::Batch {
+        generation,
+        evaluations: evs.split_off(10),
+    }));
+    app.update(Msg::Engine(EngineEvent::Batch {
+        generation,
+        evaluations: evs,
+    }));
+    app.update(Msg::Engine(EngineEvent::Finished {
+        generation,
+        elapsed: Duration::from_millis(1),
+    }));
+    assert_eq!(app.rows.len(), 25);
+    assert_eq!(app.current().unwrap().ev.verdict.id, "duplicate-key");
+}
+
+#[test]
+fn no_color_keeps_modifiers_and_drops_colours() {
+    let mut app = refund(120, 30);
+    app.theme = super::theme::Theme { color: false };
+    select(&mut app, "amount-as-string");
+    keys(&mut app, "2");
+    let t = terminal(&app);
+    let buf = t.backend().buffer();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            let c = &buf[(x, y)];
+            assert_eq!(c.fg, ratatui::style::Color::Reset, "fg at {x},{y}");
+            assert_eq!(c.bg, ratatui::style::Color::Reset, "bg at {x},{y}");
+        }
+    }
+}
+
+#[test]
+fn n_steps_through_errors() {
+    let mut app = refund(120, 30);
+    select(&mut app, "extra-field-approved");
+    assert_eq!(app.error, 0);
+    let n = app.detail.as_ref().unwrap().errors.len();
+    keys(&mut app, "n");
+    assert_eq!(app.tab, Tab::Proposal);
+    assert_eq!(app.error, 1 % n);
+    keys(&mut app, "N");
+    assert_eq!(app.error, 0);
+}
+
+/// A workspace whose captures carry terminal escape sequences everywhere: in the raw output
+/// (colour, OSC title, clear screen), in parsed values, ids, context, intent and meta.
+fn hostile_workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("schemas")).unwrap();
+    std::fs::create_dir_all(root.join("captures")).unwrap();
+    for f in ["refund-v1.schema.json", "refund-v1.rules.toml"] {
+        std::fs::copy(
+            sample("refund").join("schemas").join(f),
+            root.join("schemas").join(f),
+        )
+        .unwrap();
+    }
+    std::fs::copy(
+        sample("refund").join("verdict.toml"),
+        root.join("verdict.toml"),
+    )
+    .unwrap();
+    let esc = "\u{1b}[31mRED\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}1m\r\t\u{202e}";
+    let ctx = serde_json::json!({"actor": {"user_id": "U-7", "allowed_actions": ["refund"]},
+        "order": {"order_id": "O-1042", "owner_id": "U-7", "currency": "KRW", "paid_minor": 10000,
+                  "refunded_minor": 0, "version": 7}, "note": esc});
+    let raw_text = format!("{{\"order_id\": \"{esc}\"}}\n{esc}");
+    let good = serde_json::json!({"schema_version": "refund-v1", "order_id": "O-1042",
+        "amount_minor": 8000, "currency": "KRW", "expected_version": 7});
+    let records = [
+        serde_json::json!({"id": format!("raw-{esc}"), "output": raw_text, "context": ctx,
+            "meta": {"model": esc}}),
+        serde_json::json!({"id": format!("schema-{esc}"), "output": serde_json::json!({
+            "schema_version": esc, "order_id": esc, "amount_minor": esc}).to_string(),
+            "context": ctx, "intent": {"order_id": esc}}),
+        serde_json::json!({"id": format!("intent-{esc}"), "output": good.to_string(),
+            "context": ctx, "intent": {"order_id": "O-1042", "amount_minor": 5000, "currency": esc},
+            "meta": {esc: esc}}),
+        serde_json::json!({"id": format!("bad-{esc}"), "output": good.to_string(), esc: 1}),
+    ];
+    let mut text = String::new();
+    for r in &records {
+        text.push_str(&r.to_string());
+        text.push('\n');
+    }
+    std::fs::write(root.join("captures").join("hostile.jsonl"), text).unwrap();
+    dir
+}
+
+fn assert_no_control(t: &Terminal<TestBackend>, what: &str) {
+    let buf = t.backend().buffer();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            let s = buf[(x, y)].symbol();
+            assert!(
+                !s.chars().any(|c| c.is_control()
+                    || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')),
+                "{what}: raw control character {s:?} at {x},{y}\n{}",
+                t.backend()
+            );
+        }
+    }
+}
+
+#[test]
+fn escape_sequences_render_escaped_in_every_pane() {
+    let dir = hostile_workspace();
+    let mut app = app_on(dir.path(), "hostile", 140, 40);
+    assert_eq!(app.rows.len(), 4);
+    let mut seen_escaped = false;
+    for i in 0..app.view.len() {
+        app.select(i);
+        for tab in "12345678".chars() {
+            keys(&mut app, &tab.to_string());
+            let t = terminal(&app);
+            assert_no_control(&t, &format!("row {i} tab {tab}"));
+            seen_escaped |= t.backend().to_string().contains("\\u{1b}");
+        }
+    }
+    keys(&mut app, "t");
+    assert_no_control(&terminal(&app), "triage");
+    keys(&mut app, "t/\u{1b}x");
+    assert_no_control(&terminal(&app), "filter");
+    assert!(seen_escaped, "the escapes are shown as text");
+}
+
+#[test]
+fn core_and_engine_have_no_terminal_imports() {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for (dir, banned) in [
+        ("core", &["ratatui", "crossterm", "notify"][..]),
+        ("engine", &["ratatui", "crossterm"][..]),
+    ] {
+        let mut files = Vec::new();
+        walk(&src.join(dir), &mut files);
+        assert!(!files.is_empty());
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for b in banned {
+                assert!(!text.contains(b), "{} mentions {b}", f.display());
+            }
+        }
+    }
+}
