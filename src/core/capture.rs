@@ -67,6 +67,20 @@ pub fn read_file(path: &Path, rel: &str, max_bytes: u64) -> Vec<RawRecord> {
         line: None,
         text,
     };
+    // Opening a FIFO blocks until a writer comes, and a device may never end: only regular
+    // files (after symlinks) are read.
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+    {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "a FIFO, socket or device"
+        };
+        return vec![one(Err(invalid(format!(
+            "cannot read {rel}: not a regular file ({what})"
+        ))))];
+    }
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) => return vec![one(Err(invalid(format!("cannot read {rel}: {e}"))))],
