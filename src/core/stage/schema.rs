@@ -19,19 +19,20 @@ pub fn validate(validator: &Validator, value: &Value, raw: Option<&str>) -> Vec<
     if validator.is_valid(value) {
         return Vec::new();
     }
+    let mut budget = parse::LOCATE_BUDGET;
     validator
         .iter_errors(value)
-        .map(|e| finding(&e, raw))
+        .map(|e| finding(&e, raw, &mut budget))
         .collect()
 }
 
-fn finding(e: &ValidationError<'_>, raw: Option<&str>) -> Finding {
+fn finding(e: &ValidationError<'_>, raw: Option<&str>, budget: &mut usize) -> Finding {
     let pointer = e.instance_path().as_str().to_string();
     let mut f = Finding::new(Stage::Schema, Reason::SCHEMA_MISMATCH, e.to_string());
     f.schema_path = Some(e.schema_path().as_str().to_string());
     f.keyword = Some(e.kind().keyword().to_string());
     if let Some(text) = raw
-        && let Some(span) = parse::locate(text, &pointer)
+        && let Some(span) = parse::locate_within(text, &pointer, budget)
     {
         f = f.with_span(span, line_col(text, span.start));
     }
@@ -48,7 +49,7 @@ fn finding(e: &ValidationError<'_>, raw: Option<&str>) -> Finding {
             .enumerate()
             .map(|(index, errs)| Branch {
                 index,
-                errors: errs.iter().map(|e| finding(e, raw)).collect(),
+                errors: errs.iter().map(|e| finding(e, raw, budget)).collect(),
             })
             .collect();
         let own = f.pointer.clone().unwrap_or_default();
