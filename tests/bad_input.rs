@@ -296,6 +296,6 @@ fn a_named_pipe_does_not_stall_the_run() {
     let v = verdicts(dir.path());
     assert_eq!(
         v[1].errors[0].message,
-        "cannot read captures/pipe.json: not a regular file"
+        "cannot read captures/pipe.json: not a regular file (a FIFO, socket or device)"
     );
 }

@@ -269,7 +269,22 @@ fn workspace_mode(paths: &[PathBuf], emit: &mut Emit<'_>) -> anyhow::Result<()> 
                 files.push(t.clone());
             }
         }
-        files.dedup();
+        // one row per file, however often it is named (`a.json . ./a.json`); a symlink
+        // keeps its own name, so only the folder is resolved
+        let mut seen = std::collections::HashSet::new();
+        files.retain(|f| {
+            let dir = f.parent().and_then(|d| {
+                let d = if d.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    d
+                };
+                d.canonicalize().ok()
+            });
+            seen.insert(
+                dir.map_or_else(|| f.clone(), |d| d.join(f.file_name().unwrap_or_default())),
+            )
+        });
         opened.push((root, ws, files));
     }
     for (root, ws, files) in opened {

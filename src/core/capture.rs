@@ -75,12 +75,18 @@ pub fn for_each_record(path: &Path, rel: &str, max_bytes: u64, mut each: impl Fn
         line: None,
         text,
     };
-    // a FIFO, socket or device would block the open or the read forever
-    if let Ok(m) = std::fs::metadata(path)
-        && !m.is_file()
+    // Opening a FIFO blocks until a writer comes, and a device may never end: only regular
+    // files (after symlinks) are read.
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
     {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "a FIFO, socket or device"
+        };
         return each(one(Err(invalid(format!(
-            "cannot read {rel}: not a regular file"
+            "cannot read {rel}: not a regular file ({what})"
         )))));
     }
     let file = match std::fs::File::open(path) {

@@ -188,7 +188,7 @@ impl Workspace {
                 rules.evaluate(value, capture.context.as_ref(), capture.intent.as_ref())
         {
             if let Some(text) = ev.raw_output.as_deref() {
-                locate(&mut f, text);
+                locate(&mut f, text, &mut { parse::LOCATE_BUDGET });
             }
             return (name, vec![f], info);
         }
@@ -199,8 +199,9 @@ impl Workspace {
                 .and_then(|r| r.intent_fields.as_deref());
             let mut errors = intent::compare(value, i, fields);
             if let Some(text) = ev.raw_output.as_deref() {
+                let mut budget = parse::LOCATE_BUDGET;
                 for f in &mut errors {
-                    locate(f, text);
+                    locate(f, text, &mut budget);
                 }
             }
             if !errors.is_empty() {
@@ -211,10 +212,11 @@ impl Workspace {
     }
 }
 
-/// Sets a finding's span and line:column from its pointer in the raw text.
-fn locate(f: &mut Finding, text: &str) {
+/// Sets a finding's span and line:column from its pointer in the raw text, within `budget`
+/// (see [`parse::locate_within`]).
+fn locate(f: &mut Finding, text: &str, budget: &mut usize) {
     if let Some(p) = &f.pointer
-        && let Some(span) = parse::locate(text, p)
+        && let Some(span) = parse::locate_within(text, p, budget)
     {
         f.span = Some(span);
         f.at = Some(crate::core::text::line_col(text, span.start));

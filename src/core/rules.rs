@@ -334,6 +334,8 @@ fn short(v: &cel::Value) -> String {
         cel::Value::Int(i) => i.to_string(),
         cel::Value::UInt(u) => u.to_string(),
         cel::Value::Float(f) => f.to_string(),
+        // a map's entries come out in random order: name its size only
+        cel::Value::Map(m) => format!("with {} entries", m.map.len()),
         other => format!("{other:?}"),
     };
     if s.chars().count() > 40 {

@@ -59,6 +59,8 @@ pub fn find_root(path: &Path) -> PathBuf {
         }
         match dir.parent() {
             Some(p) if !p.as_os_str().is_empty() => dir = p,
+            // a relative path's last parent is "" (`captures` -> ""): that is the current folder
+            Some(_) if dir != Path::new(".") => dir = Path::new("."),
             _ => return start,
         }
     }

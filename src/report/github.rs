@@ -14,7 +14,9 @@ fn data(s: &str) -> String {
 }
 
 fn property(s: &str) -> String {
-    data(s).replace(':', "%3A").replace(',', "%2C")
+    data(&escape_control(s))
+        .replace(':', "%3A")
+        .replace(',', "%2C")
 }
 
 /// `--format github`.

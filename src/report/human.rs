@@ -142,10 +142,9 @@ impl<W: Write> Sink for Human<W> {
 
 fn write_verdict(out: &mut dyn Write, p: &Paint, it: &Item) -> io::Result<()> {
     let v: &Verdict = &it.verdict;
-    let reason = v
-        .reason
-        .as_ref()
-        .map_or(String::new(), |r| format!("{r}  "));
+    let reason = v.reason.as_ref().map_or(String::new(), |r| {
+        format!("{}  ", escape_control(r.as_str()))
+    });
     let mark = match &v.expect {
         Some(e) if e.met => p.dim("  (as expected)"),
         Some(_) => p.wrap("1;31", "  NOT AS EXPECTED"),
@@ -162,12 +161,18 @@ fn write_verdict(out: &mut dyn Write, p: &Paint, it: &Item) -> io::Result<()> {
         mark
     )?;
     if let Some(m) = expect_mismatch(v) {
-        writeln!(out, "      {}", p.wrap("31", &m))?;
+        writeln!(out, "      {}", p.wrap("31", &escape_control(&m)))?;
     }
     for f in &v.errors {
         let mut line = String::new();
         if let Some(ptr) = f.pointer.as_deref() {
-            line.push_str(&p.bold(if ptr.is_empty() { "(root)" } else { ptr }));
+            // a pointer is made of the proposal's own keys: model text
+            let ptr = if ptr.is_empty() {
+                "(root)".into()
+            } else {
+                escape_control(ptr)
+            };
+            line.push_str(&p.bold(&ptr));
             line.push_str("  ");
         }
         if let Some(at) = f.at {
@@ -206,7 +211,7 @@ fn write_verdict(out: &mut dyn Write, p: &Paint, it: &Item) -> io::Result<()> {
         writeln!(
             out,
             "      {} {}",
-            p.wrap("33", &format!("warning {}:", w.code)),
+            p.wrap("33", &format!("warning {}:", escape_control(&w.code))),
             escape_control(&w.message)
         )?;
     }

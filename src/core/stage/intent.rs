@@ -66,14 +66,21 @@ fn leaves(v: &Value, at: String, out: &mut Vec<String>) {
 pub fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => {
-            if let (Some(x), Some(y)) = (x.as_i64(), y.as_i64()) {
-                return x == y;
-            }
-            if let (Some(x), Some(y)) = (x.as_u64(), y.as_u64()) {
-                return x == y;
-            }
-            match (x.as_f64(), y.as_f64()) {
-                (Some(x), Some(y)) => x == y,
+            // integers exactly (an f64 cannot hold 2^53 + 1), an integer and a fraction
+            // only when the fraction is that integer exactly
+            let int = |n: &serde_json::Number| {
+                n.as_i64()
+                    .map(i128::from)
+                    .or_else(|| n.as_u64().map(i128::from))
+            };
+            let float_is = |f: f64, i: i128| {
+                // inside ±2^127 `as` converts an integral f64 exactly
+                f.fract() == 0.0 && f.abs() < 2f64.powi(127) && f as i128 == i
+            };
+            match (int(x), int(y), x.as_f64(), y.as_f64()) {
+                (Some(a), Some(b), _, _) => a == b,
+                (Some(a), None, _, Some(f)) | (None, Some(a), Some(f), _) => float_is(f, a),
+                (None, None, Some(a), Some(b)) => a == b,
                 _ => false,
             }
         }

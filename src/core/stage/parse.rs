@@ -108,6 +108,18 @@ pub fn locate(text: &str, pointer: &str) -> Option<Span> {
     scan::locate(text, &tokens)
 }
 
+/// How many bytes of text the positions of one capture's findings may scan in total
+/// ([`locate_within`]). Each [`locate`] scans the whole text, so without a budget 100,000
+/// findings on a 1 MB output would scan 100 GB.
+pub const LOCATE_BUDGET: usize = 64 << 20;
+
+/// [`locate`] drawing on a shared `budget` of bytes to scan: once it cannot cover another
+/// pass over `text`, `None` (the finding keeps its pointer, without line:column).
+pub fn locate_within(text: &str, pointer: &str, budget: &mut usize) -> Option<Span> {
+    *budget = budget.checked_sub(text.len().max(1))?;
+    locate(text, pointer)
+}
+
 /// Fallback when the scanner finds nothing wrong but `serde_json` did (should not happen):
 /// `INVALID_JSON` with `serde_json`'s message at its position (its column counts bytes).
 fn from_serde_error(text: &str, err: &serde_json::Error) -> Finding {

@@ -19,9 +19,10 @@ pub fn validate(validator: &Validator, value: &Value, raw: Option<&str>) -> Vec<
     if validator.is_valid(value) {
         return Vec::new();
     }
+    let mut budget = parse::LOCATE_BUDGET;
     let mut findings: Vec<Finding> = validator
         .iter_errors(value)
-        .map(|e| finding(&e, raw))
+        .map(|e| finding(&e, raw, &mut budget))
         .collect();
     // A regex that hit the backtrack limit did not judge the value: the contract is at
     // fault, not the model, so regenerating cannot help.
@@ -38,13 +39,13 @@ pub fn validate(validator: &Validator, value: &Value, raw: Option<&str>) -> Vec<
     findings.sort_by_key(|f| {
         (
             f.pointer.as_deref() == Some(""),
-            f.span.map_or(0, |s| s.start),
+            f.span.map_or(usize::MAX, |s| s.start),
         )
     });
     findings
 }
 
-fn finding(e: &ValidationError<'_>, raw: Option<&str>) -> Finding {
+fn finding(e: &ValidationError<'_>, raw: Option<&str>, budget: &mut usize) -> Finding {
     let pointer = e.instance_path().as_str().to_string();
     let mut f = match e.kind() {
         ValidationErrorKind::BacktrackLimitExceeded { .. } => Finding::new(
@@ -61,7 +62,7 @@ fn finding(e: &ValidationError<'_>, raw: Option<&str>) -> Finding {
     f.schema_path = Some(e.schema_path().as_str().to_string());
     f.keyword = Some(e.kind().keyword().to_string());
     if let Some(text) = raw
-        && let Some(span) = parse::locate(text, &pointer)
+        && let Some(span) = parse::locate_within(text, &pointer, budget)
     {
         f = f.with_span(span, line_col(text, span.start));
     }
@@ -78,7 +79,7 @@ fn finding(e: &ValidationError<'_>, raw: Option<&str>) -> Finding {
             .enumerate()
             .map(|(index, errs)| Branch {
                 index,
-                errors: errs.iter().map(|e| finding(e, raw)).collect(),
+                errors: errs.iter().map(|e| finding(e, raw, budget)).collect(),
             })
             .collect();
         let own = f.pointer.clone().unwrap_or_default();
