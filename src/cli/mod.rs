@@ -3,4 +3,5 @@
 pub mod args;
 pub mod check;
 pub mod feedback;
+pub mod lint;
 pub mod watch;

@@ -17,6 +17,7 @@ pub mod config;
 pub mod contract;
 pub mod feedback;
 pub mod hint;
+pub mod lint;
 pub mod pipeline;
 pub mod rules;
 pub mod stage;

@@ -5,6 +5,7 @@ pub mod github;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod lint;
 pub mod sarif;
 
 use crate::core::verdict::Verdict;
