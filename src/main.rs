@@ -41,6 +41,17 @@ fn main() -> ExitCode {
                 }
             })
         }
+        Some(Command::Review(args)) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            verdict::cli::review::run(&args, &mut out).map(|ok| {
+                if ok {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                }
+            })
+        }
         None => {
             let args = CheckArgs {
                 paths: cli.workspace.into_iter().collect(),

@@ -36,6 +36,40 @@ pub enum Command {
     ///
     /// Exit 0 when no finding is an error, 1 otherwise, 2 when it cannot run.
     Lint(LintArgs),
+    /// Review a schema change: the captures whose verdict flips between the old contracts
+    /// (`--base REV`, default `HEAD`, or `--old-schemas DIR`) and the working tree's.
+    ///
+    /// Exit 1 when any capture becomes newly failing, 0 otherwise, 2 when it cannot run.
+    Review(ReviewArgs),
+}
+
+/// `verdict review`.
+#[derive(Debug, clap::Args)]
+pub struct ReviewArgs {
+    /// Workspace folder (default `.`).
+    pub workspace: Option<PathBuf>,
+    /// The git revision whose schemas folder is the old side (default `HEAD`).
+    #[arg(long, value_name = "REV", conflicts_with = "old_schemas")]
+    pub base: Option<String>,
+    /// A folder of old schemas (and rules) instead of a git revision.
+    #[arg(long, value_name = "DIR")]
+    pub old_schemas: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = ReviewFormat::Human)]
+    pub format: ReviewFormat,
+}
+
+/// Report formats of `review`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReviewFormat {
+    /// Schema changes, flips grouped by kind with their cause, a summary line.
+    Human,
+    /// One document `{"summary", "changes", "flips"}`.
+    Json,
+    /// Markdown tables for a pull request.
+    Markdown,
+    /// GitHub Actions annotations.
+    Github,
 }
 
 /// `verdict lint`.

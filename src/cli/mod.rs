@@ -4,4 +4,5 @@ pub mod args;
 pub mod check;
 pub mod feedback;
 pub mod lint;
+pub mod review;
 pub mod watch;

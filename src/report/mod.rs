@@ -6,6 +6,7 @@ pub mod human;
 pub mod json;
 pub mod junit;
 pub mod lint;
+pub mod review;
 pub mod sarif;
 
 use crate::core::verdict::Verdict;
