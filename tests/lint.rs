@@ -350,3 +350,20 @@ fn the_refund_sample_is_clean() {
         "0 errors, 0 warnings, 0 info in 1 schema\n"
     );
 }
+
+#[test]
+fn schema_mode_verdicts_carry_the_warnings_too() {
+    let ws = tree(&[("s.json", TYPO), ("in/a.json", "{\"n\": 0}")]);
+    let o = run(
+        ws.path(),
+        &["check", "--schema", "s.json", "in", "-f", "json"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["verdicts"][0]["warnings"][0]["code"], "UNKNOWN_KEYWORD");
+}
