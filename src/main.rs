@@ -30,6 +30,28 @@ fn main() -> ExitCode {
                 .and_then(|_| Ok(std::io::Write::flush(&mut out)?))
                 .map(|_| ExitCode::SUCCESS)
         }
+        Some(Command::Lint(args)) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            verdict::cli::lint::run(&args, &mut out).map(|ok| {
+                if ok {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                }
+            })
+        }
+        Some(Command::Review(args)) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            verdict::cli::review::run(&args, &mut out).map(|ok| {
+                if ok {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                }
+            })
+        }
         None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
             let root = cli
                 .workspace

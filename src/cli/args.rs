@@ -32,6 +32,75 @@ pub enum Command {
     /// Watch the workspace and print one JSON line per verdict that is new or changed,
     /// then a summary line after each batch (for scripts and tests).
     Watch(WatchArgs),
+    /// Lint schemas: keywords the dialect ignores, typos, loose or unsatisfiable objects,
+    /// `format` not asserted, provider strict-mode compatibility (`--profile`).
+    ///
+    /// Exit 0 when no finding is an error, 1 otherwise, 2 when it cannot run.
+    Lint(LintArgs),
+    /// Review a schema change: the captures whose verdict flips between the old contracts
+    /// (`--base REV`, default `HEAD`, or `--old-schemas DIR`) and the working tree's.
+    ///
+    /// Exit 1 when any capture becomes newly failing, 0 otherwise, 2 when it cannot run.
+    Review(ReviewArgs),
+}
+
+/// `verdict review`.
+#[derive(Debug, clap::Args)]
+pub struct ReviewArgs {
+    /// Workspace folder (default `.`).
+    pub workspace: Option<PathBuf>,
+    /// The git revision whose schemas folder is the old side (default `HEAD`).
+    #[arg(long, value_name = "REV", conflicts_with = "old_schemas")]
+    pub base: Option<String>,
+    /// A folder of old schemas (and rules) instead of a git revision.
+    #[arg(long, value_name = "DIR")]
+    pub old_schemas: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = ReviewFormat::Human)]
+    pub format: ReviewFormat,
+}
+
+/// Report formats of `review`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReviewFormat {
+    /// Schema changes, flips grouped by kind with their cause, a summary line.
+    Human,
+    /// One document `{"summary", "changes", "flips"}`.
+    Json,
+    /// Markdown tables for a pull request.
+    Markdown,
+    /// GitHub Actions annotations.
+    Github,
+}
+
+/// `verdict lint`.
+#[derive(Debug, clap::Args)]
+pub struct LintArgs {
+    /// Workspace folders (their schemas folder is linted; default `.`) or schema files.
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = LintFormat::Human)]
+    pub format: LintFormat,
+    /// Also check a provider's structured-output mode: `openai-strict`, `anthropic`,
+    /// `gemini` (bundled from `profiles/`), or a path to a profile `.toml`.
+    #[arg(long, value_name = "PROFILE")]
+    pub profile: Option<String>,
+    /// Colour in human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// Report formats of `lint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    /// `file:line:col: severity[CODE] /pointer: message`, a hint, then a summary line.
+    Human,
+    /// One document `{"summary": {...}, "findings": [...]}`.
+    Json,
+    /// SARIF 2.1.0, one result per finding.
+    Sarif,
+    /// GitHub Actions annotations.
+    Github,
 }
 
 /// `verdict watch`.

@@ -366,12 +366,14 @@ fn validator_mode(
             (_, Err(errs)) => errs.clone(),
             (Ok(text), Ok(validator)) => instance_errors(text, validator),
         };
-        Verdict::from_errors(
+        let mut v = Verdict::from_errors(
             raw.source.clone(),
             raw.source.clone(),
             Some(name.clone()),
             errors,
-        )
+        );
+        v.warnings = contract.warnings();
+        v
     };
     stream(Path::new(""), files, &rel, u64::MAX, &check, emit)?;
     Ok(())

@@ -3,4 +3,6 @@
 pub mod args;
 pub mod check;
 pub mod feedback;
+pub mod lint;
+pub mod review;
 pub mod watch;

@@ -14,10 +14,11 @@
 
 use crate::core::config::Config;
 use crate::core::hint::hint_for;
+use crate::core::lint::{self, LintFinding, LintOptions, Severity};
 use crate::core::rules::RuleSet;
 use crate::core::stage::parse;
 use crate::core::text::line_col;
-use crate::core::verdict::{Finding, Reason, Stage};
+use crate::core::verdict::{Finding, Reason, Stage, Warning};
 use jsonschema::{Draft, Keyword, Registry, Resource, Retrieve, Uri, ValidationError, Validator};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -49,6 +50,17 @@ pub struct Contract {
     pub compiled: Result<Validator, Vec<Finding>>,
     /// The business rules from `NAME.rules.toml` beside the schema, if there is one.
     pub rules: Option<RuleSet>,
+    /// The schema's lint findings (`core::lint`, without a profile), computed once at load.
+    /// Every verdict of the contract carries them as `warnings`; with `strict_schemas` the
+    /// error- and warning-level ones are also in `compiled` as `CONTRACT_ERROR` (DESIGN 5).
+    pub lint: Vec<LintFinding>,
+}
+
+impl Contract {
+    /// The lint findings as verdict warnings.
+    pub fn warnings(&self) -> Vec<Warning> {
+        self.lint.iter().map(LintFinding::to_warning).collect()
+    }
 }
 
 /// All the contracts of a workspace, by name.
@@ -136,6 +148,28 @@ impl Contracts {
                     Err(a)
                 }
             };
+            let lint = match &l.parsed {
+                Ok(schema) => lint::lint_schema(
+                    &l.rel.to_string_lossy().replace('\\', "/"),
+                    &l.text,
+                    schema,
+                    &LintOptions::from_config(config),
+                ),
+                Err(_) => Vec::new(),
+            };
+            let compiled = match compiled {
+                Ok(_)
+                    if config.strict_schemas
+                        && lint.iter().any(|f| f.severity != Severity::Info) =>
+                {
+                    Err(lint
+                        .iter()
+                        .filter(|f| f.severity != Severity::Info)
+                        .map(LintFinding::to_contract_error)
+                        .collect())
+                }
+                c => c,
+            };
             let Loaded {
                 name,
                 rel,
@@ -152,6 +186,7 @@ impl Contracts {
                 text: Arc::from(text.as_str()),
                 compiled,
                 rules,
+                lint,
             };
             by_name.insert(name, Arc::new(contract));
         }

@@ -65,6 +65,9 @@ impl Workspace {
         let mut verdict =
             Verdict::from_errors(capture.id.clone(), raw.source.clone(), contract, errors);
         verdict.response = info;
+        if let Ok(c) = self.contract_for(&capture) {
+            verdict.warnings = c.warnings();
+        }
         if let Some(x) = &capture.expect {
             verdict.apply_expect(x.clone());
         }

@@ -355,14 +355,20 @@ impl Finding {
 /// unless `strict_schemas` is on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Warning {
-    /// Stable code (`FORMAT_NOT_ASSERTED`).
+    /// Stable code (`FORMAT_NOT_ASSERTED`; see `core::lint::codes`).
     pub code: String,
+    /// `error`, `warning` or `info` (the lint finding's severity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<String>,
     /// The contract file it is about, relative to the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// JSON Pointer inside the schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pointer: Option<String>,
+    /// Line:column of the value at `pointer` in the schema file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<LineCol>,
     /// What is wrong and how to fix it.
     pub message: String,
 }

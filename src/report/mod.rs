@@ -8,6 +8,8 @@ pub mod github;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod lint;
+pub mod review;
 pub mod sarif;
 
 use crate::core::summary::Summary;

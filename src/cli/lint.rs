@@ -1,0 +1,131 @@
+//! `verdict lint [WORKSPACE|SCHEMA...]`: schema lint (DESIGN 7, issue 6). Exit 0 when no
+//! finding is an error, 1 otherwise, 2 when it cannot run.
+
+use crate::cli::args::{ColorChoice, LintArgs, LintFormat};
+use crate::core::config::Config;
+use crate::core::lint::{self, LintFinding, LintOptions, Profile, Severity};
+use crate::core::stage::parse;
+use crate::core::workspace::{collect_files, find_root};
+use crate::report::lint::{self as printer, LintSummary};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Why `lint` could not run (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum LintError {
+    /// A path given on the command line does not exist.
+    #[error("{0}: no such file or folder")]
+    NoSuchPath(PathBuf),
+    /// `verdict.toml` is broken.
+    #[error("{0}: {1}")]
+    Config(PathBuf, crate::core::config::ConfigError),
+    /// The profile cannot be used.
+    #[error(transparent)]
+    Profile(#[from] lint::profile::ProfileError),
+}
+
+/// The workspace config for `root`: its `verdict.toml`, or the defaults.
+fn config_of(root: &Path) -> Result<Config, LintError> {
+    let p = root.join("verdict.toml");
+    match std::fs::read_to_string(&p) {
+        Ok(text) => Config::from_toml(&text).map_err(|e| LintError::Config(p, e)),
+        Err(_) => Ok(Config::default()),
+    }
+}
+
+/// A path as the user can open it: `./` stripped, `/`-separated.
+fn shown(p: &Path) -> String {
+    let s = p.to_string_lossy().replace('\\', "/");
+    s.strip_prefix("./").map(str::to_string).unwrap_or(s)
+}
+
+/// Lints one schema file. A file that is not JSON is one `SCHEMA_UNREADABLE` error.
+pub fn lint_file(path: &Path, opts: &LintOptions<'_>) -> Vec<LintFinding> {
+    let file = shown(path);
+    let unreadable = |message: String| {
+        vec![LintFinding {
+            code: lint::codes::SCHEMA_UNREADABLE.into(),
+            severity: Severity::Error,
+            file: file.clone(),
+            pointer: String::new(),
+            at: None,
+            message,
+            hint: None,
+        }]
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => return unreadable(format!("cannot read the schema: {e}")),
+    };
+    match parse::parse_strict(&text) {
+        Ok(v) => lint::lint_schema(&file, &text, &v, opts),
+        Err(f) => {
+            let mut out = unreadable(format!("the schema is not valid JSON: {}", f.message));
+            out[0].at = f.at;
+            out
+        }
+    }
+}
+
+/// Runs `lint` and writes the report. Returns whether no finding is an error.
+///
+/// # Errors
+/// [`LintError`] when the run cannot proceed; I/O errors writing the report.
+pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
+    let profile = args.profile.as_deref().map(Profile::load).transpose()?;
+    let paths: Vec<PathBuf> = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let mut findings = Vec::new();
+    let mut schemas = 0;
+    for p in &paths {
+        if !p.exists() {
+            return Err(LintError::NoSuchPath(p.clone()).into());
+        }
+        let root = find_root(p);
+        let config = config_of(&root)?;
+        let mut opts = LintOptions::from_config(&config);
+        opts.profile = profile.as_ref();
+        let files = if p.is_dir() {
+            let dir = if p.join(&config.schemas).is_dir() {
+                p.join(&config.schemas)
+            } else {
+                p.clone()
+            };
+            let mut files = Vec::new();
+            collect_files(
+                &dir,
+                &|f| f.extension().is_some_and(|e| e == "json"),
+                &mut files,
+            );
+            files.sort();
+            files
+        } else {
+            vec![p.clone()]
+        };
+        for f in files {
+            schemas += 1;
+            findings.extend(lint_file(&f, &opts));
+        }
+    }
+    let summary = LintSummary::of(schemas, &findings);
+    let color = match args.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            use std::io::IsTerminal;
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    };
+    match args.format {
+        LintFormat::Human => printer::human(out, &findings, &summary, color)?,
+        LintFormat::Json => printer::json(out, &findings, &summary)?,
+        LintFormat::Sarif => printer::sarif(out, &findings)?,
+        LintFormat::Github => printer::github(out, &findings, &summary)?,
+    }
+    out.flush()?;
+    Ok(summary.errors == 0)
+}

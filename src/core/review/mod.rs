@@ -1,0 +1,211 @@
+//! Schema change review (`verdict review`, issue 6; DESIGN 7): re-validate the captures
+//! under the old and the new contracts and report every capture whose verdict changes,
+//! grouped (newly failing, newly passing, changed stage or reason), each with the error
+//! that causes the flip, plus a structural summary of each schema change ([`diff`]).
+//!
+//! "Failing" is what `check` counts as failing ([`Verdict::passes`]): a capture with
+//! `expect` fails when its expectation is not met, one without when it is not ready.
+
+pub mod diff;
+
+use crate::core::contract::Contracts;
+use crate::core::lint::declared_dialect;
+use crate::core::verdict::{Decision, Finding, Reason, Stage, Verdict};
+use crate::core::workspace::Workspace;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+pub use diff::SchemaChange;
+
+/// How a capture's verdict changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlipKind {
+    /// Passed under the old contracts, fails under the new ones.
+    NewlyFailing,
+    /// Failed under the old contracts, passes under the new ones.
+    NewlyPassing,
+    /// Same pass/fail outcome, another stage, reason or decision.
+    Changed,
+}
+
+impl FlipKind {
+    /// Every kind, in report order.
+    pub const ALL: [FlipKind; 3] = [
+        FlipKind::NewlyFailing,
+        FlipKind::NewlyPassing,
+        FlipKind::Changed,
+    ];
+
+    /// `newly failing`, `newly passing`, `changed`.
+    pub fn title(self) -> &'static str {
+        match self {
+            FlipKind::NewlyFailing => "newly failing",
+            FlipKind::NewlyPassing => "newly passing",
+            FlipKind::Changed => "changed",
+        }
+    }
+}
+
+/// A verdict's outcome on one side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The stage.
+    pub stage: Stage,
+    /// The reason, `None` when ready.
+    pub reason: Option<Reason>,
+    /// The decision.
+    pub decision: Decision,
+    /// Whether `check` would count it as passing.
+    pub passes: bool,
+}
+
+impl Outcome {
+    fn of(v: &Verdict) -> Outcome {
+        Outcome {
+            stage: v.stage,
+            reason: v.reason.clone(),
+            decision: v.decision,
+            passes: v.passes(),
+        }
+    }
+
+    /// `schema/SCHEMA_MISMATCH`, or `ready`.
+    pub fn label(&self) -> String {
+        match &self.reason {
+            Some(r) => format!("{}/{r}", self.stage),
+            None => self.stage.to_string(),
+        }
+    }
+}
+
+/// One capture whose verdict changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Flip {
+    /// The capture id.
+    pub id: String,
+    /// Where it came from (`captures/a.json`).
+    pub source: String,
+    /// Its contract (new side, else old).
+    pub contract: Option<String>,
+    /// How it changed.
+    pub kind: FlipKind,
+    /// Under the old contracts.
+    pub old: Outcome,
+    /// Under the new contracts.
+    pub new: Outcome,
+    /// The error that causes the flip: the new verdict's first error, or for a newly
+    /// passing capture the old error that no longer fires.
+    pub cause: Option<Finding>,
+}
+
+/// The whole review.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Review {
+    /// What the old side is (`HEAD`, or the old schemas folder).
+    pub base: String,
+    /// Captures re-validated.
+    pub captures: usize,
+    /// Structural changes, by contract.
+    pub changes: Vec<SchemaChange>,
+    /// Captures whose verdict changed, grouped by kind, then by source.
+    pub flips: Vec<Flip>,
+}
+
+impl Review {
+    /// How many flips of `kind`.
+    pub fn count(&self, kind: FlipKind) -> usize {
+        self.flips.iter().filter(|f| f.kind == kind).count()
+    }
+}
+
+/// The structural changes between two sets of contracts (by contract name).
+pub fn summarize(old: &Contracts, new: &Contracts, ws: &Workspace) -> Vec<SchemaChange> {
+    let names: BTreeSet<&String> = old.by_name.keys().chain(new.by_name.keys()).collect();
+    let mut out = Vec::new();
+    for name in names {
+        match (old.by_name.get(name), new.by_name.get(name)) {
+            (Some(o), Some(n)) => {
+                let d = declared_dialect(&n.schema, ws.config.dialect);
+                out.extend(diff::diff(name, &o.schema, &n.schema, d));
+            }
+            (None, Some(n)) => out.push(SchemaChange {
+                contract: name.clone(),
+                kind: "contract_added".into(),
+                pointer: String::new(),
+                message: format!("new contract ({})", n.file.display()),
+            }),
+            (Some(o), None) => out.push(SchemaChange {
+                contract: name.clone(),
+                kind: "contract_removed".into(),
+                pointer: String::new(),
+                message: format!("contract removed ({})", o.file.display()),
+            }),
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+/// Re-validates every capture of `ws` under `old` contracts and under its own, and
+/// compares. `base` names the old side in the report.
+pub fn review(ws: &Workspace, old: Contracts, base: &str) -> Review {
+    let changes = summarize(&old, &ws.contracts, ws);
+    let old_ws = Workspace {
+        root: ws.root.clone(),
+        config: ws.config.clone(),
+        contracts: old,
+    };
+    let mut flips = Vec::new();
+    let mut captures = 0;
+    for file in ws.capture_files() {
+        for raw in ws.read_file(&file) {
+            captures += 1;
+            let (a, b) = (old_ws.check(&raw), ws.check(&raw));
+            let (o, n) = (Outcome::of(&a), Outcome::of(&b));
+            if o.stage == n.stage
+                && o.reason == n.reason
+                && o.decision == n.decision
+                && o.passes == n.passes
+            {
+                continue;
+            }
+            let kind = match (o.passes, n.passes) {
+                (true, false) => FlipKind::NewlyFailing,
+                (false, true) => FlipKind::NewlyPassing,
+                _ => FlipKind::Changed,
+            };
+            let cause = if n.reason.is_some() {
+                b.errors.first().cloned()
+            } else {
+                a.errors.first().cloned()
+            };
+            flips.push(Flip {
+                id: b.id.clone(),
+                source: b.source.clone(),
+                contract: b.contract.or(a.contract),
+                kind,
+                old: o,
+                new: n,
+                cause,
+            });
+        }
+    }
+    // by kind, then file, then JSONL line as a number (`log.jsonl:9` before `log.jsonl:13`)
+    let key = |f: &Flip| {
+        let (file, line) = match f.source.rsplit_once(':') {
+            Some((a, b)) if b.parse::<u64>().is_ok() => {
+                (a.to_string(), b.parse::<u64>().unwrap_or(0))
+            }
+            _ => (f.source.clone(), 0),
+        };
+        (f.kind, file, line)
+    };
+    flips.sort_by_key(key);
+    Review {
+        base: base.to_string(),
+        captures,
+        changes,
+        flips,
+    }
+}

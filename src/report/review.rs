@@ -1,0 +1,188 @@
+//! Report formats of `verdict review`: human, json, markdown (for a pull request), github.
+
+use crate::core::review::{Flip, FlipKind, Review};
+use crate::core::text::escape_control;
+use std::io::{self, Write};
+
+/// `3 newly failing, 1 newly passing, 0 changed of 25 captures (base HEAD)`.
+pub fn summary_line(r: &Review) -> String {
+    format!(
+        "{} newly failing, {} newly passing, {} changed of {} captures (base {})",
+        r.count(FlipKind::NewlyFailing),
+        r.count(FlipKind::NewlyPassing),
+        r.count(FlipKind::Changed),
+        r.captures,
+        r.base
+    )
+}
+
+/// The error behind a flip: `/amount: 50 is less than the minimum of 100`.
+pub fn cause(f: &Flip) -> String {
+    match &f.cause {
+        Some(c) => match c.pointer.as_deref() {
+            Some(p) if !p.is_empty() => format!("{p}: {}", c.message),
+            _ => c.message.clone(),
+        },
+        None => String::new(),
+    }
+}
+
+/// Schema changes, then the flips grouped by kind, then the summary line.
+pub fn human(out: &mut dyn Write, r: &Review) -> io::Result<()> {
+    if !r.changes.is_empty() {
+        writeln!(out, "schema changes:")?;
+        for c in &r.changes {
+            writeln!(
+                out,
+                "  {} {} {}: {}",
+                c.contract,
+                c.kind,
+                if c.pointer.is_empty() {
+                    "(root)"
+                } else {
+                    &c.pointer
+                },
+                escape_control(&c.message)
+            )?;
+        }
+    }
+    for kind in FlipKind::ALL {
+        let group: Vec<&Flip> = r.flips.iter().filter(|f| f.kind == kind).collect();
+        if group.is_empty() {
+            continue;
+        }
+        writeln!(out, "{} ({}):", kind.title(), group.len())?;
+        for f in group {
+            writeln!(
+                out,
+                "  {}  {} -> {}  {}",
+                escape_control(&f.id),
+                f.old.label(),
+                f.new.label(),
+                escape_control(&f.source)
+            )?;
+            let c = cause(f);
+            if !c.is_empty() {
+                writeln!(out, "      {}", escape_control(&c))?;
+            }
+        }
+    }
+    writeln!(out, "{}", summary_line(r))
+}
+
+/// The review as one JSON document.
+pub fn json(out: &mut dyn Write, r: &Review) -> io::Result<()> {
+    let doc = serde_json::json!({
+        "summary": {
+            "base": r.base, "captures": r.captures,
+            "newly_failing": r.count(FlipKind::NewlyFailing),
+            "newly_passing": r.count(FlipKind::NewlyPassing),
+            "changed": r.count(FlipKind::Changed),
+        },
+        "changes": r.changes,
+        "flips": r.flips,
+    });
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+fn md(s: &str) -> String {
+    escape_control(s).replace('|', "\\|").replace('`', "'")
+}
+
+/// Markdown for a pull request: a heading, the schema changes, a table per flip group.
+pub fn markdown(out: &mut dyn Write, r: &Review) -> io::Result<()> {
+    writeln!(out, "### verdict review\n\n{}\n", summary_line(r))?;
+    if !r.changes.is_empty() {
+        writeln!(
+            out,
+            "#### Schema changes\n\n| contract | change | pointer | detail |\n|---|---|---|---|"
+        )?;
+        for c in &r.changes {
+            writeln!(
+                out,
+                "| {} | {} | `{}` | {} |",
+                md(&c.contract),
+                c.kind,
+                md(&c.pointer),
+                md(&c.message)
+            )?;
+        }
+        writeln!(out)?;
+    }
+    for kind in FlipKind::ALL {
+        let group: Vec<&Flip> = r.flips.iter().filter(|f| f.kind == kind).collect();
+        if group.is_empty() {
+            continue;
+        }
+        writeln!(
+            out,
+            "#### {} ({})\n\n| capture | before | after | cause |\n|---|---|---|---|",
+            kind.title(),
+            group.len()
+        )?;
+        for f in group {
+            writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                md(&f.id),
+                f.old.label(),
+                f.new.label(),
+                md(&cause(f))
+            )?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn property(s: &str) -> String {
+    data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// GitHub annotations: `::error` per newly failing capture, `::notice` for the others,
+/// then a summary notice.
+pub fn github(out: &mut dyn Write, r: &Review) -> io::Result<()> {
+    for f in &r.flips {
+        let cmd = if f.kind == FlipKind::NewlyFailing {
+            "error"
+        } else {
+            "notice"
+        };
+        let file = f
+            .source
+            .rsplit_once(':')
+            .filter(|(_, l)| l.parse::<u32>().is_ok());
+        let (path, line) = file.map_or((f.source.as_str(), "1"), |(p, l)| (p, l));
+        let msg = format!(
+            "{} {}: {} -> {}: {}",
+            f.id,
+            f.kind.title(),
+            f.old.label(),
+            f.new.label(),
+            cause(f)
+        );
+        writeln!(
+            out,
+            "::{cmd} file={},line={line},title={}::{}",
+            property(&escape_control(path)),
+            property(kind_title(f.kind)),
+            data(&escape_control(&msg))
+        )?;
+    }
+    writeln!(
+        out,
+        "::notice title=verdict review::{}",
+        data(&summary_line(r))
+    )
+}
+
+fn kind_title(k: FlipKind) -> &'static str {
+    k.title()
+}

@@ -1,0 +1,369 @@
+//! `verdict lint` (issue 6): one test per finding code on a small schema, with its pointer
+//! and line:column; one passing and one failing schema per provider profile; warnings on
+//! verdicts and `strict_schemas`; the CLI's formats and exit codes.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+use verdict::core::config::Dialect;
+use verdict::core::lint::{LintOptions, Profile, Severity, codes, lint_schema};
+
+const BIN: &str = env!("CARGO_BIN_EXE_verdict");
+
+/// (code, severity, pointer, "line:col") of every finding.
+fn lint_with(
+    text: &str,
+    format_assertion: bool,
+    profile: Option<&str>,
+) -> Vec<(String, Severity, String, String)> {
+    let p = profile.map(|p| Profile::load(p).unwrap());
+    let opts = LintOptions {
+        dialect: Dialect::Draft202012,
+        format_assertion,
+        profile: p.as_ref(),
+    };
+    let v: Value = serde_json::from_str(text).unwrap();
+    lint_schema("s.json", text, &v, &opts)
+        .into_iter()
+        .map(|f| {
+            let at =
+                f.at.map(|a| format!("{}:{}", a.line, a.column))
+                    .unwrap_or_default();
+            (f.code, f.severity, f.pointer, at)
+        })
+        .collect()
+}
+
+fn lint(text: &str) -> Vec<(String, Severity, String, String)> {
+    lint_with(text, false, None)
+}
+
+/// The single finding with `code`.
+fn only(found: &[(String, Severity, String, String)], code: &str) -> (Severity, String, String) {
+    let v: Vec<_> = found.iter().filter(|f| f.0 == code).collect();
+    assert_eq!(v.len(), 1, "{code} in {found:?}");
+    (v[0].1, v[0].2.clone(), v[0].3.clone())
+}
+
+const CLOSED: &str = r#"{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false}"#;
+
+#[test]
+fn a_closed_schema_has_no_findings() {
+    assert!(lint(CLOSED).is_empty());
+}
+
+#[test]
+fn foreign_keyword_in_draft_07() {
+    let s = "{\"$schema\": \"http://json-schema.org/draft-07/schema#\",\n \"type\": \"array\",\n \"prefixItems\": [{\"type\": \"string\"}],\n \"unevaluatedProperties\": false,\n \"dependentRequired\": {\"a\": [\"b\"]}}";
+    let found = lint(s);
+    let ptrs: Vec<(&str, &str)> = found
+        .iter()
+        .filter(|f| f.0 == codes::FOREIGN_KEYWORD)
+        .map(|f| (f.2.as_str(), f.3.as_str()))
+        .collect();
+    assert_eq!(
+        ptrs,
+        [
+            ("/prefixItems", "3:17"),
+            ("/unevaluatedProperties", "4:27"),
+            ("/dependentRequired", "5:23")
+        ]
+    );
+    assert!(found.iter().all(|f| f.1 == Severity::Warning));
+}
+
+#[test]
+fn foreign_defs_in_draft_07_is_info_and_says_refs_still_resolve() {
+    let s = "{\"$schema\": \"http://json-schema.org/draft-07/schema#\",\n \"$ref\": \"#/$defs/a\",\n \"$defs\": {\"a\": {\"type\": \"string\"}}}";
+    let (sev, ptr, at) = only(&lint(s), codes::FOREIGN_KEYWORD);
+    assert_eq!(
+        (sev, ptr.as_str(), at.as_str()),
+        (Severity::Info, "/$defs", "3:11")
+    );
+}
+
+#[test]
+fn foreign_keywords_in_2020_12() {
+    let s = "{\"type\": \"array\",\n \"items\": [{\"type\": \"string\"}],\n \"definitions\": {},\n \"dependencies\": {\"a\": [\"b\"]}}";
+    let found = lint(s);
+    let f: Vec<(Severity, &str, &str)> = found
+        .iter()
+        .filter(|f| f.0 == codes::FOREIGN_KEYWORD)
+        .map(|f| (f.1, f.2.as_str(), f.3.as_str()))
+        .collect();
+    assert_eq!(
+        f,
+        [
+            (Severity::Error, "/items", "2:11"),
+            (Severity::Info, "/definitions", "3:17"),
+            (Severity::Warning, "/dependencies", "4:18")
+        ]
+    );
+}
+
+#[test]
+fn unknown_keyword_with_did_you_mean() {
+    let s = "{\"type\": \"object\",\n \"properties\": {\"n\": {\"type\": \"integer\", \"minimun\": 1}},\n \"required\": [\"n\"], \"additionalProperties\": false}";
+    let v: Value = serde_json::from_str(s).unwrap();
+    let f = lint_schema("s.json", s, &v, &LintOptions::default());
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].code, codes::UNKNOWN_KEYWORD);
+    assert_eq!(f[0].pointer, "/properties/n/minimun");
+    assert_eq!(f[0].place(), "s.json:2:53");
+    assert_eq!(f[0].hint.as_deref(), Some("did you mean `minimum`?"));
+}
+
+#[test]
+fn format_not_asserted_unless_assertion_is_on() {
+    let s = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"e\"],\n \"properties\": {\"e\": {\"type\": \"string\", \"format\": \"email\"}}}";
+    let (sev, ptr, at) = only(&lint(s), codes::FORMAT_NOT_ASSERTED);
+    assert_eq!(
+        (sev, ptr.as_str(), at.as_str()),
+        (Severity::Warning, "/properties/e/format", "2:51")
+    );
+    assert!(lint_with(s, true, None).is_empty());
+}
+
+#[test]
+fn open_object() {
+    let s = "{\"type\": \"object\",\n \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"]}";
+    let (sev, ptr, at) = only(&lint(s), codes::OPEN_OBJECT);
+    assert_eq!(
+        (sev, ptr.as_str(), at.as_str()),
+        (Severity::Warning, "", "1:1")
+    );
+}
+
+#[test]
+fn optional_property() {
+    let s = "{\"type\": \"object\", \"additionalProperties\": false,\n \"properties\": {\"a\": {\"type\": \"string\"},\n  \"b\": {\"type\": \"string\"}}, \"required\": [\"a\"]}";
+    let (sev, ptr, at) = only(&lint(s), codes::OPTIONAL_PROPERTY);
+    assert_eq!(
+        (sev, ptr.as_str(), at.as_str()),
+        (Severity::Info, "/properties/b", "3:8")
+    );
+}
+
+#[test]
+fn empty_object() {
+    let s = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"meta\"],\n \"properties\": {\"meta\": {\"type\": \"object\", \"additionalProperties\": false}}}";
+    let (sev, ptr, at) = only(&lint(s), codes::EMPTY_OBJECT);
+    assert_eq!(
+        (sev, ptr.as_str(), at.as_str()),
+        (Severity::Warning, "/properties/meta", "2:25")
+    );
+}
+
+#[test]
+fn unsatisfiable_required() {
+    let s = "{\"type\": \"object\", \"additionalProperties\": false,\n \"properties\": {\"amount\": {\"type\": \"integer\"}},\n \"required\": [\"amount\", \"amont\"]}";
+    let found = lint(s);
+    let (sev, ptr, at) = only(&found, codes::UNSATISFIABLE_REQUIRED);
+    assert_eq!(
+        (sev, ptr.as_str(), at.as_str()),
+        (Severity::Error, "/required/1", "3:25")
+    );
+}
+
+// ---- provider profiles: one passing and one failing schema each ----
+
+const STRICT_OK: &str = r#"{"type": "object", "additionalProperties": false, "required": ["a", "b"],
+ "properties": {"a": {"type": "string"}, "b": {"type": ["integer", "null"]}}}"#;
+
+#[test]
+fn profile_openai_strict() {
+    assert!(lint_with(STRICT_OK, false, Some("openai-strict")).is_empty());
+    let bad = "{\"anyOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\", \"minLength\": 1}},\n \"required\": []}]}";
+    let found: Vec<(String, Severity, String, String)> =
+        lint_with(bad, false, Some("openai-strict"))
+            .into_iter()
+            .filter(|f| f.0.starts_with("PROFILE_"))
+            .collect();
+    let got: Vec<(&str, &str, &str)> = found
+        .iter()
+        .map(|f| (f.0.as_str(), f.2.as_str(), f.3.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("PROFILE_ROOT", "", "1:1"),
+            ("PROFILE_OPEN_OBJECT", "/anyOf/0", "1:12"),
+            ("PROFILE_OPTIONAL", "/anyOf/0/properties/a", "1:51"),
+            ("PROFILE_KEYWORD", "/anyOf/0/properties/a/minLength", "1:83"),
+        ]
+    );
+    assert!(found.iter().all(|f| f.1 == Severity::Error));
+}
+
+#[test]
+fn profile_anthropic() {
+    assert!(lint_with(STRICT_OK, false, Some("anthropic")).is_empty());
+    let bad = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"n\"],\n \"properties\": {\"n\": {\"type\": \"integer\", \"maximum\": 10}}}";
+    let found = lint_with(bad, false, Some("anthropic"));
+    let (sev, ptr, at) = only(&found, codes::PROFILE_KEYWORD);
+    assert_eq!(
+        (sev, ptr.as_str(), at.as_str()),
+        (Severity::Error, "/properties/n/maximum", "2:53")
+    );
+}
+
+#[test]
+fn profile_gemini() {
+    assert!(lint_with(STRICT_OK, false, Some("gemini")).is_empty());
+    let bad = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"k\"],\n \"properties\": {\"k\": {\"oneOf\": [{\"type\": \"string\"}, {\"type\": \"integer\"}]}}}";
+    let found = lint_with(bad, false, Some("gemini"));
+    let (sev, ptr, at) = only(&found, codes::PROFILE_KEYWORD);
+    assert_eq!(
+        (sev, ptr.as_str(), at.as_str()),
+        (Severity::Warning, "/properties/k/oneOf", "2:32")
+    );
+}
+
+// ---- workspace wiring and the CLI ----
+
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+const TYPO: &str = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"n\"],\n \"properties\": {\"n\": {\"type\": \"integer\", \"minimun\": 1}}}";
+const CAPTURE: &str = r#"{"id": "c1", "output": "{\"n\": 0}"}"#;
+
+#[test]
+fn verdicts_carry_the_contract_warnings_and_strict_schemas_fails_them() {
+    let ws = tree(&[
+        ("schemas/s.schema.json", TYPO),
+        ("captures/c1.json", CAPTURE),
+    ]);
+    let o = run(ws.path(), &["check", ".", "-f", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = &doc["verdicts"][0]["warnings"][0];
+    assert_eq!(w["code"], "UNKNOWN_KEYWORD");
+    assert_eq!(w["pointer"], "/properties/n/minimun");
+    assert_eq!(w["at"]["line"], 2);
+    assert_eq!(doc["verdicts"][0]["stage"], "ready");
+
+    std::fs::write(ws.path().join("verdict.toml"), "strict_schemas = true\n").unwrap();
+    let o = run(ws.path(), &["check", ".", "-f", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = &doc["verdicts"][0];
+    assert_eq!(v["reason"], "CONTRACT_ERROR");
+    let msg = v["errors"][0]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("schemas/s.schema.json:2:53 at /properties/n/minimun"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn cli_exit_codes_and_formats() {
+    let ws = tree(&[
+        ("schemas/ok.schema.json", CLOSED),
+        (
+            "bad.json",
+            "{\"type\": \"object\", \"additionalProperties\": false,\n \"required\": [\"x\"]}",
+        ),
+    ]);
+    let o = run(ws.path(), &["lint"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "0 errors, 0 warnings, 0 info in 1 schema\n"
+    );
+    let o = run(ws.path(), &["lint", "bad.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("\nbad.json:2:15: error[UNSATISFIABLE_REQUIRED] /required/0: "),
+        "{out}"
+    );
+    let o = run(ws.path(), &["lint", "bad.json", "-f", "json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (
+            doc["summary"]["errors"].as_u64(),
+            doc["summary"]["warnings"].as_u64()
+        ),
+        (Some(1), Some(1))
+    ); // EMPTY_OBJECT is a warning
+    let o = run(ws.path(), &["lint", "bad.json", "-f", "sarif"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &doc["runs"][0]["results"][0];
+    assert_eq!(
+        r["locations"][0]["physicalLocation"]["region"]["startLine"],
+        1
+    );
+    let o = run(ws.path(), &["lint", "bad.json", "-f", "github"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(
+            "::error file=bad.json,line=2,col=15,title=UNSATISFIABLE_REQUIRED::/required/0: "
+        ),
+        "{out}"
+    );
+    // usage errors: exit 2
+    assert_eq!(
+        run(ws.path(), &["lint", "missing.json"]).status.code(),
+        Some(2)
+    );
+    let o = run(ws.path(), &["lint", "--profile", "openai-strit"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("did you mean `openai-strict`?"));
+    // a file that is not JSON
+    std::fs::write(ws.path().join("broken.json"), "{\"type\": ").unwrap();
+    let o = run(ws.path(), &["lint", "broken.json", "-f", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["findings"][0]["code"], codes::SCHEMA_UNREADABLE);
+}
+
+#[test]
+fn the_refund_sample_is_clean() {
+    let o = run(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &["lint", "samples/refund"],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "0 errors, 0 warnings, 0 info in 1 schema\n"
+    );
+}
+
+#[test]
+fn schema_mode_verdicts_carry_the_warnings_too() {
+    let ws = tree(&[("s.json", TYPO), ("in/a.json", "{\"n\": 0}")]);
+    let o = run(
+        ws.path(),
+        &["check", "--schema", "s.json", "in", "-f", "json"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["verdicts"][0]["warnings"][0]["code"], "UNKNOWN_KEYWORD");
+}

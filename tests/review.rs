@@ -1,0 +1,298 @@
+//! `verdict review` (issue 6) in a temporary git repository: tighten a bound, drop an enum
+//! value, add a required property, loosen a type; each gives exactly the expected flips
+//! and summary lines. Also `--old-schemas`, the formats, and exit 2.
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_verdict");
+
+fn base_schema() -> Value {
+    json!({"type": "object",
+           "properties": {"amount": {"type": "integer", "minimum": 1},
+                          "currency": {"enum": ["KRW", "USD"]},
+                          "note": {"type": "string"}},
+           "required": ["amount", "currency"],
+           "additionalProperties": false})
+}
+
+const CAPTURES: [(&str, &str); 5] = [
+    ("small", r#"{"amount":50,"currency":"KRW"}"#),
+    ("big", r#"{"amount":500,"currency":"KRW"}"#),
+    ("usd", r#"{"amount":500,"currency":"USD"}"#),
+    ("noted", r#"{"amount":500,"currency":"KRW","note":"x"}"#),
+    ("null-amount", r#"{"amount":null,"currency":"KRW"}"#),
+];
+
+fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn write_schema(dir: &Path, schema: &Value) {
+    std::fs::write(
+        dir.join("schemas/pay.schema.json"),
+        serde_json::to_string_pretty(schema).unwrap(),
+    )
+    .unwrap();
+}
+
+/// A git repository with the base schema and the captures committed.
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::create_dir_all(p.join("schemas")).unwrap();
+    std::fs::create_dir_all(p.join("captures")).unwrap();
+    write_schema(p, &base_schema());
+    let lines: Vec<String> = CAPTURES
+        .iter()
+        .map(|(id, out)| json!({"id": id, "output": out}).to_string())
+        .collect();
+    std::fs::write(p.join("captures/log.jsonl"), lines.join("\n") + "\n").unwrap();
+    git(p, &["init", "-q"]);
+    git(p, &["add", "."]);
+    git(p, &["commit", "-qm", "base"]);
+    dir
+}
+
+fn review(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("review")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// (exit code, flips as (id, kind, old label, new label), changes as (kind, pointer, message)).
+type Seen = (
+    i32,
+    Vec<(String, String, String, String)>,
+    Vec<(String, String, String)>,
+);
+
+fn outcome(dir: &Path, args: &[&str]) -> Seen {
+    let mut all = vec!["-f", "json"];
+    all.extend_from_slice(args);
+    let o = review(dir, &all);
+    let doc: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let label = |o: &Value| match o["reason"].as_str() {
+        Some(r) => format!("{}/{r}", s(&o["stage"])),
+        None => s(&o["stage"]),
+    };
+    let flips = doc["flips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                s(&f["id"]),
+                s(&f["kind"]),
+                label(&f["old"]),
+                label(&f["new"]),
+            )
+        })
+        .collect();
+    let changes = doc["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (s(&c["kind"]), s(&c["pointer"]), s(&c["message"])))
+        .collect();
+    (o.status.code().unwrap(), flips, changes)
+}
+
+fn flip(id: &str, kind: &str, old: &str, new: &str) -> (String, String, String, String) {
+    (id.into(), kind.into(), old.into(), new.into())
+}
+
+fn change(kind: &str, pointer: &str, message: &str) -> (String, String, String) {
+    (kind.into(), pointer.into(), message.into())
+}
+
+#[test]
+fn no_change_no_flips() {
+    let r = repo();
+    assert_eq!(outcome(r.path(), &[]), (0, vec![], vec![]));
+}
+
+#[test]
+fn tighten_a_bound() {
+    let r = repo();
+    let mut s = base_schema();
+    s["properties"]["amount"]["minimum"] = json!(100);
+    write_schema(r.path(), &s);
+    let (code, flips, changes) = outcome(r.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        flips,
+        [flip(
+            "small",
+            "newly-failing",
+            "ready",
+            "schema/SCHEMA_MISMATCH"
+        )]
+    );
+    assert_eq!(
+        changes,
+        [change(
+            "bound_tightened",
+            "/properties/amount/minimum",
+            "minimum 1 -> 100"
+        )]
+    );
+}
+
+#[test]
+fn drop_an_enum_value() {
+    let r = repo();
+    let mut s = base_schema();
+    s["properties"]["currency"]["enum"] = json!(["KRW"]);
+    write_schema(r.path(), &s);
+    let (code, flips, changes) = outcome(r.path(), &["--base", "HEAD"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        flips,
+        [flip(
+            "usd",
+            "newly-failing",
+            "ready",
+            "schema/SCHEMA_MISMATCH"
+        )]
+    );
+    assert_eq!(
+        changes,
+        [change(
+            "enum_removed",
+            "/properties/currency/enum",
+            "enum value \"USD\" removed"
+        )]
+    );
+}
+
+#[test]
+fn add_a_required_property() {
+    let r = repo();
+    let mut s = base_schema();
+    s["required"] = json!(["amount", "currency", "note"]);
+    write_schema(r.path(), &s);
+    let (code, flips, changes) = outcome(r.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        flips,
+        [
+            flip("small", "newly-failing", "ready", "schema/SCHEMA_MISMATCH"),
+            flip("big", "newly-failing", "ready", "schema/SCHEMA_MISMATCH"),
+            flip("usd", "newly-failing", "ready", "schema/SCHEMA_MISMATCH"),
+        ]
+    );
+    assert_eq!(
+        changes,
+        [change(
+            "required_added",
+            "/required/2",
+            "`note` is now required"
+        )]
+    );
+    // the cause names the missing property
+    let o = review(r.path(), &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("newly failing (3):"), "{out}");
+    assert!(out.contains("\"note\" is a required property"), "{out}");
+}
+
+#[test]
+fn loosen_a_type() {
+    let r = repo();
+    let mut s = base_schema();
+    s["properties"]["amount"]["type"] = json!(["integer", "null"]);
+    write_schema(r.path(), &s);
+    let (code, flips, changes) = outcome(r.path(), &[]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        flips,
+        [flip(
+            "null-amount",
+            "newly-passing",
+            "schema/SCHEMA_MISMATCH",
+            "ready"
+        )]
+    );
+    assert_eq!(
+        changes,
+        [change(
+            "type_widened",
+            "/properties/amount/type",
+            "type \"integer\" -> [\"integer\",\"null\"]"
+        )]
+    );
+}
+
+#[test]
+fn old_schemas_folder_markdown_and_github() {
+    let r = repo();
+    let old = tempfile::tempdir().unwrap();
+    std::fs::write(
+        old.path().join("pay.schema.json"),
+        base_schema().to_string(),
+    )
+    .unwrap();
+    let mut s = base_schema();
+    s["properties"]["amount"]["minimum"] = json!(100);
+    write_schema(r.path(), &s);
+    let dir = old.path().to_str().unwrap();
+    let (code, flips, _) = outcome(r.path(), &["--old-schemas", dir]);
+    assert_eq!((code, flips.len()), (1, 1));
+    let md = String::from_utf8_lossy(&review(r.path(), &["-f", "markdown"]).stdout).to_string();
+    assert!(md.contains("| small | ready | schema/SCHEMA_MISMATCH | /amount: 50 is less than the minimum of 100 |"), "{md}");
+    let gh = String::from_utf8_lossy(&review(r.path(), &["-f", "github"]).stdout).to_string();
+    assert!(
+        gh.starts_with(
+            "::error file=captures/log.jsonl,line=1,title=newly failing::small newly failing"
+        ),
+        "{gh}"
+    );
+}
+
+#[test]
+fn cannot_run_is_exit_2() {
+    let r = repo();
+    assert_eq!(
+        review(r.path(), &["--base", "no-such-rev"]).status.code(),
+        Some(2)
+    );
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(plain.path().join("schemas")).unwrap();
+    let o = review(plain.path(), &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(
+        review(r.path(), &["--old-schemas", "missing"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
