@@ -8,6 +8,11 @@ use verdict::cli::args::{CheckArgs, Cli, ColorChoice, Command, Format};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // CEL evaluation recurses once per expression level (rules are capped at
+    // `rules::MAX_EXPRESSION_DEPTH`); give the validation threads room for that in any build.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(16 << 20)
+        .build_global();
     let result = match cli.command {
         Some(Command::Check(args)) => run_check(&args),
         Some(Command::Watch(args)) => {

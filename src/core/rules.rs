@@ -111,6 +111,37 @@ fn env() -> &'static Arc<Env> {
     ENV.get_or_init(|| Arc::new(Env::stdlib()))
 }
 
+/// Why CEL source did not give a usable program.
+enum CompileProblem {
+    /// The parser's errors.
+    Syntax(cel::ParseErrors),
+    /// The expression tree is this deep, over [`MAX_EXPRESSION_DEPTH`].
+    TooDeep(usize),
+}
+
+/// Compiles CEL source and checks its depth. A long source is parsed (and, when too deep,
+/// dropped) on a thread with a 64 MiB stack: the parser recurses once per operator, so a
+/// huge chain must not overflow the caller's stack.
+fn compile_checked(source: &str) -> Result<Program, CompileProblem> {
+    fn run(source: &str) -> Result<Program, CompileProblem> {
+        let p = env().compile(source).map_err(CompileProblem::Syntax)?;
+        match depth(p.expression()) {
+            d if d > MAX_EXPRESSION_DEPTH => Err(CompileProblem::TooDeep(d)),
+            _ => Ok(p),
+        }
+    }
+    if source.len() < 256 {
+        return run(source);
+    }
+    let owned = source.to_string();
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || run(&owned))
+        .ok()
+        .and_then(|h| h.join().ok())
+        .unwrap_or(Err(CompileProblem::TooDeep(usize::MAX)))
+}
+
 fn contract_error(message: String) -> Finding {
     Finding::new(Stage::Input, Reason::CONTRACT_ERROR, message)
 }
@@ -152,7 +183,17 @@ impl RuleSet {
             let start = line_col(text, r.rule.span().start);
             let place = format!("{file}:{}", start.line);
             let compile = |src: &toml::Spanned<String>, what: &str| -> Result<Program, Finding> {
-                env().compile(src.get_ref()).map_err(|e| {
+                compile_checked(src.get_ref()).map_err(|problem| {
+                    let e = match problem {
+                        CompileProblem::Syntax(e) => e,
+                        CompileProblem::TooDeep(d) => {
+                            let at = line_col(text, src.span().start);
+                            return contract_error(format!(
+                                "{file}:{}: rule {index} ({}): {what} nests {d} levels deep, over the limit of {MAX_EXPRESSION_DEPTH}; split it into several rules",
+                                at.line, r.reason
+                            ));
+                        }
+                    };
                     let first = e.errors.first();
                     let (line, col) = first.map_or((1, 1), |p| (p.pos.0.max(1), p.pos.1.max(1)));
                     let at = line_col(text, src.span().start);
@@ -311,6 +352,55 @@ impl RuleSet {
             return Some(f);
         }
         None
+    }
+}
+
+/// Deepest nesting of a CEL expression tree that evaluation may recurse through. The
+/// interpreter recurses once per level, so a rule like `1 + 1 + ... (3,000 terms)` would
+/// overflow the stack and take the whole run down; such a rule is a `CONTRACT_ERROR`.
+/// 100 levels take about 1 MiB of stack in a release build (the binary gives its worker
+/// threads 16 MiB, for debug builds).
+pub const MAX_EXPRESSION_DEPTH: usize = 100;
+
+/// The depth of an expression tree, computed without recursion.
+fn depth(root: &cel::IdedExpr) -> usize {
+    let mut deepest = 0;
+    let mut stack: Vec<(&cel::IdedExpr, usize)> = vec![(root, 1)];
+    while let Some((e, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        stack.extend(children(e).into_iter().map(|c| (c, d + 1)));
+    }
+    deepest
+}
+
+/// The direct sub-expressions of a CEL expression.
+fn children(e: &cel::IdedExpr) -> Vec<&cel::IdedExpr> {
+    use cel::common::ast::{EntryExpr, Expr};
+    fn entry(en: &cel::common::ast::IdedEntryExpr) -> Vec<&cel::IdedExpr> {
+        match &en.expr {
+            EntryExpr::MapEntry(me) => vec![&me.key, &me.value],
+            EntryExpr::StructField(f) => vec![&f.value],
+        }
+    }
+    match &e.expr {
+        Expr::Call(c) => c
+            .target
+            .as_deref()
+            .into_iter()
+            .chain(c.args.iter())
+            .collect(),
+        Expr::Comprehension(c) => vec![
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ],
+        Expr::List(l) => l.elements.iter().collect(),
+        Expr::Map(m) => m.entries.iter().flat_map(entry).collect(),
+        Expr::Struct(st) => st.entries.iter().flat_map(entry).collect(),
+        Expr::Select(sel) => vec![&*sel.operand],
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => Vec::new(),
     }
 }
 
@@ -566,5 +656,43 @@ mod tests {
         )
         .unwrap();
         assert_eq!(run(&rs, json!({}), json!({})).unwrap().reason.as_str(), "A");
+    }
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn chain(terms: usize) -> String {
+        let mut s = vec!["1"; terms].join(" + ");
+        s.push_str(&format!(" == {terms}"));
+        format!("[[rule]]\nreason = \"R\"\nrule = \"{s}\"\n")
+    }
+
+    #[test]
+    fn a_rule_nested_too_deep_is_a_contract_error_not_a_crash() {
+        let e = RuleSet::load("x.rules.toml", &chain(3000)).unwrap_err();
+        assert_eq!(e[0].reason, Reason::CONTRACT_ERROR);
+        assert!(
+            e[0].message.starts_with(
+                "x.rules.toml:3: rule 1 (R): `rule` nests 3001 levels deep, over the limit of 100"
+            ),
+            "{}",
+            e[0].message
+        );
+    }
+
+    #[test]
+    fn a_rule_just_under_the_limit_evaluates_on_a_small_thread_stack() {
+        let rs = RuleSet::load("x.rules.toml", &chain(MAX_EXPRESSION_DEPTH - 2)).unwrap();
+        // the binary's worker threads have 16 MiB (enough for a debug build)
+        let f = std::thread::Builder::new()
+            .stack_size(16 << 20)
+            .spawn(move || rs.evaluate(&json!({}), None, None))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(f, None);
     }
 }
