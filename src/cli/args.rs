@@ -188,3 +188,19 @@ pub enum ColorChoice {
     /// Never.
     Never,
 }
+
+impl ColorChoice {
+    /// Whether to colour: `auto` colours when stdout is a terminal and `NO_COLOR` is unset
+    /// or empty (<https://no-color.org>).
+    pub fn enabled(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! `verdict check`: validate once, print a report, exit 0 / 1 / 2 (DESIGN 7).
 
-use crate::cli::args::{CheckArgs, ColorChoice, Format};
+use crate::cli::args::{CheckArgs, Format};
 use crate::core::capture::{self, RawRecord};
 use crate::core::config::Config;
 use crate::core::contract::Contracts;
@@ -40,14 +40,7 @@ const BATCH: usize = 2048;
 /// pipe included, which the binary treats as success).
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     use std::io::IsTerminal;
-    let color = match args.color {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
-        }
-    };
+    let color = args.color.enabled();
     let opts = ReportOptions {
         color,
         quiet: args.quiet,

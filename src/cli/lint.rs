@@ -1,7 +1,7 @@
 //! `verdict lint [WORKSPACE|SCHEMA...]`: schema lint (DESIGN 7, issue 6). Exit 0 when no
 //! finding is an error, 1 otherwise, 2 when it cannot run.
 
-use crate::cli::args::{ColorChoice, LintArgs, LintFormat};
+use crate::cli::args::{LintArgs, LintFormat};
 use crate::core::config::Config;
 use crate::core::lint::{self, LintFinding, LintOptions, Profile, Severity};
 use crate::core::stage::parse;
@@ -111,15 +111,7 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         }
     }
     let summary = LintSummary::of(schemas, &findings);
-    let color = match args.color {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            use std::io::IsTerminal;
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
-        }
-    };
+    let color = args.color.enabled();
     match args.format {
         LintFormat::Human => printer::human(out, &findings, &summary, color)?,
         LintFormat::Json => printer::json(out, &findings, &summary)?,

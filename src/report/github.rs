@@ -7,13 +7,15 @@ use crate::core::text::escape_control;
 use crate::report::{Item, Sink, expect_mismatch, headline, rule_id};
 use std::io::{self, Write};
 
-fn data(s: &str) -> String {
+/// Escapes workflow-command data (the Actions toolkit's `escapeData`).
+pub(crate) fn data(s: &str) -> String {
     s.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
-fn property(s: &str) -> String {
+/// Escapes a workflow-command property (the Actions toolkit's `escapeProperty`).
+pub(crate) fn property(s: &str) -> String {
     data(&escape_control(s))
         .replace(':', "%3A")
         .replace(',', "%2C")

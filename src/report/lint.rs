@@ -3,6 +3,7 @@
 
 use crate::core::lint::{LintFinding, Severity, codes};
 use crate::core::text::escape_control;
+use crate::report::github::{data, property};
 use serde_json::{Value, json};
 use std::io::{self, Write};
 
@@ -148,16 +149,6 @@ pub fn sarif(out: &mut dyn Write, findings: &[LintFinding]) -> io::Result<()> {
     });
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
-}
-
-fn data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-fn property(s: &str) -> String {
-    data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// GitHub Actions annotations: `::error` / `::warning` / `::notice` per finding, then a

@@ -2,6 +2,7 @@
 
 use crate::core::review::{Flip, FlipKind, Review};
 use crate::core::text::escape_control;
+use crate::report::github::{data, property};
 use std::io::{self, Write};
 
 /// `3 newly failing, 1 newly passing, 0 changed of 25 captures (base HEAD)`.
@@ -134,16 +135,6 @@ pub fn markdown(out: &mut dyn Write, r: &Review) -> io::Result<()> {
         writeln!(out)?;
     }
     Ok(())
-}
-
-fn data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-fn property(s: &str) -> String {
-    data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// GitHub annotations: `::error` per newly failing capture, `::notice` for the others,
