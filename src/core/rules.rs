@@ -23,7 +23,10 @@
 use crate::core::hint::hint_for;
 use crate::core::text::line_col;
 use crate::core::verdict::{Decision, Finding, Reason, Stage};
-use cel::objects::{Key, Map as CelMap};
+use cel::common::types::{
+    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
+};
+use cel::common::value::Val;
 use cel::{Context, Env, Program};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -435,47 +438,50 @@ fn short(v: &cel::Value) -> String {
     }
 }
 
-/// Binds `proposal`, `context` and `intent` (missing ones as empty maps) into one CEL context.
+/// Binds `proposal`, `context` and `intent` (missing ones as empty maps) into one CEL
+/// context, once per capture. Nothing is copied: CEL strings and map keys borrow from the
+/// JSON, which must outlive the context.
 pub fn bind<'a>(
-    proposal: &Value,
-    context: Option<&Map<String, Value>>,
-    intent: Option<&Map<String, Value>>,
+    proposal: &'a Value,
+    context: Option<&'a Map<String, Value>>,
+    intent: Option<&'a Map<String, Value>>,
 ) -> Context<'a, 'a> {
     let mut ctx = Context::with_env(env().clone());
-    ctx.add_variable_from_value("proposal", to_cel(proposal));
-    ctx.add_variable_from_value("context", context.map_or_else(empty_map, map_to_cel));
-    ctx.add_variable_from_value("intent", intent.map_or_else(empty_map, map_to_cel));
+    ctx.add_variable_as_val("proposal", to_val(proposal));
+    ctx.add_variable_as_val("context", context.map_or_else(empty_map, map_to_val));
+    ctx.add_variable_as_val("intent", intent.map_or_else(empty_map, map_to_val));
     ctx
 }
 
-fn empty_map() -> cel::Value {
-    cel::Value::Map(CelMap {
-        map: Arc::new(HashMap::new()),
-    })
+fn empty_map<'v>() -> Box<dyn Val + 'v> {
+    Box::new(CelMap::from(
+        HashMap::<CelMapKey<'v>, Box<dyn Val + 'v>>::new(),
+    ))
 }
 
-fn map_to_cel(m: &Map<String, Value>) -> cel::Value {
-    let map: HashMap<Key, cel::Value> = m
+fn map_to_val(m: &Map<String, Value>) -> Box<dyn Val + '_> {
+    let map: HashMap<CelMapKey<'_>, Box<dyn Val + '_>> = m
         .iter()
-        .map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel(v)))
+        .map(|(k, v)| (CelMapKey::from(k.as_str()), to_val(v)))
         .collect();
-    cel::Value::Map(CelMap { map: Arc::new(map) })
+    Box::new(CelMap::from(map))
 }
 
-/// JSON to CEL with every integer that fits `i64` as `int` (never `uint`), so arithmetic
-/// mixes freely; larger integers become `uint`, fractions `double`.
-pub fn to_cel(v: &Value) -> cel::Value {
+/// JSON to a CEL value with every integer that fits `i64` as `int` (never `uint`), so
+/// arithmetic mixes freely (`paid - refunded` may go negative, `5000 == 5000.0`); larger
+/// integers become `uint`, fractions `double`. Strings are borrowed, not copied.
+pub fn to_val(v: &Value) -> Box<dyn Val + '_> {
     match v {
-        Value::Null => cel::Value::Null,
-        Value::Bool(b) => cel::Value::Bool(*b),
+        Value::Null => Box::new(CelNull),
+        Value::Bool(b) => Box::new(CelBool::from(*b)),
         Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => cel::Value::Int(i),
-            (None, Some(u)) => cel::Value::UInt(u),
-            _ => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            (Some(i), _) => Box::new(CelInt::from(i)),
+            (None, Some(u)) => Box::new(CelUInt::from(u)),
+            _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
         },
-        Value::String(s) => cel::Value::String(Arc::new(s.clone())),
-        Value::Array(a) => cel::Value::List(Arc::new(a.iter().map(to_cel).collect())),
-        Value::Object(m) => map_to_cel(m),
+        Value::String(s) => Box::new(CelString::from(s.as_str())),
+        Value::Array(a) => Box::new(CelList::from(a.iter().map(to_val).collect::<Vec<_>>())),
+        Value::Object(m) => map_to_val(m),
     }
 }
 
