@@ -178,9 +178,10 @@ fn draw_header(app: &App, f: &mut Frame, r: Rect) {
         ),
     ];
     if !app.pending.is_empty() {
+        spans.push(Span::styled("  ·  ", t.dim()));
         spans.push(Span::styled(
             format!(
-                "  {} change{} waiting",
+                "{} change{} waiting",
                 app.pending.len(),
                 if app.pending.len() == 1 { "" } else { "s" }
             ),
@@ -851,7 +852,7 @@ fn history_lines(app: &App, source: &str) -> Vec<Line<'static>> {
         let fl = &e.flip;
         lines.push(Line::from(vec![
             Span::styled(format!(" {} ", e.at), t.dim()),
-            Span::styled(format!("↺ {}", fl.kind.title()), t.flip()),
+            Span::styled(format!("↺ {}", flip_title(fl)), t.flip()),
         ]));
         lines.push(Line::from(vec![
             Span::styled("   from ", t.dim()),
@@ -890,6 +891,19 @@ fn history_lines(app: &App, source: &str) -> Vec<Line<'static>> {
         lines.push(Line::from(""));
     }
     lines
+}
+
+/// `newly failing` / `newly passing` / `changed`; a capture with an expected outcome
+/// (`expect`) passes when it meets it, so a verdict that became ready can be newly failing:
+/// say so.
+fn flip_title(fl: &crate::core::review::Flip) -> String {
+    use crate::core::review::FlipKind;
+    let ready = fl.new.decision == crate::core::verdict::Decision::ReadyForCommit;
+    match fl.kind {
+        FlipKind::NewlyFailing if ready => "newly failing its expected outcome".into(),
+        FlipKind::NewlyPassing if !ready => "newly meeting its expected outcome".into(),
+        k => k.title().into(),
+    }
 }
 
 fn draw_review(app: &App, f: &mut Frame, area: Rect) {
