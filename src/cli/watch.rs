@@ -51,19 +51,8 @@ pub fn write_batch(
     changes: &[Change],
     causes: &[String],
 ) -> std::io::Result<()> {
-    let cause_of = |source: &str| -> Value {
-        if causes.is_empty() {
-            return Value::Null;
-        }
-        let file = source
-            .rsplit_once(':')
-            .filter(|(_, l)| l.chars().all(|c| c.is_ascii_digit()))
-            .map_or(source, |(f, _)| f);
-        let c = causes
-            .iter()
-            .find(|c| *c == file)
-            .or_else(|| causes.first());
-        c.map_or(Value::Null, |c| json!(c))
+    let cause_of = |v: &crate::core::verdict::Verdict| -> Value {
+        crate::engine::session::cause_of(v, causes).map_or(Value::Null, |c| json!(c))
     };
     for ch in changes {
         match ch {
@@ -81,13 +70,13 @@ pub fn write_batch(
                     );
                 emit(
                     out,
-                    json!({"type": "verdict", "data": verdict, "cause": cause_of(&verdict.source), "flipped_from": flipped}),
+                    json!({"type": "verdict", "data": verdict, "cause": cause_of(verdict), "flipped_from": flipped}),
                 )?;
             }
             Change::Removed { verdict } => {
                 emit(
                     out,
-                    json!({"type": "removed", "data": {"id": verdict.id, "source": verdict.source}, "cause": cause_of(&verdict.source)}),
+                    json!({"type": "removed", "data": {"id": verdict.id, "source": verdict.source}, "cause": cause_of(verdict)}),
                 )?;
             }
         }

@@ -17,6 +17,7 @@ use crate::core::workspace::{Workspace, WorkspaceError};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// One verdict that appeared, changed or disappeared.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,10 +39,38 @@ pub enum Change {
 
 /// The current verdicts of a workspace.
 pub struct Session {
-    /// The workspace as last loaded.
-    pub ws: Workspace,
+    /// The workspace as last loaded (shared with front ends, replaced on reload).
+    pub ws: Arc<Workspace>,
     /// Current evaluations by capture file (workspace-relative), each in file order.
     files: BTreeMap<String, Vec<Evaluation>>,
+    /// Contracts whose schema or rules text changed in the last [`Session::apply`].
+    changed_contracts: Vec<String>,
+}
+
+/// The capture file of a verdict's `source` (`captures/log.jsonl:3` -> `captures/log.jsonl`).
+pub fn file_of(source: &str) -> &str {
+    source
+        .rsplit_once(':')
+        .filter(|(_, l)| !l.is_empty() && l.chars().all(|c| c.is_ascii_digit()))
+        .map_or(source, |(f, _)| f)
+}
+
+/// The changed path (workspace-relative, among `causes`) that explains a new verdict: its
+/// own capture file, else the schema or rules file of its contract, else the first cause.
+pub fn cause_of<'a>(verdict: &Verdict, causes: &'a [String]) -> Option<&'a String> {
+    let file = file_of(&verdict.source);
+    causes
+        .iter()
+        .find(|c| *c == file)
+        .or_else(|| {
+            let contract = verdict.contract.as_deref()?;
+            causes.iter().find(|c| {
+                let name = c.rsplit('/').next().unwrap_or(c);
+                name.strip_prefix(contract)
+                    .is_some_and(|rest| rest.starts_with('.'))
+            })
+        })
+        .or_else(|| causes.first())
 }
 
 impl Session {
@@ -51,14 +80,42 @@ impl Session {
     /// # Errors
     /// The workspace cannot be opened.
     pub fn open(root: &Path) -> Result<(Session, Vec<Change>), WorkspaceError> {
-        let ws = Workspace::open(root)?;
+        let ws = Arc::new(Workspace::open(root)?);
         let mut s = Session {
             ws,
             files: BTreeMap::new(),
+            changed_contracts: Vec::new(),
         };
         let files = s.ws.capture_files();
         let changes = s.revalidate_files(&files);
         Ok((s, changes))
+    }
+
+    /// A session over evaluations computed elsewhere (the TUI's streamed first run), keyed
+    /// by capture file (workspace-relative, as [`Workspace::relative`] writes it).
+    pub fn from_evaluations(
+        ws: Arc<Workspace>,
+        files: BTreeMap<String, Vec<Evaluation>>,
+    ) -> Session {
+        Session {
+            ws,
+            files,
+            changed_contracts: Vec::new(),
+        }
+    }
+
+    /// The current evaluation of the capture whose verdict has this `source`.
+    pub fn evaluation(&self, source: &str) -> Option<&Evaluation> {
+        self.files
+            .get(file_of(source))?
+            .iter()
+            .find(|e| e.verdict.source == source)
+    }
+
+    /// The contracts whose schema or rules text changed in the last [`Session::apply`]
+    /// (every contract after a reload of `verdict.toml`).
+    pub fn changed_contracts(&self) -> &[String] {
+        &self.changed_contracts
     }
 
     /// Every current evaluation, file by file, in file order.
@@ -77,7 +134,8 @@ impl Session {
     /// The workspace can no longer be opened (e.g. `verdict.toml` became invalid); the
     /// session keeps its previous state.
     pub fn reload(&mut self) -> Result<Vec<Change>, WorkspaceError> {
-        self.ws = Workspace::open(&self.ws.root)?;
+        self.ws = Arc::new(Workspace::open(&self.ws.root)?);
+        self.changed_contracts = self.ws.contracts.by_name.keys().cloned().collect();
         let files = self.ws.capture_files();
         Ok(self.revalidate_files(&files))
     }
@@ -87,6 +145,7 @@ impl Session {
     /// # Errors
     /// As [`Session::reload`], when the batch touches `verdict.toml` or the contracts.
     pub fn apply(&mut self, paths: &[PathBuf]) -> Result<Vec<Change>, WorkspaceError> {
+        self.changed_contracts.clear();
         let root = self
             .ws
             .root
@@ -136,13 +195,14 @@ impl Session {
     /// text changed (or that have no usable contract).
     fn reload_contracts(&mut self) -> Result<Vec<Change>, WorkspaceError> {
         let old: BTreeMap<String, String> = self.contract_fingerprints();
-        self.ws = Workspace::open(&self.ws.root)?;
+        self.ws = Arc::new(Workspace::open(&self.ws.root)?);
         let new = self.contract_fingerprints();
         let changed: BTreeSet<&String> = old
             .keys()
             .chain(new.keys())
             .filter(|k| old.get(*k) != new.get(*k))
             .collect();
+        self.changed_contracts = changed.iter().map(|c| (*c).clone()).collect();
         let files: Vec<PathBuf> = self
             .files
             .iter()

@@ -2,14 +2,20 @@
 //! terminal types: results leave through a callback as owned [`EngineEvent`]s, so any front
 //! end can forward them into its own channel.
 //!
-//! Jobs coalesce (gitui's one-slot queue): when several jobs are pending, only the newest
-//! runs, and a running job stops between batches as soon as a newer one arrives. Every
-//! event carries the job's generation, so a consumer can drop results of older runs.
+//! Jobs coalesce (gitui's one-slot queue): pending jobs merge into one (a full run absorbs
+//! everything before it; change batches union their paths), and a running full run stops
+//! between batches as soon as a newer full run arrives. Change batches ([`Job::Apply`]) go
+//! through [`Session::apply`], the incremental logic `watch --json` uses: a capture file is
+//! re-validated alone, a schema or rules change re-validates that contract's captures.
+//! Every event carries the job's generation, so a consumer can drop results of older jobs.
 
 use crate::core::pipeline::Evaluation;
+use crate::core::verdict::Verdict;
 use crate::core::workspace::Workspace;
+use crate::engine::session::{Change, Session, cause_of};
 use rayon::prelude::*;
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::thread::JoinHandle;
@@ -25,6 +31,65 @@ pub enum Job {
         /// Re-read `verdict.toml` and the contracts first (false: reuse the workspace).
         reload: bool,
     },
+    /// Re-validate what a batch of changed paths affects (see [`Session::apply`]).
+    Apply {
+        /// The generation the results will carry.
+        generation: u64,
+        /// The changed files and folders (absolute).
+        paths: Vec<PathBuf>,
+    },
+}
+
+impl Job {
+    /// The job's generation.
+    pub fn generation(&self) -> u64 {
+        match self {
+            Job::ValidateAll { generation, .. } | Job::Apply { generation, .. } => *generation,
+        }
+    }
+
+    /// Merges a newer job into this pending one: a full run absorbs everything (and reloads
+    /// the contracts if a change batch was pending), change batches union their paths.
+    pub fn merge(self, newer: Job) -> Job {
+        match (self, newer) {
+            (_, Job::ValidateAll { generation, reload }) => Job::ValidateAll { generation, reload },
+            (Job::ValidateAll { .. }, Job::Apply { generation, .. }) => Job::ValidateAll {
+                generation,
+                reload: true,
+            },
+            (Job::Apply { paths: mut a, .. }, Job::Apply { generation, paths }) => {
+                a.extend(paths);
+                a.sort();
+                a.dedup();
+                Job::Apply {
+                    generation,
+                    paths: a,
+                }
+            }
+        }
+    }
+}
+
+/// A capture whose verdict is new or changed after a batch of file changes.
+#[derive(Debug, Clone)]
+pub struct Updated {
+    /// The new evaluation.
+    pub evaluation: Evaluation,
+    /// The verdict it replaced (`None` when the capture is new).
+    pub previous: Option<Box<Verdict>>,
+    /// The changed file (workspace-relative) that caused it.
+    pub cause: Option<String>,
+}
+
+/// A capture that disappeared after a batch of file changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removed {
+    /// Its id.
+    pub id: String,
+    /// Its source (the key the list uses).
+    pub source: String,
+    /// The changed file (workspace-relative) that caused it.
+    pub cause: Option<String>,
 }
 
 /// What the engine reports. Events of one generation arrive in order:
@@ -53,6 +118,23 @@ pub enum EngineEvent {
         generation: u64,
         /// Wall time of the run.
         elapsed: Duration,
+    },
+    /// A batch of file changes was applied.
+    Applied {
+        /// The job's generation.
+        generation: u64,
+        /// The workspace after the change (contracts reloaded if they changed).
+        workspace: Arc<Workspace>,
+        /// Local wall-clock time of the change, `HH:MM:SS`.
+        at: String,
+        /// The changed paths, workspace-relative.
+        causes: Vec<String>,
+        /// Contracts whose schema or rules changed (empty for capture edits).
+        contracts: Vec<String>,
+        /// New or changed verdicts.
+        updated: Vec<Updated>,
+        /// Captures that disappeared.
+        removed: Vec<Removed>,
     },
     /// The run could not start (the workspace cannot be opened).
     Failed {
@@ -112,18 +194,54 @@ impl Drop for Engine {
     }
 }
 
-/// Newest pending job, if any, without waiting.
-fn newest(rx: &Receiver<Job>) -> Result<Option<Job>, ()> {
-    let mut last = None;
-    loop {
-        match rx.try_recv() {
-            Ok(j) => last = Some(j),
-            Err(TryRecvError::Empty) => return Ok(last),
-            Err(TryRecvError::Disconnected) => {
-                return if last.is_some() { Ok(last) } else { Err(()) };
+/// The job channel plus the one pending slot that coalesces jobs.
+struct Queue {
+    rx: Receiver<Job>,
+    pending: Option<Job>,
+}
+
+impl Queue {
+    /// Merges every job waiting in the channel into the pending slot, without waiting.
+    /// Err when the channel closed and nothing is pending (the engine should stop).
+    fn poll(&mut self) -> Result<(), ()> {
+        loop {
+            match self.rx.try_recv() {
+                Ok(j) => {
+                    self.pending = Some(match self.pending.take() {
+                        Some(p) => p.merge(j),
+                        None => j,
+                    })
+                }
+                Err(TryRecvError::Empty) => return Ok(()),
+                Err(TryRecvError::Disconnected) => {
+                    return if self.pending.is_some() {
+                        Ok(())
+                    } else {
+                        Err(())
+                    };
+                }
             }
         }
     }
+
+    /// The next job (the pending one merged with anything newer), waiting if none.
+    fn next(&mut self) -> Option<Job> {
+        if self.pending.is_none() {
+            self.pending = Some(self.rx.recv().ok()?);
+        }
+        self.poll().ok()?;
+        self.pending.take()
+    }
+
+    /// Whether a full run is waiting (a running full run should give way to it).
+    fn full_run_pending(&self) -> bool {
+        matches!(self.pending, Some(Job::ValidateAll { .. }))
+    }
+}
+
+/// The local wall-clock time, `HH:MM:SS`.
+pub fn clock() -> String {
+    chrono::Local::now().format("%H:%M:%S").to_string()
 }
 
 fn run(
@@ -132,12 +250,23 @@ fn run(
     rx: Receiver<Job>,
     emit: impl Fn(EngineEvent) -> bool,
 ) {
-    let Ok(mut job) = rx.recv() else { return };
-    loop {
-        if let Ok(Some(newer)) = newest(&rx) {
-            job = newer;
-        }
-        let Job::ValidateAll { generation, reload } = job.clone();
+    let mut queue = Queue { rx, pending: None };
+    let mut session: Option<Session> = None;
+    while let Some(job) = queue.next() {
+        let (generation, reload) = match job {
+            Job::ValidateAll { generation, reload } => (generation, reload),
+            Job::Apply { generation, paths } => match session.as_mut() {
+                Some(s) => {
+                    let event = apply(&root, s, generation, &paths);
+                    if !emit(event) {
+                        return;
+                    }
+                    continue;
+                }
+                // no complete first run to build on: run everything
+                None => (generation, true),
+            },
+        };
         if reload {
             match Workspace::open(&root) {
                 Ok(ws) => workspace = Arc::new(ws),
@@ -148,47 +277,96 @@ fn run(
                     }) {
                         return;
                     }
-                    match rx.recv() {
-                        Ok(j) => {
-                            job = j;
-                            continue;
-                        }
-                        Err(_) => return,
-                    }
+                    continue;
                 }
             }
         }
-        match validate_all(&workspace, generation, &rx, &emit) {
-            Outcome::Done => match rx.recv() {
-                Ok(j) => job = j,
-                Err(_) => return,
-            },
-            Outcome::Superseded(j) => job = j,
+        match validate_all(&workspace, generation, &mut queue, &emit) {
+            Outcome::Done(files) => {
+                session = Some(Session::from_evaluations(workspace.clone(), files));
+            }
+            Outcome::Superseded => {}
             Outcome::Stop => return,
         }
     }
 }
 
+/// Applies one batch of changed paths to the session and describes the result.
+fn apply(root: &Path, session: &mut Session, generation: u64, paths: &[PathBuf]) -> EngineEvent {
+    let at = clock();
+    let base = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let causes: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            p.strip_prefix(&base)
+                .or_else(|_| p.strip_prefix(root))
+                .unwrap_or(p)
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .collect();
+    let changes = match session.apply(paths) {
+        Ok(c) => c,
+        Err(e) => {
+            return EngineEvent::Failed {
+                generation,
+                message: e.to_string(),
+            };
+        }
+    };
+    let mut updated = Vec::new();
+    let mut removed = Vec::new();
+    for ch in changes {
+        match ch {
+            Change::Updated { verdict, previous } => {
+                let cause = cause_of(&verdict, &causes).cloned();
+                if let Some(evaluation) = session.evaluation(&verdict.source) {
+                    updated.push(Updated {
+                        evaluation: evaluation.clone(),
+                        previous,
+                        cause,
+                    });
+                }
+            }
+            Change::Removed { verdict } => removed.push(Removed {
+                cause: cause_of(&verdict, &causes).cloned(),
+                id: verdict.id,
+                source: verdict.source,
+            }),
+        }
+    }
+    EngineEvent::Applied {
+        generation,
+        workspace: session.ws.clone(),
+        at,
+        contracts: session.changed_contracts().to_vec(),
+        causes,
+        updated,
+        removed,
+    }
+}
+
 enum Outcome {
-    Done,
-    Superseded(Job),
+    /// Every record evaluated: the evaluations by capture file, for the session.
+    Done(BTreeMap<String, Vec<Evaluation>>),
+    Superseded,
     Stop,
 }
 
 fn validate_all(
     ws: &Arc<Workspace>,
     generation: u64,
-    rx: &Receiver<Job>,
+    queue: &mut Queue,
     emit: &impl Fn(EngineEvent) -> bool,
 ) -> Outcome {
     let start = Instant::now();
     let files = ws.capture_files();
-    let records: Vec<_> = files
-        .par_iter()
-        .map(|f| ws.read_file(f))
-        .collect::<Vec<_>>()
+    let per_file: Vec<Vec<_>> = files.par_iter().map(|f| ws.read_file(f)).collect();
+    let names: Vec<String> = files.iter().map(|f| ws.relative(f)).collect();
+    let records: Vec<(usize, _)> = per_file
         .into_iter()
-        .flatten()
+        .enumerate()
+        .flat_map(|(i, rs)| rs.into_iter().map(move |r| (i, r)))
         .collect();
     let total = records.len();
     if !emit(EngineEvent::Started {
@@ -198,13 +376,21 @@ fn validate_all(
     }) {
         return Outcome::Stop;
     }
+    let mut by_file: BTreeMap<String, Vec<Evaluation>> =
+        names.iter().map(|n| (n.clone(), Vec::new())).collect();
     for chunk in records.chunks(batch_size(total)) {
-        match newest(rx) {
-            Ok(Some(j)) => return Outcome::Superseded(j),
-            Ok(None) => {}
-            Err(()) => return Outcome::Stop,
+        if queue.poll().is_err() {
+            return Outcome::Stop;
         }
-        let evaluations: Vec<Evaluation> = chunk.par_iter().map(|r| ws.evaluate(r)).collect();
+        if queue.full_run_pending() {
+            return Outcome::Superseded;
+        }
+        let evaluations: Vec<Evaluation> = chunk.par_iter().map(|(_, r)| ws.evaluate(r)).collect();
+        for ((i, _), ev) in chunk.iter().zip(&evaluations) {
+            if let Some(v) = by_file.get_mut(&names[*i]) {
+                v.push(ev.clone());
+            }
+        }
         if !emit(EngineEvent::Batch {
             generation,
             evaluations,
@@ -218,7 +404,7 @@ fn validate_all(
     }) {
         return Outcome::Stop;
     }
-    Outcome::Done
+    Outcome::Done(by_file)
 }
 
 #[cfg(test)]
@@ -252,8 +438,125 @@ mod tests {
                     break;
                 }
                 EngineEvent::Failed { message, .. } => panic!("{message}"),
+                EngineEvent::Applied { .. } => panic!("no change was submitted"),
             }
         }
         assert_eq!(n, 25);
+    }
+
+    fn until_finished(rx: &Receiver<EngineEvent>) {
+        loop {
+            match rx.recv_timeout(Duration::from_secs(60)).unwrap() {
+                EngineEvent::Finished { .. } => return,
+                EngineEvent::Failed { message, .. } => panic!("{message}"),
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn a_change_batch_revalidates_incrementally_and_reports_flips() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/refund");
+        copy_dir(&src, dir.path());
+        let root = dir.path().to_path_buf();
+        let ws = Arc::new(Workspace::open(&root).unwrap());
+        let (tx, rx) = channel();
+        let engine = Engine::spawn(root.clone(), ws, move |e| tx.send(e).is_ok());
+        engine.submit(Job::ValidateAll {
+            generation: 1,
+            reload: false,
+        });
+        until_finished(&rx);
+        let file = root.join("captures/valid-proposal.json");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(
+            &file,
+            text.replacen(r#"\"amount_minor\":5000"#, r#"\"amount_minor\":90000"#, 1),
+        )
+        .unwrap();
+        let gone = root.join("captures/cases.jsonl");
+        std::fs::remove_file(&gone).unwrap();
+        engine.submit(Job::Apply {
+            generation: 2,
+            paths: vec![file.clone()],
+        });
+        engine.submit(Job::Apply {
+            generation: 3,
+            paths: vec![gone],
+        });
+        let mut updated = Vec::new();
+        let mut removed = Vec::new();
+        while removed.is_empty() || updated.is_empty() {
+            match rx.recv_timeout(Duration::from_secs(60)).unwrap() {
+                EngineEvent::Applied {
+                    updated: u,
+                    removed: r,
+                    contracts,
+                    ..
+                } => {
+                    assert!(contracts.is_empty());
+                    updated.extend(u);
+                    removed.extend(r);
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(updated.len(), 1, "only the edited capture is re-validated");
+        let u = &updated[0];
+        assert_eq!(u.evaluation.verdict.id, "valid-proposal");
+        assert!(u.previous.as_ref().unwrap().is_ready());
+        assert!(!u.evaluation.verdict.is_ready());
+        assert_eq!(u.cause.as_deref(), Some("captures/valid-proposal.json"));
+        assert!(
+            removed
+                .iter()
+                .all(|r| r.cause.as_deref() == Some("captures/cases.jsonl"))
+        );
+        assert!(removed.len() > 10);
+    }
+
+    #[test]
+    fn pending_jobs_merge() {
+        let a = Job::Apply {
+            generation: 2,
+            paths: vec!["b".into()],
+        };
+        let b = Job::Apply {
+            generation: 3,
+            paths: vec!["a".into(), "b".into()],
+        };
+        assert_eq!(
+            a.clone().merge(b),
+            Job::Apply {
+                generation: 3,
+                paths: vec!["a".into(), "b".into()]
+            }
+        );
+        let full = Job::ValidateAll {
+            generation: 4,
+            reload: false,
+        };
+        assert_eq!(a.clone().merge(full.clone()), full);
+        assert_eq!(
+            full.merge(a),
+            Job::ValidateAll {
+                generation: 2,
+                reload: true
+            }
+        );
+    }
+
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let t = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy_dir(&e.path(), &t);
+            } else {
+                std::fs::copy(e.path(), t).unwrap();
+            }
+        }
     }
 }

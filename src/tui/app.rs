@@ -3,9 +3,12 @@
 //! touches the terminal, and nothing in the drawing code changes the model.
 
 use crate::core::pipeline::Evaluation;
+use crate::core::review::{Flip, FlipKind};
 use crate::core::summary::Summary;
 use crate::core::verdict::Stage;
 use crate::core::workspace::Workspace;
+use crate::engine::watcher::WatchEvent;
+use crate::engine::worker::Removed;
 use crate::engine::{EngineEvent, Job};
 use crate::tui::detail::Detail;
 use crate::tui::filter::{FuzzyMatcher, Query, haystack, pointer_label};
@@ -15,6 +18,7 @@ use crate::tui::ui;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,6 +33,53 @@ pub enum Msg {
     Resize(u16, u16),
     /// Something from the validation engine.
     Engine(EngineEvent),
+    /// A batch of changed paths (or an error) from the file watcher.
+    Watch(WatchEvent),
+}
+
+/// Something the event loop does for the model (the model itself never does I/O).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Put this text on the clipboard (OSC 52).
+    Copy(String),
+    /// Open this file in `$EDITOR` at this line (1-based), then come back.
+    Edit {
+        /// The capture file.
+        path: PathBuf,
+        /// The line to open at.
+        line: usize,
+    },
+}
+
+/// One verdict flip seen this session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlipEntry {
+    /// Local time of the change, `HH:MM:SS`.
+    pub at: String,
+    /// What changed (old and new outcome, the error behind it).
+    pub flip: Flip,
+    /// The changed file (workspace-relative) that caused it.
+    pub cause: Option<String>,
+}
+
+/// What the last schema or rules change did (issue 6: the header line and the review pane).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ContractChange {
+    /// The contracts whose schema or rules changed.
+    pub contracts: Vec<String>,
+    /// Local time of the change.
+    pub at: String,
+    /// The changed files, workspace-relative.
+    pub causes: Vec<String>,
+    /// The flips it caused.
+    pub flips: Vec<FlipEntry>,
+}
+
+impl ContractChange {
+    /// How many flips of this kind.
+    pub fn count(&self, kind: FlipKind) -> usize {
+        self.flips.iter().filter(|f| f.flip.kind == kind).count()
+    }
 }
 
 /// Which pane has the keyboard.
@@ -40,14 +91,14 @@ pub enum Focus {
     Detail,
 }
 
-/// Whether files are watched (the watcher lands in the next slice).
+/// Whether files are watched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WatchState {
     /// No watcher: the screen shows the last validation run.
     Off,
     /// Watching and re-validating changes.
     Live,
-    /// Watching, with re-validation paused.
+    /// Watching, with re-validation paused (changes are kept and applied on resume).
     Paused,
 }
 
@@ -154,6 +205,24 @@ pub struct App {
     pub quit: bool,
     /// Jobs for the engine, taken by the event loop.
     pub requests: Vec<Job>,
+    /// Effects for the event loop (clipboard, editor).
+    pub effects: Vec<Effect>,
+    /// The last job generation handed out (full runs and change batches share it).
+    pub generation: u64,
+    /// Paths changed while paused, submitted on resume.
+    pub pending: Vec<PathBuf>,
+    /// Local time of the last applied file change.
+    pub last_change: Option<String>,
+    /// Every verdict flip of this session, oldest first.
+    pub flips: Vec<FlipEntry>,
+    /// Sources of the captures whose verdict flipped this session.
+    pub flipped: HashSet<String>,
+    /// What the last schema or rules change did.
+    pub contract_change: Option<ContractChange>,
+    /// Whether the review pane (flips of the last contract change) is open.
+    pub review: bool,
+    /// The selected capture, deleted from disk (until the selection moves).
+    pub gone: Option<Removed>,
     last_rebuild: Option<Instant>,
 }
 
@@ -192,13 +261,23 @@ impl App {
             status: None,
             quit: false,
             requests: Vec::new(),
+            effects: Vec::new(),
+            generation: 0,
+            pending: Vec::new(),
+            last_change: None,
+            flips: Vec::new(),
+            flipped: HashSet::new(),
+            contract_change: None,
+            review: false,
+            gone: None,
             last_rebuild: None,
         }
     }
 
     /// Asks for a full validation run (a new generation) and returns its generation.
     pub fn request_validation(&mut self, reload: bool) -> u64 {
-        self.progress.generation += 1;
+        self.generation += 1;
+        self.progress.generation = self.generation;
         self.progress.running = true;
         self.progress.done = 0;
         self.progress.total = 0;
@@ -224,6 +303,130 @@ impl App {
                 self.follow();
             }
             Msg::Engine(e) => self.engine(e),
+            Msg::Watch(WatchEvent::Changed(paths)) => match self.watch {
+                WatchState::Paused => {
+                    self.pending.extend(paths);
+                    self.pending.sort();
+                    self.pending.dedup();
+                }
+                _ => self.submit_changes(paths),
+            },
+            Msg::Watch(WatchEvent::Error(m)) => {
+                self.status = Some(format!(
+                    "watcher: {}",
+                    crate::core::text::escape_control(&m)
+                ));
+            }
+        }
+    }
+
+    /// Asks the engine to apply a batch of changed paths (a new generation).
+    fn submit_changes(&mut self, paths: Vec<PathBuf>) {
+        if paths.is_empty() {
+            return;
+        }
+        self.generation += 1;
+        self.requests.push(Job::Apply {
+            generation: self.generation,
+            paths,
+        });
+    }
+
+    /// Inserts or replaces a capture's entry, unless the row holds a newer generation's
+    /// result. Returns whether it was applied.
+    fn put(&mut self, ev: Evaluation, generation: u64) -> bool {
+        match self.by_source.get(&ev.verdict.source) {
+            Some(&i) if self.rows[i].generation > generation => false,
+            Some(&i) => {
+                self.rows[i] = Entry {
+                    hay: haystack(&ev),
+                    ev,
+                    generation,
+                };
+                true
+            }
+            None => {
+                self.by_source
+                    .insert(ev.verdict.source.clone(), self.rows.len());
+                self.rows.push(Entry {
+                    hay: haystack(&ev),
+                    ev,
+                    generation,
+                });
+                true
+            }
+        }
+    }
+
+    /// Removes a capture's entry (unless a newer generation put it there).
+    fn remove(&mut self, source: &str, generation: u64) -> bool {
+        let Some(&i) = self.by_source.get(source) else {
+            return false;
+        };
+        if self.rows[i].generation > generation {
+            return false;
+        }
+        self.by_source.remove(source);
+        self.rows.swap_remove(i);
+        if let Some(moved) = self.rows.get(i) {
+            self.by_source.insert(moved.ev.verdict.source.clone(), i);
+        }
+        true
+    }
+
+    /// Applies the engine's result for a batch of file changes.
+    #[allow(clippy::too_many_arguments)]
+    fn applied(
+        &mut self,
+        generation: u64,
+        workspace: Arc<Workspace>,
+        at: String,
+        causes: Vec<String>,
+        contracts: Vec<String>,
+        updated: Vec<crate::engine::worker::Updated>,
+        removed: Vec<Removed>,
+    ) {
+        self.workspace = Some(workspace);
+        self.last_change = Some(at.clone());
+        self.status = None;
+        let mut new_flips = Vec::new();
+        let mut touched = false;
+        for u in updated {
+            let source = u.evaluation.verdict.source.clone();
+            let flip = u
+                .previous
+                .as_deref()
+                .and_then(|p| crate::core::review::flip(p, &u.evaluation.verdict));
+            if !self.put(u.evaluation, generation) {
+                continue;
+            }
+            touched |= self.selected.as_deref() == Some(source.as_str());
+            if let Some(flip) = flip {
+                self.flipped.insert(source);
+                new_flips.push(FlipEntry {
+                    at: at.clone(),
+                    flip,
+                    cause: u.cause,
+                });
+            }
+        }
+        for r in removed {
+            if self.remove(&r.source, generation) && self.selected.as_deref() == Some(&r.source) {
+                self.gone = Some(r);
+            }
+        }
+        self.flips.extend(new_flips.iter().cloned());
+        if !contracts.is_empty() {
+            self.contract_change = Some(ContractChange {
+                contracts,
+                at,
+                causes,
+                flips: new_flips,
+            });
+        }
+        self.rebuild();
+        if touched {
+            self.refresh_detail();
         }
     }
 
@@ -256,19 +459,7 @@ impl App {
                 let mut touched = false;
                 for ev in evaluations {
                     touched |= selected.as_deref() == Some(ev.verdict.source.as_str());
-                    let entry = Entry {
-                        hay: haystack(&ev),
-                        ev,
-                        generation,
-                    };
-                    match self.by_source.get(&entry.ev.verdict.source) {
-                        Some(&i) => self.rows[i] = entry,
-                        None => {
-                            self.by_source
-                                .insert(entry.ev.verdict.source.clone(), self.rows.len());
-                            self.rows.push(entry);
-                        }
-                    }
+                    self.put(ev, generation);
                 }
                 let due = self
                     .last_rebuild
@@ -301,6 +492,17 @@ impl App {
                 self.rebuild();
                 self.refresh_detail();
             }
+            EngineEvent::Applied {
+                generation,
+                workspace,
+                at,
+                causes,
+                contracts,
+                updated,
+                removed,
+            } => self.applied(
+                generation, workspace, at, causes, contracts, updated, removed,
+            ),
             EngineEvent::Failed {
                 generation,
                 message,
@@ -321,9 +523,12 @@ impl App {
         let mut view: Vec<usize> = if self.query.is_empty() {
             (0..self.rows.len()).collect()
         } else {
-            let (rows, q, m) = (&self.rows, &self.query, &mut self.matcher);
+            let (rows, q, m, flipped) = (&self.rows, &self.query, &mut self.matcher, &self.flipped);
             (0..rows.len())
-                .filter(|&i| q.matches(&rows[i].ev, &rows[i].hay, m))
+                .filter(|&i| {
+                    let f = flipped.contains(&rows[i].ev.verdict.source);
+                    q.matches(&rows[i].ev, &rows[i].hay, f, m)
+                })
                 .collect()
         };
         let rows = &self.rows;
@@ -506,12 +711,13 @@ impl App {
     }
 
     fn key(&mut self, k: KeyEvent) {
-        if self.help {
-            // any key closes the help; `q` and Ctrl-C still quit
+        if self.help || self.review {
+            // any key closes the overlay; `q` and Ctrl-C still quit
             if matches!(lookup(&k), Some(Action::Quit)) && !self.editing {
                 self.quit = true;
             }
             self.help = false;
+            self.review = false;
             return;
         }
         if self.editing {
@@ -632,12 +838,76 @@ impl App {
             Action::Revalidate => {
                 self.request_validation(true);
             }
+            Action::Pause => match self.watch {
+                WatchState::Live => self.watch = WatchState::Paused,
+                WatchState::Paused => {
+                    self.watch = WatchState::Live;
+                    let paths = std::mem::take(&mut self.pending);
+                    self.submit_changes(paths);
+                }
+                WatchState::Off => self.status = Some("not watching this workspace".into()),
+            },
+            Action::Copy => self.copy(),
+            Action::Edit => self.edit(),
+            Action::Review => self.review = true,
             Action::Help => self.help = true,
             Action::Quit => self.quit = true,
         }
     }
 
-    fn move_by(&mut self, delta: isize) {
+    /// Copies the current error's pointer, or on the Feedback tab the feedback text.
+    fn copy(&mut self) {
+        let Some(e) = self.current() else { return };
+        let (text, what) = if self.tab == Tab::Feedback {
+            match self.detail.as_ref().and_then(|d| d.feedback_text.clone()) {
+                Some(t) => (t, "the feedback".to_string()),
+                None => {
+                    self.status = Some("no feedback to copy".into());
+                    return;
+                }
+            }
+        } else {
+            match e
+                .ev
+                .verdict
+                .errors
+                .get(self.error)
+                .and_then(|f| f.pointer.clone())
+            {
+                Some(p) => {
+                    let shown = crate::core::text::escape_control(pointer_label(&p)).into_owned();
+                    (p, shown)
+                }
+                None => {
+                    self.status = Some("this error has no pointer to copy".into());
+                    return;
+                }
+            }
+        };
+        self.effects.push(Effect::Copy(text));
+        self.status = Some(format!("copied {what} to the clipboard (OSC 52)"));
+    }
+
+    /// Asks the event loop to open the selected capture in `$EDITOR`.
+    fn edit(&mut self) {
+        let (Some(e), Some(ws)) = (self.current(), self.workspace.as_ref()) else {
+            return;
+        };
+        let source = &e.ev.verdict.source;
+        let file = crate::engine::session::file_of(source);
+        let line = source[file.len()..]
+            .strip_prefix(':')
+            .and_then(|l| l.parse().ok())
+            .unwrap_or(1);
+        let path = ws.root.join(file);
+        self.effects.push(Effect::Edit { path, line });
+    }
+
+    fn move_by(&mut self, mut delta: isize) {
+        if self.gone.take().is_some() && delta > 0 {
+            // the deleted row's neighbour took its place: the first step lands on it
+            delta -= 1;
+        }
         if self.triage {
             let n = self.tree.len();
             if n > 0 {
@@ -660,6 +930,7 @@ impl App {
             return;
         }
         self.cursor = pos.min(self.view.len() - 1);
+        self.gone = None;
         let s = self.current().map(|e| e.ev.verdict.source.clone());
         if s != self.selected {
             self.selected = s;

@@ -197,6 +197,8 @@ pub struct Detail {
     pub context: Vec<(String, Role)>,
     /// Feedback tab.
     pub feedback: Vec<(String, Role)>,
+    /// The feedback message as built (unescaped: it is only ever copied, never drawn).
+    pub feedback_text: Option<String>,
 }
 
 fn esc(s: &str) -> String {
@@ -286,6 +288,7 @@ impl Detail {
             response: response_lines(ev),
             contract: contract_view(ws, ev),
             context: context_lines(ev),
+            feedback_text: ws.map(|ws| feedback(ws, ev).message),
             feedback: match ws {
                 Some(ws) => {
                     let fb = feedback(ws, ev);

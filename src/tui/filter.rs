@@ -1,5 +1,5 @@
 //! The `/` filter: field tokens (`stage:schema`, `reason:intent`, `decision:recheck`,
-//! `contract:refund`, `pointer:/amount_minor`, each negated with a leading `!`) and fuzzy
+//! `contract:refund`, `pointer:/amount_minor`, `flipped`, each negated with a leading `!`) and fuzzy
 //! text (nucleo-matcher) over a capture's id, reason, pointers, messages and source.
 
 use crate::core::pipeline::Evaluation;
@@ -27,6 +27,8 @@ struct Token {
 #[derive(Debug)]
 pub struct Query {
     tokens: Vec<Token>,
+    /// `flipped` (Some(true)) or `!flipped` (Some(false)).
+    flipped: Option<bool>,
     text: Option<Pattern>,
 }
 
@@ -39,12 +41,17 @@ impl Query {
     /// Parses a query. Unknown `word:` prefixes are fuzzy text.
     pub fn parse(q: &str) -> Query {
         let mut tokens = Vec::new();
+        let mut flipped = None;
         let mut text: Vec<&str> = Vec::new();
         for word in q.split_whitespace() {
             let (negate, body) = match word.strip_prefix('!') {
                 Some(b) => (true, b),
                 None => (false, word),
             };
+            if body.eq_ignore_ascii_case("flipped") {
+                flipped = Some(!negate);
+                continue;
+            }
             let field = body.split_once(':').and_then(|(k, v)| {
                 let f = match k {
                     "stage" => Field::Stage,
@@ -67,16 +74,30 @@ impl Query {
         }
         let text = (!text.is_empty())
             .then(|| Pattern::parse(&text.join(" "), CaseMatching::Ignore, Normalization::Smart));
-        Query { tokens, text }
+        Query {
+            tokens,
+            flipped,
+            text,
+        }
     }
 
     /// Whether the query matches nothing-specific (every capture passes).
     pub fn is_empty(&self) -> bool {
-        self.tokens.is_empty() && self.text.is_none()
+        self.tokens.is_empty() && self.text.is_none() && self.flipped.is_none()
     }
 
-    /// Whether an evaluated capture passes; `haystack` is its [`haystack`].
-    pub fn matches(&self, ev: &Evaluation, haystack: &str, m: &mut FuzzyMatcher) -> bool {
+    /// Whether an evaluated capture passes; `haystack` is its [`haystack`], `flipped`
+    /// whether its verdict flipped this session.
+    pub fn matches(
+        &self,
+        ev: &Evaluation,
+        haystack: &str,
+        flipped: bool,
+        m: &mut FuzzyMatcher,
+    ) -> bool {
+        if self.flipped.is_some_and(|f| f != flipped) {
+            return false;
+        }
         for t in &self.tokens {
             if token_matches(t, ev) == t.negate {
                 return false;
@@ -168,7 +189,7 @@ mod tests {
     }
 
     fn hit(q: &str, e: &Evaluation) -> bool {
-        Query::parse(q).matches(e, &haystack(e), &mut FuzzyMatcher::default())
+        Query::parse(q).matches(e, &haystack(e), false, &mut FuzzyMatcher::default())
     }
 
     #[test]
@@ -189,5 +210,18 @@ mod tests {
         assert!(hit("a8000", &a) && !hit("a8000", &b));
         assert!(hit("amount !dup", &a) && !hit("!dup", &b));
         assert!(hit("", &a));
+    }
+
+    #[test]
+    fn flipped_token_and_its_negation() {
+        let a = ev("a", Stage::Schema, Reason::SCHEMA_MISMATCH, "/x");
+        let q = Query::parse("flipped");
+        assert!(!q.is_empty());
+        let m = &mut FuzzyMatcher::default();
+        assert!(q.matches(&a, &haystack(&a), true, m));
+        assert!(!q.matches(&a, &haystack(&a), false, m));
+        let q = Query::parse("!flipped stage:schema");
+        assert!(q.matches(&a, &haystack(&a), false, m));
+        assert!(!q.matches(&a, &haystack(&a), true, m));
     }
 }

@@ -106,6 +106,14 @@ pub enum Action {
     PrevError,
     /// Re-validate every capture (contracts re-read).
     Revalidate,
+    /// Pause or resume watching (changes made while paused are applied on resume).
+    Pause,
+    /// Copy the current error's pointer (on the Feedback tab: the feedback), via OSC 52.
+    Copy,
+    /// Open the capture in `$EDITOR` at its line.
+    Edit,
+    /// Show the flips of the last schema or rules change.
+    Review,
     /// Show or hide the help overlay.
     Help,
     /// Quit.
@@ -133,7 +141,7 @@ impl Action {
             Action::ShowTab(Tab::Feedback) => "tab: self-correction feedback",
             Action::ShowTab(Tab::History) => "tab: verdict flips this session",
             Action::Filter => {
-                "filter: fuzzy text and stage: reason: decision: contract: pointer: (! negates)"
+                "filter: fuzzy text, stage: reason: decision: contract: pointer: flipped (! negates)"
             }
             Action::Clear => "clear the filter / close triage or help",
             Action::Triage => "triage tree: stage > reason > pointer",
@@ -143,6 +151,10 @@ impl Action {
             Action::NextError => "next error of the capture",
             Action::PrevError => "previous error of the capture",
             Action::Revalidate => "re-validate every capture",
+            Action::Pause => "pause / resume watching (changes while paused apply on resume)",
+            Action::Copy => "copy the error's pointer (Feedback tab: the feedback) via OSC 52",
+            Action::Edit => "open the capture in $EDITOR at its line",
+            Action::Review => "review: the flips of the last schema or rules change",
             Action::Help => "this help",
             Action::Quit => "quit",
         }
@@ -280,6 +292,10 @@ pub const KEYMAP: &[Binding] = &[
         Action::Revalidate,
         Some("re-validate"),
     ),
+    b(&[Key::Char('y')], "y", Action::Copy, Some("copy")),
+    b(&[Key::Char('e')], "e", Action::Edit, Some("edit")),
+    b(&[Key::Char('p')], "p", Action::Pause, Some("pause")),
+    b(&[Key::Char('v')], "v", Action::Review, Some("review")),
     b(&[Key::Char('?')], "?", Action::Help, Some("help")),
     b(
         &[Key::Char('q'), Key::Ctrl('c')],

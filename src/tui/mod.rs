@@ -17,13 +17,17 @@ pub mod ui;
 
 use crate::core::workspace::Workspace;
 use crate::engine::Engine;
-use app::{App, Msg};
+use crate::engine::watcher::{self, WatchEvent};
+use app::{App, Effect, Msg, WatchState};
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
+use ratatui::DefaultTerminal;
 use ratatui::layout::Rect;
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, channel};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Opens the TUI on the workspace at `root` and runs it until the user quits.
 ///
@@ -37,34 +41,41 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
     let engine = Engine::spawn(root.to_path_buf(), ws.clone(), move |e| {
         engine_tx.send(Msg::Engine(e)).is_ok()
     });
-
-    let mut terminal = ratatui::init();
-    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
-    let result = (|| -> anyhow::Result<()> {
-        let size = terminal.size()?;
-        let mut app = App::new(label, Some(ws), Rect::new(0, 0, size.width, size.height));
-        app.theme = theme::Theme::from_env();
-        app.request_validation(false);
-        // input thread: blocking reads, forwarded as messages; it ends with the process
+    // watch before the first run, so nothing saved meanwhile is missed
+    let (wtx, wrx) = channel::<WatchEvent>();
+    let watcher = watcher::watch(root, watcher::DEFAULT_DEBOUNCE, wtx).ok();
+    if watcher.is_some() {
+        let tx = tx.clone();
         std::thread::Builder::new()
-            .name("verdict-input".into())
+            .name("verdict-watch".into())
             .spawn(move || {
-                while let Ok(ev) = event::read() {
-                    let msg = match ev {
-                        Event::Key(k) if k.kind != event::KeyEventKind::Release => Msg::Key(k),
-                        Event::Mouse(m) => Msg::Mouse(m),
-                        Event::Resize(w, h) => Msg::Resize(w, h),
-                        _ => continue,
-                    };
-                    if tx.send(msg).is_err() {
+                for e in wrx {
+                    if tx.send(Msg::Watch(e)).is_err() {
                         break;
                     }
                 }
             })?;
+    }
+
+    let mut terminal = ratatui::init();
+    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
+    let gate = Arc::new(InputGate::default());
+    let result = (|| -> anyhow::Result<()> {
+        let size = terminal.size()?;
+        let mut app = App::new(label, Some(ws), Rect::new(0, 0, size.width, size.height));
+        app.theme = theme::Theme::from_env();
+        if watcher.is_some() {
+            app.watch = WatchState::Live;
+        }
+        app.request_validation(false);
+        spawn_input(tx, gate.clone())?;
         terminal.draw(|f| ui::draw(&app, f))?;
         loop {
             for job in app.requests.drain(..) {
                 engine.submit(job);
+            }
+            for effect in std::mem::take(&mut app.effects) {
+                run_effect(&mut terminal, &gate, &mut app, effect)?;
             }
             if !drain(&rx, &mut app) || app.quit {
                 break;
@@ -77,8 +88,158 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
     })();
     let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
     ratatui::restore();
+    drop(watcher);
     drop(engine);
     result
+}
+
+/// Lets the event loop stop the input thread from reading while an editor owns the terminal.
+#[derive(Default)]
+struct InputGate {
+    /// Set by the loop: stop reading.
+    paused: AtomicBool,
+    /// Set by the input thread: not reading.
+    parked: AtomicBool,
+}
+
+/// The input thread: reads terminal events (polling, so it can be parked) and forwards
+/// them as messages; it ends with the process or when the channel closes.
+fn spawn_input(tx: std::sync::mpsc::Sender<Msg>, gate: Arc<InputGate>) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("verdict-input".into())
+        .spawn(move || {
+            loop {
+                if gate.paused.load(Ordering::SeqCst) {
+                    gate.parked.store(true, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+                gate.parked.store(false, Ordering::SeqCst);
+                match event::poll(Duration::from_millis(50)) {
+                    Ok(false) => continue,
+                    Ok(true) => {}
+                    Err(_) => break,
+                }
+                let Ok(ev) = event::read() else { break };
+                let msg = match ev {
+                    Event::Key(k) if k.kind != event::KeyEventKind::Release => Msg::Key(k),
+                    Event::Mouse(m) => Msg::Mouse(m),
+                    Event::Resize(w, h) => Msg::Resize(w, h),
+                    _ => continue,
+                };
+                if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+        })?;
+    Ok(())
+}
+
+/// Carries out one effect the model asked for.
+fn run_effect(
+    terminal: &mut DefaultTerminal,
+    gate: &InputGate,
+    app: &mut App,
+    effect: Effect,
+) -> anyhow::Result<()> {
+    match effect {
+        Effect::Copy(text) => {
+            let mut out = std::io::stdout();
+            out.write_all(osc52(&text).as_bytes())?;
+            out.flush()?;
+        }
+        Effect::Edit { path, line } => {
+            let editor = std::env::var("VISUAL")
+                .ok()
+                .filter(|e| !e.trim().is_empty())
+                .or_else(|| std::env::var("EDITOR").ok())
+                .filter(|e| !e.trim().is_empty())
+                .unwrap_or_else(|| "vi".into());
+            let Some((program, args)) = editor_command(&editor, &path, line) else {
+                app.status = Some("$EDITOR is empty".into());
+                return Ok(());
+            };
+            // park the input thread so the editor gets every key
+            gate.parked.store(false, Ordering::SeqCst);
+            gate.paused.store(true, Ordering::SeqCst);
+            let deadline = Instant::now() + Duration::from_secs(1);
+            while !gate.parked.load(Ordering::SeqCst) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+            ratatui::restore();
+            let status = std::process::Command::new(&program).args(&args).status();
+            crossterm::terminal::enable_raw_mode()?;
+            crossterm::execute!(
+                std::io::stdout(),
+                crossterm::terminal::EnterAlternateScreen,
+                EnableMouseCapture
+            )?;
+            terminal.clear()?;
+            gate.paused.store(false, Ordering::SeqCst);
+            app.status = match status {
+                Ok(s) if s.success() => None,
+                Ok(s) => Some(format!("{program} exited with {s}")),
+                Err(e) => Some(format!(
+                    "cannot run {}: {e}",
+                    crate::core::text::escape_control(&program)
+                )),
+            };
+            terminal.draw(|f| ui::draw(app, f))?;
+        }
+    }
+    Ok(())
+}
+
+/// The OSC 52 sequence that puts `text` on the system clipboard (base64, BEL-terminated).
+/// The payload is base64, so nothing in `text` reaches the terminal as a control.
+pub fn osc52(text: &str) -> String {
+    format!("\x1b]52;c;{}\x07", base64(text.as_bytes()))
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The command that opens `path` at `line` in `editor` (`$VISUAL`/`$EDITOR`, which may
+/// carry arguments): `+LINE path` for vi, vim, nvim, nano, hx, kak, emacs and micro-likes
+/// that take it, `--goto path:line` for VS Code, the bare path otherwise.
+pub fn editor_command(editor: &str, path: &Path, line: usize) -> Option<(String, Vec<String>)> {
+    let mut words = editor.split_whitespace().map(str::to_string);
+    let program = words.next()?;
+    let mut args: Vec<String> = words.collect();
+    let name = Path::new(&program)
+        .file_stem()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    let p = path.display().to_string();
+    match name {
+        "vi" | "vim" | "nvim" | "nano" | "hx" | "helix" | "kak" | "emacs" | "emacsclient"
+        | "gvim" | "mvim" => {
+            args.push(format!("+{line}"));
+            args.push(p);
+        }
+        "code" | "code-insiders" | "codium" | "cursor" => {
+            args.push("--goto".into());
+            args.push(format!("{p}:{line}"));
+        }
+        _ => args.push(p),
+    }
+    Some((program, args))
 }
 
 /// Waits for one message, then applies every pending one. False when the channel closed.

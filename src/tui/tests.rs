@@ -183,7 +183,15 @@ fn help_overlay_from_the_keymap() {
     assert!(app.help);
     let s = screen(&app);
     for b in super::keymap::KEYMAP {
-        assert!(s.contains(b.action.description()), "{:?} missing", b.action);
+        match b.action {
+            super::keymap::Action::ShowTab(t) => {
+                assert!(
+                    s.contains(&format!("{} {}", b.label, t.title())),
+                    "{t:?} missing"
+                )
+            }
+            a => assert!(s.contains(a.description()), "{a:?} missing"),
+        }
     }
     insta::assert_snapshot!(s);
     keys(&mut app, "x");
@@ -389,4 +397,225 @@ fn core_and_engine_have_no_terminal_imports() {
             }
         }
     }
+}
+
+/// The 8000 case re-evaluated after its amount was fixed to 5000 (a temporary copy of the
+/// sample, so the source names match).
+fn fixed_8000() -> Evaluation {
+    let dir = tempfile::tempdir().unwrap();
+    let src = sample("refund");
+    for sub in ["", "captures", "captures/responses", "schemas"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        for e in std::fs::read_dir(src.join(sub)).unwrap().flatten() {
+            if e.path().is_file() {
+                let mut text = std::fs::read_to_string(e.path()).unwrap();
+                if e.file_name() == "cases.jsonl" {
+                    text = text.replace(r#"\"amount_minor\":8000"#, r#"\"amount_minor\":5000"#);
+                }
+                std::fs::write(dir.path().join(sub).join(e.file_name()), text).unwrap();
+            }
+        }
+    }
+    let ws = Workspace::open(dir.path()).unwrap();
+    evaluate_all(&ws)
+        .into_iter()
+        .find(|e| e.verdict.id == "amount-8000-intent-5000")
+        .unwrap()
+}
+
+fn applied(
+    generation: u64,
+    updated: Vec<crate::engine::worker::Updated>,
+    removed: Vec<crate::engine::worker::Removed>,
+    contracts: Vec<String>,
+    causes: Vec<String>,
+) -> Msg {
+    Msg::Engine(EngineEvent::Applied {
+        generation,
+        workspace: Arc::new(Workspace::open(&sample("refund")).unwrap()),
+        at: "12:04:31".into(),
+        causes,
+        contracts,
+        updated,
+        removed,
+    })
+}
+
+#[test]
+fn a_flip_is_marked_counted_filterable_and_in_the_history_tab() {
+    let mut app = refund(120, 30);
+    app.watch = super::app::WatchState::Live;
+    select(&mut app, "amount-8000-intent-5000");
+    let before = app.current().unwrap().ev.verdict.clone();
+    assert_eq!(before.decision.as_str(), "recheck");
+    let fixed = fixed_8000();
+    assert!(fixed.verdict.is_ready());
+    app.update(applied(
+        2,
+        vec![crate::engine::worker::Updated {
+            evaluation: fixed,
+            previous: Some(Box::new(before)),
+            cause: Some("captures/cases.jsonl".into()),
+        }],
+        vec![],
+        vec![],
+        vec!["captures/cases.jsonl".into()],
+    ));
+    assert_eq!(app.flips.len(), 1);
+    assert_eq!(app.flipped.len(), 1);
+    // the selection stayed on the capture, now ready
+    assert_eq!(
+        app.current().unwrap().ev.verdict.id,
+        "amount-8000-intent-5000"
+    );
+    assert!(app.current().unwrap().ev.verdict.is_ready());
+    keys(&mut app, "8");
+    let s = screen(&app);
+    assert!(s.contains("↺ 1 flipped") && s.contains("last change 12:04:31"));
+    assert!(s.contains("by change to captures/cases.jsonl"));
+    insta::assert_snapshot!(s);
+    // the `flipped` filter shows only it
+    keys(&mut app, "/flipped");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.view.len(), 1);
+    // a stale result (an older generation) for the same capture is dropped
+    let old = app.current().unwrap().ev.clone();
+    let mut stale = old.clone();
+    stale.verdict.next_action = "stale".into();
+    app.update(applied(
+        1,
+        vec![crate::engine::worker::Updated {
+            evaluation: stale,
+            previous: Some(Box::new(old.verdict.clone())),
+            cause: None,
+        }],
+        vec![],
+        vec![],
+        vec![],
+    ));
+    assert_eq!(app.current().unwrap().ev.verdict, old.verdict);
+}
+
+#[test]
+fn a_deleted_selected_capture_says_so() {
+    let mut app = refund(120, 30);
+    select(&mut app, "valid-proposal");
+    let n = app.rows.len();
+    app.update(applied(
+        2,
+        vec![],
+        vec![crate::engine::worker::Removed {
+            id: "valid-proposal".into(),
+            source: "captures/valid-proposal.json".into(),
+            cause: Some("captures/valid-proposal.json".into()),
+        }],
+        vec![],
+        vec!["captures/valid-proposal.json".into()],
+    ));
+    assert_eq!(app.rows.len(), n - 1);
+    let s = screen(&app);
+    assert!(s.contains("valid-proposal was deleted"), "{s}");
+    assert!(s.contains("captures/valid-proposal.json no longer exists"));
+    assert!(
+        !app.view
+            .iter()
+            .any(|&i| app.rows[i].ev.verdict.id == "valid-proposal")
+    );
+    // moving selects another capture and the note goes away
+    key(&mut app, KeyCode::Char('k'));
+    assert!(app.gone.is_none());
+    assert!(!screen(&app).contains("was deleted"));
+}
+
+#[test]
+fn a_contract_change_is_summed_up_in_the_header_and_listed_in_review() {
+    let mut app = refund(140, 30);
+    select(&mut app, "amount-8000-intent-5000");
+    let before = app.current().unwrap().ev.verdict.clone();
+    app.update(applied(
+        2,
+        vec![crate::engine::worker::Updated {
+            evaluation: fixed_8000(),
+            previous: Some(Box::new(before)),
+            cause: Some("schemas/refund-v1.schema.json".into()),
+        }],
+        vec![],
+        vec!["refund-v1".into()],
+        vec!["schemas/refund-v1.schema.json".into()],
+    ));
+    let s = screen(&app);
+    assert!(s.contains("refund-v1 changed: 1 newly failing"), "{s}");
+    keys(&mut app, "v");
+    assert!(app.review);
+    let s = screen(&app);
+    assert!(s.contains("Review: last schema or rules change"));
+    assert!(s.contains("amount-8000-intent-5000 business/INTENT_MISMATCH → ready"));
+    keys(&mut app, "x");
+    assert!(!app.review && !app.quit);
+}
+
+#[test]
+fn pause_keeps_changes_and_resume_submits_them() {
+    let mut app = refund(120, 30);
+    app.watch = super::app::WatchState::Live;
+    keys(&mut app, "p");
+    assert_eq!(app.watch, super::app::WatchState::Paused);
+    app.update(Msg::Watch(crate::engine::watcher::WatchEvent::Changed(
+        vec![PathBuf::from("/w/captures/a.json")],
+    )));
+    assert!(app.requests.is_empty());
+    let s = screen(&app);
+    assert!(
+        s.contains("‖ paused") && s.contains("·  1 change waiting"),
+        "{s}"
+    );
+    keys(&mut app, "p");
+    assert_eq!(app.watch, super::app::WatchState::Live);
+    assert!(matches!(
+        app.requests.as_slice(),
+        [crate::engine::Job::Apply { paths, .. }] if paths == &[PathBuf::from("/w/captures/a.json")]
+    ));
+}
+
+#[test]
+fn copy_and_edit_ask_the_loop() {
+    let mut app = refund(120, 30);
+    select(&mut app, "amount-8000-intent-5000");
+    keys(&mut app, "y");
+    assert_eq!(
+        app.effects,
+        vec![super::app::Effect::Copy("/amount_minor".into())]
+    );
+    app.effects.clear();
+    keys(&mut app, "7y");
+    assert!(matches!(&app.effects[..], [super::app::Effect::Copy(t)] if t.contains("5000")));
+    app.effects.clear();
+    keys(&mut app, "e");
+    match &app.effects[..] {
+        [super::app::Effect::Edit { path, line }] => {
+            assert!(path.ends_with("captures/cases.jsonl"));
+            assert_eq!(*line, 20);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn editor_commands_and_osc52() {
+    let p = Path::new("/w/c.jsonl");
+    let (prog, args) = super::editor_command("nvim", p, 20).unwrap();
+    assert_eq!(
+        (prog.as_str(), args),
+        ("nvim", vec!["+20".into(), "/w/c.jsonl".into()])
+    );
+    let (prog, args) = super::editor_command("/usr/bin/code -w", p, 3).unwrap();
+    assert_eq!(prog, "/usr/bin/code");
+    assert_eq!(args, vec!["-w", "--goto", "/w/c.jsonl:3"]);
+    let (_, args) = super::editor_command("hx", p, 7).unwrap();
+    assert_eq!(args, vec!["+7", "/w/c.jsonl"]);
+    let (_, args) = super::editor_command("gedit", p, 7).unwrap();
+    assert_eq!(args, vec!["/w/c.jsonl"]);
+    assert!(super::editor_command("  ", p, 1).is_none());
+    assert_eq!(super::osc52("hi\x1b]0;x"), "\x1b]52;c;aGkbXTA7eA==\x07");
+    assert_eq!(super::osc52(""), "\x1b]52;c;\x07");
 }

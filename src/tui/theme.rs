@@ -139,4 +139,9 @@ impl Theme {
     pub fn warn(&self) -> Style {
         self.fg(Color::Yellow)
     }
+
+    /// The flip marker and flip notes.
+    pub fn flip(&self) -> Style {
+        self.fg(Color::Magenta).add_modifier(Modifier::BOLD)
+    }
 }

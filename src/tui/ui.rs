@@ -102,6 +102,9 @@ pub fn draw(app: &App, f: &mut Frame) {
     }
     draw_detail(app, f, &l);
     draw_footer(app, f, l.footer);
+    if app.review {
+        draw_review(app, f, area);
+    }
     if app.help {
         draw_help(&t, f, area);
     }
@@ -136,7 +139,7 @@ fn draw_header(app: &App, f: &mut Frame, r: Rect) {
     let [l1, l2] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(r);
     let (state, style) = match app.watch {
         WatchState::Live => ("● live", t.pass()),
-        WatchState::Paused => ("◌ paused", t.warn()),
+        WatchState::Paused => ("‖ paused", t.warn()),
         WatchState::Off => ("○ not watching", t.dim()),
     };
     let contracts = app
@@ -174,15 +177,34 @@ fn draw_header(app: &App, f: &mut Frame, r: Rect) {
             },
         ),
     ];
+    if !app.pending.is_empty() {
+        spans.push(Span::styled("  ·  ", t.dim()));
+        spans.push(Span::styled(
+            format!(
+                "{} change{} waiting",
+                app.pending.len(),
+                if app.pending.len() == 1 { "" } else { "s" }
+            ),
+            t.warn(),
+        ));
+    }
+    if !app.flipped.is_empty() {
+        spans.push(Span::styled("  ·  ", t.dim()));
+        spans.push(Span::styled(
+            format!("↺ {} flipped", app.flipped.len()),
+            t.flip(),
+        ));
+    }
     let p = &app.progress;
     let right = if p.running {
         format!("validating {}/{} ", p.done, p.total)
+    } else if let Some(at) = &app.last_change {
+        format!("last change {at} ")
     } else if let Some(e) = p.elapsed {
         format!("validated in {} ms ", e.as_millis())
     } else {
         String::new()
     };
-    spans.push(Span::raw(""));
     f.render_widget(Paragraph::new(Line::from(spans)), l1);
     f.render_widget(
         Paragraph::new(Span::styled(right, t.dim())).alignment(Alignment::Right),
@@ -205,9 +227,33 @@ fn draw_header(app: &App, f: &mut Frame, r: Rect) {
                 .label(format!("{:>3}%", (ratio * 100.0) as u32)),
             b,
         );
+    } else if let Some(c) = &app.contract_change {
+        let note = contract_note(c);
+        let nw = (note.chars().count() as u16 + 1).min(l2.width / 2);
+        let [a, b] = Layout::horizontal([Constraint::Fill(1), Constraint::Length(nw)]).areas(l2);
+        f.render_widget(Paragraph::new(funnel), a);
+        f.render_widget(
+            Paragraph::new(Span::styled(note, t.flip())).alignment(Alignment::Right),
+            b,
+        );
     } else {
         f.render_widget(Paragraph::new(funnel), l2);
     }
+}
+
+/// `refund-v1 changed: 3 newly failing, 1 newly passing` (escaped).
+pub fn contract_note(c: &crate::tui::app::ContractChange) -> String {
+    use crate::core::review::FlipKind;
+    let names = crate::core::text::escape_control(&c.contracts.join(", ")).into_owned();
+    let mut parts: Vec<String> = FlipKind::ALL
+        .into_iter()
+        .filter(|k| c.count(*k) > 0)
+        .map(|k| format!("{} {}", c.count(k), k.title()))
+        .collect();
+    if parts.is_empty() {
+        parts.push("no verdict changed".into());
+    }
+    format!("{names} changed: {} ", parts.join(", "))
 }
 
 fn pane(t: &Theme, title: Line<'static>, focused: bool) -> Block<'static> {
@@ -288,8 +334,10 @@ fn draw_list(app: &App, f: &mut Frame, r: Rect) {
             let v = &app.rows[i].ev.verdict;
             let ds = t.decision(v.decision);
             let reason = v.reason.as_ref().map_or("", |r| r.as_str());
+            let flipped = app.flipped.contains(&v.source);
             let mut line = Line::from(vec![
-                Span::styled(format!(" {} ", glyph(v.decision)), ds),
+                Span::styled(if flipped { "↺" } else { " " }, t.flip()),
+                Span::styled(format!("{} ", glyph(v.decision)), ds),
                 Span::styled(pad(v.stage.as_str(), 8), ds),
                 Span::raw(" "),
                 Span::styled(
@@ -299,7 +347,7 @@ fn draw_list(app: &App, f: &mut Frame, r: Rect) {
                 Span::raw(" "),
                 Span::raw(pad(&crate::core::text::escape_control(&v.id), id_w)),
             ]);
-            if pos == app.cursor {
+            if pos == app.cursor && app.gone.is_none() {
                 line = line.patch_style(t.selected());
             }
             line
@@ -391,6 +439,32 @@ pub fn tab_at(r: Rect, x: u16) -> Option<Tab> {
 fn draw_detail(app: &App, f: &mut Frame, l: &crate::tui::ui::Areas) {
     let t = app.theme;
     let focused = app.focus == Focus::Detail;
+    if let Some(g) = &app.gone {
+        let block = pane(&t, Line::from(" Deleted "), focused);
+        let inner = block.inner(l.detail);
+        f.render_widget(block, l.detail);
+        let esc = |s: &str| crate::core::text::escape_control(s).into_owned();
+        let mut lines = vec![
+            Line::from(Span::styled(
+                format!(" {} was deleted", esc(&g.id)),
+                t.fail(),
+            )),
+            Line::from(format!(" {} no longer exists on disk", esc(&g.source))),
+        ];
+        if let Some(c) = &g.cause {
+            lines.push(Line::from(Span::styled(
+                format!(" (change to {})", esc(c)),
+                t.dim(),
+            )));
+        }
+        lines.push(Line::from(""));
+        lines.push(Line::from(Span::styled(
+            " j/k or a click selects another capture",
+            t.dim(),
+        )));
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+        return;
+    }
     let Some(d) = &app.detail else {
         let block = pane(&t, Line::from(" Detail "), focused);
         let inner = block.inner(l.detail);
@@ -747,13 +821,165 @@ fn draw_tab(app: &App, f: &mut Frame, r: Rect) {
                 r,
             );
         }
-        Tab::History => message(
+        Tab::History => {
+            let lines = history_lines(app, &d.source);
+            if lines.is_empty() {
+                message(
+                    &t,
+                    f,
+                    r,
+                    "no verdict flips this session: edit the capture, its schema or its rules and the flips show here",
+                );
+            } else {
+                let s = clamp_scroll(app.scroll, lines.len());
+                f.render_widget(
+                    Paragraph::new(lines)
+                        .wrap(Wrap { trim: false })
+                        .scroll((s, 0)),
+                    r,
+                );
+            }
+        }
+    }
+}
+
+/// The History tab: this capture's flips, newest first (when, from, to, the cause).
+fn history_lines(app: &App, source: &str) -> Vec<Line<'static>> {
+    let t = app.theme;
+    let esc = |s: &str| crate::core::text::escape_control(s).into_owned();
+    let mut lines = Vec::new();
+    for e in app.flips.iter().rev().filter(|e| e.flip.source == source) {
+        let fl = &e.flip;
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {} ", e.at), t.dim()),
+            Span::styled(format!("↺ {}", flip_title(fl)), t.flip()),
+        ]));
+        lines.push(Line::from(vec![
+            Span::styled("   from ", t.dim()),
+            Span::styled(
+                format!("{} {}", glyph(fl.old.decision), esc(&fl.old.label())),
+                t.decision(fl.old.decision),
+            ),
+            Span::styled(format!(" ({})", fl.old.decision.as_str()), t.dim()),
+        ]));
+        lines.push(Line::from(vec![
+            Span::styled("     to ", t.dim()),
+            Span::styled(
+                format!("{} {}", glyph(fl.new.decision), esc(&fl.new.label())),
+                t.decision(fl.new.decision),
+            ),
+            Span::styled(format!(" ({})", fl.new.decision.as_str()), t.dim()),
+        ]));
+        if let Some(c) = &e.cause {
+            lines.push(Line::from(vec![
+                Span::styled("     by ", t.dim()),
+                Span::raw(format!("change to {}", esc(c))),
+            ]));
+        }
+        if let Some(err) = &fl.cause {
+            let ptr = err
+                .pointer
+                .as_deref()
+                .map(|p| format!("{} ", esc(crate::tui::filter::pointer_label(p))))
+                .unwrap_or_default();
+            lines.push(Line::from(vec![
+                Span::styled("    why ", t.dim()),
+                Span::styled(ptr, t.bold()),
+                Span::raw(esc(&err.message)),
+            ]));
+        }
+        lines.push(Line::from(""));
+    }
+    lines
+}
+
+/// `newly failing` / `newly passing` / `changed`; a capture with an expected outcome
+/// (`expect`) passes when it meets it, so a verdict that became ready can be newly failing:
+/// say so.
+fn flip_title(fl: &crate::core::review::Flip) -> String {
+    use crate::core::review::FlipKind;
+    let ready = fl.new.decision == crate::core::verdict::Decision::ReadyForCommit;
+    match fl.kind {
+        FlipKind::NewlyFailing if ready => "newly failing its expected outcome".into(),
+        FlipKind::NewlyPassing if !ready => "newly meeting its expected outcome".into(),
+        k => k.title().into(),
+    }
+}
+
+fn draw_review(app: &App, f: &mut Frame, area: Rect) {
+    let t = app.theme;
+    let esc = |s: &str| crate::core::text::escape_control(s).into_owned();
+    let w = 110.min(area.width.saturating_sub(2));
+    let h = area.height.saturating_sub(4).max(5);
+    let r = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    f.render_widget(Clear, r);
+    let block = Block::bordered()
+        .title(Span::styled(
+            " Review: last schema or rules change ",
+            t.bold(),
+        ))
+        .title_bottom(Line::from(Span::styled(" any key closes ", t.dim())).right_aligned())
+        .border_style(t.focus_border());
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let Some(c) = &app.contract_change else {
+        message(
             &t,
             f,
-            r,
-            "no verdict flips recorded: the history fills in once file watching lands (next slice); until then each run replaces the last",
-        ),
+            inner,
+            "no schema or rules file changed this session: save one and its flips show here",
+        );
+        return;
+    };
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(format!(" {} ", c.at), t.dim()),
+            Span::styled(contract_note(c), t.flip()),
+        ]),
+        Line::from(Span::styled(
+            format!(" files: {}", esc(&c.causes.join(", "))),
+            t.dim(),
+        )),
+    ];
+    for kind in crate::core::review::FlipKind::ALL {
+        let flips: Vec<_> = c.flips.iter().filter(|e| e.flip.kind == kind).collect();
+        if flips.is_empty() {
+            continue;
+        }
+        lines.push(Line::from(""));
+        lines.push(Line::from(Span::styled(
+            format!(" {} ({})", kind.title(), flips.len()),
+            t.bold(),
+        )));
+        for e in flips {
+            let fl = &e.flip;
+            let why = fl
+                .cause
+                .as_ref()
+                .map(|err| {
+                    let p = err
+                        .pointer
+                        .as_deref()
+                        .map(|p| format!("{} ", crate::tui::filter::pointer_label(p)))
+                        .unwrap_or_default();
+                    esc(&format!("{p}{}", err.message))
+                })
+                .unwrap_or_default();
+            lines.push(Line::from(vec![
+                Span::raw(format!("   {} ", esc(&fl.id))),
+                Span::styled(esc(&fl.old.label()), t.decision(fl.old.decision)),
+                Span::styled(" → ", t.dim()),
+                Span::styled(esc(&fl.new.label()), t.decision(fl.new.decision)),
+                Span::styled(format!("  {why}"), t.dim()),
+            ]));
+        }
     }
+    f.render_widget(Paragraph::new(lines), inner);
 }
 
 fn draw_footer(app: &App, f: &mut Frame, r: Rect) {
@@ -775,8 +1001,19 @@ fn draw_footer(app: &App, f: &mut Frame, r: Rect) {
         f.render_widget(Paragraph::new(Span::styled(format!(" {s}"), t.warn())), r);
         return;
     }
+    // drop hints from the middle (never help and quit) until the line fits
+    let mut hs: Vec<(&str, &str)> = hints().collect();
+    let width = |hs: &[(&str, &str)]| -> usize {
+        1 + hs
+            .iter()
+            .map(|(k, h)| k.chars().count() + h.chars().count() + 3)
+            .sum::<usize>()
+    };
+    while width(&hs) > r.width as usize && hs.len() > 2 {
+        hs.remove(hs.len() - 3);
+    }
     let mut spans = vec![Span::raw(" ")];
-    for (k, h) in hints() {
+    for (k, h) in hs {
         spans.push(Span::styled(k, t.key()));
         spans.push(Span::raw(format!(" {h}  ")));
     }
@@ -784,8 +1021,9 @@ fn draw_footer(app: &App, f: &mut Frame, r: Rect) {
 }
 
 fn draw_help(t: &Theme, f: &mut Frame, area: Rect) {
-    let w = 92.min(area.width.saturating_sub(2));
-    let h = (KEYMAP.len() as u16 + 4).min(area.height.saturating_sub(2));
+    let w = 100.min(area.width.saturating_sub(2));
+    let rows = help_rows();
+    let h = (rows.len() as u16 + 3).min(area.height.saturating_sub(2));
     let r = Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
@@ -799,12 +1037,12 @@ fn draw_help(t: &Theme, f: &mut Frame, area: Rect) {
         .border_style(t.focus_border());
     let inner = block.inner(r);
     f.render_widget(block, r);
-    let mut lines: Vec<Line> = KEYMAP
-        .iter()
-        .map(|b| {
+    let mut lines: Vec<Line> = rows
+        .into_iter()
+        .map(|(label, text)| {
             Line::from(vec![
-                Span::styled(format!(" {:<7}", b.label), t.key()),
-                Span::raw(b.action.description()),
+                Span::styled(format!(" {label:<7}"), t.key()),
+                Span::raw(text),
             ])
         })
         .collect();
@@ -813,6 +1051,27 @@ fn draw_help(t: &Theme, f: &mut Frame, area: Rect) {
         Span::raw("click selects a row or a tab, the wheel scrolls"),
     ]));
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The help overlay's rows (keys, what they do), from the keymap; the tab keys share one
+/// row (`1-8  tabs: 1 Diff  2 Proposal ...`).
+pub fn help_rows() -> Vec<(String, String)> {
+    let mut rows = Vec::new();
+    let mut tabs: Vec<String> = Vec::new();
+    for b in KEYMAP {
+        if let crate::tui::keymap::Action::ShowTab(tab) = b.action {
+            if tabs.is_empty() {
+                rows.push((String::new(), String::new()));
+            }
+            tabs.push(format!("{} {}", b.label, tab.title()));
+            continue;
+        }
+        rows.push((b.label.to_string(), b.action.description().to_string()));
+    }
+    if let Some(slot) = rows.iter_mut().find(|r| r.0.is_empty()) {
+        *slot = ("tabs".into(), tabs.join("  "));
+    }
+    rows
 }
 
 /// A screen row of the Raw tab.

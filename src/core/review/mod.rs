@@ -147,6 +147,39 @@ pub fn summarize(old: &Contracts, new: &Contracts, ws: &Workspace) -> Vec<Schema
     out
 }
 
+/// How a capture's verdict changed between `old` and `new` (the same record validated
+/// twice), or `None` when the stage, reason, decision and pass/fail are unchanged. Shared
+/// by `verdict review` and the live TUI.
+pub fn flip(old: &Verdict, new: &Verdict) -> Option<Flip> {
+    let (o, n) = (Outcome::of(old), Outcome::of(new));
+    if o.stage == n.stage
+        && o.reason == n.reason
+        && o.decision == n.decision
+        && o.passes == n.passes
+    {
+        return None;
+    }
+    let kind = match (o.passes, n.passes) {
+        (true, false) => FlipKind::NewlyFailing,
+        (false, true) => FlipKind::NewlyPassing,
+        _ => FlipKind::Changed,
+    };
+    let cause = if n.reason.is_some() {
+        new.errors.first().cloned()
+    } else {
+        old.errors.first().cloned()
+    };
+    Some(Flip {
+        id: new.id.clone(),
+        source: new.source.clone(),
+        contract: new.contract.clone().or_else(|| old.contract.clone()),
+        kind,
+        old: o,
+        new: n,
+        cause,
+    })
+}
+
 /// Re-validates every capture of `ws` under `old` contracts and under its own, and
 /// compares. `base` names the old side in the report.
 pub fn review(ws: &Workspace, old: Contracts, base: &str) -> Review {
@@ -162,33 +195,9 @@ pub fn review(ws: &Workspace, old: Contracts, base: &str) -> Review {
         for raw in ws.read_file(&file) {
             captures += 1;
             let (a, b) = (old_ws.check(&raw), ws.check(&raw));
-            let (o, n) = (Outcome::of(&a), Outcome::of(&b));
-            if o.stage == n.stage
-                && o.reason == n.reason
-                && o.decision == n.decision
-                && o.passes == n.passes
-            {
-                continue;
+            if let Some(f) = flip(&a, &b) {
+                flips.push(f);
             }
-            let kind = match (o.passes, n.passes) {
-                (true, false) => FlipKind::NewlyFailing,
-                (false, true) => FlipKind::NewlyPassing,
-                _ => FlipKind::Changed,
-            };
-            let cause = if n.reason.is_some() {
-                b.errors.first().cloned()
-            } else {
-                a.errors.first().cloned()
-            };
-            flips.push(Flip {
-                id: b.id.clone(),
-                source: b.source.clone(),
-                contract: b.contract.or(a.contract),
-                kind,
-                old: o,
-                new: n,
-                cause,
-            });
         }
     }
     // by kind, then file, then JSONL line as a number (`log.jsonl:9` before `log.jsonl:13`)
