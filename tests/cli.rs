@@ -111,7 +111,7 @@ fn exit_1_when_a_capture_without_expect_is_not_ready_and_0_when_ready() {
     let o = verdict_in(ws.path(), &["check"]);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
     assert!(
-        stdout(&o).ends_with("1 ready, 0 not ready\n"),
+        stdout(&o).ends_with("1 passed, 0 failed\n"),
         "{}",
         stdout(&o)
     );
@@ -124,7 +124,7 @@ fn exit_1_when_a_capture_without_expect_is_not_ready_and_0_when_ready() {
     let o = verdict_in(ws.path(), &["check"]);
     assert_eq!(code(&o), 1, "{}", stdout(&o));
     assert!(
-        stdout(&o).ends_with("1 ready, 1 not ready\n"),
+        stdout(&o).ends_with("1 passed, 1 failed\n"),
         "{}",
         stdout(&o)
     );
@@ -805,7 +805,7 @@ fn schema_mode_validates_json_files_and_jsonl_lines() {
     );
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     assert!(
-        stdout(&o).ends_with("2 ready, 0 not ready\n"),
+        stdout(&o).ends_with("2 passed, 0 failed\n"),
         "{}",
         stdout(&o)
     );
@@ -909,7 +909,7 @@ fn feedback_for_an_unknown_id_exits_2() {
     assert_eq!(o.stdout, b"");
     assert_eq!(
         stderr(&o),
-        "verdict: no capture with id \"no-such-capture\" in samples/refund\n"
+        "verdict: no capture with id or source \"no-such-capture\" in samples/refund\n"
     );
     let o = verdict(&["feedback", "x", "samples/no-such-workspace"]);
     assert_eq!(code(&o), 2);

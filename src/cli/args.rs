@@ -6,7 +6,7 @@ use std::path::PathBuf;
 /// verdict: validate captured LLM structured outputs and tool calls, stage by stage
 /// (response > parse > schema > business), against JSON Schema and CEL contracts.
 #[derive(Debug, Parser)]
-#[command(name = "verdict", version, about, long_about = None)]
+#[command(name = "verdict", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     /// The command; none opens the TUI on the workspace when stdout is a terminal, and
     /// runs `check` on it otherwise.
@@ -108,8 +108,8 @@ pub enum LintFormat {
 pub struct WatchArgs {
     /// Workspace folder (default `.`).
     pub workspace: Option<PathBuf>,
-    /// Print JSON lines (the only output format of `watch` for now).
-    #[arg(long, required = true)]
+    /// Print JSON lines (the default, and the only output format of `watch` for now).
+    #[arg(long)]
     pub json: bool,
     /// Debounce window in milliseconds: saves within it are one batch.
     #[arg(long, default_value_t = 200, value_name = "MS")]

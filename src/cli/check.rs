@@ -23,6 +23,11 @@ pub enum CheckError {
     /// The workspace cannot be opened.
     #[error(transparent)]
     Workspace(#[from] crate::core::workspace::WorkspaceError),
+    /// Nothing to check: a mistyped path would otherwise pass.
+    #[error(
+        "no captures found (no *.json, *.jsonl or *.ndjson files in the workspace's captures folders); pass a workspace folder, e.g. `verdict check samples/refund`"
+    )]
+    NoCaptures,
     /// The `--schema` file cannot be used.
     #[error("{0}")]
     Schema(String),
@@ -70,9 +75,8 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     }
     progress.done();
     if summary.captures == 0 {
-        eprintln!(
-            "verdict: warning: no captures found (*.json, *.jsonl, *.ndjson under the workspace's captures folders)"
-        );
+        // a wrong path must not pass CI silently
+        return Err(CheckError::NoCaptures.into());
     }
     sink.finish(&summary)?;
     drop(sink);

@@ -22,12 +22,33 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         .par_iter()
         .flat_map(|f| ws.read_file(f))
         .collect();
-    let found = records
+    let mut found: Vec<_> = records
         .par_iter()
+        .filter(|r| {
+            r.source == args.id || r.text.as_ref().is_ok_and(|t| t.contains(args.id.as_str()))
+        })
         .map(|r| ws.evaluate(r))
-        .find_first(|ev| ev.verdict.id == args.id || ev.verdict.source == args.id);
-    let Some(ev) = found else {
-        anyhow::bail!("no capture with id {:?} in {}", args.id, ws.root.display());
+        .filter(|ev| ev.verdict.id == args.id || ev.verdict.source == args.id)
+        .collect();
+    if found.len() > 1 {
+        let sources: Vec<&str> = found.iter().map(|ev| ev.verdict.source.as_str()).collect();
+        anyhow::bail!(
+            "{} captures have the id {:?} ({}); name one by its source instead",
+            found.len(),
+            args.id,
+            sources.join(", ")
+        );
+    }
+    let Some(ev) = found.pop() else {
+        let ids: Vec<String> = records.par_iter().map(|r| ws.check(r).id).collect();
+        let hint = crate::core::hint::hint_for(&args.id, ids.iter().map(String::as_str))
+            .map(|h| format!(" ({h})"))
+            .unwrap_or_default();
+        anyhow::bail!(
+            "no capture with id or source {:?} in {}{hint}",
+            args.id,
+            ws.root.display()
+        );
     };
     let fb = feedback(&ws, &ev);
     match args.format {

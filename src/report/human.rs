@@ -56,6 +56,8 @@ pub struct Human<W: Write> {
     paint: Paint,
     quiet: bool,
     groups: Vec<Option<(usize, std::fs::File)>>,
+    /// Each contract's lint warnings, printed once at the end rather than on every verdict.
+    warnings: std::collections::BTreeMap<String, Vec<crate::core::verdict::Warning>>,
 }
 
 impl<W: Write> Human<W> {
@@ -66,12 +68,19 @@ impl<W: Write> Human<W> {
             paint: Paint { on: opts.color },
             quiet: opts.quiet,
             groups: Stage::ALL.iter().map(|_| None).collect(),
+            warnings: Default::default(),
         }
     }
 }
 
 impl<W: Write> Sink for Human<W> {
     fn item(&mut self, it: &Item) -> io::Result<()> {
+        if let Some(c) = &it.verdict.contract
+            && !it.verdict.warnings.is_empty()
+            && !self.warnings.contains_key(c)
+        {
+            self.warnings.insert(c.clone(), it.verdict.warnings.clone());
+        }
         if self.quiet && it.verdict.passes() {
             return Ok(());
         }
@@ -103,6 +112,30 @@ impl<W: Write> Sink for Human<W> {
             io::copy(file, out)?;
             writeln!(out)?;
         }
+        for (contract, warnings) in &self.warnings {
+            writeln!(
+                out,
+                "{} {}",
+                p.bold(&format!("contract {}", escape_control(contract))),
+                p.dim(&format!("({} lint findings)", warnings.len()))
+            )?;
+            for w in warnings {
+                let place = match (&w.file, w.at) {
+                    (Some(f), Some(at)) => format!("{}:{at} ", escape_control(f)),
+                    (Some(f), None) => format!("{} ", escape_control(f)),
+                    _ => String::new(),
+                };
+                let severity = w.severity.as_deref().unwrap_or("warning");
+                writeln!(
+                    out,
+                    "  {}{} {}",
+                    p.dim(&place),
+                    p.wrap("33", &format!("{severity}[{}]", escape_control(&w.code))),
+                    escape_control(&w.message)
+                )?;
+            }
+            writeln!(out)?;
+        }
         let decisions: Vec<String> = Decision::ALL
             .iter()
             .rev()
@@ -112,30 +145,20 @@ impl<W: Write> Sink for Human<W> {
             writeln!(out, "decisions: {}", decisions.join(", "))?;
         }
         writeln!(out, "{}", summary.funnel_line())?;
+        // one definition of passing everywhere (exit code, JSON, JUnit): a capture passes when
+        // it meets its `expect`, or has none and is ready
         let without = summary.captures - summary.expected;
-        if summary.expected > 0 {
-            if without > 0 {
-                let ready = summary.ready_without_expect;
-                writeln!(
-                    out,
-                    "without expect: {without} ({ready} ready, {} not ready)",
-                    without - ready
-                )?;
-            }
+        if summary.expected > 0 && without > 0 {
+            let ready = summary.ready_without_expect;
             writeln!(
                 out,
-                "{} passed, {} failed",
+                "expect met {} of {}; without expect {without} ({ready} ready, {} not ready)",
                 summary.expect_met,
-                summary.expected - summary.expect_met
-            )?;
-        } else {
-            writeln!(
-                out,
-                "{} ready, {} not ready",
-                summary.funnel.ready,
-                summary.captures - summary.funnel.ready
+                summary.expected,
+                without - ready
             )?;
         }
+        writeln!(out, "{} passed, {} failed", summary.passed, summary.failed)?;
         Ok(())
     }
 }
@@ -206,14 +229,6 @@ fn write_verdict(out: &mut dyn Write, p: &Paint, it: &Item) -> io::Result<()> {
                 p.dim(&format!("hint: {}", escape_control(h)))
             )?;
         }
-    }
-    for w in &v.warnings {
-        writeln!(
-            out,
-            "      {} {}",
-            p.wrap("33", &format!("warning {}:", escape_control(&w.code))),
-            escape_control(&w.message)
-        )?;
     }
     Ok(())
 }
