@@ -372,7 +372,14 @@ fn validator_mode(
         v.warnings = contract.warnings();
         v
     };
-    stream(Path::new(""), files, &rel, u64::MAX, &check, emit)?;
+    stream(
+        Path::new(""),
+        files,
+        &rel,
+        crate::core::config::DEFAULT_MAX_CAPTURE_BYTES,
+        &check,
+        emit,
+    )?;
     Ok(())
 }
 
