@@ -18,12 +18,30 @@ pub fn summary_line(r: &Review) -> String {
 }
 
 /// The error behind a flip: `/amount: 50 is less than the minimum of 100`.
+/// For an `anyOf`/`oneOf` failure the closest branch's own errors follow, since the
+/// combinator's message alone ("not valid under any of the schemas") says little.
 pub fn cause(f: &Flip) -> String {
+    let at = |p: Option<&str>, m: &str| match p {
+        Some(p) if !p.is_empty() => format!("{p}: {m}"),
+        _ => m.to_string(),
+    };
     match &f.cause {
-        Some(c) => match c.pointer.as_deref() {
-            Some(p) if !p.is_empty() => format!("{p}: {}", c.message),
-            _ => c.message.clone(),
-        },
+        Some(c) => {
+            let mut s = at(c.pointer.as_deref(), &c.message);
+            if let Some(best) = c.branches.first() {
+                let why: Vec<String> = best
+                    .errors
+                    .iter()
+                    .map(|e| at(e.pointer.as_deref(), &e.message))
+                    .collect();
+                s.push_str(&format!(
+                    " (closest branch {}: {})",
+                    best.index,
+                    why.join("; ")
+                ));
+            }
+            s
+        }
         None => String::new(),
     }
 }
