@@ -367,3 +367,37 @@ fn schema_mode_verdicts_carry_the_warnings_too() {
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["verdicts"][0]["warnings"][0]["code"], "UNKNOWN_KEYWORD");
 }
+
+#[test]
+fn a_broken_rules_file_is_a_rules_invalid_error() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("schemas")).unwrap();
+    std::fs::write(
+        d.path().join("schemas/c.schema.json"),
+        r#"{"type": "object", "properties": {}, "additionalProperties": false}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("schemas/c.rules.toml"),
+        "[[rule]]\nreason = \"R\"\nrule = \"true\"\nmesage = \"m\"\n",
+    )
+    .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["lint", "--format", "json"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = doc.to_string();
+    assert!(text.contains("RULES_INVALID"), "{text}");
+    assert!(
+        text.contains("unknown key `mesage` (did you mean `message`?)"),
+        "{text}"
+    );
+}

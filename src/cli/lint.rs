@@ -39,6 +39,43 @@ fn shown(p: &Path) -> String {
     s.strip_prefix("./").map(str::to_string).unwrap_or(s)
 }
 
+/// Loads every `*.rules.toml` below `dir` as `check` would; each problem is a
+/// `RULES_INVALID` error (the message carries the file, line and column).
+pub fn lint_rules(root: &Path, dir: &Path) -> Vec<LintFinding> {
+    let mut files = Vec::new();
+    collect_files(
+        dir,
+        &|f| f.to_string_lossy().ends_with(".rules.toml"),
+        &mut files,
+    );
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(root)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let problems = match std::fs::read_to_string(&f) {
+            Err(e) => vec![format!("{rel}: cannot read: {e}")],
+            Ok(text) => match crate::core::rules::RuleSet::load(&rel, &text) {
+                Ok(_) => Vec::new(),
+                Err(errors) => errors.into_iter().map(|e| e.message).collect(),
+            },
+        };
+        out.extend(problems.into_iter().map(|message| LintFinding {
+            code: lint::codes::RULES_INVALID.into(),
+            severity: Severity::Error,
+            file: rel.clone(),
+            pointer: String::new(),
+            at: None,
+            message,
+            hint: None,
+        }));
+    }
+    out
+}
+
 /// Lints one schema file. A file that is not JSON is one `SCHEMA_UNREADABLE` error.
 pub fn lint_file(path: &Path, opts: &LintOptions<'_>) -> Vec<LintFinding> {
     let file = shown(path);
@@ -108,6 +145,9 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         for f in files {
             schemas += 1;
             findings.extend(lint_file(&f, &opts));
+        }
+        if p.is_dir() {
+            findings.extend(lint_rules(&root, &root.join(&config.schemas)));
         }
     }
     let summary = LintSummary::of(schemas, &findings);

@@ -57,9 +57,13 @@ pub mod codes {
     pub const PROFILE_KEYWORD: &str = "PROFILE_KEYWORD";
     /// The schema file cannot be read or is not JSON (`verdict lint` only).
     pub const SCHEMA_UNREADABLE: &str = "SCHEMA_UNREADABLE";
+    /// A rules file (`NAME.rules.toml`) does not load: TOML, unknown keys, CEL that does not
+    /// compile (`verdict lint` only; `check` reports it as `CONTRACT_ERROR`).
+    pub const RULES_INVALID: &str = "RULES_INVALID";
     /// Every code, in documentation order.
-    pub const ALL: [&str; 12] = [
+    pub const ALL: [&str; 13] = [
         SCHEMA_UNREADABLE,
+        RULES_INVALID,
         FOREIGN_KEYWORD,
         UNKNOWN_KEYWORD,
         FORMAT_NOT_ASSERTED,
