@@ -111,6 +111,14 @@ fn unknown_keyword_with_did_you_mean() {
     assert_eq!(f[0].pointer, "/properties/n/minimun");
     assert_eq!(f[0].place(), "s.json:2:53");
     assert_eq!(f[0].hint.as_deref(), Some("did you mean `minimum`?"));
+    // a near miss of a real keyword disables a check: an error; an unrelated name is not
+    assert_eq!(f[0].severity, Severity::Error);
+    let s = r#"{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false, "zzqx": 1}"#;
+    let v: Value = serde_json::from_str(s).unwrap();
+    let f = lint_schema("s.json", s, &v, &LintOptions::default());
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].code, codes::UNKNOWN_KEYWORD);
+    assert_eq!(f[0].severity, Severity::Warning);
 }
 
 #[test]

@@ -224,9 +224,15 @@ pub(super) fn check(
         }
         // a `properties` map's own keys are names, not keywords: `walk` never yields them
         let hint = did_you_mean(key, all_known()).map(|k| format!("did you mean `{k}`?"));
+        // a near miss of a real keyword is almost surely a typo that disables a check
+        let severity = if hint.is_some() {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
         out.push(LintFinding::new(
             codes::UNKNOWN_KEYWORD,
-            Severity::Warning,
+            severity,
             pointer,
             format!("`{key}` is not a JSON Schema keyword in any dialect; validators ignore it"),
             hint.or_else(|| {
