@@ -1,6 +1,8 @@
 //! End-to-end tests of the TUI in a real pseudo-terminal (portable-pty + vt100): the binary
 //! runs on a temporary copy of a workspace, keys are typed, the screen is read back. Every
 //! wait polls the screen with a deadline; nothing relies on a fixed sleep.
+mod common;
+use common::copy_dir;
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use std::io::{Read, Write};
@@ -130,19 +132,6 @@ impl Drop for Tui {
         if self.child.try_wait().ok().flatten().is_none() {
             let _ = self.child.kill();
             let _ = self.child.wait();
-        }
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let t = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            std::fs::copy(e.path(), t).unwrap();
         }
     }
 }

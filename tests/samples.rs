@@ -1,6 +1,9 @@
 //! The bundled sample workspaces meet every `expect`, through the library and the binary;
 //! editing a capture on disk changes exactly its verdict.
 
+mod common;
+use common::copy_dir;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use verdict::core::verdict::{Decision, Stage};
@@ -63,19 +66,6 @@ fn providers_sample_meets_every_expect() {
             "{}: expected {:?}, got {} {:?} {}",
             v.id, e.expect, v.stage, v.reason, v.decision
         );
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        let t = to.join(e.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &t)
-        } else {
-            std::fs::copy(&p, &t).unwrap();
-        }
     }
 }
 

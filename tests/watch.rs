@@ -1,6 +1,9 @@
 //! `verdict watch --json`: the first pass, then one line per changed verdict within the
 //! debounce plus a second, for an atomic save, a new folder and a deletion.
 
+mod common;
+use common::copy_dir;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -65,18 +68,6 @@ impl Watch {
                 }
                 Err(e) => panic!("watch ended: {e}; got {got:?}"),
             }
-        }
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let (p, t) = (e.path(), to.join(e.file_name()));
-        if p.is_dir() {
-            copy_dir(&p, &t)
-        } else {
-            std::fs::copy(&p, &t).unwrap();
         }
     }
 }
