@@ -12,7 +12,7 @@ use crate::engine::worker::Removed;
 use crate::engine::{EngineEvent, Job};
 use crate::tui::detail::Detail;
 use crate::tui::filter::{FuzzyMatcher, Query, haystack, pointer_label};
-use crate::tui::keymap::{Action, Tab, lookup};
+use crate::tui::keymap::{Action, Keymap, Tab};
 use crate::tui::theme::Theme;
 use crate::tui::ui;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -152,6 +152,8 @@ pub struct App {
     pub workspace: Option<Arc<Workspace>>,
     /// Styles.
     pub theme: Theme,
+    /// The keymap (defaults merged with the user config).
+    pub keymap: Keymap,
     /// The terminal area.
     pub area: Rect,
     /// Every capture, in arrival order.
@@ -233,6 +235,7 @@ impl App {
             label: label.into(),
             workspace,
             theme: Theme::default(),
+            keymap: Keymap::default(),
             area,
             rows: Vec::new(),
             by_source: HashMap::new(),
@@ -713,7 +716,7 @@ impl App {
     fn key(&mut self, k: KeyEvent) {
         if self.help || self.review {
             // any key closes the overlay; `q` and Ctrl-C still quit
-            if matches!(lookup(&k), Some(Action::Quit)) && !self.editing {
+            if matches!(self.keymap.lookup(&k), Some(Action::Quit)) && !self.editing {
                 self.quit = true;
             }
             self.help = false;
@@ -744,7 +747,7 @@ impl App {
                     self.set_filter(f);
                 }
                 KeyCode::Down | KeyCode::Up => {
-                    if let Some(a) = lookup(&k) {
+                    if let Some(a) = self.keymap.lookup(&k) {
                         self.action(a);
                     }
                 }
@@ -752,7 +755,7 @@ impl App {
             }
             return;
         }
-        if let Some(a) = lookup(&k) {
+        if let Some(a) = self.keymap.lookup(&k) {
             self.action(a);
         }
     }

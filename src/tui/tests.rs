@@ -199,6 +199,34 @@ fn help_overlay_from_the_keymap() {
 }
 
 #[test]
+fn help_and_footer_follow_the_config_overrides() {
+    let config = super::config::Config::from_toml(
+        "[keys]\ndown = [\"s\", \"down\"]\nquit = [\"x\", \"ctrl-c\"]\ntriage = \"T\"\n",
+    )
+    .unwrap();
+    let mut app = refund(120, 34);
+    app.keymap = config.keymap;
+    let footer = screen(&app);
+    let last = footer.lines().nth(33).unwrap_or_default().to_string();
+    assert!(
+        last.contains("s/↓ move") && last.contains("x/C-c quit"),
+        "{last}"
+    );
+    keys(&mut app, "T");
+    assert!(app.triage, "T opens triage");
+    keys(&mut app, "t");
+    assert!(app.triage, "t is no longer bound");
+    key(&mut app, KeyCode::Esc);
+    keys(&mut app, "?");
+    let s = screen(&app);
+    assert!(s.contains("s/↓") && s.contains("x/C-c") && !s.contains(" q  "));
+    insta::assert_snapshot!(s);
+    keys(&mut app, "?");
+    keys(&mut app, "x");
+    assert!(app.quit);
+}
+
+#[test]
 fn too_small_terminal_says_so_and_resizing_never_panics() {
     let mut app = refund(120, 30);
     app.update(Msg::Resize(50, 12));
@@ -260,7 +288,10 @@ fn selection_stays_on_the_same_capture_across_runs() {
 #[test]
 fn no_color_keeps_modifiers_and_drops_colours() {
     let mut app = refund(120, 30);
-    app.theme = super::theme::Theme { color: false };
+    app.theme = super::theme::Theme {
+        color: false,
+        ..Default::default()
+    };
     select(&mut app, "amount-as-string");
     keys(&mut app, "2");
     let t = terminal(&app);

@@ -7,7 +7,7 @@ use crate::core::verdict::Stage;
 use crate::report::human::glyph;
 use crate::tui::app::{App, Focus, WatchState};
 use crate::tui::detail::{DiffKind, JsonView, Mark, Role};
-use crate::tui::keymap::{KEYMAP, Tab, hints};
+use crate::tui::keymap::{Keymap, Tab};
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
@@ -106,7 +106,7 @@ pub fn draw(app: &App, f: &mut Frame) {
         draw_review(app, f, area);
     }
     if app.help {
-        draw_help(&t, f, area);
+        draw_help(&t, &app.keymap, f, area);
     }
 }
 
@@ -1002,8 +1002,8 @@ fn draw_footer(app: &App, f: &mut Frame, r: Rect) {
         return;
     }
     // drop hints from the middle (never help and quit) until the line fits
-    let mut hs: Vec<(&str, &str)> = hints().collect();
-    let width = |hs: &[(&str, &str)]| -> usize {
+    let mut hs: Vec<(String, &str)> = app.keymap.hints();
+    let width = |hs: &[(String, &str)]| -> usize {
         1 + hs
             .iter()
             .map(|(k, h)| k.chars().count() + h.chars().count() + 3)
@@ -1020,9 +1020,9 @@ fn draw_footer(app: &App, f: &mut Frame, r: Rect) {
     f.render_widget(Paragraph::new(Line::from(spans)), r);
 }
 
-fn draw_help(t: &Theme, f: &mut Frame, area: Rect) {
+fn draw_help(t: &Theme, keymap: &Keymap, f: &mut Frame, area: Rect) {
     let w = 100.min(area.width.saturating_sub(2));
-    let rows = help_rows();
+    let rows = help_rows(keymap);
     let h = (rows.len() as u16 + 3).min(area.height.saturating_sub(2));
     let r = Rect::new(
         area.x + (area.width - w) / 2,
@@ -1055,10 +1055,10 @@ fn draw_help(t: &Theme, f: &mut Frame, area: Rect) {
 
 /// The help overlay's rows (keys, what they do), from the keymap; the tab keys share one
 /// row (`1-8  tabs: 1 Diff  2 Proposal ...`).
-pub fn help_rows() -> Vec<(String, String)> {
+pub fn help_rows(keymap: &Keymap) -> Vec<(String, String)> {
     let mut rows = Vec::new();
     let mut tabs: Vec<String> = Vec::new();
-    for b in KEYMAP {
+    for b in &keymap.bindings {
         if let crate::tui::keymap::Action::ShowTab(tab) = b.action {
             if tabs.is_empty() {
                 rows.push((String::new(), String::new()));
