@@ -646,7 +646,8 @@ impl App {
         }
     }
 
-    /// Builds the triage tree: stage > reason > pointer, largest group first.
+    /// Builds the triage tree: stage > reason > pointer; stages in pipeline order, reasons
+    /// and pointers within a stage largest first.
     pub fn build_tree(&mut self) {
         type Pointers = BTreeMap<String, usize>;
         type Reasons = BTreeMap<String, (usize, Pointers)>;
@@ -670,7 +671,8 @@ impl App {
         let esc = |s: &str| crate::core::text::escape_control(s).into_owned();
         let mut tree = Vec::new();
         let mut stage_list: Vec<_> = stages.into_iter().collect();
-        stage_list.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(&b.0)));
+        // stages in pipeline order (input < response < parse < schema < business < ready)
+        stage_list.sort_by_key(|s| s.0);
         for (stage, (count, reasons)) in stage_list {
             tree.push(TriageNode {
                 depth: 0,

@@ -141,7 +141,7 @@ impl Action {
             Action::ShowTab(Tab::Feedback) => "tab: self-correction feedback",
             Action::ShowTab(Tab::History) => "tab: verdict flips this session",
             Action::Filter => {
-                "filter: fuzzy text, stage: reason: decision: contract: pointer: flipped (! negates)"
+                "filter: fuzzy text, stage: reason: decision: contract: pointer: flipped unmet (! negates)"
             }
             Action::Clear => "clear the filter / close triage or help",
             Action::Triage => "triage tree: stage > reason > pointer",

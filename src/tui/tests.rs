@@ -32,8 +32,20 @@ fn evaluate_all(ws: &Workspace) -> Vec<Evaluation> {
 
 /// An app on `root` (named `label` in the header) of `w`x`h`, after one full run.
 fn app_on(root: &Path, label: &str, w: u16, h: u16) -> App {
+    app_with(root, label, w, h, |_| {})
+}
+
+/// Like [`app_on`], with the evaluations edited by `edit` before they arrive.
+fn app_with(
+    root: &Path,
+    label: &str,
+    w: u16,
+    h: u16,
+    edit: impl FnOnce(&mut Vec<Evaluation>),
+) -> App {
     let ws = Arc::new(Workspace::open(root).unwrap());
-    let evs = evaluate_all(&ws);
+    let mut evs = evaluate_all(&ws);
+    edit(&mut evs);
     let mut app = App::new(label, None, Rect::new(0, 0, w, h));
     let generation = app.request_validation(false);
     app.requests.clear();
@@ -649,4 +661,65 @@ fn editor_commands_and_osc52() {
     assert!(super::editor_command("  ", p, 1).is_none());
     assert_eq!(super::osc52("hi\x1b]0;x"), "\x1b]52;c;aGkbXTA7eA==\x07");
     assert_eq!(super::osc52(""), "\x1b]52;c;\x07");
+}
+
+#[test]
+fn an_unmet_expect_is_marked_and_filterable() {
+    use crate::core::verdict::{Decision, Expect, ExpectOutcome};
+    let mut app = app_with(&sample("refund"), "samples/refund", 120, 30, |evs| {
+        let ev = evs
+            .iter_mut()
+            .find(|e| e.verdict.id == "amount-9000")
+            .unwrap();
+        ev.verdict.expect = Some(ExpectOutcome {
+            expect: Expect {
+                decision: Some(Decision::ReadyForCommit),
+                ..Default::default()
+            },
+            met: false,
+        });
+    });
+    let s = screen(&app);
+    let row = s
+        .lines()
+        .find(|l| l.contains("EXCEEDS") && l.contains("amount-9000"))
+        .unwrap();
+    assert!(row.contains('≠'), "{row}");
+    assert_eq!(s.matches('≠').count(), 1, "only the unmet row is marked");
+    keys(&mut app, "/unmet");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.view.len(), 1);
+    key(&mut app, KeyCode::Esc);
+    keys(&mut app, "/!unmet");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.view.len(), app.rows.len() - 1);
+}
+
+#[test]
+fn triage_stages_in_pipeline_order() {
+    let mut app = refund(120, 30);
+    keys(&mut app, "t");
+    let stages: Vec<_> = app
+        .tree
+        .iter()
+        .filter(|n| n.depth == 0)
+        .map(|n| n.stage)
+        .collect();
+    let mut sorted = stages.clone();
+    sorted.sort();
+    assert_eq!(stages, sorted);
+    // within a stage, reasons (and pointers under a reason) come largest first
+    // (the last count seen at each depth, reset when a parent row starts)
+    let mut last: [Option<usize>; 3] = [None; 3];
+    for n in &app.tree {
+        if let Some(prev) = last[n.depth as usize]
+            && n.depth > 0
+        {
+            assert!(prev >= n.count, "{:?} after a smaller sibling", n.label);
+        }
+        last[n.depth as usize] = Some(n.count);
+        for deeper in last.iter_mut().skip(n.depth as usize + 1) {
+            *deeper = None;
+        }
+    }
 }

@@ -345,8 +345,20 @@ fn draw_list(app: &App, f: &mut Frame, r: Rect) {
                     ds,
                 ),
                 Span::raw(" "),
-                Span::raw(pad(&crate::core::text::escape_control(&v.id), id_w)),
             ]);
+            if crate::tui::filter::unmet(&app.rows[i].ev) && id_w > 4 {
+                // like `check`'s NOT AS EXPECTED: the verdict misses the capture's `expect`
+                line.spans.push(Span::raw(pad(
+                    &crate::core::text::escape_control(&v.id),
+                    id_w - 2,
+                )));
+                line.spans.push(Span::styled(" ≠", t.fail()));
+            } else {
+                line.spans.push(Span::raw(pad(
+                    &crate::core::text::escape_control(&v.id),
+                    id_w,
+                )));
+            }
             if pos == app.cursor && app.gone.is_none() {
                 line = line.patch_style(t.selected());
             }
@@ -990,7 +1002,7 @@ fn draw_footer(app: &App, f: &mut Frame, r: Rect) {
             Span::raw(crate::core::text::escape_control(&app.filter).into_owned()),
             Span::styled("█", t.key()),
             Span::styled(
-                "   Enter keep  Esc clear  stage: reason: decision: contract: pointer:  ! negates",
+                "   Enter keep  Esc clear  stage: reason: decision: contract: pointer: flipped unmet  ! negates",
                 t.dim(),
             ),
         ]);
@@ -1023,7 +1035,7 @@ fn draw_footer(app: &App, f: &mut Frame, r: Rect) {
 fn draw_help(t: &Theme, keymap: &Keymap, f: &mut Frame, area: Rect) {
     let w = 100.min(area.width.saturating_sub(2));
     let rows = help_rows(keymap);
-    let h = (rows.len() as u16 + 3).min(area.height.saturating_sub(2));
+    let h = (rows.len() as u16 + 4).min(area.height.saturating_sub(2));
     let r = Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
@@ -1049,6 +1061,10 @@ fn draw_help(t: &Theme, keymap: &Keymap, f: &mut Frame, area: Rect) {
     lines.push(Line::from(vec![
         Span::styled(format!(" {:<7}", "mouse"), t.key()),
         Span::raw("click selects a row or a tab, the wheel scrolls"),
+    ]));
+    lines.push(Line::from(vec![
+        Span::styled(format!(" {:<7}", "marks"), t.key()),
+        Span::raw("↺ verdict flipped this session   ≠ verdict misses the capture's expect"),
     ]));
     f.render_widget(Paragraph::new(lines), inner);
 }
