@@ -961,7 +961,7 @@ impl App {
                         self.select(self.offset + row);
                     }
                 } else if l.tabs.contains(at) {
-                    if let Some(t) = ui::tab_at(l.tabs, m.column) {
+                    if let Some(t) = ui::tab_at(l.tabs, m.column, self.tab) {
                         self.action(Action::ShowTab(t));
                     }
                     self.focus = Focus::Detail;

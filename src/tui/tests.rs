@@ -723,3 +723,30 @@ fn triage_stages_in_pipeline_order() {
         }
     }
 }
+
+#[test]
+fn at_80x24_the_footer_keeps_help_and_quit_and_the_tabs_are_readable() {
+    let mut app = refund(80, 24);
+    select(&mut app, "amount-9000");
+    for tab in ["1", "4", "8"] {
+        keys(&mut app, tab);
+        let s = screen(&app);
+        let footer = s.lines().last().unwrap();
+        assert!(
+            footer.contains("? help") && footer.contains("q quit"),
+            "{footer}"
+        );
+        let active = Tab::ALL[tab.parse::<usize>().unwrap() - 1];
+        assert!(
+            s.contains(active.short_title()) || s.contains(active.title()),
+            "tab {active:?} visible"
+        );
+    }
+    keys(&mut app, "8");
+    insta::assert_snapshot!(screen(&app));
+    for (w, h) in [(80, 24), (60, 20), (40, 12), (1, 1), (200, 3)] {
+        app.update(Msg::Resize(w, h));
+        let _ = screen(&app);
+    }
+    app.update(Msg::Resize(0, 0)); // (a TestBackend cannot be 0 wide; the update must not panic)
+}

@@ -205,11 +205,15 @@ fn draw_header(app: &App, f: &mut Frame, r: Rect) {
     } else {
         String::new()
     };
-    f.render_widget(Paragraph::new(Line::from(spans)), l1);
-    f.render_widget(
-        Paragraph::new(Span::styled(right, t.dim())).alignment(Alignment::Right),
-        l1,
-    );
+    let left = Line::from(spans);
+    f.render_widget(Paragraph::new(left.clone()), l1);
+    // the time goes only where it does not overwrite the left part
+    if left.width() + right.chars().count() < l1.width as usize {
+        f.render_widget(
+            Paragraph::new(Span::styled(right, t.dim())).alignment(Alignment::Right),
+            l1,
+        );
+    }
     let funnel = format!(" {}", app.summary.funnel_line());
     if p.running {
         let gw = 24.min(l2.width / 3);
@@ -418,8 +422,9 @@ fn draw_tree(app: &App, f: &mut Frame, r: Rect) {
 }
 
 /// The tab bar's labels (` 1 Diff `...), in order, short ones when `width` is too narrow
-/// for the full titles; shared by drawing and mouse clicks.
-fn tab_labels(width: u16) -> Vec<(Tab, String)> {
+/// for the full titles, and only numbers (the `active` tab keeps its short title) when it
+/// is too narrow even for those; shared by drawing and mouse clicks.
+fn tab_labels(width: u16, active: Tab) -> Vec<(Tab, String)> {
     let full: Vec<(Tab, String)> = Tab::ALL
         .into_iter()
         .enumerate()
@@ -428,17 +433,31 @@ fn tab_labels(width: u16) -> Vec<(Tab, String)> {
     if full.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
         return full;
     }
-    Tab::ALL
+    let short: Vec<(Tab, String)> = Tab::ALL
         .into_iter()
         .enumerate()
         .map(|(i, t)| (t, format!(" {} {} ", i + 1, t.short_title())))
+        .collect();
+    if short.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
+        return short;
+    }
+    Tab::ALL
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            if t == active {
+                (t, format!(" {} {} ", i + 1, t.short_title()))
+            } else {
+                (t, format!(" {} ", i + 1))
+            }
+        })
         .collect()
 }
 
 /// The tab under column `x` of the tab bar `r`.
-pub fn tab_at(r: Rect, x: u16) -> Option<Tab> {
+pub fn tab_at(r: Rect, x: u16, active: Tab) -> Option<Tab> {
     let mut at = r.x;
-    for (t, label) in tab_labels(r.width) {
+    for (t, label) in tab_labels(r.width, active) {
         let w = label.chars().count() as u16;
         if x >= at && x < at + w {
             return Some(t);
@@ -528,7 +547,7 @@ fn draw_detail(app: &App, f: &mut Frame, l: &crate::tui::ui::Areas) {
     draw_errors(app, f, l.errors);
     // tabs
     let mut spans = Vec::new();
-    for (tab, label) in tab_labels(l.tabs.width) {
+    for (tab, label) in tab_labels(l.tabs.width, app.tab) {
         spans.push(Span::styled(
             label,
             if tab == app.tab {
