@@ -61,7 +61,7 @@ fn main() -> ExitCode {
             let root = cli
                 .workspace
                 .unwrap_or_else(|| std::path::PathBuf::from("."));
-            verdict::tui::run(&root).map(|_| ExitCode::SUCCESS)
+            verdict::tui::run(&root, cli.config.as_deref()).map(|_| ExitCode::SUCCESS)
         }
         None => {
             let args = CheckArgs {

@@ -14,6 +14,10 @@ pub struct Cli {
     pub command: Option<Command>,
     /// Workspace folder (default `.`), when no command is given.
     pub workspace: Option<PathBuf>,
+    /// The TUI's config file (keys and colours); default
+    /// `$XDG_CONFIG_HOME/verdict/config.toml`, else `~/.config/verdict/config.toml`.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// The commands.

@@ -12,7 +12,7 @@ use crate::engine::worker::Removed;
 use crate::engine::{EngineEvent, Job};
 use crate::tui::detail::Detail;
 use crate::tui::filter::{FuzzyMatcher, Query, haystack, pointer_label};
-use crate::tui::keymap::{Action, Tab, lookup};
+use crate::tui::keymap::{Action, Keymap, Tab};
 use crate::tui::theme::Theme;
 use crate::tui::ui;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -152,6 +152,8 @@ pub struct App {
     pub workspace: Option<Arc<Workspace>>,
     /// Styles.
     pub theme: Theme,
+    /// The keymap (defaults merged with the user config).
+    pub keymap: Keymap,
     /// The terminal area.
     pub area: Rect,
     /// Every capture, in arrival order.
@@ -233,6 +235,7 @@ impl App {
             label: label.into(),
             workspace,
             theme: Theme::default(),
+            keymap: Keymap::default(),
             area,
             rows: Vec::new(),
             by_source: HashMap::new(),
@@ -643,7 +646,8 @@ impl App {
         }
     }
 
-    /// Builds the triage tree: stage > reason > pointer, largest group first.
+    /// Builds the triage tree: stage > reason > pointer; stages in pipeline order, reasons
+    /// and pointers within a stage largest first.
     pub fn build_tree(&mut self) {
         type Pointers = BTreeMap<String, usize>;
         type Reasons = BTreeMap<String, (usize, Pointers)>;
@@ -667,7 +671,8 @@ impl App {
         let esc = |s: &str| crate::core::text::escape_control(s).into_owned();
         let mut tree = Vec::new();
         let mut stage_list: Vec<_> = stages.into_iter().collect();
-        stage_list.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(&b.0)));
+        // stages in pipeline order (input < response < parse < schema < business < ready)
+        stage_list.sort_by_key(|s| s.0);
         for (stage, (count, reasons)) in stage_list {
             tree.push(TriageNode {
                 depth: 0,
@@ -713,7 +718,7 @@ impl App {
     fn key(&mut self, k: KeyEvent) {
         if self.help || self.review {
             // any key closes the overlay; `q` and Ctrl-C still quit
-            if matches!(lookup(&k), Some(Action::Quit)) && !self.editing {
+            if matches!(self.keymap.lookup(&k), Some(Action::Quit)) && !self.editing {
                 self.quit = true;
             }
             self.help = false;
@@ -744,7 +749,7 @@ impl App {
                     self.set_filter(f);
                 }
                 KeyCode::Down | KeyCode::Up => {
-                    if let Some(a) = lookup(&k) {
+                    if let Some(a) = self.keymap.lookup(&k) {
                         self.action(a);
                     }
                 }
@@ -752,7 +757,7 @@ impl App {
             }
             return;
         }
-        if let Some(a) = lookup(&k) {
+        if let Some(a) = self.keymap.lookup(&k) {
             self.action(a);
         }
     }
@@ -956,7 +961,7 @@ impl App {
                         self.select(self.offset + row);
                     }
                 } else if l.tabs.contains(at) {
-                    if let Some(t) = ui::tab_at(l.tabs, m.column) {
+                    if let Some(t) = ui::tab_at(l.tabs, m.column, self.tab) {
                         self.action(Action::ShowTab(t));
                     }
                     self.focus = Focus::Detail;

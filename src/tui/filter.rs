@@ -29,7 +29,14 @@ pub struct Query {
     tokens: Vec<Token>,
     /// `flipped` (Some(true)) or `!flipped` (Some(false)).
     flipped: Option<bool>,
+    /// `unmet` (Some(true)): the verdict does not meet the capture's `expect`.
+    unmet: Option<bool>,
     text: Option<Pattern>,
+}
+
+/// Whether a verdict misses its capture's `expect` (`check`'s NOT AS EXPECTED).
+pub fn unmet(ev: &Evaluation) -> bool {
+    ev.verdict.expect.as_ref().is_some_and(|e| !e.met)
 }
 
 /// How a pointer is written in a `pointer:` token: the root pointer is `(root)`.
@@ -42,6 +49,7 @@ impl Query {
     pub fn parse(q: &str) -> Query {
         let mut tokens = Vec::new();
         let mut flipped = None;
+        let mut unmet = None;
         let mut text: Vec<&str> = Vec::new();
         for word in q.split_whitespace() {
             let (negate, body) = match word.strip_prefix('!') {
@@ -50,6 +58,10 @@ impl Query {
             };
             if body.eq_ignore_ascii_case("flipped") {
                 flipped = Some(!negate);
+                continue;
+            }
+            if body.eq_ignore_ascii_case("unmet") {
+                unmet = Some(!negate);
                 continue;
             }
             let field = body.split_once(':').and_then(|(k, v)| {
@@ -77,13 +89,17 @@ impl Query {
         Query {
             tokens,
             flipped,
+            unmet,
             text,
         }
     }
 
     /// Whether the query matches nothing-specific (every capture passes).
     pub fn is_empty(&self) -> bool {
-        self.tokens.is_empty() && self.text.is_none() && self.flipped.is_none()
+        self.tokens.is_empty()
+            && self.text.is_none()
+            && self.flipped.is_none()
+            && self.unmet.is_none()
     }
 
     /// Whether an evaluated capture passes; `haystack` is its [`haystack`], `flipped`
@@ -96,6 +112,9 @@ impl Query {
         m: &mut FuzzyMatcher,
     ) -> bool {
         if self.flipped.is_some_and(|f| f != flipped) {
+            return false;
+        }
+        if self.unmet.is_some_and(|u| u != unmet(ev)) {
             return false;
         }
         for t in &self.tokens {

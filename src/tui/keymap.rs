@@ -141,7 +141,7 @@ impl Action {
             Action::ShowTab(Tab::Feedback) => "tab: self-correction feedback",
             Action::ShowTab(Tab::History) => "tab: verdict flips this session",
             Action::Filter => {
-                "filter: fuzzy text, stage: reason: decision: contract: pointer: flipped (! negates)"
+                "filter: fuzzy text, stage: reason: decision: contract: pointer: flipped unmet (! negates)"
             }
             Action::Clear => "clear the filter / close triage or help",
             Action::Triage => "triage tree: stage > reason > pointer",
@@ -305,7 +305,7 @@ pub const KEYMAP: &[Binding] = &[
     ),
 ];
 
-/// The action bound to a key event, if any.
+/// The action bound to a key event in the default keymap, if any.
 pub fn lookup(ev: &KeyEvent) -> Option<Action> {
     KEYMAP
         .iter()
@@ -313,15 +313,257 @@ pub fn lookup(ev: &KeyEvent) -> Option<Action> {
         .map(|b| b.action)
 }
 
-/// The footer hints: `(label, hint)` for every binding that has one. A hint that names
-/// its own keys (`1-8 tabs`) is shown without the label.
-pub fn hints() -> impl Iterator<Item = (&'static str, &'static str)> {
-    KEYMAP.iter().filter_map(|b| {
-        b.hint.map(|h| match h.split_once(' ') {
-            Some((keys, rest)) if keys.contains('-') && keys.len() <= 4 => (keys, rest),
-            _ => (b.label, h),
-        })
-    })
+impl Action {
+    /// Every action, in keymap order.
+    pub fn all() -> impl Iterator<Item = Action> {
+        KEYMAP.iter().map(|b| b.action)
+    }
+
+    /// The action's name in the config file: the snake_case variant name
+    /// (`page_down`, `show_tab_diff`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Down => "down",
+            Action::Up => "up",
+            Action::PageDown => "page_down",
+            Action::PageUp => "page_up",
+            Action::First => "first",
+            Action::Last => "last",
+            Action::NextPane => "next_pane",
+            Action::PrevPane => "prev_pane",
+            Action::ShowTab(Tab::Diff) => "show_tab_diff",
+            Action::ShowTab(Tab::Proposal) => "show_tab_proposal",
+            Action::ShowTab(Tab::Raw) => "show_tab_raw",
+            Action::ShowTab(Tab::Response) => "show_tab_response",
+            Action::ShowTab(Tab::Contract) => "show_tab_contract",
+            Action::ShowTab(Tab::Context) => "show_tab_context",
+            Action::ShowTab(Tab::Feedback) => "show_tab_feedback",
+            Action::ShowTab(Tab::History) => "show_tab_history",
+            Action::Filter => "filter",
+            Action::Clear => "clear",
+            Action::Triage => "triage",
+            Action::Open => "open",
+            Action::NextError => "next_error",
+            Action::PrevError => "prev_error",
+            Action::Revalidate => "revalidate",
+            Action::Pause => "pause",
+            Action::Copy => "copy",
+            Action::Edit => "edit",
+            Action::Review => "review",
+            Action::Help => "help",
+            Action::Quit => "quit",
+        }
+    }
+
+    /// The action named `name` in the config file.
+    pub fn from_name(name: &str) -> Option<Action> {
+        Action::all().find(|a| a.name() == name)
+    }
+}
+
+/// The non-character keys by their config-file names (lower case) and display labels.
+const NAMED_KEYS: &[(&str, KeyCode, &str)] = &[
+    ("down", KeyCode::Down, "↓"),
+    ("up", KeyCode::Up, "↑"),
+    ("left", KeyCode::Left, "←"),
+    ("right", KeyCode::Right, "→"),
+    ("pagedown", KeyCode::PageDown, "PgDn"),
+    ("pgdn", KeyCode::PageDown, "PgDn"),
+    ("pageup", KeyCode::PageUp, "PgUp"),
+    ("pgup", KeyCode::PageUp, "PgUp"),
+    ("home", KeyCode::Home, "Home"),
+    ("end", KeyCode::End, "End"),
+    ("tab", KeyCode::Tab, "Tab"),
+    ("backtab", KeyCode::BackTab, "S-Tab"),
+    ("shift-tab", KeyCode::BackTab, "S-Tab"),
+    ("enter", KeyCode::Enter, "Enter"),
+    ("esc", KeyCode::Esc, "Esc"),
+    ("backspace", KeyCode::Backspace, "BS"),
+    ("delete", KeyCode::Delete, "Del"),
+    ("insert", KeyCode::Insert, "Ins"),
+    ("space", KeyCode::Char(' '), "Space"),
+];
+
+impl Key {
+    /// Parses a config-file key name: one character (`q`, `G`, `?`), `ctrl-x`, a named key
+    /// (`down`, `pgdn`, `enter`, `esc`, `space`, ...) or `f1`..`f12`.
+    ///
+    /// # Errors
+    /// The name is none of these; the message carries a "did you mean" hint when one is close.
+    pub fn parse(s: &str) -> Result<Key, String> {
+        let mut chars = s.chars();
+        if let (Some(c), None) = (chars.next(), chars.next()) {
+            if c.is_control() {
+                return Err(format!("unknown key {s:?}"));
+            }
+            return Ok(Key::Char(c));
+        }
+        let lower = s.to_ascii_lowercase();
+        for prefix in ["ctrl-", "ctrl+", "c-"] {
+            if let Some(rest) = lower.strip_prefix(prefix) {
+                let mut cs = rest.chars();
+                if let (Some(c), None) = (cs.next(), cs.next())
+                    && !c.is_control()
+                {
+                    return Ok(Key::Ctrl(c));
+                }
+            }
+        }
+        if let Some((_, code, _)) = NAMED_KEYS.iter().find(|(n, _, _)| *n == lower) {
+            return Ok(match code {
+                KeyCode::Char(c) => Key::Char(*c),
+                c => Key::Code(*c),
+            });
+        }
+        if let Some(n) = lower.strip_prefix('f').and_then(|n| n.parse::<u8>().ok())
+            && (1..=12).contains(&n)
+        {
+            return Ok(Key::Code(KeyCode::F(n)));
+        }
+        let names = NAMED_KEYS.iter().map(|(n, _, _)| *n).chain(["ctrl-c"]);
+        let hint = crate::core::hint::hint_for(&lower, names)
+            .map(|h| format!(" ({h})"))
+            .unwrap_or_default();
+        Err(format!(
+            "unknown key `{s}`{hint}; keys are one character, ctrl-x, f1-f12 or one of: {}",
+            NAMED_KEYS
+                .iter()
+                .map(|(n, _, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+
+    /// How the key is written in help and hints (`j`, `↓`, `C-c`, `PgDn`).
+    pub fn label(self) -> String {
+        match self {
+            Key::Char(' ') => "Space".into(),
+            Key::Char(c) => c.to_string(),
+            Key::Ctrl(c) => format!("C-{c}"),
+            Key::Code(KeyCode::F(n)) => format!("F{n}"),
+            Key::Code(code) => NAMED_KEYS
+                .iter()
+                .find(|(_, c, _)| *c == code)
+                .map(|(_, _, l)| (*l).to_string())
+                .unwrap_or_else(|| format!("{code:?}")),
+        }
+    }
+}
+
+/// One binding of a [`Keymap`]: the default table's, or the user's for a rebound action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bound {
+    /// The keys that trigger the action.
+    pub keys: Vec<Key>,
+    /// How the keys are written in help and hints.
+    pub label: String,
+    /// What they do.
+    pub action: Action,
+    /// The footer hint, if any.
+    pub hint: Option<&'static str>,
+    /// Whether the user rebound this action.
+    pub custom: bool,
+}
+
+/// The keymap in use: [`KEYMAP`] with the user's bindings merged over it. Key dispatch,
+/// footer hints and the help overlay all read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keymap {
+    /// The bindings, in the default table's order.
+    pub bindings: Vec<Bound>,
+}
+
+impl Default for Keymap {
+    fn default() -> Self {
+        Keymap {
+            bindings: KEYMAP
+                .iter()
+                .map(|b| Bound {
+                    keys: b.keys.to_vec(),
+                    label: b.label.to_string(),
+                    action: b.action,
+                    hint: b.hint,
+                    custom: false,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Keymap {
+    /// The defaults with `overrides` merged over them: a rebound action loses its default
+    /// keys, the others keep theirs.
+    ///
+    /// # Errors
+    /// A key ends up bound to two actions (the message names both), or an action gets no key.
+    pub fn with_overrides(overrides: &[(Action, Vec<Key>)]) -> Result<Keymap, String> {
+        let mut map = Keymap::default();
+        for (action, keys) in overrides {
+            if keys.is_empty() {
+                return Err(format!("[keys] {}: give at least one key", action.name()));
+            }
+            if let Some(b) = map.bindings.iter_mut().find(|b| b.action == *action) {
+                b.keys = keys.clone();
+                b.label = keys.iter().map(|k| k.label()).collect::<Vec<_>>().join("/");
+                b.custom = true;
+            }
+        }
+        let mut seen: Vec<(Key, Action)> = Vec::new();
+        for b in &map.bindings {
+            for k in &b.keys {
+                if let Some((_, other)) = seen.iter().find(|(s, _)| s == k) {
+                    if *other == b.action {
+                        continue;
+                    }
+                    return Err(format!(
+                        "[keys] key `{}` is bound to both `{}` and `{}`",
+                        k.label(),
+                        other.name(),
+                        b.action.name()
+                    ));
+                }
+                seen.push((*k, b.action));
+            }
+        }
+        Ok(map)
+    }
+
+    /// The action bound to a key event, if any.
+    pub fn lookup(&self, ev: &KeyEvent) -> Option<Action> {
+        self.bindings
+            .iter()
+            .find(|b| b.keys.iter().any(|k| k.matches(ev)))
+            .map(|b| b.action)
+    }
+
+    /// The binding of an action.
+    pub fn binding(&self, a: Action) -> Option<&Bound> {
+        self.bindings.iter().find(|b| b.action == a)
+    }
+
+    /// The footer hints: `(keys, hint)` for every binding that has one. A hint that names
+    /// its own keys (`1-8 tabs`) keeps them only while no tab key is rebound.
+    pub fn hints(&self) -> Vec<(String, &'static str)> {
+        let tabs_custom = self
+            .bindings
+            .iter()
+            .any(|b| b.custom && matches!(b.action, Action::ShowTab(_)));
+        self.bindings
+            .iter()
+            .filter_map(|b| {
+                b.hint.map(|h| match h.split_once(' ') {
+                    Some((keys, rest)) if keys.contains('-') && keys.len() <= 4 => {
+                        if tabs_custom {
+                            (b.label.clone(), rest)
+                        } else {
+                            (keys.to_string(), rest)
+                        }
+                    }
+                    _ => (b.label.clone(), h),
+                })
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //!   function of the state that never does I/O or validation.
 
 pub mod app;
+pub mod config;
 pub mod detail;
 pub mod filter;
 pub mod keymap;
@@ -29,11 +30,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
-/// Opens the TUI on the workspace at `root` and runs it until the user quits.
+/// Opens the TUI on the workspace at `root` and runs it until the user quits. The config
+/// file (keys and colours) is `config_file`, else the default place (see [`config`]).
 ///
 /// # Errors
-/// The workspace cannot be opened (before the terminal is touched), or the terminal fails.
-pub fn run(root: &Path) -> anyhow::Result<()> {
+/// The config or the workspace cannot be read (both before the terminal is touched), or
+/// the terminal fails.
+pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
+    let config = config::Config::load(config_file)?;
     let ws = Arc::new(Workspace::open(root)?);
     let label = root.display().to_string();
     let (tx, rx) = channel::<Msg>();
@@ -63,7 +67,8 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
     let result = (|| -> anyhow::Result<()> {
         let size = terminal.size()?;
         let mut app = App::new(label, Some(ws), Rect::new(0, 0, size.width, size.height));
-        app.theme = theme::Theme::from_env();
+        app.theme = theme::Theme::from_env().with_palette(config.palette);
+        app.keymap = config.keymap;
         if watcher.is_some() {
             app.watch = WatchState::Live;
         }

@@ -32,8 +32,20 @@ fn evaluate_all(ws: &Workspace) -> Vec<Evaluation> {
 
 /// An app on `root` (named `label` in the header) of `w`x`h`, after one full run.
 fn app_on(root: &Path, label: &str, w: u16, h: u16) -> App {
+    app_with(root, label, w, h, |_| {})
+}
+
+/// Like [`app_on`], with the evaluations edited by `edit` before they arrive.
+fn app_with(
+    root: &Path,
+    label: &str,
+    w: u16,
+    h: u16,
+    edit: impl FnOnce(&mut Vec<Evaluation>),
+) -> App {
     let ws = Arc::new(Workspace::open(root).unwrap());
-    let evs = evaluate_all(&ws);
+    let mut evs = evaluate_all(&ws);
+    edit(&mut evs);
     let mut app = App::new(label, None, Rect::new(0, 0, w, h));
     let generation = app.request_validation(false);
     app.requests.clear();
@@ -199,6 +211,34 @@ fn help_overlay_from_the_keymap() {
 }
 
 #[test]
+fn help_and_footer_follow_the_config_overrides() {
+    let config = super::config::Config::from_toml(
+        "[keys]\ndown = [\"s\", \"down\"]\nquit = [\"x\", \"ctrl-c\"]\ntriage = \"T\"\n",
+    )
+    .unwrap();
+    let mut app = refund(120, 34);
+    app.keymap = config.keymap;
+    let footer = screen(&app);
+    let last = footer.lines().nth(33).unwrap_or_default().to_string();
+    assert!(
+        last.contains("s/↓ move") && last.contains("x/C-c quit"),
+        "{last}"
+    );
+    keys(&mut app, "T");
+    assert!(app.triage, "T opens triage");
+    keys(&mut app, "t");
+    assert!(app.triage, "t is no longer bound");
+    key(&mut app, KeyCode::Esc);
+    keys(&mut app, "?");
+    let s = screen(&app);
+    assert!(s.contains("s/↓") && s.contains("x/C-c") && !s.contains(" q  "));
+    insta::assert_snapshot!(s);
+    keys(&mut app, "?");
+    keys(&mut app, "x");
+    assert!(app.quit);
+}
+
+#[test]
 fn too_small_terminal_says_so_and_resizing_never_panics() {
     let mut app = refund(120, 30);
     app.update(Msg::Resize(50, 12));
@@ -260,7 +300,10 @@ fn selection_stays_on_the_same_capture_across_runs() {
 #[test]
 fn no_color_keeps_modifiers_and_drops_colours() {
     let mut app = refund(120, 30);
-    app.theme = super::theme::Theme { color: false };
+    app.theme = super::theme::Theme {
+        color: false,
+        ..Default::default()
+    };
     select(&mut app, "amount-as-string");
     keys(&mut app, "2");
     let t = terminal(&app);
@@ -618,4 +661,92 @@ fn editor_commands_and_osc52() {
     assert!(super::editor_command("  ", p, 1).is_none());
     assert_eq!(super::osc52("hi\x1b]0;x"), "\x1b]52;c;aGkbXTA7eA==\x07");
     assert_eq!(super::osc52(""), "\x1b]52;c;\x07");
+}
+
+#[test]
+fn an_unmet_expect_is_marked_and_filterable() {
+    use crate::core::verdict::{Decision, Expect, ExpectOutcome};
+    let mut app = app_with(&sample("refund"), "samples/refund", 120, 30, |evs| {
+        let ev = evs
+            .iter_mut()
+            .find(|e| e.verdict.id == "amount-9000")
+            .unwrap();
+        ev.verdict.expect = Some(ExpectOutcome {
+            expect: Expect {
+                decision: Some(Decision::ReadyForCommit),
+                ..Default::default()
+            },
+            met: false,
+        });
+    });
+    let s = screen(&app);
+    let row = s
+        .lines()
+        .find(|l| l.contains("EXCEEDS") && l.contains("amount-9000"))
+        .unwrap();
+    assert!(row.contains('≠'), "{row}");
+    assert_eq!(s.matches('≠').count(), 1, "only the unmet row is marked");
+    keys(&mut app, "/unmet");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.view.len(), 1);
+    key(&mut app, KeyCode::Esc);
+    keys(&mut app, "/!unmet");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.view.len(), app.rows.len() - 1);
+}
+
+#[test]
+fn triage_stages_in_pipeline_order() {
+    let mut app = refund(120, 30);
+    keys(&mut app, "t");
+    let stages: Vec<_> = app
+        .tree
+        .iter()
+        .filter(|n| n.depth == 0)
+        .map(|n| n.stage)
+        .collect();
+    let mut sorted = stages.clone();
+    sorted.sort();
+    assert_eq!(stages, sorted);
+    // within a stage, reasons (and pointers under a reason) come largest first
+    // (the last count seen at each depth, reset when a parent row starts)
+    let mut last: [Option<usize>; 3] = [None; 3];
+    for n in &app.tree {
+        if let Some(prev) = last[n.depth as usize]
+            && n.depth > 0
+        {
+            assert!(prev >= n.count, "{:?} after a smaller sibling", n.label);
+        }
+        last[n.depth as usize] = Some(n.count);
+        for deeper in last.iter_mut().skip(n.depth as usize + 1) {
+            *deeper = None;
+        }
+    }
+}
+
+#[test]
+fn at_80x24_the_footer_keeps_help_and_quit_and_the_tabs_are_readable() {
+    let mut app = refund(80, 24);
+    select(&mut app, "amount-9000");
+    for tab in ["1", "4", "8"] {
+        keys(&mut app, tab);
+        let s = screen(&app);
+        let footer = s.lines().last().unwrap();
+        assert!(
+            footer.contains("? help") && footer.contains("q quit"),
+            "{footer}"
+        );
+        let active = Tab::ALL[tab.parse::<usize>().unwrap() - 1];
+        assert!(
+            s.contains(active.short_title()) || s.contains(active.title()),
+            "tab {active:?} visible"
+        );
+    }
+    keys(&mut app, "8");
+    insta::assert_snapshot!(screen(&app));
+    for (w, h) in [(80, 24), (60, 20), (40, 12), (1, 1), (200, 3)] {
+        app.update(Msg::Resize(w, h));
+        let _ = screen(&app);
+    }
+    app.update(Msg::Resize(0, 0)); // (a TestBackend cannot be 0 wide; the update must not panic)
 }

@@ -9,12 +9,173 @@ use ratatui::style::{Color, Modifier, Style};
 pub struct Theme {
     /// Whether colours are used (false when `NO_COLOR` is set and not empty).
     pub color: bool,
+    /// The colours, overridable in the config file's `[theme]`.
+    pub palette: Palette,
 }
 
 impl Default for Theme {
     fn default() -> Self {
-        Theme { color: true }
+        Theme {
+            color: true,
+            palette: Palette::default(),
+        }
     }
+}
+
+/// The colours a config file can override (`[theme] ready = "green"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Palette {
+    /// `ready-for-commit`, passed stages, added diff lines.
+    pub ready: Color,
+    /// `retry`.
+    pub retry: Color,
+    /// `regenerate`.
+    pub regenerate: Color,
+    /// `recheck`.
+    pub recheck: Color,
+    /// `reject`.
+    pub reject: Color,
+    /// Failed stages, removed diff lines, errors.
+    pub fail: Color,
+    /// Focused borders, key labels, the gauge.
+    pub accent: Color,
+    /// Unfocused borders.
+    pub border: Color,
+    /// Warnings.
+    pub warn: Color,
+    /// Flip markers.
+    pub flip: Color,
+    /// The background of highlighted regions.
+    pub highlight_bg: Color,
+    /// The background of the current error.
+    pub current_bg: Color,
+    /// The background of the parse error mark.
+    pub mark_bg: Color,
+    /// The selected row's background; unset, the row is shown reversed.
+    pub selection_bg: Option<Color>,
+}
+
+impl Default for Palette {
+    fn default() -> Self {
+        Palette {
+            ready: Color::Green,
+            retry: Color::Yellow,
+            regenerate: Color::Red,
+            recheck: Color::Magenta,
+            reject: Color::Red,
+            fail: Color::Red,
+            accent: Color::Cyan,
+            border: Color::DarkGray,
+            warn: Color::Yellow,
+            flip: Color::Magenta,
+            highlight_bg: Color::Yellow,
+            current_bg: Color::LightRed,
+            mark_bg: Color::Red,
+            selection_bg: None,
+        }
+    }
+}
+
+impl Palette {
+    /// The names of the colours in the config file's `[theme]`.
+    pub const NAMES: &[&str] = &[
+        "ready",
+        "retry",
+        "regenerate",
+        "recheck",
+        "reject",
+        "fail",
+        "accent",
+        "border",
+        "warn",
+        "flip",
+        "highlight_bg",
+        "current_bg",
+        "mark_bg",
+        "selection_bg",
+    ];
+
+    /// Sets the colour named `name` (one of [`Palette::NAMES`]); false for an unknown name.
+    pub fn set(&mut self, name: &str, c: Color) -> bool {
+        let slot = match name {
+            "ready" => &mut self.ready,
+            "retry" => &mut self.retry,
+            "regenerate" => &mut self.regenerate,
+            "recheck" => &mut self.recheck,
+            "reject" => &mut self.reject,
+            "fail" => &mut self.fail,
+            "accent" => &mut self.accent,
+            "border" => &mut self.border,
+            "warn" => &mut self.warn,
+            "flip" => &mut self.flip,
+            "highlight_bg" => &mut self.highlight_bg,
+            "current_bg" => &mut self.current_bg,
+            "mark_bg" => &mut self.mark_bg,
+            "selection_bg" => {
+                self.selection_bg = Some(c);
+                return true;
+            }
+            _ => return false,
+        };
+        *slot = c;
+        true
+    }
+}
+
+/// The colour names a config file may use (besides `#rrggbb`).
+pub const COLOR_NAMES: &[(&str, Color)] = &[
+    ("black", Color::Black),
+    ("red", Color::Red),
+    ("green", Color::Green),
+    ("yellow", Color::Yellow),
+    ("blue", Color::Blue),
+    ("magenta", Color::Magenta),
+    ("cyan", Color::Cyan),
+    ("gray", Color::Gray),
+    ("grey", Color::Gray),
+    ("darkgray", Color::DarkGray),
+    ("darkgrey", Color::DarkGray),
+    ("lightred", Color::LightRed),
+    ("lightgreen", Color::LightGreen),
+    ("lightyellow", Color::LightYellow),
+    ("lightblue", Color::LightBlue),
+    ("lightmagenta", Color::LightMagenta),
+    ("lightcyan", Color::LightCyan),
+    ("white", Color::White),
+];
+
+/// Parses a colour: a name of [`COLOR_NAMES`] (case and `-`/`_` ignored) or `#rrggbb`.
+///
+/// # Errors
+/// Neither; the message carries a "did you mean" hint when a name is close.
+pub fn parse_color(s: &str) -> Result<Color, String> {
+    if let Some(hex) = s.strip_prefix('#') {
+        if hex.len() == 6
+            && let Ok(n) = u32::from_str_radix(hex, 16)
+        {
+            return Ok(Color::Rgb((n >> 16) as u8, (n >> 8) as u8, n as u8));
+        }
+        return Err(format!("bad colour `{s}`: write hex colours as #rrggbb"));
+    }
+    let norm: String = s
+        .chars()
+        .filter(|c| *c != '-' && *c != '_' && *c != ' ')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if let Some((_, c)) = COLOR_NAMES.iter().find(|(n, _)| *n == norm) {
+        return Ok(*c);
+    }
+    let hint = crate::core::hint::hint_for(&norm, COLOR_NAMES.iter().map(|(n, _)| *n))
+        .map(|h| format!(" ({h})"))
+        .unwrap_or_default();
+    Err(format!(
+        "unknown colour `{s}`{hint}; use #rrggbb or one of: {}",
+        COLOR_NAMES
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 impl Theme {
@@ -22,7 +183,13 @@ impl Theme {
     pub fn from_env() -> Theme {
         Theme {
             color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            palette: Palette::default(),
         }
+    }
+
+    /// This theme with another palette.
+    pub fn with_palette(self, palette: Palette) -> Theme {
+        Theme { palette, ..self }
     }
 
     fn fg(&self, c: Color) -> Style {
@@ -36,22 +203,22 @@ impl Theme {
     /// The colour of a decision (the same as `check`'s human report).
     pub fn decision(&self, d: Decision) -> Style {
         match d {
-            Decision::ReadyForCommit => self.fg(Color::Green),
-            Decision::Retry => self.fg(Color::Yellow),
-            Decision::Regenerate => self.fg(Color::Red),
-            Decision::Recheck => self.fg(Color::Magenta),
-            Decision::Reject => self.fg(Color::Red).add_modifier(Modifier::BOLD),
+            Decision::ReadyForCommit => self.fg(self.palette.ready),
+            Decision::Retry => self.fg(self.palette.retry),
+            Decision::Regenerate => self.fg(self.palette.regenerate),
+            Decision::Recheck => self.fg(self.palette.recheck),
+            Decision::Reject => self.fg(self.palette.reject).add_modifier(Modifier::BOLD),
         }
     }
 
     /// A passed stage.
     pub fn pass(&self) -> Style {
-        self.fg(Color::Green)
+        self.fg(self.palette.ready)
     }
 
     /// A failed stage, a removed diff line, an error position.
     pub fn fail(&self) -> Style {
-        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+        self.fg(self.palette.fail).add_modifier(Modifier::BOLD)
     }
 
     /// Secondary text.
@@ -66,7 +233,10 @@ impl Theme {
 
     /// The selected row.
     pub fn selected(&self) -> Style {
-        Style::new().add_modifier(Modifier::REVERSED)
+        match self.palette.selection_bg {
+            Some(bg) if self.color => Style::new().bg(bg).add_modifier(Modifier::BOLD),
+            _ => Style::new().add_modifier(Modifier::REVERSED),
+        }
     }
 
     /// A highlighted region (failing pointer, keyword, rule).
@@ -74,7 +244,7 @@ impl Theme {
         if self.color {
             Style::new()
                 .fg(Color::Black)
-                .bg(Color::Yellow)
+                .bg(self.palette.highlight_bg)
                 .add_modifier(Modifier::BOLD)
         } else {
             Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
@@ -86,7 +256,7 @@ impl Theme {
         if self.color {
             Style::new()
                 .fg(Color::Black)
-                .bg(Color::LightRed)
+                .bg(self.palette.current_bg)
                 .add_modifier(Modifier::BOLD)
         } else {
             Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
@@ -98,7 +268,7 @@ impl Theme {
         if self.color {
             Style::new()
                 .fg(Color::White)
-                .bg(Color::Red)
+                .bg(self.palette.mark_bg)
                 .add_modifier(Modifier::BOLD)
         } else {
             Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
@@ -107,41 +277,41 @@ impl Theme {
 
     /// A line only on the proposal side of the diff.
     pub fn removed(&self) -> Style {
-        self.fg(Color::Red)
+        self.fg(self.palette.fail)
     }
 
     /// A line only on the intent side of the diff.
     pub fn added(&self) -> Style {
-        self.fg(Color::Green)
+        self.fg(self.palette.ready)
     }
 
     /// The focused pane's border.
     pub fn focus_border(&self) -> Style {
-        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+        self.fg(self.palette.accent).add_modifier(Modifier::BOLD)
     }
 
     /// An unfocused pane's border.
     pub fn border(&self) -> Style {
-        self.fg(Color::DarkGray)
+        self.fg(self.palette.border)
     }
 
     /// Key labels in hints and help.
     pub fn key(&self) -> Style {
-        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+        self.fg(self.palette.accent).add_modifier(Modifier::BOLD)
     }
 
     /// The progress gauge.
     pub fn gauge(&self) -> Style {
-        self.fg(Color::Cyan)
+        self.fg(self.palette.accent)
     }
 
     /// Warning counts and messages.
     pub fn warn(&self) -> Style {
-        self.fg(Color::Yellow)
+        self.fg(self.palette.warn)
     }
 
     /// The flip marker and flip notes.
     pub fn flip(&self) -> Style {
-        self.fg(Color::Magenta).add_modifier(Modifier::BOLD)
+        self.fg(self.palette.flip).add_modifier(Modifier::BOLD)
     }
 }

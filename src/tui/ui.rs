@@ -7,7 +7,7 @@ use crate::core::verdict::Stage;
 use crate::report::human::glyph;
 use crate::tui::app::{App, Focus, WatchState};
 use crate::tui::detail::{DiffKind, JsonView, Mark, Role};
-use crate::tui::keymap::{KEYMAP, Tab, hints};
+use crate::tui::keymap::{Keymap, Tab};
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
@@ -106,7 +106,7 @@ pub fn draw(app: &App, f: &mut Frame) {
         draw_review(app, f, area);
     }
     if app.help {
-        draw_help(&t, f, area);
+        draw_help(&t, &app.keymap, f, area);
     }
 }
 
@@ -205,11 +205,15 @@ fn draw_header(app: &App, f: &mut Frame, r: Rect) {
     } else {
         String::new()
     };
-    f.render_widget(Paragraph::new(Line::from(spans)), l1);
-    f.render_widget(
-        Paragraph::new(Span::styled(right, t.dim())).alignment(Alignment::Right),
-        l1,
-    );
+    let left = Line::from(spans);
+    f.render_widget(Paragraph::new(left.clone()), l1);
+    // the time goes only where it does not overwrite the left part
+    if left.width() + right.chars().count() < l1.width as usize {
+        f.render_widget(
+            Paragraph::new(Span::styled(right, t.dim())).alignment(Alignment::Right),
+            l1,
+        );
+    }
     let funnel = format!(" {}", app.summary.funnel_line());
     if p.running {
         let gw = 24.min(l2.width / 3);
@@ -345,8 +349,20 @@ fn draw_list(app: &App, f: &mut Frame, r: Rect) {
                     ds,
                 ),
                 Span::raw(" "),
-                Span::raw(pad(&crate::core::text::escape_control(&v.id), id_w)),
             ]);
+            if crate::tui::filter::unmet(&app.rows[i].ev) && id_w > 4 {
+                // like `check`'s NOT AS EXPECTED: the verdict misses the capture's `expect`
+                line.spans.push(Span::raw(pad(
+                    &crate::core::text::escape_control(&v.id),
+                    id_w - 2,
+                )));
+                line.spans.push(Span::styled(" ≠", t.fail()));
+            } else {
+                line.spans.push(Span::raw(pad(
+                    &crate::core::text::escape_control(&v.id),
+                    id_w,
+                )));
+            }
             if pos == app.cursor && app.gone.is_none() {
                 line = line.patch_style(t.selected());
             }
@@ -406,8 +422,9 @@ fn draw_tree(app: &App, f: &mut Frame, r: Rect) {
 }
 
 /// The tab bar's labels (` 1 Diff `...), in order, short ones when `width` is too narrow
-/// for the full titles; shared by drawing and mouse clicks.
-fn tab_labels(width: u16) -> Vec<(Tab, String)> {
+/// for the full titles, and only numbers (the `active` tab keeps its short title) when it
+/// is too narrow even for those; shared by drawing and mouse clicks.
+fn tab_labels(width: u16, active: Tab) -> Vec<(Tab, String)> {
     let full: Vec<(Tab, String)> = Tab::ALL
         .into_iter()
         .enumerate()
@@ -416,17 +433,31 @@ fn tab_labels(width: u16) -> Vec<(Tab, String)> {
     if full.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
         return full;
     }
-    Tab::ALL
+    let short: Vec<(Tab, String)> = Tab::ALL
         .into_iter()
         .enumerate()
         .map(|(i, t)| (t, format!(" {} {} ", i + 1, t.short_title())))
+        .collect();
+    if short.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
+        return short;
+    }
+    Tab::ALL
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            if t == active {
+                (t, format!(" {} {} ", i + 1, t.short_title()))
+            } else {
+                (t, format!(" {} ", i + 1))
+            }
+        })
         .collect()
 }
 
 /// The tab under column `x` of the tab bar `r`.
-pub fn tab_at(r: Rect, x: u16) -> Option<Tab> {
+pub fn tab_at(r: Rect, x: u16, active: Tab) -> Option<Tab> {
     let mut at = r.x;
-    for (t, label) in tab_labels(r.width) {
+    for (t, label) in tab_labels(r.width, active) {
         let w = label.chars().count() as u16;
         if x >= at && x < at + w {
             return Some(t);
@@ -516,7 +547,7 @@ fn draw_detail(app: &App, f: &mut Frame, l: &crate::tui::ui::Areas) {
     draw_errors(app, f, l.errors);
     // tabs
     let mut spans = Vec::new();
-    for (tab, label) in tab_labels(l.tabs.width) {
+    for (tab, label) in tab_labels(l.tabs.width, app.tab) {
         spans.push(Span::styled(
             label,
             if tab == app.tab {
@@ -990,7 +1021,7 @@ fn draw_footer(app: &App, f: &mut Frame, r: Rect) {
             Span::raw(crate::core::text::escape_control(&app.filter).into_owned()),
             Span::styled("█", t.key()),
             Span::styled(
-                "   Enter keep  Esc clear  stage: reason: decision: contract: pointer:  ! negates",
+                "   Enter keep  Esc clear  stage: reason: decision: contract: pointer: flipped unmet  ! negates",
                 t.dim(),
             ),
         ]);
@@ -1002,8 +1033,8 @@ fn draw_footer(app: &App, f: &mut Frame, r: Rect) {
         return;
     }
     // drop hints from the middle (never help and quit) until the line fits
-    let mut hs: Vec<(&str, &str)> = hints().collect();
-    let width = |hs: &[(&str, &str)]| -> usize {
+    let mut hs: Vec<(String, &str)> = app.keymap.hints();
+    let width = |hs: &[(String, &str)]| -> usize {
         1 + hs
             .iter()
             .map(|(k, h)| k.chars().count() + h.chars().count() + 3)
@@ -1020,10 +1051,10 @@ fn draw_footer(app: &App, f: &mut Frame, r: Rect) {
     f.render_widget(Paragraph::new(Line::from(spans)), r);
 }
 
-fn draw_help(t: &Theme, f: &mut Frame, area: Rect) {
+fn draw_help(t: &Theme, keymap: &Keymap, f: &mut Frame, area: Rect) {
     let w = 100.min(area.width.saturating_sub(2));
-    let rows = help_rows();
-    let h = (rows.len() as u16 + 3).min(area.height.saturating_sub(2));
+    let rows = help_rows(keymap);
+    let h = (rows.len() as u16 + 4).min(area.height.saturating_sub(2));
     let r = Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
@@ -1050,15 +1081,19 @@ fn draw_help(t: &Theme, f: &mut Frame, area: Rect) {
         Span::styled(format!(" {:<7}", "mouse"), t.key()),
         Span::raw("click selects a row or a tab, the wheel scrolls"),
     ]));
+    lines.push(Line::from(vec![
+        Span::styled(format!(" {:<7}", "marks"), t.key()),
+        Span::raw("↺ verdict flipped this session   ≠ verdict misses the capture's expect"),
+    ]));
     f.render_widget(Paragraph::new(lines), inner);
 }
 
 /// The help overlay's rows (keys, what they do), from the keymap; the tab keys share one
 /// row (`1-8  tabs: 1 Diff  2 Proposal ...`).
-pub fn help_rows() -> Vec<(String, String)> {
+pub fn help_rows(keymap: &Keymap) -> Vec<(String, String)> {
     let mut rows = Vec::new();
     let mut tabs: Vec<String> = Vec::new();
-    for b in KEYMAP {
+    for b in &keymap.bindings {
         if let crate::tui::keymap::Action::ShowTab(tab) = b.action {
             if tabs.is_empty() {
                 rows.push((String::new(), String::new()));
