@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the peer validators into bench/.tools/ (gitignored). Idempotent: a peer already
+# installed is skipped. A peer that fails to install is logged to bench/.tools/install.log and
+# recorded as "not installed" in the results; it never aborts the run.
+set -u
+HERE="$(cd "$(dirname "$0")" && pwd)"
+TOOLS="$HERE/.tools"
+mkdir -p "$TOOLS"
+LOG="$TOOLS/install.log"
+status() { echo "$1: $2" >> "$TOOLS/install-status.txt"; echo "[install] $1: $2" >&2; }
+: > "$TOOLS/install-status.txt"
+
+# hyperfine (optional; run.sh falls back to /usr/bin/time -v)
+if ! command -v hyperfine >/dev/null; then
+  (apt-get install -y hyperfine >>"$LOG" 2>&1 || { apt-get update >>"$LOG" 2>&1 && apt-get install -y hyperfine >>"$LOG" 2>&1; }) \
+    && status hyperfine ok || status hyperfine "failed (see install.log); using /usr/bin/time"
+fi
+
+inst_cargo() { # crate
+  if [ -n "$(ls "$TOOLS/cargo/bin" 2>/dev/null | grep -i "${2:-$1}")" ]; then status "$1" "already installed"; return; fi
+  if cargo install --locked --root "$TOOLS/cargo" "$1" >>"$LOG" 2>&1 || cargo install --root "$TOOLS/cargo" "$1" >>"$LOG" 2>&1; then
+    status "$1" ok
+  else status "$1" "FAILED: $(grep -m1 -E '^error' "$LOG" | tail -1)"; fi
+}
+inst_pip() {
+  if [ -x "$TOOLS/venv/bin/check-jsonschema" ]; then status check-jsonschema "already installed"; return; fi
+  if { python3 -m venv "$TOOLS/venv" && "$TOOLS/venv/bin/pip" install -q check-jsonschema; } >>"$LOG" 2>&1; then
+    status check-jsonschema ok; else status check-jsonschema "FAILED (see install.log)"; fi
+}
+inst_npm() {
+  mkdir -p "$TOOLS/npm"
+  if [ -x "$TOOLS/npm/node_modules/.bin/ajv" ] && [ -x "$TOOLS/npm/node_modules/.bin/jsonschema" ]; then status npm "already installed"; return; fi
+  if (cd "$TOOLS/npm" && { [ -f package.json ] || npm init -y >/dev/null; } && npm install --no-audit --no-fund ajv-cli ajv-formats @sourcemeta/jsonschema) >>"$LOG" 2>&1; then
+    status "ajv-cli+@sourcemeta/jsonschema" ok; else status "ajv-cli+@sourcemeta/jsonschema" "FAILED (see install.log)"; fi
+}
+
+inst_pip &
+inst_npm &
+inst_cargo jsonschema-cli jsonschema
+inst_cargo boon-cli boon
+wait
+cat "$TOOLS/install-status.txt"

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# The verdict benchmark (issue 5). One command, from the repository root:
+#
+#   bash bench/run.sh                      # full sizes: N=100000 proposals, M=1000000 captures
+#   SIZE=2000 bash bench/run.sh            # smoke run: N=M=2000 (SIZE sets both)
+#
+# Environment: N, M (override SIZE per workload), SEED (5), RUNS (5), WORK (temp dir for the
+# workloads; default a fresh mktemp -d, removed at the end unless KEEP=1), SKIP_INSTALL=1,
+# LABEL (a note printed at the top of the results file).
+# Writes bench/results/<UTC date>.md (suffix -sizeN when not the full sizes).
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BENCH="$ROOT/bench"
+TOOLS="$BENCH/.tools"
+SIZE="${SIZE:-}"
+N="${N:-${SIZE:-100000}}"
+M="${M:-${SIZE:-1000000}}"
+SEED="${SEED:-5}"
+RUNS="${RUNS:-5}"
+WORK="${WORK:-$(mktemp -d /tmp/verdict-bench.XXXXXX)}"
+DATE="$(date -u +%Y-%m-%d)"
+mkdir -p "$WORK"
+say() { echo "[bench] $*" >&2; }
+
+# 1. build verdict (release) and the floor
+say "building verdict (release) and the floor"
+(cd "$ROOT" && cargo build --release --locked --bin verdict) >&2 || { say "verdict build failed"; exit 2; }
+(cd "$BENCH/floor" && cargo build --release --locked) >&2 || { say "floor build failed"; exit 2; }
+VERDICT="$ROOT/target/release/verdict"
+FLOOR="$BENCH/floor/target/release/verdict-floor"
+
+# 2. peers (idempotent; failures are recorded, never fatal)
+[ "${SKIP_INSTALL:-0}" = 1 ] || bash "$BENCH/install-peers.sh" >&2
+
+# 3. workloads
+say "generating workloads into $WORK (N=$N, M=$M, seed $SEED)"
+python3 "$BENCH/gen.py" "$WORK" --n "$N" --m "$M" --seed "$SEED" > "$WORK/gen.out" || exit 2
+S="$WORK/refund-v1.schema.json"
+J="$WORK/proposals.jsonl"
+D="$WORK/proposals"
+W="$WORK/workspace"
+L="$W/captures/log.jsonl"
+
+# Peers that take files on argv get them through a wrapper that reads the list (no glob cost,
+# and the stack limit is raised so 100,000 arguments fit in ARG_MAX).
+mkdir -p "$WORK/cmd"
+argv_wrapper() { # name, then the command prefix; file names are appended (with -i when $PER_FILE_FLAG)
+  local name="$1"; shift
+  {
+    echo '#!/usr/bin/env bash'
+    echo 'ulimit -s unlimited 2>/dev/null || ulimit -s 1048576'
+    echo "cd '$D' || exit 127"
+    echo "mapfile -t F < '$WORK/proposals.files'"
+    if [ -n "${PER_FILE_FLAG:-}" ]; then
+      echo "A=(); for f in \"\${F[@]}\"; do A+=('$PER_FILE_FLAG' \"\$f\"); done"
+      printf 'exec'; printf " %q" "$@"; echo ' "${A[@]}"'
+    else
+      printf 'exec'; printf " %q" "$@"; echo ' "${F[@]}"'
+    fi
+  } > "$WORK/cmd/$name"
+  chmod +x "$WORK/cmd/$name"
+  echo "$WORK/cmd/$name"
+}
+
+RAW="$WORK/raw.tsv"
+: > "$RAW"
+NOTES="$WORK/notes.txt"
+: > "$NOTES"
+# measure WORKLOAD TOOL CMD...: one warm-up, then RUNS runs under /usr/bin/time
+measure() {
+  local wl="$1" tool="$2"; shift 2
+  say "$wl / $tool"
+  "$@" > /dev/null 2> "$WORK/last.err"
+  local rc=$?
+  if [ $rc -ge 126 ]; then
+    echo "$wl|$tool|did not run (exit $rc): $(head -c 300 "$WORK/last.err" | tr '\n|' '  ')" >> "$NOTES"
+    return
+  fi
+  for i in $(seq "$RUNS"); do
+    /usr/bin/time -o "$WORK/t" -f '%e %U %S %M %x' "$@" > /dev/null 2>/dev/null
+    echo "$wl|$tool|$i|$(cat "$WORK/t" | tail -1)" >> "$RAW"
+  done
+}
+
+have() { [ -x "$1" ]; }
+CJS="$TOOLS/cargo/bin/jsonschema-cli"; have "$CJS" || CJS="$TOOLS/cargo/bin/jsonschema"
+BOON="$TOOLS/cargo/bin/boon"
+CHK="$TOOLS/venv/bin/check-jsonschema"
+AJV="$TOOLS/npm/node_modules/.bin/ajv"
+SMJ="$TOOLS/npm/node_modules/.bin/jsonschema"
+
+# 4. validator mode on the N-proposal JSONL
+WL="validate-jsonl"
+measure $WL "floor 1 thread"  "$FLOOR" --schema "$S" --threads 1 "$J"
+measure $WL "floor 2 threads" "$FLOOR" --schema "$S" --threads 2 "$J"
+measure $WL "verdict check --schema" "$VERDICT" check --schema "$S" --format jsonl --color never "$J"
+have "$SMJ" && measure $WL "@sourcemeta/jsonschema validate --continue" "$SMJ" validate "$S" "$J" --continue
+
+# 5. validator mode on the one-file-per-proposal folder
+WL="validate-files"
+measure $WL "floor 2 threads (folder)" "$FLOOR" --schema "$S" --threads 2 "$D"
+measure $WL "verdict check --schema" "$VERDICT" check --schema "$S" --format jsonl --color never "$D"
+have "$CJS" && measure $WL "jsonschema-cli" "$(PER_FILE_FLAG=-i argv_wrapper jsonschema-cli "$CJS" validate "$S")"
+have "$BOON" && measure $WL "boon" "$(argv_wrapper boon "$BOON" "$S")"
+have "$CHK" && measure $WL "check-jsonschema" "$(argv_wrapper check-jsonschema "$CHK" --schemafile "$S")"
+have "$AJV" && measure $WL "ajv-cli (2020-12, --all-errors)" bash -c "cd '$WORK' && exec '$AJV' validate --spec=draft2020 --all-errors --errors=line -c ajv-formats -s '$S' -d 'proposals/*.json'"
+have "$SMJ" && measure $WL "@sourcemeta/jsonschema validate --continue (folder)" "$SMJ" validate "$S" "$D" --continue
+
+# 6. the full pipeline on the M-record capture log
+WL="pipeline"
+measure $WL "floor parse-only 1 thread"  "$FLOOR" --parse-only --threads 1 "$L"
+measure $WL "floor parse-only 2 threads" "$FLOOR" --parse-only --threads 2 "$L"
+measure $WL "verdict check --format jsonl" "$VERDICT" check --format jsonl --color never "$W"
+measure $WL "verdict check (human)" "$VERDICT" check --color never "$W"
+
+# 7. versions and the report
+VERS="$WORK/versions.txt"
+{
+  echo "verdict: $("$VERDICT" --version 2>&1 | head -1) (git $(git -C "$ROOT" rev-parse --short HEAD))"
+  echo "rustc: $(rustc --version)"
+  echo "floor: jsonschema $(grep -A1 'name = "jsonschema"' "$BENCH/floor/Cargo.lock" | sed -n 's/version = "\(.*\)"/\1/p'), serde_json $(grep -A1 'name = "serde_json"' "$BENCH/floor/Cargo.lock" | sed -n 's/version = "\(.*\)"/\1/p')"
+  have "$CJS" && echo "jsonschema-cli: $("$CJS" --version 2>&1 | head -1)"
+  have "$BOON" && echo "boon: $("$BOON" --version 2>&1 | head -1)"
+  have "$CHK" && echo "check-jsonschema: $("$CHK" --version 2>&1 | head -1)"
+  have "$AJV" && echo "ajv-cli: $(node -p "require('$TOOLS/npm/node_modules/ajv-cli/package.json').version") (ajv $(node -p "require('$TOOLS/npm/node_modules/ajv/package.json').version"), ajv-formats $(node -p "require('$TOOLS/npm/node_modules/ajv-formats/package.json').version"))"
+  have "$SMJ" && echo "@sourcemeta/jsonschema: $("$SMJ" --version 2>&1 | head -1)"
+  echo "node: $(node --version 2>&1), python: $(python3 --version 2>&1)"
+} > "$VERS"
+
+SUFFIX=""
+[ "$N" = 100000 ] && [ "$M" = 1000000 ] || SUFFIX="-size${N}x${M}"
+OUT="$BENCH/results/$DATE$SUFFIX.md"
+mkdir -p "$BENCH/results"
+python3 "$BENCH/report.py" --raw "$RAW" --notes "$NOTES" --versions "$VERS" --gen "$WORK/gen.out" \
+  --install "$TOOLS/install-status.txt" --n "$N" --m "$M" --runs "$RUNS" --label "${LABEL:-}" > "$OUT"
+say "wrote $OUT"
+[ "${KEEP:-0}" = 1 ] && say "workloads kept in $WORK" || rm -rf "$WORK"
