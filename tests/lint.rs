@@ -38,11 +38,16 @@ fn lint(text: &str) -> Vec<(String, Severity, String, String)> {
     lint_with(text, false, None)
 }
 
-/// The single finding with `code`.
-fn only(found: &[(String, Severity, String, String)], code: &str) -> (Severity, String, String) {
+/// Exactly one finding has `code`, with this severity, pointer and line:column.
+#[track_caller]
+fn assert_only(
+    found: &[(String, Severity, String, String)],
+    code: &str,
+    want: (Severity, &str, &str),
+) {
     let v: Vec<_> = found.iter().filter(|f| f.0 == code).collect();
     assert_eq!(v.len(), 1, "{code} in {found:?}");
-    (v[0].1, v[0].2.clone(), v[0].3.clone())
+    assert_eq!((v[0].1, v[0].2.as_str(), v[0].3.as_str()), want, "{code}");
 }
 
 const CLOSED: &str = r#"{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false}"#;
@@ -75,10 +80,10 @@ fn foreign_keyword_in_draft_07() {
 #[test]
 fn foreign_defs_in_draft_07_is_info_and_says_refs_still_resolve() {
     let s = "{\"$schema\": \"http://json-schema.org/draft-07/schema#\",\n \"$ref\": \"#/$defs/a\",\n \"$defs\": {\"a\": {\"type\": \"string\"}}}";
-    let (sev, ptr, at) = only(&lint(s), codes::FOREIGN_KEYWORD);
-    assert_eq!(
-        (sev, ptr.as_str(), at.as_str()),
-        (Severity::Info, "/$defs", "3:11")
+    assert_only(
+        &lint(s),
+        codes::FOREIGN_KEYWORD,
+        (Severity::Info, "/$defs", "3:11"),
     );
 }
 
@@ -124,10 +129,10 @@ fn unknown_keyword_with_did_you_mean() {
 #[test]
 fn format_not_asserted_unless_assertion_is_on() {
     let s = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"e\"],\n \"properties\": {\"e\": {\"type\": \"string\", \"format\": \"email\"}}}";
-    let (sev, ptr, at) = only(&lint(s), codes::FORMAT_NOT_ASSERTED);
-    assert_eq!(
-        (sev, ptr.as_str(), at.as_str()),
-        (Severity::Warning, "/properties/e/format", "2:51")
+    assert_only(
+        &lint(s),
+        codes::FORMAT_NOT_ASSERTED,
+        (Severity::Warning, "/properties/e/format", "2:51"),
     );
     assert!(lint_with(s, true, None).is_empty());
 }
@@ -135,30 +140,26 @@ fn format_not_asserted_unless_assertion_is_on() {
 #[test]
 fn open_object() {
     let s = "{\"type\": \"object\",\n \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"]}";
-    let (sev, ptr, at) = only(&lint(s), codes::OPEN_OBJECT);
-    assert_eq!(
-        (sev, ptr.as_str(), at.as_str()),
-        (Severity::Warning, "", "1:1")
-    );
+    assert_only(&lint(s), codes::OPEN_OBJECT, (Severity::Warning, "", "1:1"));
 }
 
 #[test]
 fn optional_property() {
     let s = "{\"type\": \"object\", \"additionalProperties\": false,\n \"properties\": {\"a\": {\"type\": \"string\"},\n  \"b\": {\"type\": \"string\"}}, \"required\": [\"a\"]}";
-    let (sev, ptr, at) = only(&lint(s), codes::OPTIONAL_PROPERTY);
-    assert_eq!(
-        (sev, ptr.as_str(), at.as_str()),
-        (Severity::Info, "/properties/b", "3:8")
+    assert_only(
+        &lint(s),
+        codes::OPTIONAL_PROPERTY,
+        (Severity::Info, "/properties/b", "3:8"),
     );
 }
 
 #[test]
 fn empty_object() {
     let s = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"meta\"],\n \"properties\": {\"meta\": {\"type\": \"object\", \"additionalProperties\": false}}}";
-    let (sev, ptr, at) = only(&lint(s), codes::EMPTY_OBJECT);
-    assert_eq!(
-        (sev, ptr.as_str(), at.as_str()),
-        (Severity::Warning, "/properties/meta", "2:25")
+    assert_only(
+        &lint(s),
+        codes::EMPTY_OBJECT,
+        (Severity::Warning, "/properties/meta", "2:25"),
     );
 }
 
@@ -166,10 +167,10 @@ fn empty_object() {
 fn unsatisfiable_required() {
     let s = "{\"type\": \"object\", \"additionalProperties\": false,\n \"properties\": {\"amount\": {\"type\": \"integer\"}},\n \"required\": [\"amount\", \"amont\"]}";
     let found = lint(s);
-    let (sev, ptr, at) = only(&found, codes::UNSATISFIABLE_REQUIRED);
-    assert_eq!(
-        (sev, ptr.as_str(), at.as_str()),
-        (Severity::Error, "/required/1", "3:25")
+    assert_only(
+        &found,
+        codes::UNSATISFIABLE_REQUIRED,
+        (Severity::Error, "/required/1", "3:25"),
     );
 }
 
@@ -208,10 +209,10 @@ fn profile_anthropic() {
     assert!(lint_with(STRICT_OK, false, Some("anthropic")).is_empty());
     let bad = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"n\"],\n \"properties\": {\"n\": {\"type\": \"integer\", \"maximum\": 10}}}";
     let found = lint_with(bad, false, Some("anthropic"));
-    let (sev, ptr, at) = only(&found, codes::PROFILE_KEYWORD);
-    assert_eq!(
-        (sev, ptr.as_str(), at.as_str()),
-        (Severity::Error, "/properties/n/maximum", "2:53")
+    assert_only(
+        &found,
+        codes::PROFILE_KEYWORD,
+        (Severity::Error, "/properties/n/maximum", "2:53"),
     );
 }
 
@@ -220,10 +221,10 @@ fn profile_gemini() {
     assert!(lint_with(STRICT_OK, false, Some("gemini")).is_empty());
     let bad = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"k\"],\n \"properties\": {\"k\": {\"oneOf\": [{\"type\": \"string\"}, {\"type\": \"integer\"}]}}}";
     let found = lint_with(bad, false, Some("gemini"));
-    let (sev, ptr, at) = only(&found, codes::PROFILE_KEYWORD);
-    assert_eq!(
-        (sev, ptr.as_str(), at.as_str()),
-        (Severity::Warning, "/properties/k/oneOf", "2:32")
+    assert_only(
+        &found,
+        codes::PROFILE_KEYWORD,
+        (Severity::Warning, "/properties/k/oneOf", "2:32"),
     );
 }
 

@@ -3,6 +3,7 @@
 //! wait polls the screen with a deadline; nothing relies on a fixed sleep.
 mod common;
 use common::copy_dir;
+use common::refund_copy;
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use std::io::{Read, Write};
@@ -150,12 +151,7 @@ const LONG: Duration = Duration::from_secs(15);
 
 #[test]
 fn filter_see_the_mismatch_fix_it_on_disk_see_it_flip_help_quit() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("refund");
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/refund"),
-        &ws,
-    );
+    let (_dir, ws) = refund_copy();
     let mut tui = Tui::start(&ws);
     tui.wait_text("amount-8000-intent-50", LONG);
     tui.wait_text("● live", LONG);

@@ -2,7 +2,7 @@
 //! debounce plus a second, for an atomic save, a new folder and a deletion.
 
 mod common;
-use common::copy_dir;
+use common::refund_copy;
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -74,12 +74,7 @@ impl Watch {
 
 #[test]
 fn edits_new_folders_and_deletions_produce_their_lines_promptly() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("refund");
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/refund"),
-        &ws,
-    );
+    let (_tmp, ws) = refund_copy();
     let w = Watch::start(&ws);
     let first = w.batch(Duration::from_secs(20));
     assert_eq!(first.len(), 26, "25 verdicts and a summary");
@@ -142,12 +137,7 @@ fn edits_new_folders_and_deletions_produce_their_lines_promptly() {
 
 #[test]
 fn a_schema_edit_revalidates_that_contracts_captures() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("refund");
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/refund"),
-        &ws,
-    );
+    let (_tmp, ws) = refund_copy();
     let w = Watch::start(&ws);
     w.batch(Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(300));

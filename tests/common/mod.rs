@@ -14,3 +14,16 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A fresh copy of `samples/refund` in a temporary folder: the guard (keep it alive) and
+/// the workspace path.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn refund_copy() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("refund");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/refund"),
+        &ws,
+    );
+    (tmp, ws)
+}

@@ -321,6 +321,18 @@ impl<'a, 'p> Scanner<'a, 'p> {
     }
 
     /// End of a malformed number-like token starting at `pos`.
+    /// `INVALID_JSON` for the number-like token at `start`: `a JSON number {why}, found "+1"`.
+    fn number_like(&self, start: usize, why: &str) -> Problem {
+        let end = self.numberish_end(start);
+        let found = quote(&self.text[start..end]);
+        Problem::new(
+            Kind::Invalid,
+            start,
+            end,
+            format!("a JSON number {why}, found {found}"),
+        )
+    }
+
     fn numberish_end(&self, pos: usize) -> usize {
         let mut end = pos;
         while self
@@ -432,27 +444,15 @@ impl<'a, 'p> Scanner<'a, 'p> {
         }
         let next_digit = self.b.get(start + 1).is_some_and(u8::is_ascii_digit);
         if rest.starts_with('+') && next_digit {
-            let end = self.numberish_end(start);
-            return Problem::new(
-                Kind::Invalid,
+            return self.number_like(
                 start,
-                end,
-                format!(
-                    "a JSON number must not start with \"+\": expected a digit or \"-\", found {}",
-                    quote(&self.text[start..end])
-                ),
+                "must not start with \"+\": expected a digit or \"-\"",
             );
         }
         if rest.starts_with('.') && next_digit {
-            let end = self.numberish_end(start);
-            return Problem::new(
-                Kind::Invalid,
+            return self.number_like(
                 start,
-                end,
-                format!(
-                    "a JSON number needs a digit before the decimal point: expected a digit, found {}",
-                    quote(&self.text[start..end])
-                ),
+                "needs a digit before the decimal point: expected a digit",
             );
         }
         let (mut p, plain) = self.unexpected(start, "a JSON value");
