@@ -692,3 +692,19 @@ fn serde_error_fallback_maps_byte_columns_to_characters() {
     assert_eq!(f.at, Some(line_col(text, 17)));
     assert_eq!(f.at.map(|a| (a.line, a.column)), Some((2, 12)));
 }
+
+#[test]
+fn malformed_numbers_say_what_a_json_number_needs() {
+    let f = fail("[+1]");
+    assert_eq!(f.reason, Reason::INVALID_JSON);
+    assert_eq!(
+        f.message,
+        "a JSON number must not start with \"+\": expected a digit or \"-\", found \"+1\""
+    );
+    let f = fail("[.5]");
+    assert_eq!(f.reason, Reason::INVALID_JSON);
+    assert_eq!(
+        f.message,
+        "a JSON number needs a digit before the decimal point: expected a digit, found \".5\""
+    );
+}
