@@ -462,6 +462,33 @@ fn jsonl_is_one_verdict_per_line_with_the_same_values() {
 
 // ---------------------------------------------------------------- junit / sarif / github
 
+#[test]
+fn quiet_json_formats_print_only_failing_captures_and_still_count_all() {
+    let ws = failing_workspace();
+    let o = verdict_in(ws.path(), &["check", "--format", "jsonl", "-q"]);
+    assert_eq!(code(&o), 1);
+    let ids: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids, ["wrong-type", "not-json", "single"]);
+    let doc = json_out(&verdict_in(ws.path(), &["check", "--format", "json", "-q"]));
+    let ids: Vec<&str> = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["wrong-type", "not-json", "single"]);
+    assert_eq!(doc["summary"]["captures"], 5);
+    assert_eq!(doc["summary"]["failed"], 3);
+}
+
 /// A workspace with failures: a JSONL file (line 1 ready, line 2 a schema error, line 3 not
 /// JSON, line 4 a schema error that meets its expect) and a `.json` capture whose output
 /// starts on line 4, column 13.

@@ -160,7 +160,7 @@ pub struct CheckArgs {
     /// With `--schema`: assert `format` (default off, as 2019-09 and later say).
     #[arg(long)]
     pub format_assertion: bool,
-    /// Only print failing captures (human format).
+    /// Only print failing captures (every format; the summary still counts all).
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }

@@ -9,10 +9,12 @@ use crate::core::summary::Summary;
 use crate::core::text::line_col;
 use crate::core::verdict::{Finding, Reason, Stage, Verdict};
 use crate::core::workspace::{Workspace, find_root};
-use crate::report::{self, Item, ReportOptions, Sink};
+use crate::report::{self, Item, Renderer, ReportOptions, Sink};
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Why `check` could not run at all (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -62,16 +64,30 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     // progress on stderr for long runs, only when it cannot mix with the report
     let mut progress =
         Progress::new(std::io::stderr().is_terminal() && !std::io::stdout().is_terminal());
+    // `-q`: the human sink leaves out passing captures itself (it still counts them); the
+    // other formats never see them, and they are not pre-rendered
+    let skip_passing = args.quiet && args.format != Format::Human;
+    let render = sink.renderer().map(|renderer| Render {
+        renderer,
+        skip_passing,
+    });
     let mut emit = |item: Item| -> std::io::Result<()> {
         summary.add(&item.verdict);
         progress.tick(summary.captures);
+        if skip_passing && item.verdict.passes() {
+            return Ok(());
+        }
         sink.item(&item)
     };
     match &args.schema {
-        Some(schema_file) => {
-            validator_mode(schema_file, &args.paths, args.format_assertion, &mut emit)?
-        }
-        None => workspace_mode(&args.paths, &mut emit)?,
+        Some(schema_file) => validator_mode(
+            schema_file,
+            &args.paths,
+            args.format_assertion,
+            render,
+            &mut emit,
+        )?,
+        None => workspace_mode(&args.paths, render, &mut emit)?,
     }
     progress.done();
     if summary.captures == 0 {
@@ -115,23 +131,35 @@ impl Progress {
     }
 }
 
-/// Where a record's report should point: the capture file (as the user can open it) and
-/// the line and column of the record (JSONL) or of its `output`/`response` value (`.json`).
-fn locate_record(root: &Path, raw: &RawRecord) -> (String, usize, usize) {
-    let path = root.join(&raw.file).to_string_lossy().replace('\\', "/");
-    let path = path.strip_prefix("./").map(str::to_string).unwrap_or(path);
+/// Where a record's report should point: the capture file as the user can open it
+/// (`root` joined with the workspace-relative `file`).
+fn display_path(root: &Path, file: &str) -> Arc<str> {
+    let path = root.join(file).to_string_lossy().replace('\\', "/");
+    Arc::from(path.strip_prefix("./").unwrap_or(&path))
+}
+
+/// The line and column of the record (JSONL) or of its `output`/`response` value (`.json`).
+fn locate_record(raw: &RawRecord) -> (usize, usize) {
     if let Some(line) = raw.line {
-        return (path, line, 1);
+        return (line, 1);
     }
     if let Ok(text) = &raw.text {
         for key in ["/output", "/response"] {
             if let Some(span) = parse::locate(text, key) {
                 let at = line_col(text, span.start);
-                return (path, at.line as usize, at.column as usize);
+                return (at.line as usize, at.column as usize);
             }
         }
     }
-    (path, 1, 1)
+    (1, 1)
+}
+
+/// Pre-rendering on the validation threads (see [`Renderer`]).
+#[derive(Clone, Copy)]
+struct Render {
+    renderer: Renderer,
+    /// `-q` with a format other than human: passing captures are not printed.
+    skip_passing: bool,
 }
 
 type Emit<'a> = dyn FnMut(Item) -> std::io::Result<()> + 'a;
@@ -145,27 +173,56 @@ fn stream(
     rel: &(dyn Fn(&Path) -> String + Sync),
     max_bytes: u64,
     check: &(dyn Fn(&RawRecord) -> Verdict + Sync),
+    render: Option<Render>,
     emit: &mut Emit<'_>,
 ) -> std::io::Result<()> {
+    // three stages overlap: the reader thread reads batch k+2, the validator thread checks
+    // batch k+1 on the rayon pool, and this thread reports batch k (in order)
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<RawRecord>>(4);
+    let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(2);
     std::thread::scope(|scope| {
         scope.spawn(move || read_batches(&files, rel, max_bytes, &tx));
-        for batch in rx {
-            let items: Vec<Item> = batch
-                .into_par_iter()
-                .map(|raw| {
-                    let verdict = check(&raw);
-                    let (path, line, column) = locate_record(root, &raw);
-                    Item {
-                        verdict,
-                        path,
-                        line,
-                        column,
+        scope.spawn(move || {
+            let mut paths: HashMap<String, Arc<str>> = HashMap::new();
+            for batch in rx {
+                // a batch is mostly the lines of one log: one display path per file
+                paths.clear();
+                for raw in &batch {
+                    if !paths.contains_key(&raw.file) {
+                        paths.insert(raw.file.clone(), display_path(root, &raw.file));
                     }
-                })
-                .collect();
+                }
+                let paths = &paths;
+                let items: Vec<Item> = batch
+                    .into_par_iter()
+                    .map(|raw| {
+                        let verdict = check(&raw);
+                        let (line, column) = locate_record(&raw);
+                        let path = paths[&raw.file].clone();
+                        let mut item = Item {
+                            verdict,
+                            path,
+                            line,
+                            column,
+                            rendered: None,
+                        };
+                        if let Some(r) = render
+                            && !(r.skip_passing && item.verdict.passes())
+                        {
+                            item.rendered = Some((r.renderer)(&item));
+                        }
+                        item
+                    })
+                    .collect();
+                // the reporter stopped (a write error): dropping `rx` stops the reader
+                if done_tx.send(items).is_err() {
+                    return;
+                }
+            }
+        });
+        for items in done_rx {
             for it in items {
-                // on error the receiver is dropped, which stops the reader
+                // on error `done_rx` is dropped, which stops the validator and the reader
                 emit(it)?;
             }
         }
@@ -229,7 +286,11 @@ fn read_batches(
     }
 }
 
-fn workspace_mode(paths: &[PathBuf], emit: &mut Emit<'_>) -> anyhow::Result<()> {
+fn workspace_mode(
+    paths: &[PathBuf],
+    render: Option<Render>,
+    emit: &mut Emit<'_>,
+) -> anyhow::Result<()> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -292,6 +353,7 @@ fn workspace_mode(paths: &[PathBuf], emit: &mut Emit<'_>) -> anyhow::Result<()> 
             &|f| ws.relative(f),
             max,
             &|raw| ws.check(raw),
+            render,
             emit,
         )?;
     }
@@ -310,6 +372,7 @@ fn validator_mode(
     schema_file: &Path,
     paths: &[PathBuf],
     format_assertion: bool,
+    render: Option<Render>,
     emit: &mut Emit<'_>,
 ) -> anyhow::Result<()> {
     if !schema_file.is_file() {
@@ -378,6 +441,7 @@ fn validator_mode(
         &rel,
         crate::core::config::DEFAULT_MAX_CAPTURE_BYTES,
         &check,
+        render,
         emit,
     )?;
     Ok(())

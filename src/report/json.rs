@@ -2,7 +2,7 @@
 //! one per line) and `--format jsonl` (one verdict per line), the shapes of DESIGN 5.
 
 use crate::core::summary::Summary;
-use crate::report::{Item, Sink};
+use crate::report::{Item, Renderer, Sink};
 use std::io::{self, Write};
 
 /// `--format json`.
@@ -26,8 +26,11 @@ impl<W: Write> Sink for Json<W> {
             b",\n  "
         })?;
         self.first = false;
-        serde_json::to_writer(&mut self.out, &item.verdict)?;
-        Ok(())
+        write_verdict(&mut self.out, item)
+    }
+
+    fn renderer(&self) -> Option<Renderer> {
+        Some(verdict_json)
     }
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
@@ -55,11 +58,31 @@ impl<W: Write> JsonLines<W> {
 
 impl<W: Write> Sink for JsonLines<W> {
     fn item(&mut self, item: &Item) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, &item.verdict)?;
-        writeln!(self.out)
+        write_verdict(&mut self.out, item)?;
+        self.out.write_all(b"\n")
+    }
+
+    fn renderer(&self) -> Option<Renderer> {
+        Some(verdict_json)
     }
 
     fn finish(&mut self, _summary: &Summary) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// An item's verdict as compact JSON (the [`Renderer`] of both JSON formats).
+pub fn verdict_json(item: &Item) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(512);
+    serde_json::to_writer(&mut buf, &item.verdict).expect("a verdict serializes");
+    buf
+}
+
+/// Writes the pre-rendered verdict, or renders it here: into a buffer first, so the writer
+/// gets one call instead of one per JSON token.
+fn write_verdict(out: &mut impl Write, item: &Item) -> io::Result<()> {
+    match &item.rendered {
+        Some(bytes) => out.write_all(bytes),
+        None => out.write_all(&verdict_json(item)),
     }
 }

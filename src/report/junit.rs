@@ -79,10 +79,10 @@ impl<W: Write> Junit<W> {
 
 impl<W: Write> Sink for Junit<W> {
     fn item(&mut self, it: &Item) -> io::Result<()> {
-        if self.suite.as_ref().is_none_or(|s| s.file != it.path) {
+        if self.suite.as_ref().is_none_or(|s| *s.file != *it.path) {
             self.close_suite()?;
             self.suite = Some(Suite {
-                file: it.path.clone(),
+                file: it.path.to_string(),
                 tests: 0,
                 failures: 0,
                 body: tempfile::tempfile()?,

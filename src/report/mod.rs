@@ -21,13 +21,22 @@ use std::io;
 pub struct Item {
     /// The verdict.
     pub verdict: Verdict,
-    /// The capture file as the user can open it (the workspace path joined with the file).
-    pub path: String,
+    /// The capture file as the user can open it (the workspace path joined with the file);
+    /// shared by the items of one file.
+    pub path: std::sync::Arc<str>,
     /// 1-based line of the record in the file (its JSONL line, or where its output starts).
     pub line: usize,
     /// 1-based column (characters).
     pub column: usize,
+    /// The item as its sink prints it, when the sink has a [`Renderer`] and the item was
+    /// rendered on a validation thread (`None`: the sink renders it itself).
+    pub rendered: Option<Vec<u8>>,
 }
+
+/// Renders one item to the bytes a sink prints for it, on the validation threads: formats
+/// whose items are printed independently of each other (`json`, `jsonl`) serialize in
+/// parallel instead of on the one thread that writes the report.
+pub type Renderer = fn(&Item) -> Vec<u8>;
 
 /// Options of the human format.
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,6 +54,12 @@ pub trait Sink {
     /// # Errors
     /// Writing failed (a closed pipe included).
     fn item(&mut self, item: &Item) -> io::Result<()>;
+
+    /// How to pre-render items in parallel, when this sink prints each item on its own
+    /// (see [`Item::rendered`]). `None` (the default): the sink renders in [`Sink::item`].
+    fn renderer(&self) -> Option<Renderer> {
+        None
+    }
 
     /// The end of the run.
     ///

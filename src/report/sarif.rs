@@ -56,7 +56,7 @@ impl<W: Write> Sink for Sarif<W> {
             "level": level,
             "message": {"text": text},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": it.path},
+                "artifactLocation": {"uri": &*it.path},
                 "region": {"startLine": it.line, "startColumn": it.column}
             }}],
             "properties": {"id": v.id, "stage": v.stage, "decision": v.decision, "errors": v.errors}

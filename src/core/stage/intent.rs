@@ -13,53 +13,152 @@ pub fn compare(
     intent: &Map<String, Value>,
     fields: Option<&[String]>,
 ) -> Vec<Finding> {
-    let intent = Value::Object(intent.clone());
-    let pointers: Vec<String> = match fields {
-        Some(f) => f.to_vec(),
-        None => {
-            let mut out = Vec::new();
-            leaves(&intent, String::new(), &mut out);
-            out
-        }
-    };
     let mut findings = Vec::new();
-    for p in pointers {
-        let Some(want) = intent.pointer(&p) else {
-            // the intent does not state this field: nothing was confirmed, nothing to compare
-            continue;
-        };
-        let message = match proposal.pointer(&p) {
-            Some(got) if json_equal(got, want) => continue,
-            Some(got) => format!("proposal {}, confirmed intent {}", short(got), short(want)),
-            None => format!(
-                "proposal has no value at {p}, confirmed intent {}",
-                short(want)
-            ),
-        };
-        findings
-            .push(Finding::new(Stage::Business, Reason::INTENT_MISMATCH, message).with_pointer(p));
+    match fields {
+        Some(fields) => {
+            for p in fields {
+                if p.is_empty() {
+                    // the whole document: compare it with the whole intent
+                    let whole = Value::Object(intent.clone());
+                    check(Some(proposal), &whole, p, &mut findings);
+                    continue;
+                }
+                // the intent does not state this field: nothing was confirmed, nothing to compare
+                let Some(want) = strip_root(p).and_then(|rest| resolve_map(intent, rest)) else {
+                    continue;
+                };
+                check(resolve(proposal, p), want, p, &mut findings);
+            }
+        }
+        None => {
+            let mut at = String::new();
+            for (k, want) in intent {
+                let len = at.len();
+                push_token(&mut at, k);
+                leaves(child(proposal, k), want, &mut at, &mut findings);
+                at.truncate(len);
+            }
+        }
     }
     findings
 }
 
-fn leaves(v: &Value, at: String, out: &mut Vec<String>) {
-    match v {
+/// Compares every leaf of `want` (empty objects and arrays are leaves) with the proposal's
+/// value at the same place, `at` being the pointer of `want` (extended and restored).
+fn leaves(got: Option<&Value>, want: &Value, at: &mut String, out: &mut Vec<Finding>) {
+    match want {
         Value::Object(m) if !m.is_empty() => {
-            for (k, v) in m {
-                leaves(
-                    v,
-                    format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
-                    out,
-                );
+            for (k, w) in m {
+                let len = at.len();
+                push_token(at, k);
+                leaves(got.and_then(|g| child(g, k)), w, at, out);
+                at.truncate(len);
             }
         }
         Value::Array(a) if !a.is_empty() => {
-            for (i, v) in a.iter().enumerate() {
-                leaves(v, format!("{at}/{i}"), out);
+            for (i, w) in a.iter().enumerate() {
+                let len = at.len();
+                let token = i.to_string();
+                at.push('/');
+                at.push_str(&token);
+                leaves(got.and_then(|g| child(g, &token)), w, at, out);
+                at.truncate(len);
             }
         }
-        _ => out.push(at),
+        _ => check(got, want, at, out),
     }
+}
+
+fn check(got: Option<&Value>, want: &Value, pointer: &str, out: &mut Vec<Finding>) {
+    let message = match got {
+        Some(got) if json_equal(got, want) => return,
+        Some(got) => format!("proposal {}, confirmed intent {}", short(got), short(want)),
+        None => format!(
+            "proposal has no value at {pointer}, confirmed intent {}",
+            short(want)
+        ),
+    };
+    out.push(
+        Finding::new(Stage::Business, Reason::INTENT_MISMATCH, message)
+            .with_pointer(pointer.to_string()),
+    );
+}
+
+/// Appends `/token` with RFC 6901 escaping (`~` as `~0`, `/` as `~1`).
+fn push_token(at: &mut String, token: &str) {
+    at.push('/');
+    if token.contains(['~', '/']) {
+        at.push_str(&token.replace('~', "~0").replace('/', "~1"));
+    } else {
+        at.push_str(token);
+    }
+}
+
+/// The child of `v` named by one unescaped reference token: an object member, or an array
+/// element when the token is an index (digits, no leading zero), as RFC 6901 resolves it.
+fn child<'v>(v: &'v Value, token: &str) -> Option<&'v Value> {
+    match v {
+        Value::Object(m) => m.get(token),
+        Value::Array(a) => {
+            let index_like = !token.is_empty()
+                && token.bytes().all(|b| b.is_ascii_digit())
+                && (token == "0" || !token.starts_with('0'));
+            if index_like {
+                a.get(token.parse::<usize>().ok()?)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `pointer` without its leading `/` (`Some("")` for the whole document `""`), or `None`
+/// when it is not a JSON Pointer.
+fn strip_root(pointer: &str) -> Option<&str> {
+    if pointer.is_empty() {
+        Some("")
+    } else {
+        pointer.strip_prefix('/')
+    }
+}
+
+/// Resolves an RFC 6901 JSON Pointer without allocating (unless a token holds `~`).
+fn resolve<'v>(v: &'v Value, pointer: &str) -> Option<&'v Value> {
+    let rest = strip_root(pointer)?;
+    if pointer.is_empty() {
+        return Some(v);
+    }
+    rest.split('/').try_fold(v, |v, token| step(v, token))
+}
+
+fn resolve_map<'v>(m: &'v Map<String, Value>, rest: &str) -> Option<&'v Value> {
+    let (first, tail) = rest
+        .split_once('/')
+        .map_or((rest, None), |(a, b)| (a, Some(b)));
+    let mut v = if first.contains('~') {
+        m.get(&unescape(first))?
+    } else {
+        m.get(first)?
+    };
+    if let Some(tail) = tail {
+        for token in tail.split('/') {
+            v = step(v, token)?;
+        }
+    }
+    Some(v)
+}
+
+fn step<'v>(v: &'v Value, token: &str) -> Option<&'v Value> {
+    if token.contains('~') {
+        child(v, &unescape(token))
+    } else {
+        child(v, token)
+    }
+}
+
+fn unescape(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
 }
 
 /// JSON equality with numbers compared by value: `5000 == 5000.0`, `-0 == 0`.
@@ -148,5 +247,37 @@ mod tests {
             f[0].message,
             "proposal has no value at /amount_minor, confirmed intent 5000"
         );
+    }
+
+    #[test]
+    fn nested_leaves_arrays_escapes_and_pointer_fields_resolve_like_rfc_6901() {
+        let intent = json!({"a/b": {"~k": [1, {"x": 2}]}, "empty": {}, "list": [7]})
+            .as_object()
+            .unwrap()
+            .clone();
+        // an object keyed "0" answers the array index token, as a JSON Pointer would
+        let p = json!({"a/b": {"~k": [1, {"x": 3}]}, "empty": {"y": 1}, "list": {"0": 7}});
+        let f = compare(&p, &intent, None);
+        let got: Vec<_> = f
+            .iter()
+            .map(|f| (f.pointer.as_deref().unwrap(), f.message.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("/a~1b/~0k/1/x", "proposal 3, confirmed intent 2"),
+                ("/empty", "proposal {\"y\":1}, confirmed intent {}"),
+            ]
+        );
+        let fields: Vec<String> = ["/a~1b/~0k/1/x", "/a~1b/~0k/01", "/nope", "/list/0"]
+            .map(String::from)
+            .to_vec();
+        let f = compare(&p, &intent, Some(&fields));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].pointer.as_deref(), Some("/a~1b/~0k/1/x"));
+        let whole = vec![String::new()];
+        let f = compare(&p, &intent, Some(&whole));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].pointer.as_deref(), Some(""));
     }
 }
