@@ -138,12 +138,13 @@ fn display_path(root: &Path, file: &str) -> Arc<str> {
     Arc::from(path.strip_prefix("./").unwrap_or(&path))
 }
 
-/// The line and column of the record (JSONL) or of its `output`/`response` value (`.json`).
-fn locate_record(raw: &RawRecord) -> (usize, usize) {
+/// The line and column of the record (JSONL) or of its `output`/`response` value (a `.json`
+/// capture record; `records` false: the file is a plain instance, so 1:1).
+fn locate_record(raw: &RawRecord, records: bool) -> (usize, usize) {
     if let Some(line) = raw.line {
         return (line, 1);
     }
-    if let Ok(text) = &raw.text {
+    if records && let Ok(text) = &raw.text {
         for key in ["/output", "/response"] {
             if let Some(span) = parse::locate(text, key) {
                 let at = line_col(text, span.start);
@@ -166,13 +167,15 @@ type Emit<'a> = dyn FnMut(Item) -> std::io::Result<()> + 'a;
 
 /// Reads `files` on a reader thread (small files in parallel, JSONL logs line by line),
 /// validates each batch in parallel with `check`, and hands the items to `emit` in order.
-/// `rel` names a file for reports; `root` is joined to it for the printed path.
+/// `rel` names a file for reports; `root` is joined to it for the printed path; `records`:
+/// the files hold capture records (false: plain instances, `--schema`).
 fn stream(
     root: &Path,
     files: Vec<PathBuf>,
     rel: &(dyn Fn(&Path) -> String + Sync),
     max_bytes: u64,
     check: &(dyn Fn(&RawRecord) -> Verdict + Sync),
+    records: bool,
     render: Option<Render>,
     emit: &mut Emit<'_>,
 ) -> std::io::Result<()> {
@@ -197,7 +200,7 @@ fn stream(
                     .into_par_iter()
                     .map(|raw| {
                         let verdict = check(&raw);
-                        let (line, column) = locate_record(&raw);
+                        let (line, column) = locate_record(&raw, records);
                         let path = paths[&raw.file].clone();
                         let mut item = Item {
                             verdict,
@@ -353,6 +356,7 @@ fn workspace_mode(
             &|f| ws.relative(f),
             max,
             &|raw| ws.check(raw),
+            true,
             render,
             emit,
         )?;
@@ -441,6 +445,7 @@ fn validator_mode(
         &rel,
         crate::core::config::DEFAULT_MAX_CAPTURE_BYTES,
         &check,
+        false,
         render,
         emit,
     )?;

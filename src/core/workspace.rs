@@ -115,7 +115,10 @@ impl Workspace {
                 collect_files(&p, &capture::is_capture_file, &mut out);
             }
         }
-        out.sort();
+        // one folder comes out sorted already; several may overlap or interleave
+        if !out.is_sorted() {
+            out.sort();
+        }
         out.dedup();
         out
     }
@@ -132,12 +135,16 @@ impl Workspace {
     }
 }
 
-/// Every file below `dir` (recursively) for which `keep` holds; unreadable folders are skipped.
+/// Every file below `dir` (recursively) for which `keep` holds, in path order (each folder's
+/// entries sorted by name, so the result is sorted as `Path`s sort); unreadable folders are
+/// skipped.
 pub fn collect_files(dir: &Path, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    for entry in entries.flatten() {
+    let mut entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+    entries.sort_by_cached_key(|e| e.file_name());
+    for entry in entries {
         let path = entry.path();
         let Ok(ft) = entry.file_type() else { continue };
         if ft.is_dir() {
