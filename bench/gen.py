@@ -13,6 +13,9 @@ Writes into OUT_DIR:
                                spread over every stage: response, parse, schema, business)
   manifest.json                the counts by kind, the seed and the sizes
 
+The `watch` workload (`watch_workspace()`, written by bench/watch-latency.py, not by this command):
+the same contract and the first M capture records of `workspace/`, one .json file each.
+
 Every proposal is valid JSON (invalid ones break the schema, not the syntax), so that every peer
 does the same work: parse + validate. Same seed, same sizes -> byte-identical output.
 """
