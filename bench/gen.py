@@ -13,6 +13,9 @@ Writes into OUT_DIR:
                                spread over every stage: response, parse, schema, business)
   manifest.json                the counts by kind, the seed and the sizes
 
+The `watch` workload (`watch_workspace()`, written by bench/watch-latency.py, not by this command):
+the same contract and the first M capture records of `workspace/`, one .json file each.
+
 Every proposal is valid JSON (invalid ones break the schema, not the syntax), so that every peer
 does the same work: parse + validate. Same seed, same sizes -> byte-identical output.
 """
@@ -234,26 +237,69 @@ FAILURES = [
 ]
 
 
-def captures(m, seed, path):
+def capture_records(m, seed):
+    """The M capture records of the pipeline workload, in order: (kind name, record)."""
     rng = random.Random(seed + 1)
     kinds = [k for k, _ in FAILURES]
     weights = [w for _, w in FAILURES]
+    for i in range(m):
+        prop, ctx, intent = ready_parts(rng, i)
+        kind = k_ready if rng.random() < 0.70 else rng.choices(kinds, weights)[0]
+        rec = {"id": f"c{i:07d}"}
+        rec.update(kind(prop, ctx, intent, rng))
+        rec["context"] = ctx
+        rec["intent"] = intent
+        rec["meta"] = {"request_id": f"req_{rng.getrandbits(64):016x}", "model": "gpt-4.1-mini-2025-04-14",
+                       "captured_at": f"2026-11-28T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}Z"}
+        yield kind.__name__[2:], rec
+
+
+def captures(m, seed, path):
     counts = {}
     with open(path, "w", encoding="utf-8") as f:
-        for i in range(m):
-            prop, ctx, intent = ready_parts(rng, i)
-            kind = k_ready if rng.random() < 0.70 else rng.choices(kinds, weights)[0]
-            rec = {"id": f"c{i:07d}"}
-            rec.update(kind(prop, ctx, intent, rng))
-            rec["context"] = ctx
-            rec["intent"] = intent
-            rec["meta"] = {"request_id": f"req_{rng.getrandbits(64):016x}", "model": "gpt-4.1-mini-2025-04-14",
-                           "captured_at": f"2026-11-28T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}Z"}
-            name = kind.__name__[2:]
+        for name, rec in capture_records(m, seed):
             counts[name] = counts.get(name, 0) + 1
             f.write(dumps(rec))
             f.write("\n")
     return counts
+
+
+def workspace_skeleton(ws):
+    """verdict.toml and schemas/ (the refund schema and its five rules), as in `pipeline`."""
+    os.makedirs(os.path.join(ws, "schemas"), exist_ok=True)
+    os.makedirs(os.path.join(ws, "captures"), exist_ok=True)
+    for name in ("refund-v1.schema.json", "refund-v1.rules.toml"):
+        shutil.copy(os.path.join(SAMPLE, name), os.path.join(ws, "schemas", name))
+    with open(os.path.join(ws, "verdict.toml"), "w") as f:
+        f.write('default_contract = "refund-v1"\n')
+
+
+def watch_workspace(ws, m, seed, per_folder=1000):
+    """The `watch` workload: the pipeline's first M capture records (same seed, same mix), one
+    file each, `per_folder` files a folder: captures/000/c0000000.json ... Returns the
+    manifest (counts, and `flip`: the first ready capture's file, the one the latency
+    benchmark edits). Same seed and sizes -> byte-identical."""
+    if os.path.isdir(ws):
+        shutil.rmtree(ws)
+    workspace_skeleton(ws)
+    counts = {}
+    flip = None
+    folder = None
+    for i, (name, rec) in enumerate(capture_records(m, seed)):
+        counts[name] = counts.get(name, 0) + 1
+        if i % per_folder == 0:
+            folder = os.path.join(ws, "captures", f"{i // per_folder:03d}")
+            os.makedirs(folder)
+        rel = f"captures/{i // per_folder:03d}/{rec['id']}.json"
+        if flip is None and name == "ready":
+            flip = rel
+        with open(os.path.join(ws, rel), "w", encoding="utf-8") as f:
+            f.write(dumps(rec) + "\n")
+    manifest = {"seed": seed, "m": m, "per_folder": per_folder, "folders": -(-m // per_folder),
+                "flip": flip, "captures": counts}
+    with open(os.path.join(ws, "..", os.path.basename(ws) + ".manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+    return manifest
 
 
 def main():
@@ -284,12 +330,7 @@ def main():
         f.write("\n".join(names) + "\n")
 
     ws = os.path.join(a.out, "workspace")
-    os.makedirs(os.path.join(ws, "schemas"), exist_ok=True)
-    os.makedirs(os.path.join(ws, "captures"), exist_ok=True)
-    for name in ("refund-v1.schema.json", "refund-v1.rules.toml"):
-        shutil.copy(os.path.join(SAMPLE, name), os.path.join(ws, "schemas", name))
-    with open(os.path.join(ws, "verdict.toml"), "w") as f:
-        f.write('default_contract = "refund-v1"\n')
+    workspace_skeleton(ws)
     ccounts = captures(a.m, a.seed, os.path.join(ws, "captures", "log.jsonl"))
 
     manifest = {"seed": a.seed, "n": a.n, "m": a.m, "proposals": pcounts, "captures": ccounts}

@@ -7,6 +7,10 @@
 # Environment: N, M (override SIZE per workload), SEED (5), RUNS (5), WORK (temp dir for the
 # workloads; default a fresh mktemp -d, removed at the end unless KEEP=1), SKIP_INSTALL=1,
 # LABEL (a note printed at the top of the results file).
+# Watch latency (bench/watch-latency.py): SKIP_WATCH=1 skips it; ONLY_WATCH=1 runs nothing else
+# (results in bench/results/<date>-watch<WATCH_M>.md); WATCH_M (captures, one file each; default
+# SIZE, else 100000), WATCH_DEBOUNCE (ms, comma-separated; "200,50"), WATCH_SAVES (30),
+# WATCH_CONTRACT_SAVES (10).
 # Writes bench/results/<UTC date>.md (suffix -sizeN when not the full sizes).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -19,15 +23,37 @@ SEED="${SEED:-5}"
 RUNS="${RUNS:-5}"
 WORK="${WORK:-$(mktemp -d /tmp/verdict-bench.XXXXXX)}"
 DATE="$(date -u +%Y-%m-%d)"
+WATCH_M="${WATCH_M:-${SIZE:-100000}}"
+ONLY_WATCH="${ONLY_WATCH:-0}"
 mkdir -p "$WORK"
 say() { echo "[bench] $*" >&2; }
 
 # 1. build verdict (release) and the floor
 say "building verdict (release) and the floor"
 (cd "$ROOT" && cargo build --release --locked --bin verdict) >&2 || { say "verdict build failed"; exit 2; }
-(cd "$BENCH/floor" && cargo build --release --locked) >&2 || { say "floor build failed"; exit 2; }
 VERDICT="$ROOT/target/release/verdict"
 FLOOR="$BENCH/floor/target/release/verdict-floor"
+
+# watch latency: file save to verdict through `verdict watch --json` (WATCH_M capture files)
+WATCH_JSON="$WORK/watch.json"
+run_watch() {
+  say "watch latency: $WATCH_M capture files, debounce ${WATCH_DEBOUNCE:-200,50} ms"
+  python3 "$BENCH/watch-latency.py" --verdict "$VERDICT" --work "$WORK" --m "$WATCH_M" --seed "$SEED" \
+    --debounce "${WATCH_DEBOUNCE:-200,50}" --saves "${WATCH_SAVES:-30}" \
+    --contract-saves "${WATCH_CONTRACT_SAVES:-10}" --json "$WATCH_JSON" >&2 \
+    || say "watch latency: the script reported a failure (see the results file)"
+}
+if [ "$ONLY_WATCH" = 1 ]; then
+  run_watch
+  OUT="$BENCH/results/$DATE-watch$WATCH_M.md"
+  mkdir -p "$BENCH/results"
+  python3 "$BENCH/report.py" --watch-only --watch "$WATCH_JSON" --label "${LABEL:-}" \
+    --versions <(echo "verdict: $("$VERDICT" --version 2>&1 | head -1) (git $(git -C "$ROOT" rev-parse --short HEAD))") > "$OUT"
+  say "wrote $OUT"
+  [ "${KEEP:-0}" = 1 ] && say "workspace kept in $WORK" || rm -rf "$WORK"
+  exit 0
+fi
+(cd "$BENCH/floor" && cargo build --release --locked) >&2 || { say "floor build failed"; exit 2; }
 
 # 2. peers (idempotent; failures are recorded, never fatal)
 [ "${SKIP_INSTALL:-0}" = 1 ] || bash "$BENCH/install-peers.sh" >&2
@@ -113,6 +139,10 @@ measure $WL "floor parse-only 2 threads" "$FLOOR" --parse-only --threads 2 "$L"
 measure $WL "verdict check --format jsonl" "$VERDICT" check --format jsonl --color never "$W"
 measure $WL "verdict check (human)" "$VERDICT" check --color never "$W"
 
+# 6b. watch latency (after the timed runs, so its 100,000 files do not disturb them)
+WATCH_NOTE=""
+if [ "${SKIP_WATCH:-0}" = 1 ]; then WATCH_NOTE="skipped (SKIP_WATCH=1)"; else run_watch; fi
+
 # 7. versions and the report
 VERS="$WORK/versions.txt"
 {
@@ -132,6 +162,7 @@ SUFFIX=""
 OUT="$BENCH/results/$DATE$SUFFIX.md"
 mkdir -p "$BENCH/results"
 python3 "$BENCH/report.py" --raw "$RAW" --notes "$NOTES" --versions "$VERS" --gen "$WORK/gen.out" \
-  --install "$TOOLS/install-status.txt" --n "$N" --m "$M" --runs "$RUNS" --label "${LABEL:-}" > "$OUT"
+  --install "$TOOLS/install-status.txt" --n "$N" --m "$M" --runs "$RUNS" --label "${LABEL:-}" \
+  --watch "$WATCH_JSON" --watch_note "$WATCH_NOTE" > "$OUT"
 say "wrote $OUT"
 [ "${KEEP:-0}" = 1 ] && say "workloads kept in $WORK" || rm -rf "$WORK"
