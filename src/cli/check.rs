@@ -165,20 +165,36 @@ struct Render {
 
 type Emit<'a> = dyn FnMut(Item) -> std::io::Result<()> + 'a;
 
-/// Reads `files` on a reader thread (small files in parallel, JSONL logs line by line),
-/// validates each batch in parallel with `check`, and hands the items to `emit` in order.
-/// `rel` names a file for reports; `root` is joined to it for the printed path; `records`:
-/// the files hold capture records (false: plain instances, `--schema`).
-fn stream(
-    root: &Path,
+/// What [`stream`] reads.
+struct Input<'a> {
+    /// Joined to a file's name for the printed path.
+    root: &'a Path,
+    /// The files, in report order.
     files: Vec<PathBuf>,
-    rel: &(dyn Fn(&Path) -> String + Sync),
+    /// A file's name for reports (workspace-relative).
+    rel: &'a (dyn Fn(&Path) -> String + Sync),
+    /// `max_capture_bytes`.
     max_bytes: u64,
-    check: &(dyn Fn(&RawRecord) -> Verdict + Sync),
+    /// The files hold capture records (false: plain instances, `--schema`).
     records: bool,
+}
+
+/// Reads the input's files on a reader thread (small files in parallel, JSONL logs line by
+/// line), validates each batch in parallel with `check`, and hands the items to `emit` in
+/// order.
+fn stream(
+    input: Input<'_>,
+    check: &(dyn Fn(&RawRecord) -> Verdict + Sync),
     render: Option<Render>,
     emit: &mut Emit<'_>,
 ) -> std::io::Result<()> {
+    let Input {
+        root,
+        files,
+        rel,
+        max_bytes,
+        records,
+    } = input;
     // three stages overlap: the reader thread reads batch k+2, the validator thread checks
     // batch k+1 on the rayon pool, and this thread reports batch k (in order)
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<RawRecord>>(4);
@@ -350,16 +366,14 @@ fn workspace_mode(
     }
     for (root, ws, files) in opened {
         let max = ws.config.max_capture_bytes;
-        stream(
-            &root,
+        let input = Input {
+            root: &root,
             files,
-            &|f| ws.relative(f),
-            max,
-            &|raw| ws.check(raw),
-            true,
-            render,
-            emit,
-        )?;
+            rel: &|f| ws.relative(f),
+            max_bytes: max,
+            records: true,
+        };
+        stream(input, &|raw| ws.check(raw), render, emit)?;
     }
     Ok(())
 }
@@ -439,16 +453,14 @@ fn validator_mode(
         v.warnings = contract.warnings();
         v
     };
-    stream(
-        Path::new(""),
+    let input = Input {
+        root: Path::new(""),
         files,
-        &rel,
-        crate::core::config::DEFAULT_MAX_CAPTURE_BYTES,
-        &check,
-        false,
-        render,
-        emit,
-    )?;
+        rel: &rel,
+        max_bytes: crate::core::config::DEFAULT_MAX_CAPTURE_BYTES,
+        records: false,
+    };
+    stream(input, &check, render, emit)?;
     Ok(())
 }
 
