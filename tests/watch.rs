@@ -165,3 +165,38 @@ fn a_schema_edit_revalidates_that_contracts_captures() {
         "{flipped:?}"
     );
 }
+
+#[test]
+fn a_rules_edit_alone_revalidates_that_contracts_captures() {
+    let (_tmp, ws) = refund_copy();
+    let w = Watch::start(&ws);
+    w.batch(Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    // the old fingerprint must be the rules as loaded, not the file re-read after the edit
+    let rules = ws.join("schemas/refund-v1.rules.toml");
+    let text = std::fs::read_to_string(&rules).unwrap();
+    let tightened = text.replacen(
+        "proposal.amount_minor != null",
+        "proposal.amount_minor != null && proposal.amount_minor < 5000",
+        1,
+    );
+    assert_ne!(text, tightened);
+    std::fs::write(&rules, tightened).unwrap();
+    let batch = w.batch(Duration::from_millis(DEBOUNCE_MS + 2000));
+    let flipped: Vec<&Value> = batch
+        .iter()
+        .filter(|l| !l["flipped_from"].is_null())
+        .collect();
+    assert!(
+        flipped.iter().any(
+            |l| l["data"]["id"] == "valid-proposal" && l["data"]["reason"] == "MISSING_AMOUNT"
+        ),
+        "{batch:?}"
+    );
+    assert!(
+        flipped
+            .iter()
+            .all(|l| l["cause"] == "schemas/refund-v1.rules.toml"),
+        "{flipped:?}"
+    );
+}

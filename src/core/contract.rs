@@ -50,6 +50,9 @@ pub struct Contract {
     pub compiled: Result<Validator, Vec<Finding>>,
     /// The business rules from `NAME.rules.toml` beside the schema, if there is one.
     pub rules: Option<RuleSet>,
+    /// The rules file's text as read (empty when there is none or it could not be read):
+    /// with `text`, what tells whether the contract changed since it was loaded.
+    pub rules_text: Arc<str>,
     /// The schema's lint findings (`core::lint`, without a profile), computed once at load.
     /// Every verdict of the contract carries them as `warnings`; with `strict_schemas` the
     /// error- and warning-level ones are also in `compiled` as `CONTRACT_ERROR` (DESIGN 5).
@@ -139,7 +142,7 @@ impl Contracts {
                 (Ok(_), Err(f)) => Err(vec![f.clone()]),
                 (Ok(schema), Ok(registry)) => compile(&l, schema, registry, &options, &offline),
             };
-            let (rules, rule_errors) = load_rules(root, schemas_dir, &l.name);
+            let (rules, rule_errors, rules_text) = load_rules(root, schemas_dir, &l.name);
             let compiled = match (compiled, rule_errors) {
                 (c, None) => c,
                 (Ok(_), Some(e)) => Err(e),
@@ -186,6 +189,7 @@ impl Contracts {
                 text: Arc::from(text.as_str()),
                 compiled,
                 rules,
+                rules_text: Arc::from(rules_text),
                 lint,
             };
             by_name.insert(name, Arc::new(contract));
@@ -194,12 +198,12 @@ impl Contracts {
     }
 }
 
-/// Reads `NAME.rules.toml` beside the schema: the rule set, or its errors.
+/// Reads `NAME.rules.toml` beside the schema: the rule set, or its errors, and the text.
 fn load_rules(
     root: &Path,
     schemas_dir: &Path,
     name: &str,
-) -> (Option<RuleSet>, Option<Vec<Finding>>) {
+) -> (Option<RuleSet>, Option<Vec<Finding>>, String) {
     let path = schemas_dir.join(format!("{name}.rules.toml"));
     let shown = path
         .strip_prefix(root)
@@ -207,14 +211,15 @@ fn load_rules(
         .to_string_lossy()
         .replace('\\', "/");
     match std::fs::read_to_string(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None, String::new()),
         Err(e) => (
             None,
             Some(vec![contract_error(format!("cannot read {shown}: {e}"))]),
+            String::new(),
         ),
         Ok(text) => match RuleSet::load(&shown, &text) {
-            Ok(r) => (Some(r), None),
-            Err(e) => (None, Some(e)),
+            Ok(r) => (Some(r), None, text),
+            Err(e) => (None, Some(e), text),
         },
     }
 }

@@ -176,15 +176,24 @@ impl Session {
         if contracts_changed {
             changes.extend(self.reload_contracts()?);
         }
-        let captures: Vec<PathBuf> = self
+        // a capture file: below a configured capture folder (or that file) and named like
+        // one; a deleted path is passed on so its captures disappear. No workspace scan: a
+        // save in a workspace of 100,000 files costs what that one file costs.
+        let capture_roots: Vec<PathBuf> = self
             .ws
-            .capture_files()
-            .into_iter()
-            .map(|f| absolute(&f))
+            .config
+            .captures
+            .iter()
+            .map(|c| absolute(&self.ws.root.join(c)))
             .collect();
+        let is_capture = |t: &Path| {
+            capture_roots
+                .iter()
+                .any(|r| t == r || (t.starts_with(r) && capture::is_capture_file(t)))
+        };
         let targets: Vec<PathBuf> = targets
             .into_iter()
-            .filter(|t| captures.contains(t) || !t.exists())
+            .filter(|t| !t.exists() || (!t.is_dir() && is_capture(t)))
             .map(|t| self.ws.root.join(t.strip_prefix(&root).unwrap_or(&t)))
             .collect();
         changes.extend(self.revalidate_files(&targets));
@@ -194,7 +203,7 @@ impl Session {
     /// Reloads the contracts and re-validates the captures whose contract's schema or rules
     /// text changed (or that have no usable contract).
     fn reload_contracts(&mut self) -> Result<Vec<Change>, WorkspaceError> {
-        let old: BTreeMap<String, String> = self.contract_fingerprints();
+        let old = self.contract_fingerprints();
         self.ws = Arc::new(Workspace::open(&self.ws.root)?);
         let new = self.contract_fingerprints();
         let changed: BTreeSet<&String> = old
@@ -217,21 +226,14 @@ impl Session {
         Ok(self.revalidate_files(&files))
     }
 
-    fn contract_fingerprints(&self) -> BTreeMap<String, String> {
+    /// Each contract's schema and rules text as loaded (never re-read from disk: the old
+    /// fingerprint must be what the captures were validated with).
+    fn contract_fingerprints(&self) -> BTreeMap<String, (Arc<str>, Arc<str>)> {
         self.ws
             .contracts
             .by_name
             .iter()
-            .map(|(name, c)| {
-                let rules = std::fs::read_to_string(
-                    self.ws
-                        .root
-                        .join(&self.ws.config.schemas)
-                        .join(format!("{name}.rules.toml")),
-                )
-                .unwrap_or_default();
-                (name.clone(), format!("{}\u{0}{rules}", c.text))
-            })
+            .map(|(name, c)| (name.clone(), (c.text.clone(), c.rules_text.clone())))
             .collect()
     }
 
