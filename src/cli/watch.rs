@@ -31,8 +31,19 @@ fn now_ms() -> u128 {
 fn emit(out: &mut dyn Write, mut line: Value) -> std::io::Result<()> {
     line["ts_ms"] = json!(now_ms() as u64);
     serde_json::to_writer(&mut *out, &line)?;
-    writeln!(out)?;
-    out.flush()
+    writeln!(out)
+}
+
+/// A `verdict` line, serialized straight from the verdict (no intermediate `Value`); the
+/// fields in the order `json!` would give them (sorted), so every line reads the same.
+#[derive(serde::Serialize)]
+struct VerdictLine<'a> {
+    cause: Option<&'a String>,
+    data: &'a crate::core::verdict::Verdict,
+    flipped_from: Value,
+    ts_ms: u64,
+    #[serde(rename = "type")]
+    kind: &'static str,
 }
 
 fn rel(root: &Path, p: &Path) -> String {
@@ -51,6 +62,10 @@ pub fn write_batch(
     changes: &[Change],
     causes: &[String],
 ) -> std::io::Result<()> {
+    // one write per batch (stdout is line-buffered): a first pass of 100,000 verdicts is
+    // not 100,000 writes
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    let out: &mut dyn Write = &mut out;
     let cause_of = |v: &crate::core::verdict::Verdict| -> Value {
         crate::engine::session::cause_of(v, causes).map_or(Value::Null, |c| json!(c))
     };
@@ -68,10 +83,15 @@ pub fn write_batch(
                         Value::Null,
                         |p| json!({"stage": p.stage, "decision": p.decision, "reason": p.reason}),
                     );
-                emit(
-                    out,
-                    json!({"type": "verdict", "data": verdict, "cause": cause_of(verdict), "flipped_from": flipped}),
-                )?;
+                let line = VerdictLine {
+                    cause: crate::engine::session::cause_of(verdict, causes),
+                    data: verdict,
+                    flipped_from: flipped,
+                    ts_ms: now_ms() as u64,
+                    kind: "verdict",
+                };
+                serde_json::to_writer(&mut *out, &line)?;
+                writeln!(out)?;
             }
             Change::Removed { verdict } => {
                 emit(
@@ -88,7 +108,8 @@ pub fn write_batch(
     emit(
         out,
         json!({"type": "summary", "data": summary, "cause": causes}),
-    )
+    )?;
+    out.flush()
 }
 
 /// Runs `watch` until the watcher stops or the output is closed.
@@ -107,14 +128,18 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
                 let causes: Vec<String> = paths.iter().map(|p| rel(root, p)).collect();
                 match session.apply(&paths) {
                     Ok(changes) => write_batch(out, &session, &changes, &causes)?,
-                    Err(e) => emit(
-                        out,
-                        json!({"type": "error", "data": {"message": e.to_string()}, "cause": causes}),
-                    )?,
+                    Err(e) => {
+                        emit(
+                            out,
+                            json!({"type": "error", "data": {"message": e.to_string()}, "cause": causes}),
+                        )?;
+                        out.flush()?;
+                    }
                 }
             }
             WatchEvent::Error(message) => {
-                emit(out, json!({"type": "error", "data": {"message": message}}))?
+                emit(out, json!({"type": "error", "data": {"message": message}}))?;
+                out.flush()?;
             }
         }
     }
