@@ -11,6 +11,7 @@
 # (results in bench/results/<date>-watch<WATCH_M>.md); WATCH_M (captures, one file each; default
 # SIZE, else 100000), WATCH_DEBOUNCE (ms, comma-separated; "200,50"), WATCH_SAVES (30),
 # WATCH_CONTRACT_SAVES (10).
+# WORKLOADS (default "validate-jsonl validate-files pipeline"): which timed workloads to run.
 # Writes bench/results/<UTC date>.md (suffix -sizeN when not the full sizes).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -25,6 +26,8 @@ WORK="${WORK:-$(mktemp -d /tmp/verdict-bench.XXXXXX)}"
 DATE="$(date -u +%Y-%m-%d)"
 WATCH_M="${WATCH_M:-${SIZE:-100000}}"
 ONLY_WATCH="${ONLY_WATCH:-0}"
+WORKLOADS="${WORKLOADS:-validate-jsonl validate-files pipeline}"
+want() { case " $WORKLOADS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 mkdir -p "$WORK"
 say() { echo "[bench] $*" >&2; }
 
@@ -117,27 +120,36 @@ SMJ="$TOOLS/npm/node_modules/.bin/jsonschema"
 
 # 4. validator mode on the N-proposal JSONL
 WL="validate-jsonl"
+if want $WL; then
 measure $WL "floor 1 thread"  "$FLOOR" --schema "$S" --threads 1 "$J"
 measure $WL "floor 2 threads" "$FLOOR" --schema "$S" --threads 2 "$J"
 measure $WL "verdict check --schema" "$VERDICT" check --schema "$S" --format jsonl --color never "$J"
+measure $WL "verdict check --schema -q" "$VERDICT" check --schema "$S" --format jsonl -q --color never "$J"
 have "$SMJ" && measure $WL "@sourcemeta/jsonschema validate --continue" "$SMJ" validate "$S" "$J" --continue
+fi
 
 # 5. validator mode on the one-file-per-proposal folder
 WL="validate-files"
+if want $WL; then
 measure $WL "floor 2 threads (folder)" "$FLOOR" --schema "$S" --threads 2 "$D"
 measure $WL "verdict check --schema" "$VERDICT" check --schema "$S" --format jsonl --color never "$D"
+measure $WL "verdict check --schema -q" "$VERDICT" check --schema "$S" --format jsonl -q --color never "$D"
 have "$CJS" && measure $WL "jsonschema-cli" "$(PER_FILE_FLAG=-i argv_wrapper jsonschema-cli "$CJS" validate "$S")"
 have "$BOON" && measure $WL "boon" "$(argv_wrapper boon "$BOON" "$S")"
 have "$CHK" && measure $WL "check-jsonschema" "$(argv_wrapper check-jsonschema "$CHK" --schemafile "$S")"
 have "$AJV" && measure $WL "ajv-cli (2020-12, --all-errors)" bash -c "cd '$WORK' && exec '$AJV' validate --spec=draft2020 --all-errors --errors=line -c ajv-formats -s '$S' -d 'proposals/*.json'"
 have "$SMJ" && measure $WL "@sourcemeta/jsonschema validate --continue (folder)" "$SMJ" validate "$S" "$D" --continue
+fi
 
 # 6. the full pipeline on the M-record capture log
 WL="pipeline"
+if want $WL; then
 measure $WL "floor parse-only 1 thread"  "$FLOOR" --parse-only --threads 1 "$L"
 measure $WL "floor parse-only 2 threads" "$FLOOR" --parse-only --threads 2 "$L"
 measure $WL "verdict check --format jsonl" "$VERDICT" check --format jsonl --color never "$W"
+measure $WL "verdict check --format jsonl -q" "$VERDICT" check --format jsonl -q --color never "$W"
 measure $WL "verdict check (human)" "$VERDICT" check --color never "$W"
+fi
 
 # 6b. watch latency (after the timed runs, so its 100,000 files do not disturb them)
 WATCH_NOTE=""
