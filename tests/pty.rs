@@ -8,20 +8,37 @@ use common::refund_copy;
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const ROWS: u16 = 40;
 const COLS: u16 = 140;
 
-/// Records window-title changes (an OSC 0/2 from model text would land here).
+/// Records window-title changes (an OSC 0/2 from model text would land here), and, as a
+/// real terminal does, answers cursor position queries (DSR 6, which ratatui's
+/// `Terminal::clear` sends): the second field holds the replies not yet written back.
 #[derive(Default)]
-struct Titles(Vec<Vec<u8>>);
+struct Titles(Vec<Vec<u8>>, Vec<u8>);
 
 impl vt100::Callbacks for Titles {
     fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
         self.0.push(title.to_vec());
+    }
+
+    fn unhandled_csi(
+        &mut self,
+        screen: &mut vt100::Screen,
+        i1: Option<u8>,
+        _: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        if c == 'n' && i1.is_none() && params == [&[6]] {
+            let (row, col) = screen.cursor_position();
+            let reply = format!("\x1b[{};{}R", row + 1, col + 1);
+            self.1.extend_from_slice(reply.as_bytes());
+        }
     }
 }
 
@@ -29,7 +46,7 @@ type Parser = vt100::Parser<Titles>;
 
 struct Tui {
     parser: Arc<Mutex<Parser>>,
-    writer: Box<dyn Write + Send>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     done: Arc<Mutex<bool>>,
     _master: Box<dyn portable_pty::MasterPty + Send>,
@@ -37,10 +54,17 @@ struct Tui {
 
 impl Tui {
     fn start(ws: &Path) -> Tui {
+        Tui::start_with(ws, (ROWS, COLS), &[])
+    }
+
+    /// Like [`Tui::start`], on a terminal of `(rows, cols)`, with extra environment
+    /// variables: `Some(value)` sets one, `None` removes it (the child otherwise inherits
+    /// the test's environment).
+    fn start_with(ws: &Path, (rows, cols): (u16, u16), env: &[(&str, Option<&str>)]) -> Tui {
         let pair = native_pty_system()
             .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
@@ -51,24 +75,38 @@ impl Tui {
         cmd.env("RUST_BACKTRACE", "0");
         cmd.env("XDG_CONFIG_HOME", ws.join("no-config"));
         cmd.env_remove("NO_COLOR");
+        for (k, v) in env {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            }
+        }
         let child = pair.slave.spawn_command(cmd).unwrap();
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().unwrap();
-        let writer = pair.master.take_writer().unwrap();
+        let writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
         let parser = Arc::new(Mutex::new(vt100::Parser::new_with_callbacks(
-            NonZeroU16::new(ROWS).unwrap(),
-            NonZeroU16::new(COLS).unwrap(),
+            NonZeroU16::new(rows).unwrap(),
+            NonZeroU16::new(cols).unwrap(),
             0,
             Titles::default(),
         )));
         let done = Arc::new(Mutex::new(false));
-        let (p, d) = (parser.clone(), done.clone());
+        let (p, d, w) = (parser.clone(), done.clone(), writer.clone());
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             loop {
                 match reader.read(&mut buf) {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => p.lock().unwrap().process(&buf[..n]),
+                    Ok(n) => {
+                        let mut p = p.lock().unwrap();
+                        p.process(&buf[..n]);
+                        let replies = std::mem::take(&mut p.callbacks_mut().1);
+                        if !replies.is_empty() {
+                            let mut w = w.lock().unwrap();
+                            let _ = w.write_all(&replies).and_then(|()| w.flush());
+                        }
+                    }
                 }
             }
             *d.lock().unwrap() = true;
@@ -106,8 +144,74 @@ impl Tui {
     }
 
     fn send(&mut self, keys: &str) {
-        self.writer.write_all(keys.as_bytes()).unwrap();
-        self.writer.flush().unwrap();
+        let mut w = self.writer.lock().unwrap();
+        w.write_all(keys.as_bytes()).unwrap();
+        w.flush().unwrap();
+    }
+
+    /// Runs `f` on the vt100 screen (modes and cell attributes, beyond the text).
+    fn with_screen<T>(&self, f: impl FnOnce(&vt100::Screen) -> T) -> T {
+        f(self.parser.lock().unwrap().screen())
+    }
+
+    /// Waits until the vt100 screen satisfies `ok`, or panics with the screen after `within`.
+    fn wait_screen(&self, what: &str, within: Duration, ok: impl Fn(&vt100::Screen) -> bool) {
+        let start = Instant::now();
+        while !self.with_screen(&ok) {
+            if start.elapsed() > within {
+                panic!("timed out waiting for {what}; screen:\n{}", self.screen());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until the list as drawn satisfies `ok` and returns it (a frame can be read
+    /// half-written, so a list read once may miss rows).
+    fn wait_list(&self, what: &str, within: Duration, ok: impl Fn(&List) -> bool) -> List {
+        let start = Instant::now();
+        loop {
+            let list = self.with_screen(List::read);
+            if let Some(list) = list.as_ref().filter(|l| ok(l)) {
+                return list.clone();
+            }
+            if start.elapsed() > within {
+                panic!(
+                    "timed out waiting for {what}; {list:?}; screen:\n{}",
+                    self.screen()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until the selection is the capture drawn as `id` (see [`List::shows`]).
+    fn wait_selected(&self, id: &str, within: Duration) -> List {
+        let start = Instant::now();
+        loop {
+            let list = self.with_screen(List::read);
+            if let Some(list) = list.as_ref().filter(|l| l.shows(id)) {
+                return list.clone();
+            }
+            if start.elapsed() > within {
+                panic!(
+                    "timed out waiting for {id} selected; {list:?}; screen:\n{}",
+                    self.screen()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Types a left click (press and release, SGR 1006) on the 0-based screen cell.
+    fn click(&mut self, row: u16, col: u16) {
+        let (r, c) = (row + 1, col + 1);
+        self.send(&format!("\x1b[<0;{c};{r}M\x1b[<0;{c};{r}m"));
+    }
+
+    /// Turns the mouse wheel one notch (SGR 1006) over the 0-based screen cell.
+    fn wheel(&mut self, down: bool, row: u16, col: u16) {
+        let button = if down { 65 } else { 64 };
+        self.send(&format!("\x1b[<{button};{};{}M", col + 1, row + 1));
     }
 
     /// Waits for the process to exit successfully and for the reader to drain its output.
@@ -135,6 +239,120 @@ impl Drop for Tui {
             let _ = self.child.wait();
         }
     }
+}
+
+/// The capture list and the detail pane's title as drawn, read off the vt100 screen (the
+/// panes are found by their borders, so the test follows the layout rather than copy it).
+#[derive(Debug, Clone, PartialEq)]
+struct List {
+    /// The screen row of the list's top border.
+    top: u16,
+    /// The rows inside the list's borders: screen row, capture id (as drawn: a long id
+    /// ends in `…`), whether the row is highlighted as the selection.
+    rows: Vec<(u16, String, bool)>,
+    /// The first column right of the list pane (the detail pane's left border).
+    detail_x: u16,
+    /// The detail pane's title: the selected capture's id.
+    title: String,
+}
+
+impl List {
+    /// The list on the screen; none while no list is drawn (or half of its border).
+    fn read(s: &vt100::Screen) -> Option<List> {
+        let (rows, cols) = s.size();
+        let (rows, cols) = (rows.get(), cols.get());
+        let text = |r: u16, c: u16| match s.cell(r, c) {
+            Some(c) if c.is_wide_continuation() => String::new(),
+            Some(c) if c.has_contents() => c.contents().to_string(),
+            _ => " ".to_string(),
+        };
+        let line = |r: u16, from: u16, to: u16| (from..to).map(|c| text(r, c)).collect::<String>();
+        let top = (0..rows).find(|&r| line(r, 0, 10) == "┌ Captures")?;
+        let right = (1..cols).find(|&c| text(top, c) == "┐")?;
+        let mut list = Vec::new();
+        for r in top + 1..rows {
+            if text(r, 0) != "│" {
+                break;
+            }
+            let row = line(r, 1, right);
+            let id = row
+                .split_whitespace()
+                .rfind(|w| *w != "≠")
+                .unwrap_or("")
+                .to_string();
+            let cell = s.cell(r, 2).unwrap();
+            let selected = cell.inverse() || cell.bgcolor() != vt100::Color::Default;
+            if !id.is_empty() {
+                list.push((r, id, selected));
+            }
+        }
+        let title = line(top, right + 1, cols);
+        let title = title
+            .strip_prefix("┌ ")
+            .and_then(|t| t.split(" ─").next())
+            .unwrap_or("")
+            .to_string();
+        Some(List {
+            top,
+            rows: list,
+            detail_x: right + 1,
+            title,
+        })
+    }
+
+    /// The detail pane's tab content as drawn: (screen row, text without trailing blanks)
+    /// below the tab bar.
+    fn content(s: &vt100::Screen) -> Vec<(u16, String)> {
+        let Some(l) = List::read(s) else {
+            return Vec::new();
+        };
+        let (rows, cols) = s.size();
+        let width = cols.get() - l.detail_x - 2;
+        let lines: Vec<String> = s.rows(l.detail_x + 1, width).collect();
+        let Some(tabs) = (0..rows.get()).find(|&r| lines[usize::from(r)].contains(" 1 Diff "))
+        else {
+            return Vec::new();
+        };
+        (tabs + 1..rows.get() - 2)
+            .map(|r| (r, lines[usize::from(r)].trim_end().to_string()))
+            .collect()
+    }
+
+    /// The screen row of the capture `id`.
+    fn row_of(&self, id: &str) -> u16 {
+        self.rows
+            .iter()
+            .find(|(_, i, _)| i == id)
+            .unwrap_or_else(|| panic!("{id} is not in the list: {self:?}"))
+            .0
+    }
+
+    /// The capture drawn on screen row `row`.
+    fn id_at(&self, row: u16) -> &str {
+        &self.rows.iter().find(|(r, _, _)| *r == row).unwrap().1
+    }
+
+    /// The highlighted rows: (screen row, id).
+    fn selected(&self) -> Vec<(u16, &str)> {
+        self.rows
+            .iter()
+            .filter(|(_, _, s)| *s)
+            .map(|(r, i, _)| (*r, i.as_str()))
+            .collect()
+    }
+
+    /// Whether the selection is the capture `id` (whole, or as drawn in a row: a long id
+    /// is cut with `…`): its row alone highlighted, its verdict in the detail pane.
+    fn shows(&self, id: &str) -> bool {
+        let sel = self.selected();
+        same_id(&self.title, id) && sel.len() == 1 && same_id(sel[0].1, id)
+    }
+}
+
+/// Whether two ids as drawn can be the same capture's (either may be cut with `…`).
+fn same_id(a: &str, b: &str) -> bool {
+    let cut = |x: &str, y: &str| x.strip_suffix('…').is_some_and(|p| y.starts_with(p));
+    a == b || cut(a, b) || cut(b, a)
 }
 
 /// Replaces `path` atomically: write a temporary file next to it, then rename over it.
@@ -258,4 +476,373 @@ fn escape_sequences_in_model_text_never_reach_the_terminal() {
     tui.send("q");
     let parser = tui.finish();
     assert!(!parser.lock().unwrap().screen().alternate_screen());
+}
+
+/// Waits until the TUI has validated the whole sample workspace and watches it.
+fn wait_validated(tui: &Tui) {
+    tui.wait_for("the first validation", LONG, |s| {
+        s.contains("validated in") && s.contains("● live") && s.contains("┌ Captures 25 ")
+    });
+}
+
+#[test]
+fn mouse_click_selects_a_row_and_the_wheel_moves_the_selection_or_scrolls_the_detail() {
+    let (_dir, ws) = refund_copy();
+    let mut tui = Tui::start(&ws);
+    wait_validated(&tui);
+    tui.with_screen(|s| {
+        assert_eq!(s.mouse_protocol_mode(), vt100::MouseProtocolMode::AnyMotion);
+        assert_eq!(
+            s.mouse_protocol_encoding(),
+            vt100::MouseProtocolEncoding::Sgr
+        );
+    });
+    // the whole list drawn, the first row selected (a frame can be read half-written)
+    let list = tui.wait_list("the full list", LONG, |l| {
+        l.rows.len() == 25 && l.shows(&l.rows[0].1)
+    });
+    let col = 10; // inside the list, on the stage column
+
+    // a click on a row selects it: highlighted, and its verdict in the detail pane
+    let row = list.row_of("ledger-version-8");
+    tui.click(row, col);
+    tui.wait_selected("ledger-version-8", LONG);
+    tui.wait_text("STALE_STATE", LONG);
+    let row2 = list.row_of("duplicate-key");
+    tui.click(row2, list.detail_x - 2);
+    tui.wait_selected("duplicate-key", LONG);
+    tui.wait_text("DUPLICATE_KEY", LONG);
+
+    // a click on the list's top border selects nothing: the wheel then moves from
+    // duplicate-key, three rows a notch
+    tui.click(list.top, col);
+    tui.wheel(true, row2, col);
+    let below = list.id_at(row2 + 3).to_string();
+    tui.wait_selected(&below, LONG);
+    tui.wheel(false, row2, col);
+    tui.wheel(false, row2, col);
+    let above = list.id_at(row2 - 3).to_string();
+    tui.wait_selected(&above, LONG);
+    // the wheel stops at the first row
+    for _ in 0..10 {
+        tui.wheel(false, row2, col);
+    }
+    let first = list.rows[0].1.clone();
+    tui.wait_selected(&first, LONG);
+    // every capture fits on this screen: the list itself never scrolled
+    let unscrolled: Vec<_> = list
+        .rows
+        .iter()
+        .map(|(r, id, _)| (*r, id.clone(), *id == first))
+        .collect();
+    tui.wait_list("the list as first drawn", LONG, |l| l.rows == unscrolled);
+
+    // the wheel over the detail pane scrolls its content three lines a notch and leaves
+    // the selection alone (the Contract tab of amount-9000 is longer than the pane)
+    tui.send("5");
+    tui.wait_screen("the contract tab drawn", LONG, |s| {
+        let c = List::content(s);
+        c.first()
+            .is_some_and(|l| l.1.starts_with("rules  schemas/refund-v1.rules.toml"))
+            && c.iter().any(|l| l.1.contains("\"$schema\""))
+    });
+    let before = tui.with_screen(List::content);
+    let (r0, x) = (before[0].0, list.detail_x + 10);
+    tui.wheel(true, r0 + 2, x);
+    tui.wait_screen("the contract scrolled by three lines", LONG, |s| {
+        List::content(s).first().map(|l| &l.1) == Some(&before[3].1)
+    });
+    tui.wheel(false, r0 + 2, x);
+    // (the rows above the schema's, complete in any read after the wait above)
+    tui.wait_screen("the contract scrolled back", LONG, |s| {
+        List::content(s).get(..6) == Some(&before[..6])
+    });
+    tui.wait_selected(&first, LONG);
+
+    // a click on the tab bar switches the tab
+    let (tabs_row, raw_col) = tui.with_screen(|s| {
+        let lines: Vec<String> = s.rows(0, s.size().1.get()).collect();
+        (0..)
+            .zip(lines)
+            .find_map(|(r, line)| {
+                let i = line.find(" 3 Raw")?;
+                Some((r, line[..i].chars().count() as u16 + 3)) // on the R
+            })
+            .unwrap()
+    });
+    assert!(!tui.with_screen(|s| s.cell(tabs_row, raw_col).unwrap().inverse()));
+    tui.click(tabs_row, raw_col);
+    tui.wait_screen("the Raw tab active", LONG, |s| {
+        s.cell(tabs_row, raw_col).unwrap().inverse()
+    });
+
+    tui.send("q");
+    let parser = tui.finish();
+    let p = parser.lock().unwrap();
+    assert_eq!(
+        p.screen().mouse_protocol_mode(),
+        vt100::MouseProtocolMode::None,
+        "mouse reporting is still on after quit"
+    );
+    assert!(!p.screen().alternate_screen());
+}
+
+#[test]
+fn mouse_on_a_list_longer_than_the_screen_scrolls_it_and_a_click_hits_the_row_drawn() {
+    let (_dir, ws) = refund_copy();
+    // 20 rows: the list shows 15 of the 25 captures
+    let mut tui = Tui::start_with(&ws, (20, COLS), &[]);
+    wait_validated(&tui);
+    let list = tui.wait_list("the first 15 rows drawn, the first selected", LONG, |l| {
+        l.rows.len() == 15 && l.shows(&l.rows[0].1)
+    });
+    let ids: Vec<String> = list.rows.iter().map(|r| r.1.clone()).collect();
+    let (col, first_row, last_row) = (10, list.rows[0].0, list.rows[14].0);
+
+    // four notches: the 13th row, the list still at the top
+    for _ in 0..4 {
+        tui.wheel(true, first_row + 5, col);
+    }
+    let l = tui.wait_selected(&ids[12], LONG);
+    assert_eq!(l.id_at(first_row), ids[0]);
+    // the fifth goes past the last visible row: the list follows, one row
+    tui.wheel(true, first_row + 5, col);
+    let l = tui.wait_list(
+        "the list scrolled one row, the new row selected",
+        LONG,
+        |l| {
+            l.rows.len() == 15
+                && l.id_at(first_row) == ids[1]
+                && l.selected().first().is_some_and(|s| s.0 == last_row)
+                && !ids.iter().any(|id| id == l.id_at(last_row))
+        },
+    );
+    tui.wait_selected(l.id_at(last_row), LONG);
+
+    // a click on the top row selects what is drawn there (the list's offset counts)
+    tui.click(first_row, col);
+    tui.wait_selected(&ids[1], LONG);
+
+    // down to the end: the last capture on the last row; one notch up moves the
+    // selection three rows up and leaves the list where it is
+    for _ in 0..10 {
+        tui.wheel(true, first_row, col);
+    }
+    let end = tui.wait_selected("valid-proposal", LONG);
+    assert_eq!(end.row_of("valid-proposal"), last_row, "{end:?}");
+    tui.wheel(false, first_row, col);
+    let l = tui.wait_selected(end.id_at(last_row - 3), LONG);
+    assert_eq!(l.rows[0].1, end.rows[0].1, "{l:?}");
+    // and back to the top
+    for _ in 0..10 {
+        tui.wheel(false, first_row, col);
+    }
+    let l = tui.wait_selected(&ids[0], LONG);
+    assert_eq!(l.id_at(first_row), ids[0]);
+    tui.send("q");
+    tui.finish();
+}
+
+/// Polls `ok` until it holds, or panics after `within`.
+fn wait_until(what: &str, within: Duration, mut ok: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ok() {
+        assert!(start.elapsed() < within, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A stand-in editor: the executable shell script `bin/name` writes its arguments, one a
+/// line, to `bin/args.txt` (atomically), prints `fake editor running`, then, if
+/// `read_line`, reads one line from the terminal into `bin/typed.txt`, and exits `code`.
+fn fake_editor(bin: &Path, name: &str, read_line: bool, code: i32) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(bin).unwrap();
+    let d = bin.display();
+    let read = if read_line {
+        format!(
+            "IFS= read -r line\nprintf '%s\\n' \"$line\" > '{d}/typed.tmp' && mv '{d}/typed.tmp' '{d}/typed.txt'\n"
+        )
+    } else {
+        String::new()
+    };
+    let script = format!(
+        "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{d}/args.tmp' && mv '{d}/args.tmp' '{d}/args.txt'\n\
+         printf 'fake editor running\\n'\n{read}exit {code}\n"
+    );
+    let path = bin.join(name);
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The 1-based line of the record `id` in the JSONL file `path`.
+fn line_of(path: &Path, id: &str) -> usize {
+    let needle = format!("\"id\": \"{id}\"");
+    let compact = format!("\"id\":\"{id}\"");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .position(|l| l.contains(&needle) || l.contains(&compact))
+        .unwrap_or_else(|| panic!("{id} is not in {}", path.display()))
+        + 1
+}
+
+/// Waits until the TUI owns the terminal again after an editor: alternate screen, mouse
+/// reporting on, the list drawn with `id` selected.
+fn wait_resumed(tui: &Tui, id: &str) {
+    tui.wait_screen("the alternate screen and mouse reporting back", LONG, |s| {
+        s.alternate_screen()
+            && s.mouse_protocol_mode() == vt100::MouseProtocolMode::AnyMotion
+            && s.mouse_protocol_encoding() == vt100::MouseProtocolEncoding::Sgr
+    });
+    tui.wait_selected(id, LONG);
+}
+
+#[test]
+fn e_opens_the_capture_in_editor_at_its_line_gives_it_the_keys_and_the_tui_resumes() {
+    let (dir, ws) = refund_copy();
+    let bin = dir.path().join("bin");
+    let editor = fake_editor(&bin, "vim", true, 0);
+    let mut tui = Tui::start_with(
+        &ws,
+        (ROWS, COLS),
+        &[("EDITOR", Some(editor.to_str().unwrap())), ("VISUAL", None)],
+    );
+    wait_validated(&tui);
+    tui.send("/8000\r");
+    tui.wait_text("Captures 3/25", LONG);
+    tui.send("j");
+    tui.wait_selected("amount-8000-intent-5000", LONG);
+
+    tui.send("e");
+    let args = bin.join("args.txt");
+    wait_until("the editor's arguments", LONG, || args.exists());
+    let file = ws.join("captures/cases.jsonl");
+    let line = line_of(&file, "amount-8000-intent-5000");
+    assert_eq!(line, 20);
+    assert_eq!(
+        std::fs::read_to_string(&args).unwrap(),
+        format!("+{line}\n{}\n", file.display())
+    );
+    // the editor owns the terminal: main screen, no mouse reporting, and every key typed
+    // now reaches it (were the TUI still reading, `q` would quit it)
+    tui.wait_screen("the editor on the main screen", LONG, |s| {
+        !s.alternate_screen()
+            && s.mouse_protocol_mode() == vt100::MouseProtocolMode::None
+            && s.contents().contains("fake editor running")
+    });
+    tui.send("q to the editor\r");
+    let typed = bin.join("typed.txt");
+    wait_until("the line typed into the editor", LONG, || typed.exists());
+    assert_eq!(
+        std::fs::read_to_string(&typed).unwrap(),
+        "q to the editor\n"
+    );
+
+    // back: the same list and selection, the footer's key hints (no error status)
+    wait_resumed(&tui, "amount-8000-intent-5000");
+    tui.wait_for("the filtered list and the hints", LONG, |s| {
+        s.contains("Captures 3/25") && s.contains("INTENT_MISMATCH") && s.contains("? help")
+    });
+    // and it still takes keys and clicks
+    tui.send("?");
+    tui.wait_text("this help", LONG);
+    tui.send("?");
+    tui.wait_for("the help closed", LONG, |s| !s.contains("this help"));
+    let list = tui.wait_list("the list", LONG, |l| l.rows.len() == 3);
+    let first = list.rows[0].1.clone();
+    tui.click(list.rows[0].0, 10);
+    tui.wait_selected(&first, LONG);
+    tui.send("q");
+    let parser = tui.finish();
+    let p = parser.lock().unwrap();
+    assert!(!p.screen().alternate_screen());
+    assert_eq!(
+        p.screen().mouse_protocol_mode(),
+        vt100::MouseProtocolMode::None
+    );
+}
+
+#[test]
+fn e_with_visual_and_editor_blank_runs_vi_from_the_path_on_a_json_capture_at_line_1() {
+    let (dir, ws) = refund_copy();
+    let bin = dir.path().join("bin");
+    fake_editor(&bin, "vi", false, 0);
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut tui = Tui::start_with(
+        &ws,
+        (ROWS, COLS),
+        &[
+            ("VISUAL", Some("  ")),
+            ("EDITOR", Some("")),
+            ("PATH", Some(&path)),
+        ],
+    );
+    wait_validated(&tui);
+    tui.send("/valid-proposal\r");
+    tui.wait_text("Captures 1/25", LONG);
+    tui.wait_selected("valid-proposal", LONG);
+    tui.send("e");
+    let args = bin.join("args.txt");
+    wait_until("the editor's arguments", LONG, || args.exists());
+    assert_eq!(
+        std::fs::read_to_string(&args).unwrap(),
+        format!(
+            "+1\n{}\n",
+            ws.join("captures/valid-proposal.json").display()
+        )
+    );
+    wait_resumed(&tui, "valid-proposal");
+    tui.wait_text("? help", LONG);
+    tui.send("q");
+    tui.finish();
+}
+
+#[test]
+fn e_with_a_failing_or_missing_editor_says_so_and_the_tui_resumes() {
+    let (dir, ws) = refund_copy();
+    let bin = dir.path().join("bin");
+    // an editor the code does not know takes the bare path; it exits 3
+    let failing = fake_editor(&bin, "my-edit", false, 3);
+    let missing = dir.path().join("no-such-editor");
+    for (editor, status) in [
+        (
+            failing.clone(),
+            format!("{} exited with exit status: 3", failing.display()),
+        ),
+        (
+            missing.clone(),
+            format!(
+                "cannot run {}: No such file or directory",
+                missing.display()
+            ),
+        ),
+    ] {
+        let mut tui = Tui::start_with(
+            &ws,
+            (ROWS, COLS),
+            &[("EDITOR", Some(editor.to_str().unwrap())), ("VISUAL", None)],
+        );
+        wait_validated(&tui);
+        tui.send("/duplicate-key\r");
+        tui.wait_text("Captures 1/25", LONG);
+        tui.wait_selected("duplicate-key", LONG);
+        tui.send("e");
+        tui.wait_text(&status, LONG);
+        wait_resumed(&tui, "duplicate-key");
+        tui.send("?");
+        tui.wait_text("this help", LONG);
+        tui.send("q");
+        tui.finish();
+    }
+    // the unknown editor got the bare path: no `+LINE`
+    assert_eq!(
+        std::fs::read_to_string(bin.join("args.txt")).unwrap(),
+        format!("{}\n", ws.join("captures/cases.jsonl").display())
+    );
 }
