@@ -175,6 +175,6 @@ OUT="$BENCH/results/$DATE$SUFFIX.md"
 mkdir -p "$BENCH/results"
 python3 "$BENCH/report.py" --raw "$RAW" --notes "$NOTES" --versions "$VERS" --gen "$WORK/gen.out" \
   --install "$TOOLS/install-status.txt" --n "$N" --m "$M" --runs "$RUNS" --label "${LABEL:-}" \
-  --watch "$WATCH_JSON" --watch_note "$WATCH_NOTE" > "$OUT"
+  --watch "$WATCH_JSON" --watch-note "$WATCH_NOTE" > "$OUT"
 say "wrote $OUT"
 [ "${KEEP:-0}" = 1 ] && say "workloads kept in $WORK" || rm -rf "$WORK"

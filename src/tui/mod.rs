@@ -180,7 +180,11 @@ fn run_effect(
                 crossterm::terminal::EnterAlternateScreen,
                 EnableMouseCapture
             )?;
-            terminal.clear()?;
+            // a full clear and redraw without `Terminal::clear`, which asks the terminal for
+            // the cursor position (ratatui 0.30) and fails the whole run if no answer comes
+            // within 2 s (a slow or non-answering terminal)
+            let size = terminal.size()?;
+            terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))?;
             gate.paused.store(false, Ordering::SeqCst);
             app.status = match status {
                 Ok(s) if s.success() => None,
