@@ -13,6 +13,7 @@ pub mod config;
 pub mod detail;
 pub mod filter;
 pub mod keymap;
+pub mod store;
 pub mod theme;
 pub mod ui;
 
