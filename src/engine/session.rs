@@ -10,9 +10,10 @@
 //! Every update reports the [`Change`]s: verdicts that are new, changed (with the outcome
 //! they flipped from) or removed. Verdicts are keyed by their `source` (unique, unlike ids).
 //!
-//! The session keeps compact state, not verdicts: per capture its line, id, outcome (stage,
-//! decision, reason, contract, `expect`; interned) and a hash of the whole verdict (about
-//! 24 bytes plus the id), so a log of a million captures costs tens of megabytes. Files are
+//! The session keeps compact state, not verdicts: per capture its line, outcome (stage,
+//! decision, reason, contract, `expect`; interned), a hash of the whole verdict (16 bytes)
+//! and its id (unless [`Session::without_ids`]), so a log of a million captures costs a few
+//! tens of megabytes. Files are
 //! read and validated in chunks, one chunk of records in memory at a time.
 
 use crate::core::capture;
@@ -142,42 +143,40 @@ impl Kinds {
     }
 }
 
-/// One capture as the session remembers it.
+/// One capture as the session remembers it (16 bytes).
 #[derive(Debug, Clone, Copy)]
 struct Brief {
     /// JSONL line (0 for a `.json` file).
     line: u32,
     /// Index into [`Kinds`].
     kind: u32,
-    /// The id, in the file's id text.
-    id_at: u32,
-    id_len: u32,
     /// [`verdict_hash`] of the verdict.
     hash: u64,
 }
 
-/// The captures of one file, in file order.
+/// The captures of one file, in file order, and their ids (unless the session keeps none).
 #[derive(Debug, Default)]
 struct FileState {
     briefs: Vec<Brief>,
+    /// Per brief, where its id is in `ids` (empty when ids are not kept).
+    id_spans: Vec<(u32, u32)>,
     ids: String,
 }
 
 impl FileState {
-    fn id(&self, b: &Brief) -> &str {
-        &self.ids[b.id_at as usize..(b.id_at + b.id_len) as usize]
+    fn id(&self, i: usize) -> String {
+        self.id_spans
+            .get(i)
+            .map(|&(at, len)| self.ids[at as usize..(at + len) as usize].to_string())
+            .unwrap_or_default()
     }
 
-    fn push(&mut self, line: u32, kind: u32, id: &str, hash: u64) {
-        let id_at = self.ids.len() as u32;
-        self.ids.push_str(id);
-        self.briefs.push(Brief {
-            line,
-            kind,
-            id_at,
-            id_len: id.len() as u32,
-            hash,
-        });
+    fn push(&mut self, line: u32, kind: u32, id: Option<&str>, hash: u64) {
+        if let Some(id) = id {
+            self.id_spans.push((self.ids.len() as u32, id.len() as u32));
+            self.ids.push_str(id);
+        }
+        self.briefs.push(Brief { line, kind, hash });
     }
 
     /// The brief of a line (briefs are in line order).
@@ -193,6 +192,8 @@ pub struct Session {
     /// Current state by capture file (workspace-relative).
     files: BTreeMap<String, FileState>,
     kinds: Kinds,
+    /// Whether ids are kept (for [`Change::Removed`]).
+    keep_ids: bool,
     /// Contracts whose schema or rules text changed in the last [`Session::apply`].
     changed_contracts: Vec<String>,
 }
@@ -268,8 +269,17 @@ impl Session {
             ws,
             files: BTreeMap::new(),
             kinds: Kinds::default(),
+            keep_ids: true,
             changed_contracts: Vec::new(),
         }
+    }
+
+    /// The same session, keeping no ids: [`Change::Removed`] then carries an empty id, for
+    /// a front end that knows its captures' ids itself (saves about the ids' size per
+    /// capture).
+    pub fn without_ids(mut self) -> Session {
+        self.keep_ids = false;
+        self
     }
 
     /// Remembers one evaluated record of a first run, by its summary and
@@ -283,7 +293,8 @@ impl Session {
         };
         if let Some((s, hash)) = rec {
             let kind = self.kinds.intern(KindRef::of_summary(s));
-            state.push(s.loc.line.unwrap_or(0), kind, &s.id, hash);
+            let id = self.keep_ids.then_some(s.id.as_str());
+            state.push(s.loc.line.unwrap_or(0), kind, id, hash);
         }
     }
 
@@ -460,22 +471,23 @@ impl Session {
         for f in files {
             let rel: Arc<str> = Arc::from(ws.relative(f));
             let old = self.files.remove(&*rel);
-            let removed = |old: &FileState, b: &Brief, kinds: &Kinds| {
+            let removed = |old: &FileState, i: usize, kinds: &Kinds| {
+                let b = &old.briefs[i];
                 let source = if b.line == 0 {
                     rel.to_string()
                 } else {
                     format!("{rel}:{}", b.line)
                 };
                 Change::Removed {
-                    id: old.id(b).to_string(),
+                    id: old.id(i),
                     source,
                     contract: kinds.list[b.kind as usize].contract.clone(),
                 }
             };
             if !f.is_file() {
                 if let Some(old) = old {
-                    for b in &old.briefs {
-                        each(removed(&old, b, &self.kinds));
+                    for i in 0..old.briefs.len() {
+                        each(removed(&old, i, &self.kinds));
                     }
                 }
                 continue;
@@ -484,6 +496,7 @@ impl Session {
             let mut seen = vec![false; old.briefs.len()];
             let mut new = FileState::default();
             let kinds = &mut self.kinds;
+            let keep_ids = self.keep_ids;
             let mut flush = |chunk: &mut Vec<(capture::RawRecord, Locator)>| {
                 let done: Vec<(Evaluation, u64)> = chunk
                     .par_iter()
@@ -500,7 +513,7 @@ impl Session {
                         seen[i] = true;
                         old.briefs[i]
                     });
-                    new.push(line, kind, &ev.verdict.id, hash);
+                    new.push(line, kind, keep_ids.then_some(ev.verdict.id.as_str()), hash);
                     if prev.is_some_and(|p| p.hash == hash) {
                         continue;
                     }
@@ -520,8 +533,8 @@ impl Session {
                 true
             });
             flush(&mut chunk);
-            for (b, _) in old.briefs.iter().zip(&seen).filter(|(_, s)| !**s) {
-                each(removed(&old, b, &self.kinds));
+            for (i, _) in seen.iter().enumerate().filter(|(_, s)| !**s) {
+                each(removed(&old, i, &self.kinds));
             }
             self.files.insert(rel.to_string(), new);
         }

@@ -121,7 +121,7 @@ impl Updated {
 /// A capture that disappeared after a batch of file changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Removed {
-    /// Its id.
+    /// Its id (empty from the engine, which keeps no ids: the front end has it).
     pub id: String,
     /// Its source (the key the list uses).
     pub source: String,
@@ -473,7 +473,8 @@ fn validate_all(
     }) {
         return RunEnd::Stop;
     }
-    let mut session = Session::empty(ws.clone());
+    // the front end knows the ids: removals name the source only
+    let mut session = Session::empty(ws.clone()).without_ids();
     let size = batch_size(total);
     let mut end: Option<RunEnd> = None;
     let mut batch = |chunk: &mut Vec<(crate::core::capture::RawRecord, Locator)>,

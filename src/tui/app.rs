@@ -119,6 +119,123 @@ pub struct Progress {
     pub elapsed: Option<Duration>,
 }
 
+/// The fuzzy filter's fast path over a row's haystack pieces without writing the
+/// haystack: for plain ASCII words, how far each word gets through the pieces shared by
+/// many rows (the reason of an outcome, a pointer set, a file name) is worked out once per
+/// query; per row only the id, the message and the line number are scanned.
+struct FastText<'a> {
+    words: &'a [Vec<u8>],
+    /// Per word, per outcome: the word position after the reason, for each start position
+    /// (`None`: the piece is not ASCII, use the slow path).
+    kind: Vec<Vec<Option<Vec<u16>>>>,
+    /// The same for the pointer sets (the pointers in order).
+    pset: Vec<Vec<Option<Vec<u16>>>>,
+    /// The same for the file names.
+    file: Vec<Vec<Option<Vec<u16>>>>,
+}
+
+impl<'a> FastText<'a> {
+    fn new(words: &'a [Vec<u8>], store: &Store) -> FastText<'a> {
+        let table = |w: &[u8], pieces: &[&str]| -> Option<Vec<u16>> {
+            if !pieces.iter().all(|p| p.is_ascii()) || w.len() >= u16::MAX as usize {
+                return None;
+            }
+            Some(
+                (0..=w.len())
+                    .map(|k| {
+                        pieces
+                            .iter()
+                            .fold(k, |k, p| crate::tui::filter::advance(w, k, p.as_bytes()))
+                            as u16
+                    })
+                    .collect(),
+            )
+        };
+        FastText {
+            words,
+            kind: words
+                .iter()
+                .map(|w| {
+                    store
+                        .kinds
+                        .iter()
+                        .map(|k| table(w, &[k.reason.as_ref().map_or("", |r| r.as_str())]))
+                        .collect()
+                })
+                .collect(),
+            pset: words
+                .iter()
+                .map(|w| {
+                    store
+                        .psets
+                        .iter()
+                        .map(|p| {
+                            let v: Vec<&str> = p.iter().map(String::as_str).collect();
+                            table(w, &v)
+                        })
+                        .collect()
+                })
+                .collect(),
+            file: words
+                .iter()
+                .map(|w| store.files.iter().map(|f| table(w, &[f])).collect())
+                .collect(),
+        }
+    }
+
+    /// Whether every word matches the row's haystack; `None` when a piece is not ASCII.
+    fn matches(&self, store: &Store, r: &Row) -> Option<bool> {
+        use crate::tui::filter::advance;
+        let id = store.id(r).as_bytes();
+        let msg = store.message(r).unwrap_or("").as_bytes();
+        if !id.is_ascii() || !msg.is_ascii() {
+            return None;
+        }
+        let mut digits = [0u8; 10];
+        let mut n = 0;
+        if r.line > 0 {
+            let mut l = r.line;
+            while l > 0 {
+                digits[9 - n] = b'0' + (l % 10) as u8;
+                l /= 10;
+                n += 1;
+            }
+        }
+        let line = &digits[10 - n..];
+        for (i, w) in self.words.iter().enumerate() {
+            let mut k = advance(w, 0, id);
+            k = self.kind[i][r.kind as usize].as_ref()?[k] as usize;
+            k = self.pset[i][r.pointers as usize].as_ref()?[k] as usize;
+            k = advance(w, k, msg);
+            k = self.file[i][r.file as usize].as_ref()?[k] as usize;
+            if r.line > 0 {
+                k = advance(w, k, b":");
+                k = advance(w, k, line);
+            }
+            if k < w.len() {
+                return Some(false);
+            }
+        }
+        Some(true)
+    }
+}
+
+/// How long one slice of filtering may take (a keypress's frame stays under 16 ms).
+pub const FILTER_SLICE: Duration = Duration::from_millis(6);
+
+/// A filter over many rows, done in slices between frames.
+#[derive(Debug)]
+struct PendingFilter {
+    /// The rows to test, in list order.
+    from: Vec<u32>,
+    /// How many of them are done.
+    pos: usize,
+    /// The filter text.
+    text: String,
+    /// See [`App::start_filter`].
+    top_if_lost: bool,
+}
+
 /// One node of the triage tree (stage > reason > pointer).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TriageNode {
@@ -160,6 +277,8 @@ pub struct App {
     pub view: Vec<u32>,
     /// The filter text `view` was computed for (from the current rows), for narrowing.
     view_filter: Option<String>,
+    /// A filter still running (the view holds the matches so far).
+    pending_filter: Option<PendingFilter>,
     /// Position of the selection in `view`.
     pub cursor: usize,
     /// First visible position of the list.
@@ -251,6 +370,7 @@ impl App {
             order_stale: false,
             view: Vec::new(),
             view_filter: None,
+            pending_filter: None,
             cursor: 0,
             offset: 0,
             selected: None,
@@ -483,7 +603,12 @@ impl App {
                 });
             }
         }
-        for r in removed {
+        for mut r in removed {
+            if r.id.is_empty()
+                && let Some(i) = self.store.find_source(&r.source)
+            {
+                r.id = self.store.id(&self.store.rows[i]).to_string();
+            }
             if self.remove(&r.source, generation) && self.selected.as_deref() == Some(&r.source) {
                 self.gone = Some(r);
             }
@@ -677,6 +802,7 @@ impl App {
             .collect();
         let pset_ok: Vec<bool> = store.psets.iter().map(|p| q.pointers_match(p)).collect();
         let text = q.has_text();
+        let fast = q.plain_words().map(|w| FastText::new(w, store));
         from.iter()
             .copied()
             .filter(|&i| {
@@ -690,6 +816,9 @@ impl App {
                 }
                 if !text {
                     return true;
+                }
+                if let Some(hit) = fast.as_ref().and_then(|f| f.matches(store, r)) {
+                    return hit;
                 }
                 write_haystack(
                     hay,
@@ -707,33 +836,105 @@ impl App {
     /// Recomputes the view from the sorted rows (or, when the filter only narrowed,
     /// from the previous view), keeping the selection on the same capture.
     fn refilter(&mut self) {
-        let view = if self.query.is_empty() {
-            self.order.clone()
-        } else if self
-            .view_filter
-            .as_deref()
-            .is_some_and(|old| narrows(old, &self.filter))
-        {
-            let from = std::mem::take(&mut self.view);
-            self.filter_rows(&from)
-        } else {
-            let order = std::mem::take(&mut self.order);
-            let v = self.filter_rows(&order);
-            self.order = order;
-            v
+        self.start_filter(false);
+    }
+
+    /// Starts filtering for the current query: at once when there is no query, else in
+    /// slices of [`FILTER_SLICE`] (the first one here; [`App::work`] does the rest between
+    /// frames, the view growing as matches are found). `top_if_lost`: when the selected
+    /// capture is filtered out, select the first row (a new filter), rather than the row
+    /// at the cursor.
+    fn start_filter(&mut self, top_if_lost: bool) {
+        let pending = self.pending_filter.take();
+        if self.query.is_empty() {
+            self.view = self.order.clone();
+            self.view_filter = Some(self.filter.clone());
+            self.finish_filter(top_if_lost);
+            return;
+        }
+        let from = match (pending, self.view_filter.as_deref()) {
+            (Some(p), _) if narrows(&p.text, &self.filter) => {
+                let mut v = std::mem::take(&mut self.view);
+                v.extend_from_slice(&p.from[p.pos..]);
+                v
+            }
+            (None, Some(old)) if narrows(old, &self.filter) => std::mem::take(&mut self.view),
+            _ => self.order.clone(),
         };
-        self.view = view;
-        self.view_filter = Some(self.filter.clone());
+        self.view = Vec::new();
+        self.view_filter = None;
+        self.pending_filter = Some(PendingFilter {
+            from,
+            pos: 0,
+            text: self.filter.clone(),
+            top_if_lost,
+        });
+        self.work(FILTER_SLICE);
+    }
+
+    /// Whether a filter is still running ([`App::work`] goes on with it).
+    pub fn busy(&self) -> bool {
+        self.pending_filter.is_some()
+    }
+
+    /// How far the running filter is, in percent.
+    pub fn filter_progress(&self) -> Option<usize> {
+        self.pending_filter
+            .as_ref()
+            .map(|p| p.pos * 100 / p.from.len().max(1))
+    }
+
+    /// Goes on with a running filter for about `budget`; returns whether work remains.
+    pub fn work(&mut self, budget: Duration) -> bool {
+        let Some(mut p) = self.pending_filter.take() else {
+            return false;
+        };
+        let start = Instant::now();
+        loop {
+            let end = (p.pos + 4096).min(p.from.len());
+            let found = self.filter_rows(&p.from[p.pos..end]);
+            self.view.extend(found);
+            p.pos = end;
+            if p.pos == p.from.len() {
+                break;
+            }
+            if start.elapsed() >= budget {
+                // partial: the selection stays; the cursor follows it if it was found
+                let sel = self.selected_row().map(|i| i as u32);
+                if let Some(c) = sel.and_then(|s| self.view.iter().position(|&i| i == s)) {
+                    self.cursor = c;
+                }
+                self.pending_filter = Some(p);
+                self.follow();
+                return true;
+            }
+        }
+        self.view_filter = Some(p.text);
+        self.finish_filter(p.top_if_lost);
+        false
+    }
+
+    /// Puts the cursor on the selected capture in the finished view (or, when it was
+    /// filtered out, on the first row or the row at the cursor) and refreshes the detail.
+    fn finish_filter(&mut self, top_if_lost: bool) {
         let before = self.selected.clone();
         let sel = self.selected_row().map(|i| i as u32);
         match sel.and_then(|s| self.view.iter().position(|&i| i == s)) {
             Some(p) => self.cursor = p,
             None => {
+                if top_if_lost {
+                    self.cursor = 0;
+                }
                 self.cursor = self.cursor.min(self.view.len().saturating_sub(1));
                 self.selected = self.current().map(|r| self.store.source(r));
             }
         }
-        if before != self.selected || (self.detail.is_none() && self.loading.is_none()) {
+        if before != self.selected {
+            if top_if_lost {
+                self.gone = None;
+            }
+            self.refresh_detail();
+        } else if self.detail.is_none() && self.loading.is_none() {
             self.refresh_detail();
         }
         self.follow();
@@ -775,7 +976,9 @@ impl App {
         if self.triage {
             self.build_tree();
         }
+        // rows changed: filter from the sorted rows, never from the previous view
         self.view_filter = None;
+        self.pending_filter = None;
         self.refilter();
     }
 
@@ -877,12 +1080,8 @@ impl App {
     fn set_filter(&mut self, text: String) {
         self.filter = text;
         self.query = Query::parse(&self.filter);
-        let before = self.selected.clone();
-        self.refilter();
-        if self.selected != before {
-            // the selected capture was filtered out: start at the top of the new list
-            self.select(0);
-        }
+        // the selected capture filtered out: start at the top of the new list
+        self.start_filter(true);
     }
 
     /// Builds the triage tree: stage > reason > pointer; stages in pipeline order, reasons

@@ -33,6 +33,10 @@ pub struct Query {
     /// `unmet` (Some(true)): the verdict does not meet the capture's `expect`.
     unmet: Option<bool>,
     text: Option<Pattern>,
+    /// The fuzzy words lower-cased, when every one is a plain ASCII fuzzy atom (no `^`,
+    /// `'`, `!`, `$` or `\\`): then an ASCII haystack matches when each word is a
+    /// subsequence of it, which is what nucleo decides, without scoring.
+    plain: Option<Vec<Vec<u8>>>,
 }
 
 /// Whether a verdict misses its capture's `expect` (`check`'s NOT AS EXPECTED).
@@ -85,6 +89,19 @@ impl Query {
                 None => text.push(word),
             }
         }
+        let plain = text
+            .iter()
+            .all(|w| {
+                w.is_ascii()
+                    && !w.starts_with(['^', '\'', '!'])
+                    && !w.ends_with('$')
+                    && !w.contains('\\')
+            })
+            .then(|| {
+                text.iter()
+                    .map(|w| w.bytes().map(|b| b.to_ascii_lowercase()).collect())
+                    .collect()
+            });
         let text = (!text.is_empty())
             .then(|| Pattern::parse(&text.join(" "), CaseMatching::Ignore, Normalization::Smart));
         Query {
@@ -92,6 +109,7 @@ impl Query {
             flipped,
             unmet,
             text,
+            plain,
         }
     }
 
@@ -165,6 +183,12 @@ impl Query {
             })
     }
 
+    /// The fuzzy words, lower-cased, when the fast ASCII path applies (see
+    /// [`advance`]).
+    pub fn plain_words(&self) -> Option<&[Vec<u8>]> {
+        self.plain.as_deref()
+    }
+
     /// Whether the query has fuzzy text (the only part that needs the haystack).
     pub fn has_text(&self) -> bool {
         self.text.is_some()
@@ -172,6 +196,20 @@ impl Query {
 
     /// Whether the fuzzy text matches `haystack` (true when there is none).
     pub fn text_matches(&self, haystack: &str, m: &mut FuzzyMatcher) -> bool {
+        if let Some(words) = &self.plain
+            && haystack.is_ascii()
+        {
+            let hay = haystack.as_bytes();
+            return words.iter().all(|w| {
+                let mut want = w.iter().peekable();
+                for b in hay {
+                    if want.peek().is_some_and(|&&c| c == b.to_ascii_lowercase()) {
+                        want.next();
+                    }
+                }
+                want.peek().is_none()
+            });
+        }
         match &self.text {
             None => true,
             Some(p) => p
@@ -179,6 +217,22 @@ impl Query {
                 .is_some(),
         }
     }
+}
+
+/// How far a fuzzy word (lower-case ASCII) gets through an ASCII `piece` of a haystack,
+/// starting at position `k` of the word: the word matches a haystack when it gets to its
+/// end over the haystack's pieces in order (the spaces between pieces never match, as
+/// words have none).
+pub fn advance(word: &[u8], mut k: usize, piece: &[u8]) -> usize {
+    for &b in piece {
+        if k == word.len() {
+            break;
+        }
+        if word[k] == b.to_ascii_lowercase() {
+            k += 1;
+        }
+    }
+    k
 }
 
 /// Whether the query `new` only narrows `old` (every capture `new` matches, `old` matched):
@@ -352,5 +406,46 @@ mod tests {
         assert!(!narrows("pointer:/a", "pointer:/am"));
         assert!(!narrows("!a", "!ab"));
         assert!(!narrows("a$", "a$b"));
+    }
+
+    #[test]
+    fn the_plain_fast_path_agrees_with_nucleo() {
+        let hays = [
+            "c0000123 SCHEMA_MISMATCH /amount_minor \"5000\" is not of type \"integer\" captures/log.jsonl:124",
+            "valid-proposal captures/valid-proposal.json",
+            "amount-8000-intent-5000 INTENT_MISMATCH /amount_minor proposal 8000 captures/cases.jsonl:20",
+            "",
+            "Ab",
+        ];
+        let queries = [
+            "s",
+            "sc",
+            "sch",
+            "a8000",
+            "8000-intent",
+            "zz",
+            "AMT",
+            "amount 8000",
+            "ba",
+            "ab",
+            "c0 124",
+        ];
+        let m = &mut FuzzyMatcher::default();
+        for q in queries {
+            let fast = Query::parse(q);
+            assert!(fast.plain.is_some(), "{q}");
+            let mut slow = Query::parse(q);
+            slow.plain = None;
+            for h in hays {
+                assert_eq!(
+                    fast.text_matches(h, m),
+                    slow.text_matches(h, m),
+                    "{q:?} on {h:?}"
+                );
+            }
+        }
+        assert!(Query::parse("^ab").plain.is_none());
+        assert!(Query::parse("ab$").plain.is_none());
+        assert!(Query::parse("é").plain.is_none());
     }
 }

@@ -1,4 +1,4 @@
-//! The capture list's compact store (issue 5): one [`Row`] of 48 bytes per capture, its
+//! The capture list's compact store (issue 5): one [`Row`] of 40 bytes per capture, its
 //! id and first message in one shared text arena, and everything that repeats (outcomes,
 //! pointer sets, file names) interned. A million captures take about 80 MB; the records
 //! themselves stay on disk and are re-read when one is shown.
@@ -14,17 +14,33 @@ use std::sync::Arc;
 const NONE: u32 = u32::MAX;
 /// [`Row::flags`]: the verdict flipped this session.
 pub const FLIPPED: u8 = 1;
+/// The longest id or message a row keeps, in bytes (longer ones are cut at a character
+/// boundary; the detail re-reads the record and shows them whole).
+pub const MAX_TEXT: usize = u16::MAX as usize - 1;
 
-/// One capture as the list keeps it (48 bytes).
+/// `s` cut to at most [`MAX_TEXT`] bytes at a character boundary.
+fn clip(s: &str) -> &str {
+    if s.len() <= MAX_TEXT {
+        return s;
+    }
+    let mut end = MAX_TEXT;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// One capture as the list keeps it (40 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Row {
     /// Byte offset to re-read the record from ([`Locator::offset`]).
     pub offset: u64,
     /// The id starts here in the text arena; the message (if any) follows it.
     text_at: u32,
-    id_len: u32,
-    /// The first message's length + 1 (0: none).
-    msg_len: u32,
+    /// The id's length in bytes (ids are kept to [`MAX_TEXT`] bytes).
+    id_len: u16,
+    /// The first message's length + 1 (0: none; kept to [`MAX_TEXT`] bytes).
+    msg_len: u16,
     /// Index into [`Store::files`].
     pub file: u32,
     /// 1-based JSONL line; 0 for a `.json` file.
@@ -156,13 +172,19 @@ impl Store {
 
     /// The id of a row.
     pub fn id(&self, r: &Row) -> &str {
-        &self.text[r.text_at as usize..(r.text_at + r.id_len) as usize]
+        let at = r.text_at as usize;
+        &self.text[at..at + r.id_len as usize]
     }
 
     /// The first error's message of a row.
     pub fn message(&self, r: &Row) -> Option<&str> {
-        let at = (r.text_at + r.id_len) as usize;
+        let at = r.text_at as usize + r.id_len as usize;
         (r.msg_len > 0).then(|| &self.text[at..at + r.msg_len as usize - 1])
+    }
+
+    /// Arena bytes of a row.
+    fn text_len(r: &Row) -> usize {
+        r.id_len as usize + (r.msg_len as usize).saturating_sub(1)
     }
 
     /// The outcome of a row.
@@ -283,24 +305,23 @@ impl Store {
         }
         let kind = self.intern_kind(s);
         let pointers = self.intern_pointers(&s.pointers);
-        if self.text.len() + s.id.len() + s.message.as_ref().map_or(0, String::len)
-            > u32::MAX as usize
-        {
+        let (id, message) = (clip(&s.id), s.message.as_deref().map(clip));
+        if self.text.len() + id.len() + message.map_or(0, str::len) > u32::MAX as usize {
             self.compact_text();
         }
         let text_at = self.text.len() as u32;
-        self.text.push_str(&s.id);
-        let msg_len = match &s.message {
+        self.text.push_str(id);
+        let msg_len = match message {
             Some(m) => {
                 self.text.push_str(m);
-                m.len() as u32 + 1
+                m.len() as u16 + 1
             }
             None => 0,
         };
         let mut row = Row {
             offset: s.loc.offset,
             text_at,
-            id_len: s.id.len() as u32,
+            id_len: id.len() as u16,
             msg_len,
             file,
             line,
@@ -313,10 +334,10 @@ impl Store {
             Some(i) => {
                 let old = self.rows[i as usize];
                 row.flags = old.flags;
-                self.garbage += (old.id_len + old.msg_len.saturating_sub(1)) as usize;
+                self.garbage += Store::text_len(&old);
                 let moved = self.kinds[old.kind as usize].decision
                     != self.kinds[kind as usize].decision
-                    || self.id(&old) != s.id;
+                    || self.id(&old) != id;
                 self.rows[i as usize] = row;
                 if self.garbage > 1 << 20 && self.garbage > self.text.len() / 2 {
                     self.compact_text();
@@ -342,7 +363,7 @@ impl Store {
     /// Removes row `i` (the last row takes its index, which is returned).
     pub fn swap_remove(&mut self, i: usize) -> Option<usize> {
         let r = self.rows.swap_remove(i);
-        self.garbage += (r.id_len + r.msg_len.saturating_sub(1)) as usize;
+        self.garbage += Store::text_len(&r);
         self.index[r.file as usize][r.line as usize] = NONE;
         let moved = self.rows.get(i).copied()?;
         self.index[moved.file as usize][moved.line as usize] = i as u32;
@@ -365,7 +386,7 @@ impl Store {
     fn compact_text(&mut self) {
         let mut text = String::with_capacity(self.text.len() - self.garbage);
         for r in &mut self.rows {
-            let len = (r.id_len + r.msg_len.saturating_sub(1)) as usize;
+            let len = Store::text_len(r);
             let at = r.text_at as usize;
             r.text_at = text.len() as u32;
             text.push_str(&self.text[at..at + len]);
@@ -415,7 +436,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_row_is_48_bytes() {
-        assert_eq!(std::mem::size_of::<Row>(), 48);
+    fn a_row_is_40_bytes() {
+        assert_eq!(std::mem::size_of::<Row>(), 40);
     }
 }

@@ -791,3 +791,42 @@ fn at_80x24_the_footer_keeps_help_and_quit_and_the_tabs_are_readable() {
     }
     app.update(Msg::Resize(0, 0)); // (a TestBackend cannot be 0 wide; the update must not panic)
 }
+
+#[test]
+fn the_list_filter_agrees_with_the_query_on_each_evaluation() {
+    use super::filter::{FuzzyMatcher, Query, haystack};
+    let ws = Workspace::open(&sample("refund")).unwrap();
+    let evs = evaluate_all(&ws);
+    let m = &mut FuzzyMatcher::default();
+    for q in [
+        "s",
+        "sc",
+        "a8000",
+        "amount 8000",
+        "jsonl:2",
+        "json",
+        "intent",
+        "zz",
+        "stage:schema amount",
+        "!stage:ready",
+        "pointer:/amount_minor",
+        "^amount",
+        "proposal$",
+    ] {
+        let mut app = refund(120, 30);
+        keys(&mut app, "/");
+        keys(&mut app, q);
+        let mut got: Vec<String> = (0..app.view.len())
+            .map(|p| app.id_at(p).unwrap().to_string())
+            .collect();
+        let query = Query::parse(q);
+        let mut want: Vec<String> = evs
+            .iter()
+            .filter(|e| query.matches(e, &haystack(e), false, m))
+            .map(|e| e.verdict.id.clone())
+            .collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{q}");
+    }
+}

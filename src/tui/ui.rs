@@ -297,6 +297,9 @@ fn draw_list(app: &App, f: &mut Frame, r: Rect) {
             t.key(),
         ));
     }
+    if let Some(p) = app.filter_progress() {
+        title.push(Span::styled(format!("filtering {p}% "), t.dim()));
+    }
     let block = pane(&t, Line::from(title), app.focus == Focus::List);
     let inner = block.inner(r);
     f.render_widget(block, r);
