@@ -199,9 +199,9 @@ pub struct Engine {
 
 /// How many records go into one [`EngineEvent::Batch`] for a run of `total` records:
 /// about 50 batches per run (so the consumer merges a bounded number of times), never
-/// fewer than 64 records nor more than 8,192 (a batch's records are in memory at once).
+/// fewer than 64 records nor more than 2,048 (a batch's records are in memory at once).
 pub fn batch_size(total: usize) -> usize {
-    (total / 50).clamp(64, 8192)
+    (total / 50).clamp(64, 2048)
 }
 
 impl Engine {

@@ -405,14 +405,7 @@ impl Store {
             .then_with(|| {
                 if x.file == y.file {
                     // same file: compare the sources as text (`:10` sorts before `:9`)
-                    let (mut p, mut q) = (itoa(x.line), itoa(y.line));
-                    if x.line == 0 {
-                        p.clear();
-                    }
-                    if y.line == 0 {
-                        q.clear();
-                    }
-                    p.cmp(&q)
+                    x.line.to_string().cmp(&y.line.to_string())
                 } else {
                     self.source(x).cmp(&self.source(y))
                 }
@@ -425,10 +418,6 @@ impl Store {
             + self.text.capacity()
             + self.index.iter().map(|i| i.capacity() * 4).sum::<usize>()
     }
-}
-
-fn itoa(n: u32) -> String {
-    n.to_string()
 }
 
 #[cfg(test)]
