@@ -298,6 +298,15 @@ impl Session {
         }
     }
 
+    /// Reserves room for `n` more records of `file` (a first run that counted them).
+    pub fn reserve(&mut self, file: &str, n: usize) {
+        let state = self.files.entry(file.to_string()).or_default();
+        state.briefs.reserve(n);
+        if self.keep_ids {
+            state.id_spans.reserve(n);
+        }
+    }
+
     /// The contracts whose schema or rules text changed in the last [`Session::apply`]
     /// (every contract after a reload of `verdict.toml`).
     pub fn changed_contracts(&self) -> &[String] {

@@ -465,7 +465,8 @@ fn validate_all(
     let start = Instant::now();
     let ws = st.workspace.clone();
     let files = ws.capture_files();
-    let total: usize = files.par_iter().map(|f| count_records(f)).sum();
+    let counts: Vec<usize> = files.par_iter().map(|f| count_records(f)).collect();
+    let total: usize = counts.iter().sum();
     if !emit(EngineEvent::Started {
         generation,
         workspace: ws.clone(),
@@ -512,9 +513,9 @@ fn validate_all(
         None
     };
     let mut chunk = Vec::with_capacity(size);
-    for f in &files {
+    for (f, &count) in files.iter().zip(&counts) {
         let rel: Arc<str> = Arc::from(ws.relative(f));
-        session.record(&rel, None);
+        session.reserve(&rel, count);
         for_each_located(f, &rel, ws.config.max_capture_bytes, |r, loc| {
             chunk.push((r, loc));
             if chunk.len() >= size {

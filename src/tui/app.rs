@@ -279,6 +279,8 @@ pub struct App {
     view_filter: Option<String>,
     /// A filter still running (the view holds the matches so far).
     pending_filter: Option<PendingFilter>,
+    /// Row-index buffers to reuse.
+    spare: Vec<Vec<u32>>,
     /// Position of the selection in `view`.
     pub cursor: usize,
     /// First visible position of the list.
@@ -371,6 +373,7 @@ impl App {
             view: Vec::new(),
             view_filter: None,
             pending_filter: None,
+            spare: Vec::new(),
             cursor: 0,
             offset: 0,
             selected: None,
@@ -732,11 +735,13 @@ impl App {
     /// Brings `order` up to date: a full sort when rows were removed, else the new and
     /// moved rows sorted and merged in (linear in the list).
     fn sort_rows(&mut self) {
-        let store = &self.store;
-        if self.order_stale || self.order.len() + self.unsorted.len() < store.len() {
-            self.order = (0..store.len() as u32).collect();
-            self.order
-                .sort_unstable_by(|&a, &b| store.cmp(a as usize, b as usize));
+        if self.order_stale || self.order.len() + self.unsorted.len() < self.store.len() {
+            let mut order = self.buffer();
+            order.extend(0..self.store.len() as u32);
+            let store = &self.store;
+            order.sort_unstable_by(|&a, &b| store.cmp(a as usize, b as usize));
+            let old = std::mem::replace(&mut self.order, order);
+            self.recycle(old);
             self.unsorted.clear();
             self.order_stale = false;
             return;
@@ -747,7 +752,7 @@ impl App {
         let mut fresh = std::mem::take(&mut self.unsorted);
         fresh.sort_unstable();
         fresh.dedup();
-        let n = store.len();
+        let n = self.store.len();
         if self.order.len() + fresh.len() > n {
             // some rows moved: take them out first
             let mut mark = vec![false; n];
@@ -756,32 +761,40 @@ impl App {
             }
             self.order.retain(|&i| !mark[i as usize]);
         }
+        let mut out = self.buffer();
+        let store = &self.store;
         fresh.sort_unstable_by(|&a, &b| store.cmp(a as usize, b as usize));
-        let old = std::mem::take(&mut self.order);
-        let mut out = Vec::with_capacity(old.len() + fresh.len());
-        let (mut a, mut b) = (old.into_iter().peekable(), fresh.into_iter().peekable());
-        loop {
-            match (a.peek(), b.peek()) {
-                (Some(&x), Some(&y)) => {
-                    if store.cmp(x as usize, y as usize) == std::cmp::Ordering::Greater {
-                        out.push(y);
-                        b.next();
-                    } else {
-                        out.push(x);
-                        a.next();
-                    }
-                }
-                (Some(_), None) => {
-                    out.extend(a);
-                    break;
-                }
-                (None, _) => {
-                    out.extend(b);
-                    break;
-                }
+        let old = &self.order;
+        out.reserve(old.len() + fresh.len());
+        let (mut i, mut j) = (0, 0);
+        while i < old.len() && j < fresh.len() {
+            if store.cmp(old[i] as usize, fresh[j] as usize) == std::cmp::Ordering::Greater {
+                out.push(fresh[j]);
+                j += 1;
+            } else {
+                out.push(old[i]);
+                i += 1;
             }
         }
-        self.order = out;
+        out.extend_from_slice(&old[i..]);
+        out.extend_from_slice(&fresh[j..]);
+        let old = std::mem::replace(&mut self.order, out);
+        self.recycle(old);
+    }
+
+    /// An empty row-index buffer (a recycled one when there is one: the lists of a million
+    /// rows are rebuilt often, and reusing their buffers keeps the allocator from
+    /// scattering them).
+    fn buffer(&mut self) -> Vec<u32> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Keeps a row-index buffer for [`App::buffer`].
+    fn recycle(&mut self, mut v: Vec<u32>) {
+        if self.spare.len() < 3 && v.capacity() > 0 {
+            v.clear();
+            self.spare.push(v);
+        }
     }
 
     /// Filters `from` (row indices in list order) with the current query.
@@ -847,7 +860,13 @@ impl App {
     fn start_filter(&mut self, top_if_lost: bool) {
         let pending = self.pending_filter.take();
         if self.query.is_empty() {
-            self.view = self.order.clone();
+            let mut view = self.buffer();
+            view.extend_from_slice(&self.order);
+            let old = std::mem::replace(&mut self.view, view);
+            self.recycle(old);
+            if let Some(p) = pending {
+                self.recycle(p.from);
+            }
             self.view_filter = Some(self.filter.clone());
             self.finish_filter(top_if_lost);
             return;
@@ -856,12 +875,22 @@ impl App {
             (Some(p), _) if narrows(&p.text, &self.filter) => {
                 let mut v = std::mem::take(&mut self.view);
                 v.extend_from_slice(&p.from[p.pos..]);
+                self.recycle(p.from);
                 v
             }
             (None, Some(old)) if narrows(old, &self.filter) => std::mem::take(&mut self.view),
-            _ => self.order.clone(),
+            (p, _) => {
+                if let Some(p) = p {
+                    self.recycle(p.from);
+                }
+                let old = std::mem::take(&mut self.view);
+                self.recycle(old);
+                let mut v = self.buffer();
+                v.extend_from_slice(&self.order);
+                v
+            }
         };
-        self.view = Vec::new();
+        self.view = self.buffer();
         self.view_filter = None;
         self.pending_filter = Some(PendingFilter {
             from,
@@ -910,6 +939,7 @@ impl App {
             }
         }
         self.view_filter = Some(p.text);
+        self.recycle(p.from);
         self.finish_filter(p.top_if_lost);
         false
     }

@@ -135,6 +135,8 @@ pub struct Store {
     file_ids: HashMap<Arc<str>, u32>,
     /// Per file, the row of each line (index 0 for a `.json` file).
     index: Vec<Vec<u32>>,
+    /// Lines the first JSONL file's index is sized for ([`Store::reserve`]).
+    expect_lines: usize,
 }
 
 impl Default for Store {
@@ -150,6 +152,7 @@ impl Default for Store {
             files: Vec::new(),
             file_ids: HashMap::new(),
             index: Vec::new(),
+            expect_lines: 0,
         }
     }
 }
@@ -165,9 +168,12 @@ impl Store {
         self.rows.is_empty()
     }
 
-    /// Reserves room for `n` more rows.
+    /// Reserves room for `n` more rows (and their texts and line index, estimated), so
+    /// that a large load grows no big buffer by copying it.
     pub fn reserve(&mut self, n: usize) {
         self.rows.reserve(n);
+        self.text.reserve(n * 32);
+        self.expect_lines = self.expect_lines.max(n);
     }
 
     /// The id of a row.
@@ -352,6 +358,10 @@ impl Store {
                 self.rows.push(row);
                 let idx = &mut self.index[file as usize];
                 if idx.len() <= line as usize {
+                    if idx.is_empty() && line > 0 {
+                        // a JSONL log: size the index once for the expected lines
+                        idx.reserve(std::mem::take(&mut self.expect_lines) + 1);
+                    }
                     idx.resize(line as usize + 1, NONE);
                 }
                 idx[line as usize] = i as u32;
