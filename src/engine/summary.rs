@@ -281,7 +281,21 @@ pub fn read_record(ws: &Workspace, loc: &Locator) -> Option<RawRecord> {
         text,
     };
     let mut file = std::fs::File::open(&path).ok()?;
-    if loc.offset != UNKNOWN_OFFSET && file.seek(SeekFrom::Start(loc.offset)).is_ok() {
+    // the offset must still start a line (the byte before it a newline), else the file
+    // changed under it: scan for the line instead
+    let at_line_start = |file: &mut std::fs::File| -> bool {
+        if loc.offset == 0 {
+            return true;
+        }
+        let mut b = [0u8; 1];
+        file.seek(SeekFrom::Start(loc.offset - 1)).is_ok()
+            && file.read_exact(&mut b).is_ok()
+            && b[0] == b'\n'
+    };
+    if loc.offset != UNKNOWN_OFFSET
+        && at_line_start(&mut file)
+        && file.seek(SeekFrom::Start(loc.offset)).is_ok()
+    {
         let (pos, stop) = (Cell::new(0), Cell::new(false));
         let mut found = None;
         capture::read_lines(
@@ -299,9 +313,9 @@ pub fn read_record(ws: &Workspace, loc: &Locator) -> Option<RawRecord> {
         if let Some(text) = found {
             return Some(record(text));
         }
-        file.seek(SeekFrom::Start(0)).ok()?;
     }
     // offset unknown or stale: scan for the line
+    file.seek(SeekFrom::Start(0)).ok()?;
     let (pos, stop) = (Cell::new(0), Cell::new(false));
     let mut found = None;
     capture::read_lines(
@@ -358,6 +372,11 @@ mod tests {
             assert_eq!(scanned.text.as_ref().ok(), r.text.as_ref().ok());
         }
         assert_eq!(got[1].0.line, Some(4));
+        // an offset that no longer starts a line: the line is scanned for
+        let mut moved = got[2].1.clone();
+        moved.offset += 3;
+        let again = read_record(&ws, &moved).unwrap();
+        assert_eq!(again.text.as_ref().ok(), got[2].0.text.as_ref().ok());
         assert!(read_record(&ws, &Locator::of_source("captures/l.jsonl:9")).is_none());
     }
 }
