@@ -11,9 +11,9 @@
 //!
 //! `cause` is the changed file (workspace-relative) that led to the line, `null` for the
 //! first pass; `flipped_from` is set when the stage, decision or reason changed. `ts_ms` is
-//! the Unix time in milliseconds when the line was written. Lines are flushed at once.
+//! the Unix time in milliseconds when the line was written. A batch's lines are flushed
+//! together with its summary line (one write for a first pass of 100,000 verdicts).
 
-use crate::core::summary::Summary;
 use crate::engine::session::{Change, Session};
 use crate::engine::watcher::{self, WatchEvent};
 use serde_json::{Value, json};
@@ -35,7 +35,7 @@ fn emit(out: &mut dyn Write, mut line: Value) -> std::io::Result<()> {
 }
 
 /// A `verdict` line, serialized straight from the verdict (no intermediate `Value`); the
-/// fields in the order `json!` would give them (sorted), so every line reads the same.
+/// fields in the order `json!` gives them (sorted), so every line reads the same.
 #[derive(serde::Serialize)]
 struct VerdictLine<'a> {
     cause: Option<&'a String>,
@@ -54,62 +54,78 @@ fn rel(root: &Path, p: &Path) -> String {
         .replace('\\', "/")
 }
 
-/// Writes the lines for one batch of changes and its summary. `causes` are the changed
-/// paths, workspace-relative (empty for the first pass).
-pub fn write_batch(
-    out: &mut dyn Write,
-    session: &Session,
-    changes: &[Change],
-    causes: &[String],
-) -> std::io::Result<()> {
-    // one write per batch (stdout is line-buffered): a first pass of 100,000 verdicts is
-    // not 100,000 writes
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-    let out: &mut dyn Write = &mut out;
-    let cause_of = |v: &crate::core::verdict::Verdict| -> Value {
-        crate::engine::session::cause_of(v, causes).map_or(Value::Null, |c| json!(c))
-    };
-    for ch in changes {
-        match ch {
-            Change::Updated { verdict, previous } => {
-                let flipped = previous
-                    .as_ref()
-                    .filter(|p| {
-                        p.stage != verdict.stage
-                            || p.decision != verdict.decision
-                            || p.reason != verdict.reason
-                    })
-                    .map_or(
-                        Value::Null,
-                        |p| json!({"stage": p.stage, "decision": p.decision, "reason": p.reason}),
-                    );
-                let line = VerdictLine {
-                    cause: crate::engine::session::cause_of(verdict, causes),
-                    data: verdict,
-                    flipped_from: flipped,
-                    ts_ms: now_ms() as u64,
-                    kind: "verdict",
-                };
-                serde_json::to_writer(&mut *out, &line)?;
-                writeln!(out)?;
-            }
-            Change::Removed { verdict } => {
-                emit(
-                    out,
-                    json!({"type": "removed", "data": {"id": verdict.id, "source": verdict.source}, "cause": cause_of(verdict)}),
-                )?;
-            }
+/// Writes the line for one change. `causes` are the changed paths, workspace-relative
+/// (empty for the first pass).
+pub fn write_change(out: &mut dyn Write, ch: &Change, causes: &[String]) -> std::io::Result<()> {
+    match ch {
+        Change::Updated {
+            evaluation,
+            previous,
+            ..
+        } => {
+            let verdict = &evaluation.verdict;
+            let flipped = previous
+                .as_ref()
+                .filter(|p| {
+                    p.stage != verdict.stage
+                        || p.decision != verdict.decision
+                        || p.reason != verdict.reason
+                })
+                .map_or(
+                    Value::Null,
+                    |p| json!({"stage": p.stage, "decision": p.decision, "reason": p.reason}),
+                );
+            let line = VerdictLine {
+                cause: crate::engine::session::cause_of(verdict, causes),
+                data: verdict,
+                flipped_from: flipped,
+                ts_ms: now_ms() as u64,
+                kind: "verdict",
+            };
+            serde_json::to_writer(&mut *out, &line)?;
+            writeln!(out)
+        }
+        Change::Removed {
+            id,
+            source,
+            contract,
+        } => {
+            let cause = crate::engine::session::cause_for(source, contract.as_deref(), causes)
+                .map_or(Value::Null, |c| json!(c));
+            emit(
+                out,
+                json!({"type": "removed", "data": {"id": id, "source": source}, "cause": cause}),
+            )
         }
     }
-    let mut summary = Summary::default();
-    for v in session.verdicts() {
-        summary.add(v);
-    }
+}
+
+/// Writes the summary line that ends a batch.
+pub fn write_summary(
+    out: &mut dyn Write,
+    session: &Session,
+    causes: &[String],
+) -> std::io::Result<()> {
     emit(
         out,
-        json!({"type": "summary", "data": summary, "cause": causes}),
+        json!({"type": "summary", "data": session.summary(), "cause": causes}),
     )?;
     out.flush()
+}
+
+/// A change sink that writes each change at once and keeps the first write error.
+fn writer<'a>(
+    out: &'a mut dyn Write,
+    causes: &'a [String],
+    failed: &'a mut Option<std::io::Error>,
+) -> impl FnMut(Change) + 'a {
+    move |ch| {
+        if failed.is_none()
+            && let Err(e) = write_change(out, &ch, causes)
+        {
+            *failed = Some(e);
+        }
+    }
 }
 
 /// Runs `watch` until the watcher stops or the output is closed.
@@ -117,17 +133,30 @@ pub fn write_batch(
 /// # Errors
 /// The workspace cannot be opened or watched; the output is closed.
 pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Result<()> {
-    let (mut session, changes) = Session::open(root)?;
-    // watch first, so nothing saved during the first pass is missed
+    // stdout is line-buffered: buffer a batch, flush it with its summary (or error) line
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+    let out: &mut dyn Write = &mut buffered;
+    let ws = std::sync::Arc::new(crate::core::workspace::Workspace::open(root)?);
+    // watch before the first pass, so nothing saved meanwhile is missed
     let (tx, rx) = std::sync::mpsc::channel();
     let _watcher = watcher::watch(root, debounce, tx)?;
-    write_batch(out, &session, &changes, &[])?;
+    let mut failed = None;
+    let mut session = Session::open_with(ws, &mut writer(out, &[], &mut failed));
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    write_summary(out, &session, &[])?;
     for event in rx {
         match event {
             WatchEvent::Changed(paths) => {
                 let causes: Vec<String> = paths.iter().map(|p| rel(root, p)).collect();
-                match session.apply(&paths) {
-                    Ok(changes) => write_batch(out, &session, &changes, &causes)?,
+                let mut failed = None;
+                let result = session.apply_each(&paths, &mut writer(out, &causes, &mut failed));
+                if let Some(e) = failed {
+                    return Err(e.into());
+                }
+                match result {
+                    Ok(()) => write_summary(out, &session, &causes)?,
                     Err(e) => {
                         emit(
                             out,

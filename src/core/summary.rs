@@ -45,26 +45,44 @@ pub struct Funnel {
 impl Summary {
     /// Adds one verdict.
     pub fn add(&mut self, v: &Verdict) {
-        self.captures += 1;
-        let s = v.stage;
-        self.funnel.completed += usize::from(s > Stage::Response);
-        self.funnel.parsed += usize::from(s > Stage::Parse);
-        self.funnel.schema += usize::from(s > Stage::Schema);
-        self.funnel.business += usize::from(s > Stage::Business);
-        self.funnel.ready += usize::from(s == Stage::Ready);
-        *self.decisions.entry(v.decision).or_default() += 1;
-        *self.stages.entry(v.stage).or_default() += 1;
-        match &v.expect {
-            Some(e) => {
-                self.expected += 1;
-                self.expect_met += usize::from(e.met);
+        self.add_outcome(v.stage, v.decision, v.expect.as_ref().map(|e| e.met));
+    }
+
+    /// Adds one verdict known only by its stage, decision and `expect` outcome
+    /// (`Some(met)` when the capture has an `expect`): the same counts as [`Summary::add`].
+    pub fn add_outcome(&mut self, stage: Stage, decision: Decision, expect: Option<bool>) {
+        self.add_outcomes(stage, decision, expect, 1);
+    }
+
+    /// Adds `n` verdicts of the same outcome (see [`Summary::add_outcome`]).
+    pub fn add_outcomes(
+        &mut self,
+        stage: Stage,
+        decision: Decision,
+        expect: Option<bool>,
+        n: usize,
+    ) {
+        self.captures += n;
+        let s = stage;
+        let of = |b: bool| if b { n } else { 0 };
+        self.funnel.completed += of(s > Stage::Response);
+        self.funnel.parsed += of(s > Stage::Parse);
+        self.funnel.schema += of(s > Stage::Schema);
+        self.funnel.business += of(s > Stage::Business);
+        self.funnel.ready += of(s == Stage::Ready);
+        *self.decisions.entry(decision).or_default() += n;
+        *self.stages.entry(stage).or_default() += n;
+        match expect {
+            Some(met) => {
+                self.expected += n;
+                self.expect_met += of(met);
             }
-            None => self.ready_without_expect += usize::from(v.is_ready()),
+            None => self.ready_without_expect += of(stage == Stage::Ready),
         }
-        if v.passes() {
-            self.passed += 1;
+        if expect.unwrap_or(stage == Stage::Ready) {
+            self.passed += n;
         } else {
-            self.failed += 1;
+            self.failed += n;
         }
     }
 

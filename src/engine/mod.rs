@@ -1,13 +1,16 @@
 //! The engine: what turns "these files changed" into updated verdicts, shared by the TUI
 //! and `verdict watch --json`, with no terminal types.
 //!
-//! * [`session`] keeps the current verdict of every capture and re-validates incrementally
+//! * [`session`] keeps compact state for every capture and re-validates incrementally
 //!   (pure, no threads): what `watch --json` runs on.
+//! * [`summary`] is the compact per-capture summary a front end keeps, where each record
+//!   lives on disk, and re-reading one record for its full evaluation.
 //! * [`watcher`] is the file watcher thread (notify with a debouncer).
 //! * [`worker`] validates on a background thread with coalescing jobs and generations:
 //!   what the TUI runs on.
 
 pub mod session;
+pub mod summary;
 pub mod watcher;
 pub mod worker;
 

@@ -7,42 +7,193 @@
 //! * a new folder is rescanned (file watchers miss files created right after their folder);
 //! * a deleted capture file removes its captures.
 //!
-//! Every update returns the [`Change`]s: verdicts that are new, changed (with the verdict
+//! Every update reports the [`Change`]s: verdicts that are new, changed (with the outcome
 //! they flipped from) or removed. Verdicts are keyed by their `source` (unique, unlike ids).
+//!
+//! The session keeps compact state, not verdicts: per capture its line, outcome (stage,
+//! decision, reason, contract, `expect`; interned), a hash of the whole verdict (16 bytes)
+//! and its id (unless [`Session::without_ids`]), so a log of a million captures costs a few
+//! tens of megabytes. Files are
+//! read and validated in chunks, one chunk of records in memory at a time.
 
 use crate::core::capture;
 use crate::core::pipeline::Evaluation;
-use crate::core::verdict::Verdict;
+use crate::core::review::Outcome;
+use crate::core::summary::Summary;
+use crate::core::verdict::{Decision, Reason, Stage, Verdict};
 use crate::core::workspace::{Workspace, WorkspaceError};
+use crate::engine::summary::{CaptureSummary, Locator, for_each_located, verdict_hash};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{Hash, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// Records validated together (in parallel) when a file is re-read.
+const CHUNK: usize = 1024;
+
 /// One verdict that appeared, changed or disappeared.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Change {
-    /// A capture seen for the first time, or whose verdict changed. `previous` is the
-    /// verdict it replaced (`None` when new).
+    /// A capture seen for the first time, or whose verdict changed.
     Updated {
-        /// The new verdict.
-        verdict: Box<Verdict>,
-        /// What it was before.
-        previous: Option<Box<Verdict>>,
+        /// The fresh evaluation (its verdict is the new verdict).
+        evaluation: Box<Evaluation>,
+        /// The outcome it had before (`None` when new).
+        previous: Option<Outcome>,
+        /// Where the record is.
+        loc: Locator,
     },
     /// A capture that no longer exists (its file was deleted, or its JSONL line removed).
     Removed {
-        /// Its last verdict.
-        verdict: Box<Verdict>,
+        /// Its last id.
+        id: String,
+        /// Its source.
+        source: String,
+        /// Its last contract.
+        contract: Option<String>,
     },
+}
+
+/// What a session remembers of a verdict's outcome (interned: few distinct values).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Kind {
+    stage: Stage,
+    decision: Decision,
+    reason: Option<Reason>,
+    contract: Option<String>,
+    expect: Option<bool>,
+}
+
+impl Kind {
+    fn outcome(&self) -> Outcome {
+        Outcome {
+            stage: self.stage,
+            reason: self.reason.clone(),
+            decision: self.decision,
+            passes: self.expect.unwrap_or(self.stage == Stage::Ready),
+        }
+    }
+}
+
+/// A verdict's outcome, borrowed (what [`Kinds`] interns).
+#[derive(Hash)]
+struct KindRef<'a> {
+    stage: Stage,
+    decision: Decision,
+    reason: Option<&'a Reason>,
+    contract: Option<&'a str>,
+    expect: Option<bool>,
+}
+
+impl<'a> KindRef<'a> {
+    fn of(v: &'a Verdict) -> KindRef<'a> {
+        KindRef {
+            stage: v.stage,
+            decision: v.decision,
+            reason: v.reason.as_ref(),
+            contract: v.contract.as_deref(),
+            expect: v.expect.as_ref().map(|e| e.met),
+        }
+    }
+
+    fn of_summary(s: &'a CaptureSummary) -> KindRef<'a> {
+        KindRef {
+            stage: s.stage,
+            decision: s.decision,
+            reason: s.reason.as_ref(),
+            contract: s.contract.as_deref(),
+            expect: s.expect,
+        }
+    }
+}
+
+/// The interned outcomes.
+#[derive(Debug, Default)]
+struct Kinds {
+    list: Vec<Kind>,
+    by_hash: HashMap<u64, Vec<u32>>,
+}
+
+impl Kinds {
+    fn intern(&mut self, v: KindRef<'_>) -> u32 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        v.hash(&mut h);
+        let same = |k: &Kind| {
+            k.stage == v.stage
+                && k.decision == v.decision
+                && k.reason.as_ref() == v.reason
+                && k.contract.as_deref() == v.contract
+                && k.expect == v.expect
+        };
+        let ids = self.by_hash.entry(h.finish()).or_default();
+        if let Some(&i) = ids.iter().find(|&&i| same(&self.list[i as usize])) {
+            return i;
+        }
+        let i = self.list.len() as u32;
+        self.list.push(Kind {
+            stage: v.stage,
+            decision: v.decision,
+            reason: v.reason.cloned(),
+            contract: v.contract.map(str::to_string),
+            expect: v.expect,
+        });
+        ids.push(i);
+        i
+    }
+}
+
+/// One capture as the session remembers it (16 bytes).
+#[derive(Debug, Clone, Copy)]
+struct Brief {
+    /// JSONL line (0 for a `.json` file).
+    line: u32,
+    /// Index into [`Kinds`].
+    kind: u32,
+    /// [`verdict_hash`] of the verdict.
+    hash: u64,
+}
+
+/// The captures of one file, in file order, and their ids (unless the session keeps none).
+#[derive(Debug, Default)]
+struct FileState {
+    briefs: Vec<Brief>,
+    /// Per brief, where its id is in `ids` (empty when ids are not kept).
+    id_spans: Vec<(u32, u32)>,
+    ids: String,
+}
+
+impl FileState {
+    fn id(&self, i: usize) -> String {
+        self.id_spans
+            .get(i)
+            .map(|&(at, len)| self.ids[at as usize..(at + len) as usize].to_string())
+            .unwrap_or_default()
+    }
+
+    fn push(&mut self, line: u32, kind: u32, id: Option<&str>, hash: u64) {
+        if let Some(id) = id {
+            self.id_spans.push((self.ids.len() as u32, id.len() as u32));
+            self.ids.push_str(id);
+        }
+        self.briefs.push(Brief { line, kind, hash });
+    }
+
+    /// The brief of a line (briefs are in line order).
+    fn find(&self, line: u32) -> Option<usize> {
+        self.briefs.binary_search_by_key(&line, |b| b.line).ok()
+    }
 }
 
 /// The current verdicts of a workspace.
 pub struct Session {
     /// The workspace as last loaded (shared with front ends, replaced on reload).
     pub ws: Arc<Workspace>,
-    /// Current evaluations by capture file (workspace-relative), each in file order.
-    files: BTreeMap<String, Vec<Evaluation>>,
+    /// Current state by capture file (workspace-relative).
+    files: BTreeMap<String, FileState>,
+    kinds: Kinds,
+    /// Whether ids are kept (for [`Change::Removed`]).
+    keep_ids: bool,
     /// Contracts whose schema or rules text changed in the last [`Session::apply`].
     changed_contracts: Vec<String>,
 }
@@ -58,12 +209,21 @@ pub fn file_of(source: &str) -> &str {
 /// The changed path (workspace-relative, among `causes`) that explains a new verdict: its
 /// own capture file, else the schema or rules file of its contract, else the first cause.
 pub fn cause_of<'a>(verdict: &Verdict, causes: &'a [String]) -> Option<&'a String> {
-    let file = file_of(&verdict.source);
+    cause_for(&verdict.source, verdict.contract.as_deref(), causes)
+}
+
+/// [`cause_of`] for a capture known by its source and contract.
+pub fn cause_for<'a>(
+    source: &str,
+    contract: Option<&str>,
+    causes: &'a [String],
+) -> Option<&'a String> {
+    let file = file_of(source);
     causes
         .iter()
         .find(|c| *c == file)
         .or_else(|| {
-            let contract = verdict.contract.as_deref()?;
+            let contract = contract?;
             causes.iter().find(|c| {
                 let name = c.rsplit('/').next().unwrap_or(c);
                 name.strip_prefix(contract)
@@ -80,36 +240,71 @@ impl Session {
     /// # Errors
     /// The workspace cannot be opened.
     pub fn open(root: &Path) -> Result<(Session, Vec<Change>), WorkspaceError> {
-        let ws = Arc::new(Workspace::open(root)?);
-        let mut s = Session {
-            ws,
-            files: BTreeMap::new(),
-            changed_contracts: Vec::new(),
-        };
-        let files = s.ws.capture_files();
-        let changes = s.revalidate_files(&files);
+        let mut changes = Vec::new();
+        let s = Session::open_each(root, &mut |c| changes.push(c))?;
         Ok((s, changes))
     }
 
-    /// A session over evaluations computed elsewhere (the TUI's streamed first run), keyed
-    /// by capture file (workspace-relative, as [`Workspace::relative`] writes it).
-    pub fn from_evaluations(
-        ws: Arc<Workspace>,
-        files: BTreeMap<String, Vec<Evaluation>>,
-    ) -> Session {
+    /// As [`Session::open`], handing each change to `each` as it is found (memory stays
+    /// bounded by one chunk of records, whatever the log size).
+    ///
+    /// # Errors
+    /// The workspace cannot be opened.
+    pub fn open_each(root: &Path, each: &mut dyn FnMut(Change)) -> Result<Session, WorkspaceError> {
+        Ok(Session::open_with(Arc::new(Workspace::open(root)?), each))
+    }
+
+    /// As [`Session::open_each`] on an already opened workspace.
+    pub fn open_with(ws: Arc<Workspace>, each: &mut dyn FnMut(Change)) -> Session {
+        let mut s = Session::empty(ws);
+        let files = s.ws.capture_files();
+        s.revalidate_files(&files, each);
+        s
+    }
+
+    /// A session with no captures yet, for a front end that validates the first run itself
+    /// and [`Session::record`]s each result.
+    pub fn empty(ws: Arc<Workspace>) -> Session {
         Session {
             ws,
-            files,
+            files: BTreeMap::new(),
+            kinds: Kinds::default(),
+            keep_ids: true,
             changed_contracts: Vec::new(),
         }
     }
 
-    /// The current evaluation of the capture whose verdict has this `source`.
-    pub fn evaluation(&self, source: &str) -> Option<&Evaluation> {
-        self.files
-            .get(file_of(source))?
-            .iter()
-            .find(|e| e.verdict.source == source)
+    /// The same session, keeping no ids: [`Change::Removed`] then carries an empty id, for
+    /// a front end that knows its captures' ids itself (saves about the ids' size per
+    /// capture).
+    pub fn without_ids(mut self) -> Session {
+        self.keep_ids = false;
+        self
+    }
+
+    /// Remembers one evaluated record of a first run, by its summary and
+    /// [`verdict_hash`]; records of a file must come in file order. `file` is the capture
+    /// file as [`Workspace::relative`] writes it (to know a file that has no records, pass
+    /// `None`).
+    pub fn record(&mut self, file: &str, rec: Option<(&CaptureSummary, u64)>) {
+        let state = match self.files.get_mut(file) {
+            Some(s) => s,
+            None => self.files.entry(file.to_string()).or_default(),
+        };
+        if let Some((s, hash)) = rec {
+            let kind = self.kinds.intern(KindRef::of_summary(s));
+            let id = self.keep_ids.then_some(s.id.as_str());
+            state.push(s.loc.line.unwrap_or(0), kind, id, hash);
+        }
+    }
+
+    /// Reserves room for `n` more records of `file` (a first run that counted them).
+    pub fn reserve(&mut self, file: &str, n: usize) {
+        let state = self.files.entry(file.to_string()).or_default();
+        state.briefs.reserve(n);
+        if self.keep_ids {
+            state.id_spans.reserve(n);
+        }
     }
 
     /// The contracts whose schema or rules text changed in the last [`Session::apply`]
@@ -118,14 +313,26 @@ impl Session {
         &self.changed_contracts
     }
 
-    /// Every current evaluation, file by file, in file order.
-    pub fn evaluations(&self) -> impl Iterator<Item = &Evaluation> {
-        self.files.values().flatten()
+    /// How many captures the session holds.
+    pub fn len(&self) -> usize {
+        self.files.values().map(|f| f.briefs.len()).sum()
     }
 
-    /// Every current verdict.
-    pub fn verdicts(&self) -> impl Iterator<Item = &Verdict> {
-        self.evaluations().map(|e| &e.verdict)
+    /// Whether the session holds no capture.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The counts over every current verdict (as [`Summary::add`] would make them).
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary::default();
+        for f in self.files.values() {
+            for b in &f.briefs {
+                let k = &self.kinds.list[b.kind as usize];
+                s.add_outcome(k.stage, k.decision, k.expect);
+            }
+        }
+        s
     }
 
     /// Re-validates everything (contracts reloaded).
@@ -134,10 +341,24 @@ impl Session {
     /// The workspace can no longer be opened (e.g. `verdict.toml` became invalid); the
     /// session keeps its previous state.
     pub fn reload(&mut self) -> Result<Vec<Change>, WorkspaceError> {
+        let mut changes = Vec::new();
+        self.reload_each(&mut |c| changes.push(c))?;
+        Ok(changes)
+    }
+
+    fn reload_each(&mut self, each: &mut dyn FnMut(Change)) -> Result<(), WorkspaceError> {
         self.ws = Arc::new(Workspace::open(&self.ws.root)?);
         self.changed_contracts = self.ws.contracts.by_name.keys().cloned().collect();
-        let files = self.ws.capture_files();
-        Ok(self.revalidate_files(&files))
+        let mut files = self.ws.capture_files();
+        // files that disappeared from the workspace's list: their captures go
+        files.extend(
+            self.files
+                .keys()
+                .map(|f| self.ws.root.join(f))
+                .filter(|f| !f.exists()),
+        );
+        self.revalidate_files(&files, each);
+        Ok(())
     }
 
     /// Applies a batch of changed paths (absolute, or relative to the current folder).
@@ -145,6 +366,20 @@ impl Session {
     /// # Errors
     /// As [`Session::reload`], when the batch touches `verdict.toml` or the contracts.
     pub fn apply(&mut self, paths: &[PathBuf]) -> Result<Vec<Change>, WorkspaceError> {
+        let mut changes = Vec::new();
+        self.apply_each(paths, &mut |c| changes.push(c))?;
+        Ok(changes)
+    }
+
+    /// As [`Session::apply`], handing each change to `each` as it is found.
+    ///
+    /// # Errors
+    /// As [`Session::apply`].
+    pub fn apply_each(
+        &mut self,
+        paths: &[PathBuf],
+        each: &mut dyn FnMut(Change),
+    ) -> Result<(), WorkspaceError> {
         self.changed_contracts.clear();
         let root = self
             .ws
@@ -157,7 +392,7 @@ impl Session {
         for p in paths {
             let p = absolute(p);
             if p == root.join("verdict.toml") {
-                return self.reload();
+                return self.reload_each(each);
             }
             if p.starts_with(&schemas) {
                 contracts_changed = true;
@@ -172,9 +407,8 @@ impl Session {
                 targets.insert(p);
             }
         }
-        let mut changes = Vec::new();
         if contracts_changed {
-            changes.extend(self.reload_contracts()?);
+            self.reload_contracts(each)?;
         }
         // a capture file: below a configured capture folder (or that file) and named like
         // one; a deleted path is passed on so its captures disappear. No workspace scan: a
@@ -196,13 +430,13 @@ impl Session {
             .filter(|t| !t.exists() || (!t.is_dir() && is_capture(t)))
             .map(|t| self.ws.root.join(t.strip_prefix(&root).unwrap_or(&t)))
             .collect();
-        changes.extend(self.revalidate_files(&targets));
-        Ok(changes)
+        self.revalidate_files(&targets, each);
+        Ok(())
     }
 
     /// Reloads the contracts and re-validates the captures whose contract's schema or rules
     /// text changed (or that have no usable contract).
-    fn reload_contracts(&mut self) -> Result<Vec<Change>, WorkspaceError> {
+    fn reload_contracts(&mut self, each: &mut dyn FnMut(Change)) -> Result<(), WorkspaceError> {
         let old = self.contract_fingerprints();
         self.ws = Arc::new(Workspace::open(&self.ws.root)?);
         let new = self.contract_fingerprints();
@@ -212,18 +446,22 @@ impl Session {
             .filter(|k| old.get(*k) != new.get(*k))
             .collect();
         self.changed_contracts = changed.iter().map(|c| (*c).clone()).collect();
+        let kinds = &self.kinds.list;
         let files: Vec<PathBuf> = self
             .files
             .iter()
-            .filter(|(_, evs)| {
-                evs.iter().any(|e| match &e.verdict.contract {
-                    Some(c) => changed.contains(c) || self.ws.contracts.get(c).is_none(),
-                    None => true,
-                })
+            .filter(|(_, st)| {
+                st.briefs
+                    .iter()
+                    .any(|b| match &kinds[b.kind as usize].contract {
+                        Some(c) => changed.contains(c) || self.ws.contracts.get(c).is_none(),
+                        None => true,
+                    })
             })
             .map(|(f, _)| self.ws.root.join(f))
             .collect();
-        Ok(self.revalidate_files(&files))
+        self.revalidate_files(&files, each);
+        Ok(())
     }
 
     /// Each contract's schema and rules text as loaded (never re-read from disk: the old
@@ -237,33 +475,80 @@ impl Session {
             .collect()
     }
 
-    /// Re-reads and re-validates the given capture files (a missing one is removed).
-    fn revalidate_files(&mut self, files: &[PathBuf]) -> Vec<Change> {
-        let ws = &self.ws;
-        let fresh: Vec<(String, Option<Vec<Evaluation>>)> = files
-            .par_iter()
-            .map(|f| {
-                let rel = ws.relative(f);
-                if f.is_file() {
-                    let evs: Vec<Evaluation> =
-                        ws.read_file(f).par_iter().map(|r| ws.evaluate(r)).collect();
-                    (rel, Some(evs))
+    /// Re-reads and re-validates the given capture files (a missing one is removed), file
+    /// by file, [`CHUNK`] records at a time.
+    fn revalidate_files(&mut self, files: &[PathBuf], each: &mut dyn FnMut(Change)) {
+        let ws = self.ws.clone();
+        for f in files {
+            let rel: Arc<str> = Arc::from(ws.relative(f));
+            let old = self.files.remove(&*rel);
+            let removed = |old: &FileState, i: usize, kinds: &Kinds| {
+                let b = &old.briefs[i];
+                let source = if b.line == 0 {
+                    rel.to_string()
                 } else {
-                    (rel, None)
+                    format!("{rel}:{}", b.line)
+                };
+                Change::Removed {
+                    id: old.id(i),
+                    source,
+                    contract: kinds.list[b.kind as usize].contract.clone(),
                 }
-            })
-            .collect();
-        let mut changes = Vec::new();
-        for (rel, evs) in fresh {
-            let old = self.files.remove(&rel).unwrap_or_default();
-            let exists = evs.is_some();
-            let new = evs.unwrap_or_default();
-            diff(&old, &new, &mut changes);
-            if exists {
-                self.files.insert(rel, new);
+            };
+            if !f.is_file() {
+                if let Some(old) = old {
+                    for i in 0..old.briefs.len() {
+                        each(removed(&old, i, &self.kinds));
+                    }
+                }
+                continue;
             }
+            let old = old.unwrap_or_default();
+            let mut seen = vec![false; old.briefs.len()];
+            let mut new = FileState::default();
+            let kinds = &mut self.kinds;
+            let keep_ids = self.keep_ids;
+            let mut flush = |chunk: &mut Vec<(capture::RawRecord, Locator)>| {
+                let done: Vec<(Evaluation, u64)> = chunk
+                    .par_iter()
+                    .map(|(r, _)| {
+                        let ev = ws.evaluate(r);
+                        let h = verdict_hash(&ev.verdict);
+                        (ev, h)
+                    })
+                    .collect();
+                for ((_, loc), (ev, hash)) in chunk.drain(..).zip(done) {
+                    let line = loc.line.unwrap_or(0);
+                    let kind = kinds.intern(KindRef::of(&ev.verdict));
+                    let prev = old.find(line).map(|i| {
+                        seen[i] = true;
+                        old.briefs[i]
+                    });
+                    new.push(line, kind, keep_ids.then_some(ev.verdict.id.as_str()), hash);
+                    if prev.is_some_and(|p| p.hash == hash) {
+                        continue;
+                    }
+                    each(Change::Updated {
+                        previous: prev.map(|p| kinds.list[p.kind as usize].outcome()),
+                        evaluation: Box::new(ev),
+                        loc,
+                    });
+                }
+            };
+            let mut chunk = Vec::with_capacity(CHUNK);
+            for_each_located(f, &rel, ws.config.max_capture_bytes, |r, loc| {
+                chunk.push((r, loc));
+                if chunk.len() >= CHUNK {
+                    flush(&mut chunk);
+                }
+                true
+            });
+            flush(&mut chunk);
+            for (i, _) in seen.iter().enumerate().filter(|(_, s)| !**s) {
+                each(removed(&old, i, &self.kinds));
+            }
+            self.files.insert(rel.to_string(), new);
         }
-        changes
     }
 }
 
@@ -278,29 +563,4 @@ fn absolute(p: &Path) -> PathBuf {
             _ => p.to_path_buf(),
         }
     })
-}
-
-/// The changes between the old and new evaluations of one file, keyed by source.
-fn diff(old: &[Evaluation], new: &[Evaluation], out: &mut Vec<Change>) {
-    let before: BTreeMap<&str, &Verdict> = old
-        .iter()
-        .map(|e| (e.verdict.source.as_str(), &e.verdict))
-        .collect();
-    let after: BTreeSet<&str> = new.iter().map(|e| e.verdict.source.as_str()).collect();
-    for e in new {
-        match before.get(e.verdict.source.as_str()) {
-            Some(prev) if **prev == e.verdict => {}
-            prev => out.push(Change::Updated {
-                verdict: Box::new(e.verdict.clone()),
-                previous: prev.map(|p| Box::new((*p).clone())),
-            }),
-        }
-    }
-    for e in old {
-        if !after.contains(e.verdict.source.as_str()) {
-            out.push(Change::Removed {
-                verdict: Box::new(e.verdict.clone()),
-            });
-        }
-    }
 }

@@ -5,16 +5,25 @@
 //! Jobs coalesce (gitui's one-slot queue): pending jobs merge into one (a full run absorbs
 //! everything before it; change batches union their paths), and a running full run stops
 //! between batches as soon as a newer full run arrives. Change batches ([`Job::Apply`]) go
-//! through [`Session::apply`], the incremental logic `watch --json` uses: a capture file is
-//! re-validated alone, a schema or rules change re-validates that contract's captures.
+//! through [`Session::apply_each`], the incremental logic `watch --json` uses: a capture file
+//! is re-validated alone, a schema or rules change re-validates that contract's captures.
 //! Every event carries the job's generation, so a consumer can drop results of older jobs.
+//!
+//! Results are compact: a full run streams the capture files (one batch of records in
+//! memory at a time) and sends a [`CaptureSummary`] per capture, never the records. The
+//! one capture a front end shows is rebuilt on request ([`Job::Load`]: re-read from disk
+//! at its offset and re-validated); load requests have their own one-slot queue (the
+//! newest wins, so holding a key does not queue thousands) and are served first, also
+//! between the batches of a running full run.
 
 use crate::core::pipeline::Evaluation;
-use crate::core::verdict::Verdict;
+use crate::core::review::Outcome;
 use crate::core::workspace::Workspace;
-use crate::engine::session::{Change, Session, cause_of};
+use crate::engine::session::{Change, Session, cause_for, cause_of};
+use crate::engine::summary::{
+    CaptureSummary, Locator, count_records, for_each_located, load, verdict_hash,
+};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
@@ -38,20 +47,33 @@ pub enum Job {
         /// The changed files and folders (absolute).
         paths: Vec<PathBuf>,
     },
+    /// Re-read one capture and send its full evaluation ([`EngineEvent::Loaded`]). The
+    /// engine also remembers it as the shown capture: a later [`EngineEvent::Applied`]
+    /// that changes it carries its fresh evaluation.
+    Load {
+        /// The capture's source (the answer names it).
+        source: String,
+        /// Where it is.
+        loc: Locator,
+    },
 }
 
 impl Job {
-    /// The job's generation.
+    /// The job's generation (0 for a load, which has none).
     pub fn generation(&self) -> u64 {
         match self {
             Job::ValidateAll { generation, .. } | Job::Apply { generation, .. } => *generation,
+            Job::Load { .. } => 0,
         }
     }
 
     /// Merges a newer job into this pending one: a full run absorbs everything (and reloads
-    /// the contracts if a change batch was pending), change batches union their paths.
+    /// the contracts if a change batch was pending), change batches union their paths, a
+    /// newer load replaces a load (loads are queued apart from the other jobs, and merging
+    /// one with another kind keeps the other).
     pub fn merge(self, newer: Job) -> Job {
         match (self, newer) {
+            (Job::Load { .. }, j) | (j, Job::Load { .. }) => j,
             (_, Job::ValidateAll { generation, reload }) => Job::ValidateAll { generation, reload },
             (Job::ValidateAll { .. }, Job::Apply { generation, .. }) => Job::ValidateAll {
                 generation,
@@ -73,18 +95,33 @@ impl Job {
 /// A capture whose verdict is new or changed after a batch of file changes.
 #[derive(Debug, Clone)]
 pub struct Updated {
-    /// The new evaluation.
-    pub evaluation: Evaluation,
-    /// The verdict it replaced (`None` when the capture is new).
-    pub previous: Option<Box<Verdict>>,
+    /// The new verdict, summarised.
+    pub summary: CaptureSummary,
+    /// The outcome it replaced (`None` when the capture is new).
+    pub previous: Option<Outcome>,
     /// The changed file (workspace-relative) that caused it.
     pub cause: Option<String>,
+    /// The full fresh evaluation, for the capture last asked for with [`Job::Load`] (the
+    /// one on screen) only.
+    pub evaluation: Option<Box<Evaluation>>,
+}
+
+impl Updated {
+    /// An update carrying a full evaluation (its location taken from its source).
+    pub fn of(evaluation: Evaluation, previous: Option<Outcome>, cause: Option<String>) -> Updated {
+        Updated {
+            summary: CaptureSummary::of_evaluation(&evaluation),
+            previous,
+            cause,
+            evaluation: Some(Box::new(evaluation)),
+        }
+    }
 }
 
 /// A capture that disappeared after a batch of file changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Removed {
-    /// Its id.
+    /// Its id (empty from the engine, which keeps no ids: the front end has it).
     pub id: String,
     /// Its source (the key the list uses).
     pub source: String,
@@ -102,15 +139,16 @@ pub enum EngineEvent {
         generation: u64,
         /// The workspace the results belong to (contracts, config).
         workspace: Arc<Workspace>,
-        /// Number of capture records in this run.
+        /// Number of capture records in this run (non-blank JSONL lines plus `.json`
+        /// files, counted before the run).
         total: usize,
     },
-    /// Some evaluated records, in no particular order.
+    /// Some evaluated records, summarised, in file order within a file.
     Batch {
         /// The job's generation.
         generation: u64,
-        /// The evaluations.
-        evaluations: Vec<Evaluation>,
+        /// The summaries.
+        captures: Vec<CaptureSummary>,
     },
     /// The run evaluated every record.
     Finished {
@@ -143,6 +181,14 @@ pub enum EngineEvent {
         /// What went wrong, for the status line.
         message: String,
     },
+    /// The answer to a [`Job::Load`]: the capture's full evaluation as it is on disk now,
+    /// or `None` when its record is gone.
+    Loaded {
+        /// The source the load asked for.
+        source: String,
+        /// The evaluation.
+        evaluation: Option<Box<Evaluation>>,
+    },
 }
 
 /// A handle on the engine thread. Dropping it ends the thread after its current batch.
@@ -151,11 +197,11 @@ pub struct Engine {
     thread: Option<JoinHandle<()>>,
 }
 
-/// How many evaluations go into one [`EngineEvent::Batch`] for a run of `total` records:
-/// about 50 batches per run (so the consumer re-sorts a bounded number of times), never
-/// fewer than 64 records.
+/// How many records go into one [`EngineEvent::Batch`] for a run of `total` records:
+/// about 50 batches per run (so the consumer merges a bounded number of times), never
+/// fewer than 64 records nor more than 2,048 (a batch's records are in memory at once).
 pub fn batch_size(total: usize) -> usize {
-    (total / 50).max(64)
+    (total / 50).clamp(64, 2048)
 }
 
 impl Engine {
@@ -194,18 +240,20 @@ impl Drop for Engine {
     }
 }
 
-/// The job channel plus the one pending slot that coalesces jobs.
+/// The job channel plus the one pending slot that coalesces jobs, and one for loads.
 struct Queue {
     rx: Receiver<Job>,
     pending: Option<Job>,
+    load: Option<Job>,
 }
 
 impl Queue {
-    /// Merges every job waiting in the channel into the pending slot, without waiting.
+    /// Merges every job waiting in the channel into the pending slots, without waiting.
     /// Err when the channel closed and nothing is pending (the engine should stop).
     fn poll(&mut self) -> Result<(), ()> {
         loop {
             match self.rx.try_recv() {
+                Ok(j @ Job::Load { .. }) => self.load = Some(j),
                 Ok(j) => {
                     self.pending = Some(match self.pending.take() {
                         Some(p) => p.merge(j),
@@ -214,7 +262,7 @@ impl Queue {
                 }
                 Err(TryRecvError::Empty) => return Ok(()),
                 Err(TryRecvError::Disconnected) => {
-                    return if self.pending.is_some() {
+                    return if self.pending.is_some() || self.load.is_some() {
                         Ok(())
                     } else {
                         Err(())
@@ -224,13 +272,17 @@ impl Queue {
         }
     }
 
-    /// The next job (the pending one merged with anything newer), waiting if none.
+    /// The next job (a load first, else the pending one merged with anything newer),
+    /// waiting if none.
     fn next(&mut self) -> Option<Job> {
-        if self.pending.is_none() {
-            self.pending = Some(self.rx.recv().ok()?);
+        if self.pending.is_none() && self.load.is_none() {
+            match self.rx.recv().ok()? {
+                j @ Job::Load { .. } => self.load = Some(j),
+                j => self.pending = Some(j),
+            }
         }
         self.poll().ok()?;
-        self.pending.take()
+        self.load.take().or_else(|| self.pending.take())
     }
 
     /// Whether a full run is waiting (a running full run should give way to it).
@@ -244,20 +296,58 @@ pub fn clock() -> String {
     chrono::Local::now().format("%H:%M:%S").to_string()
 }
 
+/// What the engine thread knows between jobs.
+struct State {
+    root: PathBuf,
+    /// The workspace of the last run (or the one given at start).
+    workspace: Arc<Workspace>,
+    session: Option<Session>,
+    /// The capture last asked for (the one on screen).
+    shown: Option<String>,
+}
+
+impl State {
+    fn ws(&self) -> &Arc<Workspace> {
+        self.session.as_ref().map_or(&self.workspace, |s| &s.ws)
+    }
+
+    /// Answers a load.
+    fn load(&mut self, source: String, loc: &Locator) -> EngineEvent {
+        let evaluation = load(self.ws(), loc).map(Box::new);
+        self.shown = Some(source.clone());
+        EngineEvent::Loaded { source, evaluation }
+    }
+}
+
 fn run(
     root: PathBuf,
-    mut workspace: Arc<Workspace>,
+    workspace: Arc<Workspace>,
     rx: Receiver<Job>,
     emit: impl Fn(EngineEvent) -> bool,
 ) {
-    let mut queue = Queue { rx, pending: None };
-    let mut session: Option<Session> = None;
+    let mut queue = Queue {
+        rx,
+        pending: None,
+        load: None,
+    };
+    let mut st = State {
+        root,
+        workspace,
+        session: None,
+        shown: None,
+    };
     while let Some(job) = queue.next() {
         let (generation, reload) = match job {
+            Job::Load { source, loc } => {
+                if !emit(st.load(source, &loc)) {
+                    return;
+                }
+                continue;
+            }
             Job::ValidateAll { generation, reload } => (generation, reload),
-            Job::Apply { generation, paths } => match session.as_mut() {
+            Job::Apply { generation, paths } => match st.session.as_mut() {
                 Some(s) => {
-                    let event = apply(&root, s, generation, &paths);
+                    let event = apply(&st.root, s, st.shown.as_deref(), generation, &paths);
                     if !emit(event) {
                         return;
                     }
@@ -268,8 +358,8 @@ fn run(
             },
         };
         if reload {
-            match Workspace::open(&root) {
-                Ok(ws) => workspace = Arc::new(ws),
+            match Workspace::open(&st.root) {
+                Ok(ws) => st.workspace = Arc::new(ws),
                 Err(e) => {
                     if !emit(EngineEvent::Failed {
                         generation,
@@ -281,18 +371,24 @@ fn run(
                 }
             }
         }
-        match validate_all(&workspace, generation, &mut queue, &emit) {
-            Outcome::Done(files) => {
-                session = Some(Session::from_evaluations(workspace.clone(), files));
-            }
-            Outcome::Superseded => {}
-            Outcome::Stop => return,
+        st.session = None;
+        match validate_all(&mut st, generation, &mut queue, &emit) {
+            RunEnd::Done(session) => st.session = Some(session),
+            RunEnd::Superseded => {}
+            RunEnd::Stop => return,
         }
     }
 }
 
-/// Applies one batch of changed paths to the session and describes the result.
-fn apply(root: &Path, session: &mut Session, generation: u64, paths: &[PathBuf]) -> EngineEvent {
+/// Applies one batch of changed paths to the session and describes the result; `shown`
+/// is the capture on screen (its update carries the full evaluation).
+fn apply(
+    root: &Path,
+    session: &mut Session,
+    shown: Option<&str>,
+    generation: u64,
+    paths: &[PathBuf],
+) -> EngineEvent {
     let at = clock();
     let base = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let causes: Vec<String> = paths
@@ -305,35 +401,39 @@ fn apply(root: &Path, session: &mut Session, generation: u64, paths: &[PathBuf])
                 .replace('\\', "/")
         })
         .collect();
-    let changes = match session.apply(paths) {
-        Ok(c) => c,
-        Err(e) => {
-            return EngineEvent::Failed {
-                generation,
-                message: e.to_string(),
-            };
-        }
-    };
     let mut updated = Vec::new();
     let mut removed = Vec::new();
-    for ch in changes {
-        match ch {
-            Change::Updated { verdict, previous } => {
-                let cause = cause_of(&verdict, &causes).cloned();
-                if let Some(evaluation) = session.evaluation(&verdict.source) {
-                    updated.push(Updated {
-                        evaluation: evaluation.clone(),
-                        previous,
-                        cause,
-                    });
-                }
-            }
-            Change::Removed { verdict } => removed.push(Removed {
-                cause: cause_of(&verdict, &causes).cloned(),
-                id: verdict.id,
-                source: verdict.source,
-            }),
+    let result = session.apply_each(paths, &mut |ch| match ch {
+        Change::Updated {
+            evaluation,
+            previous,
+            loc,
+        } => {
+            let cause = cause_of(&evaluation.verdict, &causes).cloned();
+            let summary = CaptureSummary::of(&evaluation, loc);
+            let full = (shown == Some(evaluation.verdict.source.as_str())).then_some(evaluation);
+            updated.push(Updated {
+                summary,
+                previous,
+                cause,
+                evaluation: full,
+            });
         }
+        Change::Removed {
+            id,
+            source,
+            contract,
+        } => removed.push(Removed {
+            cause: cause_for(&source, contract.as_deref(), &causes).cloned(),
+            id,
+            source,
+        }),
+    });
+    if let Err(e) = result {
+        return EngineEvent::Failed {
+            generation,
+            message: e.to_string(),
+        };
     }
     EngineEvent::Applied {
         generation,
@@ -346,70 +446,106 @@ fn apply(root: &Path, session: &mut Session, generation: u64, paths: &[PathBuf])
     }
 }
 
-enum Outcome {
-    /// Every record evaluated: the evaluations by capture file, for the session.
-    Done(BTreeMap<String, Vec<Evaluation>>),
+enum RunEnd {
+    /// Every record evaluated: the session to build on.
+    Done(Session),
     Superseded,
     Stop,
 }
 
+/// A full run: every capture file streamed, records evaluated in parallel batches, one
+/// [`EngineEvent::Batch`] of summaries per batch; pending loads are answered between
+/// batches.
 fn validate_all(
-    ws: &Arc<Workspace>,
+    st: &mut State,
     generation: u64,
     queue: &mut Queue,
     emit: &impl Fn(EngineEvent) -> bool,
-) -> Outcome {
+) -> RunEnd {
     let start = Instant::now();
+    let ws = st.workspace.clone();
     let files = ws.capture_files();
-    let per_file: Vec<Vec<_>> = files.par_iter().map(|f| ws.read_file(f)).collect();
-    let names: Vec<String> = files.iter().map(|f| ws.relative(f)).collect();
-    let records: Vec<(usize, _)> = per_file
-        .into_iter()
-        .enumerate()
-        .flat_map(|(i, rs)| rs.into_iter().map(move |r| (i, r)))
-        .collect();
-    let total = records.len();
+    let counts: Vec<usize> = files.par_iter().map(|f| count_records(f)).collect();
+    let total: usize = counts.iter().sum();
     if !emit(EngineEvent::Started {
         generation,
         workspace: ws.clone(),
         total,
     }) {
-        return Outcome::Stop;
+        return RunEnd::Stop;
     }
-    let mut by_file: BTreeMap<String, Vec<Evaluation>> =
-        names.iter().map(|n| (n.clone(), Vec::new())).collect();
-    for chunk in records.chunks(batch_size(total)) {
+    // the front end knows the ids: removals name the source only
+    let mut session = Session::empty(ws.clone()).without_ids();
+    let size = batch_size(total);
+    let mut end: Option<RunEnd> = None;
+    let mut batch = |chunk: &mut Vec<(crate::core::capture::RawRecord, Locator)>,
+                     session: &mut Session,
+                     st: &mut State|
+     -> Option<RunEnd> {
         if queue.poll().is_err() {
-            return Outcome::Stop;
+            return Some(RunEnd::Stop);
+        }
+        if let Some(Job::Load { source, loc }) = queue.load.take()
+            && !emit(st.load(source, &loc))
+        {
+            return Some(RunEnd::Stop);
         }
         if queue.full_run_pending() {
-            return Outcome::Superseded;
+            return Some(RunEnd::Superseded);
         }
-        let evaluations: Vec<Evaluation> = chunk.par_iter().map(|(_, r)| ws.evaluate(r)).collect();
-        for ((i, _), ev) in chunk.iter().zip(&evaluations) {
-            if let Some(v) = by_file.get_mut(&names[*i]) {
-                v.push(ev.clone());
-            }
+        let done: Vec<(CaptureSummary, u64)> = chunk
+            .par_drain(..)
+            .map(|(r, loc)| {
+                let ev = ws.evaluate(&r);
+                (CaptureSummary::of(&ev, loc), verdict_hash(&ev.verdict))
+            })
+            .collect();
+        for (s, h) in &done {
+            session.record(&s.loc.file, Some((s, *h)));
         }
+        let captures = done.into_iter().map(|(s, _)| s).collect();
         if !emit(EngineEvent::Batch {
             generation,
-            evaluations,
+            captures,
         }) {
-            return Outcome::Stop;
+            return Some(RunEnd::Stop);
         }
+        None
+    };
+    let mut chunk = Vec::with_capacity(size);
+    for (f, &count) in files.iter().zip(&counts) {
+        let rel: Arc<str> = Arc::from(ws.relative(f));
+        session.reserve(&rel, count);
+        for_each_located(f, &rel, ws.config.max_capture_bytes, |r, loc| {
+            chunk.push((r, loc));
+            if chunk.len() >= size {
+                end = batch(&mut chunk, &mut session, st);
+            }
+            end.is_none()
+        });
+        if end.is_some() {
+            break;
+        }
+    }
+    if end.is_none() && !chunk.is_empty() {
+        end = batch(&mut chunk, &mut session, st);
+    }
+    if let Some(e) = end {
+        return e;
     }
     if !emit(EngineEvent::Finished {
         generation,
         elapsed: start.elapsed(),
     }) {
-        return Outcome::Stop;
+        return RunEnd::Stop;
     }
-    Outcome::Done(by_file)
+    RunEnd::Done(session)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::verdict::Stage;
     use std::path::Path;
 
     #[test]
@@ -428,10 +564,10 @@ mod tests {
                 EngineEvent::Started { total, .. } => assert_eq!(total, 25),
                 EngineEvent::Batch {
                     generation,
-                    evaluations,
+                    captures,
                 } => {
                     assert_eq!(generation, 1);
-                    n += evaluations.len();
+                    n += captures.len();
                 }
                 EngineEvent::Finished { generation, .. } => {
                     assert_eq!(generation, 1);
@@ -439,6 +575,7 @@ mod tests {
                 }
                 EngineEvent::Failed { message, .. } => panic!("{message}"),
                 EngineEvent::Applied { .. } => panic!("no change was submitted"),
+                EngineEvent::Loaded { .. } => panic!("no load was asked for"),
             }
         }
         assert_eq!(n, 25);
@@ -468,6 +605,18 @@ mod tests {
             reload: false,
         });
         until_finished(&rx);
+        // show the capture that will change: its update carries the full evaluation
+        engine.submit(Job::Load {
+            source: "captures/valid-proposal.json".into(),
+            loc: Locator::of_source("captures/valid-proposal.json"),
+        });
+        match rx.recv_timeout(Duration::from_secs(60)).unwrap() {
+            EngineEvent::Loaded { source, evaluation } => {
+                assert_eq!(source, "captures/valid-proposal.json");
+                assert!(evaluation.unwrap().verdict.is_ready());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
         let file = root.join("captures/valid-proposal.json");
         let text = std::fs::read_to_string(&file).unwrap();
         std::fs::write(
@@ -504,9 +653,10 @@ mod tests {
         }
         assert_eq!(updated.len(), 1, "only the edited capture is re-validated");
         let u = &updated[0];
-        assert_eq!(u.evaluation.verdict.id, "valid-proposal");
-        assert!(u.previous.as_ref().unwrap().is_ready());
-        assert!(!u.evaluation.verdict.is_ready());
+        assert_eq!(u.summary.id, "valid-proposal");
+        assert_eq!(u.previous.as_ref().unwrap().stage, Stage::Ready);
+        assert_ne!(u.summary.stage, Stage::Ready);
+        assert!(!u.evaluation.as_ref().unwrap().verdict.is_ready());
         assert_eq!(u.cause.as_deref(), Some("captures/valid-proposal.json"));
         assert!(
             removed

@@ -7,12 +7,14 @@ use crate::core::review::{Flip, FlipKind};
 use crate::core::summary::Summary;
 use crate::core::verdict::Stage;
 use crate::core::workspace::Workspace;
+use crate::engine::summary::CaptureSummary;
 use crate::engine::watcher::WatchEvent;
 use crate::engine::worker::Removed;
 use crate::engine::{EngineEvent, Job};
 use crate::tui::detail::Detail;
-use crate::tui::filter::{FuzzyMatcher, Query, haystack, pointer_label};
+use crate::tui::filter::{FuzzyMatcher, Query, narrows, pointer_label, write_haystack};
 use crate::tui::keymap::{Action, Keymap, Tab};
+use crate::tui::store::{FLIPPED, Put, Row, Store};
 use crate::tui::theme::Theme;
 use crate::tui::ui;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -117,15 +119,121 @@ pub struct Progress {
     pub elapsed: Option<Duration>,
 }
 
-/// One capture as the list knows it.
+/// The fuzzy filter's fast path over a row's haystack pieces without writing the
+/// haystack: for plain ASCII words, how far each word gets through the pieces shared by
+/// many rows (the reason of an outcome, a pointer set, a file name) is worked out once per
+/// query; per row only the id, the message and the line number are scanned.
+struct FastText<'a> {
+    words: &'a [Vec<u8>],
+    /// Per word, per outcome: the word position after the reason, for each start position
+    /// (`None`: the piece is not ASCII, use the slow path).
+    kind: Vec<Vec<Option<Vec<u16>>>>,
+    /// The same for the pointer sets (the pointers in order).
+    pset: Vec<Vec<Option<Vec<u16>>>>,
+    /// The same for the file names.
+    file: Vec<Vec<Option<Vec<u16>>>>,
+}
+
+impl<'a> FastText<'a> {
+    fn new(words: &'a [Vec<u8>], store: &Store) -> FastText<'a> {
+        let table = |w: &[u8], pieces: &[&str]| -> Option<Vec<u16>> {
+            if !pieces.iter().all(|p| p.is_ascii()) || w.len() >= u16::MAX as usize {
+                return None;
+            }
+            Some(
+                (0..=w.len())
+                    .map(|k| {
+                        pieces
+                            .iter()
+                            .fold(k, |k, p| crate::tui::filter::advance(w, k, p.as_bytes()))
+                            as u16
+                    })
+                    .collect(),
+            )
+        };
+        FastText {
+            words,
+            kind: words
+                .iter()
+                .map(|w| {
+                    store
+                        .kinds
+                        .iter()
+                        .map(|k| table(w, &[k.reason.as_ref().map_or("", |r| r.as_str())]))
+                        .collect()
+                })
+                .collect(),
+            pset: words
+                .iter()
+                .map(|w| {
+                    store
+                        .psets
+                        .iter()
+                        .map(|p| {
+                            let v: Vec<&str> = p.iter().map(String::as_str).collect();
+                            table(w, &v)
+                        })
+                        .collect()
+                })
+                .collect(),
+            file: words
+                .iter()
+                .map(|w| store.files.iter().map(|f| table(w, &[f])).collect())
+                .collect(),
+        }
+    }
+
+    /// Whether every word matches the row's haystack; `None` when a piece is not ASCII.
+    fn matches(&self, store: &Store, r: &Row) -> Option<bool> {
+        use crate::tui::filter::advance;
+        let id = store.id(r).as_bytes();
+        let msg = store.message(r).unwrap_or("").as_bytes();
+        if !id.is_ascii() || !msg.is_ascii() {
+            return None;
+        }
+        let mut digits = [0u8; 10];
+        let mut n = 0;
+        if r.line > 0 {
+            let mut l = r.line;
+            while l > 0 {
+                digits[9 - n] = b'0' + (l % 10) as u8;
+                l /= 10;
+                n += 1;
+            }
+        }
+        let line = &digits[10 - n..];
+        for (i, w) in self.words.iter().enumerate() {
+            let mut k = advance(w, 0, id);
+            k = self.kind[i][r.kind as usize].as_ref()?[k] as usize;
+            k = self.pset[i][r.pointers as usize].as_ref()?[k] as usize;
+            k = advance(w, k, msg);
+            k = self.file[i][r.file as usize].as_ref()?[k] as usize;
+            if r.line > 0 {
+                k = advance(w, k, b":");
+                k = advance(w, k, line);
+            }
+            if k < w.len() {
+                return Some(false);
+            }
+        }
+        Some(true)
+    }
+}
+
+/// How long one slice of filtering may take (a keypress's frame stays under 16 ms).
+pub const FILTER_SLICE: Duration = Duration::from_millis(6);
+
+/// A filter over many rows, done in slices between frames.
 #[derive(Debug)]
-pub struct Entry {
-    /// The evaluation from the engine.
-    pub ev: Evaluation,
-    /// Fuzzy-filter text (see [`haystack`]).
-    pub hay: String,
-    /// The generation that produced it.
-    pub generation: u64,
+struct PendingFilter {
+    /// The rows to test, in list order.
+    from: Vec<u32>,
+    /// How many of them are done.
+    pos: usize,
+    /// The filter text.
+    text: String,
+    /// See [`App::start_filter`].
+    top_if_lost: bool,
 }
 
 /// One node of the triage tree (stage > reason > pointer).
@@ -156,11 +264,23 @@ pub struct App {
     pub keymap: Keymap,
     /// The terminal area.
     pub area: Rect,
-    /// Every capture, in arrival order.
-    pub rows: Vec<Entry>,
-    by_source: HashMap<String, usize>,
-    /// Indices into `rows` that pass the filter, sorted by severity then id.
-    pub view: Vec<usize>,
+    /// Every capture, compact, in arrival order.
+    pub store: Store,
+    /// Every row index, sorted by severity then id then source (rows not merged yet are in
+    /// `unsorted`).
+    order: Vec<u32>,
+    /// Rows new or moved since `order` was last merged.
+    unsorted: Vec<u32>,
+    /// `order` must be sorted again from scratch (rows were removed).
+    order_stale: bool,
+    /// Indices into `store.rows` that pass the filter, sorted by severity then id.
+    pub view: Vec<u32>,
+    /// The filter text `view` was computed for (from the current rows), for narrowing.
+    view_filter: Option<String>,
+    /// A filter still running (the view holds the matches so far).
+    pending_filter: Option<PendingFilter>,
+    /// Row-index buffers to reuse.
+    spare: Vec<Vec<u32>>,
     /// Position of the selection in `view`.
     pub cursor: usize,
     /// First visible position of the list.
@@ -185,8 +305,14 @@ pub struct App {
     pub focus: Focus,
     /// The detail tab shown.
     pub tab: Tab,
-    /// The selected capture's detail.
+    /// The selected capture's detail (`None` while it loads).
     pub detail: Option<Detail>,
+    /// The full evaluation the detail was built from (re-read from disk).
+    pub shown: Option<Box<Evaluation>>,
+    /// The source whose evaluation was asked for and has not arrived.
+    pub loading: Option<String>,
+    /// The source of the selected capture when its record was no longer on disk.
+    pub missing: Option<String>,
     /// Scroll of the detail tab, in lines.
     pub scroll: usize,
     /// The current error of the selected capture (`n`/`N`).
@@ -217,7 +343,8 @@ pub struct App {
     pub last_change: Option<String>,
     /// Every verdict flip of this session, oldest first.
     pub flips: Vec<FlipEntry>,
-    /// Sources of the captures whose verdict flipped this session.
+    /// Sources of the captures whose verdict flipped this session (their rows are also
+    /// flagged [`FLIPPED`]).
     pub flipped: HashSet<String>,
     /// What the last schema or rules change did.
     pub contract_change: Option<ContractChange>,
@@ -226,6 +353,8 @@ pub struct App {
     /// The selected capture, deleted from disk (until the selection moves).
     pub gone: Option<Removed>,
     last_rebuild: Option<Instant>,
+    /// Scratch buffer for fuzzy haystacks.
+    hay: String,
 }
 
 impl App {
@@ -237,9 +366,14 @@ impl App {
             theme: Theme::default(),
             keymap: Keymap::default(),
             area,
-            rows: Vec::new(),
-            by_source: HashMap::new(),
+            store: Store::default(),
+            order: Vec::new(),
+            unsorted: Vec::new(),
+            order_stale: false,
             view: Vec::new(),
+            view_filter: None,
+            pending_filter: None,
+            spare: Vec::new(),
             cursor: 0,
             offset: 0,
             selected: None,
@@ -254,6 +388,9 @@ impl App {
             focus: Focus::List,
             tab: Tab::Diff,
             detail: None,
+            shown: None,
+            loading: None,
+            missing: None,
             scroll: 0,
             error: 0,
             help: false,
@@ -274,6 +411,7 @@ impl App {
             review: false,
             gone: None,
             last_rebuild: None,
+            hay: String::new(),
         }
     }
 
@@ -291,9 +429,22 @@ impl App {
         self.progress.generation
     }
 
-    /// The selected entry.
-    pub fn current(&self) -> Option<&Entry> {
-        self.view.get(self.cursor).map(|&i| &self.rows[i])
+    /// The selected row.
+    pub fn current(&self) -> Option<&Row> {
+        self.view
+            .get(self.cursor)
+            .map(|&i| &self.store.rows[i as usize])
+    }
+
+    /// The id of the capture at position `pos` of the view.
+    pub fn id_at(&self, pos: usize) -> Option<&str> {
+        let r = &self.store.rows[*self.view.get(pos)? as usize];
+        Some(self.store.id(r))
+    }
+
+    /// The selected capture's id.
+    pub fn current_id(&self) -> Option<&str> {
+        self.id_at(self.cursor)
     }
 
     /// Applies one message.
@@ -335,46 +486,43 @@ impl App {
         });
     }
 
-    /// Inserts or replaces a capture's entry, unless the row holds a newer generation's
-    /// result. Returns whether it was applied.
-    fn put(&mut self, ev: Evaluation, generation: u64) -> bool {
-        match self.by_source.get(&ev.verdict.source) {
-            Some(&i) if self.rows[i].generation > generation => false,
-            Some(&i) => {
-                self.rows[i] = Entry {
-                    hay: haystack(&ev),
-                    ev,
-                    generation,
-                };
-                true
+    /// Inserts or replaces a capture's row, unless the row holds a newer generation's
+    /// result. Returns the row when applied.
+    fn put(&mut self, s: &CaptureSummary, generation: u64) -> Option<usize> {
+        match self.store.put(s, generation) {
+            Put::Stale => None,
+            Put::Inserted(i) => {
+                if !self.flipped.is_empty() && self.flipped.contains(&s.loc.source()) {
+                    self.store.rows[i].flags |= FLIPPED;
+                }
+                self.unsorted.push(i as u32);
+                Some(i)
             }
-            None => {
-                self.by_source
-                    .insert(ev.verdict.source.clone(), self.rows.len());
-                self.rows.push(Entry {
-                    hay: haystack(&ev),
-                    ev,
-                    generation,
-                });
-                true
+            Put::Replaced { index, moved } => {
+                if moved {
+                    self.unsorted.push(index as u32);
+                }
+                Some(index)
             }
         }
     }
 
-    /// Removes a capture's entry (unless a newer generation put it there).
+    /// Removes a capture's row (unless a newer generation put it there).
     fn remove(&mut self, source: &str, generation: u64) -> bool {
-        let Some(&i) = self.by_source.get(source) else {
+        let Some(i) = self.store.find_source(source) else {
             return false;
         };
-        if self.rows[i].generation > generation {
+        if self.store.rows[i].generation > generation as u32 {
             return false;
         }
-        self.by_source.remove(source);
-        self.rows.swap_remove(i);
-        if let Some(moved) = self.rows.get(i) {
-            self.by_source.insert(moved.ev.verdict.source.clone(), i);
-        }
+        self.store.swap_remove(i);
+        self.order_stale = true;
         true
+    }
+
+    /// The row of the selected capture.
+    fn selected_row(&self) -> Option<usize> {
+        self.store.find_source(self.selected.as_deref()?)
     }
 
     /// Applies the engine's result for a batch of file changes.
@@ -394,17 +542,62 @@ impl App {
         self.status = None;
         let mut new_flips = Vec::new();
         let mut touched = false;
+        let mut fresh = None;
         for u in updated {
-            let source = u.evaluation.verdict.source.clone();
-            let flip = u
-                .previous
-                .as_deref()
-                .and_then(|p| crate::core::review::flip(p, &u.evaluation.verdict));
-            if !self.put(u.evaluation, generation) {
+            let s = &u.summary;
+            let source = s.loc.source();
+            let old = self.store.find_source(&source).map(|i| self.store.rows[i]);
+            if old.is_some_and(|r| r.generation > generation as u32) {
                 continue;
             }
-            touched |= self.selected.as_deref() == Some(source.as_str());
+            let flip = u.previous.as_ref().and_then(|prev| {
+                let new = crate::tui::store::Kind {
+                    stage: s.stage,
+                    decision: s.decision,
+                    reason: s.reason.clone(),
+                    contract: s.contract.clone(),
+                    expect: s.expect,
+                    first_has_pointer: s.first_has_pointer,
+                }
+                .outcome();
+                let kind = crate::core::review::flip_kind(prev, &new)?;
+                let cause = match &s.reason {
+                    Some(reason) => {
+                        let mut f = crate::core::verdict::Finding::new(
+                            s.stage,
+                            reason.clone(),
+                            s.message.clone().unwrap_or_default(),
+                        )
+                        .with_decision(s.decision);
+                        if s.first_has_pointer {
+                            f = f.with_pointer(s.pointers[0].clone());
+                        }
+                        Some(f)
+                    }
+                    None => old.and_then(|r| self.store.first_error(&r)),
+                };
+                Some(Flip {
+                    id: s.id.clone(),
+                    source: source.clone(),
+                    contract: s
+                        .contract
+                        .clone()
+                        .or_else(|| old.and_then(|r| self.store.kind(&r).contract.clone())),
+                    kind,
+                    old: prev.clone(),
+                    new,
+                    cause,
+                })
+            });
+            let Some(i) = self.put(s, generation) else {
+                continue;
+            };
+            if self.selected.as_deref() == Some(source.as_str()) {
+                touched = true;
+                fresh = u.evaluation;
+            }
             if let Some(flip) = flip {
+                self.store.rows[i].flags |= FLIPPED;
                 self.flipped.insert(source);
                 new_flips.push(FlipEntry {
                     at: at.clone(),
@@ -413,7 +606,12 @@ impl App {
                 });
             }
         }
-        for r in removed {
+        for mut r in removed {
+            if r.id.is_empty()
+                && let Some(i) = self.store.find_source(&r.source)
+            {
+                r.id = self.store.id(&self.store.rows[i]).to_string();
+            }
             if self.remove(&r.source, generation) && self.selected.as_deref() == Some(&r.source) {
                 self.gone = Some(r);
             }
@@ -426,6 +624,11 @@ impl App {
                 causes,
                 flips: new_flips,
             });
+        }
+        if touched {
+            // the shown capture changed: its fresh evaluation came along, or it is re-read
+            self.shown = fresh;
+            self.missing = None;
         }
         self.rebuild();
         if touched {
@@ -449,20 +652,21 @@ impl App {
                 self.progress.running = true;
                 self.workspace = Some(workspace);
                 self.status = None;
+                self.store.reserve(total.saturating_sub(self.store.len()));
             }
             EngineEvent::Batch {
                 generation,
-                evaluations,
+                captures,
             } => {
                 if generation < self.progress.generation {
                     return;
                 }
-                self.progress.done += evaluations.len();
-                let selected = self.selected.clone();
+                self.progress.done += captures.len();
+                let selected = self.selected_row();
                 let mut touched = false;
-                for ev in evaluations {
-                    touched |= selected.as_deref() == Some(ev.verdict.source.as_str());
-                    self.put(ev, generation);
+                for s in &captures {
+                    let i = self.put(s, generation);
+                    touched |= i.is_some() && i == selected;
                 }
                 let due = self
                     .last_rebuild
@@ -471,6 +675,8 @@ impl App {
                     self.rebuild();
                 }
                 if touched {
+                    self.shown = None;
+                    self.missing = None;
                     self.refresh_detail();
                 }
             }
@@ -483,17 +689,12 @@ impl App {
                 }
                 self.progress.running = false;
                 self.progress.elapsed = Some(elapsed);
-                if self.rows.iter().any(|r| r.generation < generation) {
-                    self.rows.retain(|r| r.generation >= generation);
-                    self.by_source = self
-                        .rows
-                        .iter()
-                        .enumerate()
-                        .map(|(i, r)| (r.ev.verdict.source.clone(), i))
-                        .collect();
+                let g = generation as u32;
+                if self.store.rows.iter().any(|r| r.generation < g) {
+                    self.store.retain(|r| r.generation >= g);
+                    self.order_stale = true;
                 }
                 self.rebuild();
-                self.refresh_detail();
             }
             EngineEvent::Applied {
                 generation,
@@ -516,48 +717,288 @@ impl App {
                 self.progress.running = false;
                 self.status = Some(crate::core::text::escape_control(&message).into_owned());
             }
+            EngineEvent::Loaded { source, evaluation } => {
+                if self.loading.as_deref() != Some(source.as_str()) {
+                    return;
+                }
+                self.loading = None;
+                if evaluation.is_none() {
+                    self.detail = None;
+                    self.missing = Some(source);
+                }
+                self.shown = evaluation;
+                self.refresh_detail();
+            }
         }
     }
 
-    /// Recomputes the filtered, sorted view, the counts and the triage tree, keeping the
-    /// selection on the same capture.
-    pub fn rebuild(&mut self) {
-        self.last_rebuild = Some(Instant::now());
-        let mut view: Vec<usize> = if self.query.is_empty() {
-            (0..self.rows.len()).collect()
-        } else {
-            let (rows, q, m, flipped) = (&self.rows, &self.query, &mut self.matcher, &self.flipped);
-            (0..rows.len())
-                .filter(|&i| {
-                    let f = flipped.contains(&rows[i].ev.verdict.source);
-                    q.matches(&rows[i].ev, &rows[i].hay, f, m)
-                })
-                .collect()
+    /// Brings `order` up to date: a full sort when rows were removed, else the new and
+    /// moved rows sorted and merged in (linear in the list).
+    fn sort_rows(&mut self) {
+        if self.order_stale || self.order.len() + self.unsorted.len() < self.store.len() {
+            let mut order = self.buffer();
+            order.extend(0..self.store.len() as u32);
+            let store = &self.store;
+            order.sort_unstable_by(|&a, &b| store.cmp(a as usize, b as usize));
+            let old = std::mem::replace(&mut self.order, order);
+            self.recycle(old);
+            self.unsorted.clear();
+            self.order_stale = false;
+            return;
+        }
+        if self.unsorted.is_empty() {
+            return;
+        }
+        let mut fresh = std::mem::take(&mut self.unsorted);
+        fresh.sort_unstable();
+        fresh.dedup();
+        let n = self.store.len();
+        if self.order.len() + fresh.len() > n {
+            // some rows moved: take them out first
+            let mut mark = vec![false; n];
+            for &i in &fresh {
+                mark[i as usize] = true;
+            }
+            self.order.retain(|&i| !mark[i as usize]);
+        }
+        let mut out = self.buffer();
+        let store = &self.store;
+        fresh.sort_unstable_by(|&a, &b| store.cmp(a as usize, b as usize));
+        let old = &self.order;
+        out.reserve(old.len() + fresh.len());
+        let (mut i, mut j) = (0, 0);
+        while i < old.len() && j < fresh.len() {
+            if store.cmp(old[i] as usize, fresh[j] as usize) == std::cmp::Ordering::Greater {
+                out.push(fresh[j]);
+                j += 1;
+            } else {
+                out.push(old[i]);
+                i += 1;
+            }
+        }
+        out.extend_from_slice(&old[i..]);
+        out.extend_from_slice(&fresh[j..]);
+        let old = std::mem::replace(&mut self.order, out);
+        self.recycle(old);
+    }
+
+    /// An empty row-index buffer (a recycled one when there is one: the lists of a million
+    /// rows are rebuilt often, and reusing their buffers keeps the allocator from
+    /// scattering them).
+    fn buffer(&mut self) -> Vec<u32> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Keeps a row-index buffer for [`App::buffer`].
+    fn recycle(&mut self, mut v: Vec<u32>) {
+        if self.spare.len() < 3 && v.capacity() > 0 {
+            v.clear();
+            self.spare.push(v);
+        }
+    }
+
+    /// Filters `from` (row indices in list order) with the current query.
+    fn filter_rows(&mut self, from: &[u32]) -> Vec<u32> {
+        let (store, q, m, hay) = (&self.store, &self.query, &mut self.matcher, &mut self.hay);
+        // the tokens depend only on a row's outcome and pointer set: decide each once
+        let kind_ok: Vec<bool> = store
+            .kinds
+            .iter()
+            .map(|k| {
+                q.kind_matches(
+                    k.stage,
+                    k.decision,
+                    k.reason.as_ref().map(|r| r.as_str()),
+                    k.contract.as_deref(),
+                )
+            })
+            .collect();
+        let pset_ok: Vec<bool> = store.psets.iter().map(|p| q.pointers_match(p)).collect();
+        let text = q.has_text();
+        let fast = q.plain_words().map(|w| FastText::new(w, store));
+        from.iter()
+            .copied()
+            .filter(|&i| {
+                let r = &store.rows[i as usize];
+                if !kind_ok[r.kind as usize] || !pset_ok[r.pointers as usize] {
+                    return false;
+                }
+                let k = store.kind(r);
+                if !q.flags_match(r.flags & FLIPPED != 0, k.unmet()) {
+                    return false;
+                }
+                if !text {
+                    return true;
+                }
+                if let Some(hit) = fast.as_ref().and_then(|f| f.matches(store, r)) {
+                    return hit;
+                }
+                write_haystack(
+                    hay,
+                    store.id(r),
+                    k.reason.as_ref().map(|r| r.as_str()),
+                    store.pointers(r),
+                    store.message(r),
+                    |o| store.write_source(r, o),
+                );
+                q.text_matches(hay, m)
+            })
+            .collect()
+    }
+
+    /// Recomputes the view from the sorted rows (or, when the filter only narrowed,
+    /// from the previous view), keeping the selection on the same capture.
+    fn refilter(&mut self) {
+        self.start_filter(false);
+    }
+
+    /// Starts filtering for the current query: at once when there is no query, else in
+    /// slices of [`FILTER_SLICE`] (the first one here; [`App::work`] does the rest between
+    /// frames, the view growing as matches are found). `top_if_lost`: when the selected
+    /// capture is filtered out, select the first row (a new filter), rather than the row
+    /// at the cursor.
+    fn start_filter(&mut self, top_if_lost: bool) {
+        let pending = self.pending_filter.take();
+        if self.query.is_empty() {
+            let mut view = self.buffer();
+            view.extend_from_slice(&self.order);
+            let old = std::mem::replace(&mut self.view, view);
+            self.recycle(old);
+            if let Some(p) = pending {
+                self.recycle(p.from);
+            }
+            self.view_filter = Some(self.filter.clone());
+            self.finish_filter(top_if_lost);
+            return;
+        }
+        let from = match (pending, self.view_filter.as_deref()) {
+            (Some(p), _) if narrows(&p.text, &self.filter) => {
+                let mut v = std::mem::take(&mut self.view);
+                v.extend_from_slice(&p.from[p.pos..]);
+                self.recycle(p.from);
+                v
+            }
+            (None, Some(old)) if narrows(old, &self.filter) => std::mem::take(&mut self.view),
+            (p, _) => {
+                if let Some(p) = p {
+                    self.recycle(p.from);
+                }
+                let old = std::mem::take(&mut self.view);
+                self.recycle(old);
+                let mut v = self.buffer();
+                v.extend_from_slice(&self.order);
+                v
+            }
         };
-        let rows = &self.rows;
-        view.sort_unstable_by(|&a, &b| {
-            let (x, y) = (&rows[a].ev.verdict, &rows[b].ev.verdict);
-            (x.decision, &x.id, &x.source).cmp(&(y.decision, &y.id, &y.source))
+        self.view = self.buffer();
+        self.view_filter = None;
+        self.pending_filter = Some(PendingFilter {
+            from,
+            pos: 0,
+            text: self.filter.clone(),
+            top_if_lost,
         });
-        self.view = view;
+        self.work(FILTER_SLICE);
+    }
+
+    /// Whether a filter is still running ([`App::work`] goes on with it).
+    pub fn busy(&self) -> bool {
+        self.pending_filter.is_some()
+    }
+
+    /// How far the running filter is, in percent.
+    pub fn filter_progress(&self) -> Option<usize> {
+        self.pending_filter
+            .as_ref()
+            .map(|p| p.pos * 100 / p.from.len().max(1))
+    }
+
+    /// Goes on with a running filter for about `budget`; returns whether work remains.
+    pub fn work(&mut self, budget: Duration) -> bool {
+        let Some(mut p) = self.pending_filter.take() else {
+            return false;
+        };
+        let start = Instant::now();
+        loop {
+            let end = (p.pos + 4096).min(p.from.len());
+            let found = self.filter_rows(&p.from[p.pos..end]);
+            self.view.extend(found);
+            p.pos = end;
+            if p.pos == p.from.len() {
+                break;
+            }
+            if start.elapsed() >= budget {
+                // partial: the selection stays; the cursor follows it if it was found
+                let sel = self.selected_row().map(|i| i as u32);
+                if let Some(c) = sel.and_then(|s| self.view.iter().position(|&i| i == s)) {
+                    self.cursor = c;
+                }
+                self.pending_filter = Some(p);
+                self.follow();
+                return true;
+            }
+        }
+        self.view_filter = Some(p.text);
+        self.recycle(p.from);
+        self.finish_filter(p.top_if_lost);
+        false
+    }
+
+    /// Puts the cursor on the selected capture in the finished view (or, when it was
+    /// filtered out, on the first row or the row at the cursor) and refreshes the detail.
+    fn finish_filter(&mut self, top_if_lost: bool) {
         let before = self.selected.clone();
-        match self.selected.as_deref().and_then(|s| {
-            self.view
-                .iter()
-                .position(|&i| self.rows[i].ev.verdict.source == s)
-        }) {
+        let sel = self.selected_row().map(|i| i as u32);
+        match sel.and_then(|s| self.view.iter().position(|&i| i == s)) {
             Some(p) => self.cursor = p,
             None => {
+                if top_if_lost {
+                    self.cursor = 0;
+                }
                 self.cursor = self.cursor.min(self.view.len().saturating_sub(1));
-                self.selected = self.current().map(|e| e.ev.verdict.source.clone());
+                self.selected = self.current().map(|r| self.store.source(r));
             }
+        }
+        if before != self.selected {
+            if top_if_lost {
+                self.gone = None;
+            }
+            self.refresh_detail();
+        } else if self.detail.is_none() && self.loading.is_none() {
+            self.refresh_detail();
+        }
+        self.follow();
+    }
+
+    /// Recomputes the sorted rows, the filtered view, the counts and the triage tree,
+    /// keeping the selection on the same capture.
+    pub fn rebuild(&mut self) {
+        self.last_rebuild = Some(Instant::now());
+        self.sort_rows();
+        // counts: rows per outcome, then the funnel and the warnings of the contracts used
+        let mut per_kind = vec![0usize; self.store.kinds.len()];
+        for r in &self.store.rows {
+            per_kind[r.kind as usize] += 1;
         }
         let mut summary = Summary::default();
         let mut warnings = HashSet::new();
-        for r in &self.rows {
-            summary.add(&r.ev.verdict);
-            for w in &r.ev.verdict.warnings {
-                warnings.insert((&r.ev.verdict.contract, &w.code, &w.pointer, &w.message));
+        let mut contracts = HashSet::new();
+        for (k, &n) in self.store.kinds.iter().zip(&per_kind) {
+            if n == 0 {
+                continue;
+            }
+            summary.add_outcomes(k.stage, k.decision, k.expect, n);
+            if let Some(c) = &k.contract {
+                contracts.insert(c.as_str());
+            }
+        }
+        if let Some(ws) = &self.workspace {
+            for c in contracts {
+                if let Some(contract) = ws.contracts.get(c) {
+                    for w in contract.warnings() {
+                        warnings.insert((c, w.code, w.pointer, w.message));
+                    }
+                }
             }
         }
         self.warnings = warnings.len();
@@ -565,17 +1006,48 @@ impl App {
         if self.triage {
             self.build_tree();
         }
-        if before != self.selected || self.detail.is_none() {
-            self.refresh_detail();
-        }
-        self.follow();
+        // rows changed: filter from the sorted rows, never from the previous view
+        self.view_filter = None;
+        self.pending_filter = None;
+        self.refilter();
     }
 
-    /// Rebuilds the selected capture's detail and scrolls to its first error.
+    /// Rebuilds the selected capture's detail from its loaded evaluation, or asks the
+    /// engine to load it (the detail shows a placeholder until it arrives).
     fn refresh_detail(&mut self) {
+        let Some(row) = self.current().copied() else {
+            self.detail = None;
+            self.shown = None;
+            self.loading = None;
+            return;
+        };
+        let source = self.store.source(&row);
+        let ready = self
+            .shown
+            .as_ref()
+            .is_some_and(|e| e.verdict.source == source);
+        if !ready {
+            if self.missing.as_deref() == Some(source.as_str()) {
+                // the record was gone when loaded: wait for the re-validation
+                return;
+            }
+            self.missing = None;
+            if self.loading.as_deref() != Some(source.as_str()) {
+                self.requests.push(Job::Load {
+                    source: source.clone(),
+                    loc: self.store.locator(&row),
+                });
+                self.loading = Some(source.clone());
+            }
+            if self.detail.as_ref().is_some_and(|d| d.source != source) {
+                self.detail = None;
+            }
+            return;
+        }
         let detail = self
-            .current()
-            .map(|e| Detail::new(self.workspace.as_deref(), &e.ev));
+            .shown
+            .as_ref()
+            .map(|e| Detail::new(self.workspace.as_deref(), e));
         let changed_capture =
             detail.as_ref().map(|d| &d.source) != self.detail.as_ref().map(|d| &d.source);
         self.detail = detail;
@@ -638,12 +1110,8 @@ impl App {
     fn set_filter(&mut self, text: String) {
         self.filter = text;
         self.query = Query::parse(&self.filter);
-        let before = self.selected.clone();
-        self.rebuild();
-        if self.selected != before {
-            // the selected capture was filtered out: start at the top of the new list
-            self.select(0);
-        }
+        // the selected capture filtered out: start at the top of the new list
+        self.start_filter(true);
     }
 
     /// Builds the triage tree: stage > reason > pointer; stages in pipeline order, reasons
@@ -652,20 +1120,20 @@ impl App {
         type Pointers = BTreeMap<String, usize>;
         type Reasons = BTreeMap<String, (usize, Pointers)>;
         let mut stages: BTreeMap<Stage, (usize, Reasons)> = BTreeMap::new();
-        for r in &self.rows {
-            let v = &r.ev.verdict;
-            let s = stages.entry(v.stage).or_default();
-            s.0 += 1;
-            let Some(reason) = &v.reason else { continue };
+        // rows counted by (outcome, pointer set) first: a log has few distinct pairs
+        let mut pairs: HashMap<(u32, u32), usize> = HashMap::new();
+        for r in &self.store.rows {
+            *pairs.entry((r.kind, r.pointers)).or_default() += 1;
+        }
+        for ((kind, pset), n) in pairs {
+            let k = &self.store.kinds[kind as usize];
+            let s = stages.entry(k.stage).or_default();
+            s.0 += n;
+            let Some(reason) = &k.reason else { continue };
             let rr = s.1.entry(reason.as_str().to_string()).or_default();
-            rr.0 += 1;
-            let ptrs: HashSet<&str> = v
-                .errors
-                .iter()
-                .filter_map(|f| f.pointer.as_deref())
-                .collect();
-            for p in ptrs {
-                *rr.1.entry(p.to_string()).or_default() += 1;
+            rr.0 += n;
+            for p in &self.store.psets[pset as usize] {
+                *rr.1.entry(p.to_string()).or_default() += n;
             }
         }
         let esc = |s: &str| crate::core::text::escape_control(s).into_owned();
@@ -862,7 +1330,9 @@ impl App {
 
     /// Copies the current error's pointer, or on the Feedback tab the feedback text.
     fn copy(&mut self) {
-        let Some(e) = self.current() else { return };
+        if self.current().is_none() {
+            return;
+        }
         let (text, what) = if self.tab == Tab::Feedback {
             match self.detail.as_ref().and_then(|d| d.feedback_text.clone()) {
                 Some(t) => (t, "the feedback".to_string()),
@@ -872,8 +1342,15 @@ impl App {
                 }
             }
         } else {
+            let Some(e) = self
+                .shown
+                .as_ref()
+                .filter(|e| Some(e.verdict.source.as_str()) == self.selected.as_deref())
+            else {
+                self.status = Some("the capture is still loading".into());
+                return;
+            };
             match e
-                .ev
                 .verdict
                 .errors
                 .get(self.error)
@@ -895,16 +1372,11 @@ impl App {
 
     /// Asks the event loop to open the selected capture in `$EDITOR`.
     fn edit(&mut self) {
-        let (Some(e), Some(ws)) = (self.current(), self.workspace.as_ref()) else {
+        let (Some(r), Some(ws)) = (self.current(), self.workspace.as_ref()) else {
             return;
         };
-        let source = &e.ev.verdict.source;
-        let file = crate::engine::session::file_of(source);
-        let line = source[file.len()..]
-            .strip_prefix(':')
-            .and_then(|l| l.parse().ok())
-            .unwrap_or(1);
-        let path = ws.root.join(file);
+        let line = if r.line > 0 { r.line as usize } else { 1 };
+        let path = ws.root.join(self.store.file(r));
         self.effects.push(Effect::Edit { path, line });
     }
 
@@ -936,7 +1408,7 @@ impl App {
         }
         self.cursor = pos.min(self.view.len() - 1);
         self.gone = None;
-        let s = self.current().map(|e| e.ev.verdict.source.clone());
+        let s = self.current().map(|r| self.store.source(r));
         if s != self.selected {
             self.selected = s;
             self.refresh_detail();

@@ -1,8 +1,9 @@
 //! The `/` filter: field tokens (`stage:schema`, `reason:intent`, `decision:recheck`,
 //! `contract:refund`, `pointer:/amount_minor`, `flipped`, each negated with a leading `!`) and fuzzy
-//! text (nucleo-matcher) over a capture's id, reason, pointers, messages and source.
+//! text (nucleo-matcher) over a capture's id, reason, pointers, first message and source.
 
 use crate::core::pipeline::Evaluation;
+use crate::core::verdict::{Decision, Stage};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
@@ -32,6 +33,10 @@ pub struct Query {
     /// `unmet` (Some(true)): the verdict does not meet the capture's `expect`.
     unmet: Option<bool>,
     text: Option<Pattern>,
+    /// The fuzzy words lower-cased, when every one is a plain ASCII fuzzy atom (no `^`,
+    /// `'`, `!`, `$` or `\\`): then an ASCII haystack matches when each word is a
+    /// subsequence of it, which is what nucleo decides, without scoring.
+    plain: Option<Vec<Vec<u8>>>,
 }
 
 /// Whether a verdict misses its capture's `expect` (`check`'s NOT AS EXPECTED).
@@ -84,6 +89,19 @@ impl Query {
                 None => text.push(word),
             }
         }
+        let plain = text
+            .iter()
+            .all(|w| {
+                w.is_ascii()
+                    && !w.starts_with(['^', '\'', '!'])
+                    && !w.ends_with('$')
+                    && !w.contains('\\')
+            })
+            .then(|| {
+                text.iter()
+                    .map(|w| w.bytes().map(|b| b.to_ascii_lowercase()).collect())
+                    .collect()
+            });
         let text = (!text.is_empty())
             .then(|| Pattern::parse(&text.join(" "), CaseMatching::Ignore, Normalization::Smart));
         Query {
@@ -91,6 +109,7 @@ impl Query {
             flipped,
             unmet,
             text,
+            plain,
         }
     }
 
@@ -111,50 +130,157 @@ impl Query {
         flipped: bool,
         m: &mut FuzzyMatcher,
     ) -> bool {
-        if self.flipped.is_some_and(|f| f != flipped) {
-            return false;
-        }
-        if self.unmet.is_some_and(|u| u != unmet(ev)) {
-            return false;
-        }
-        for t in &self.tokens {
-            if token_matches(t, ev) == t.negate {
-                return false;
-            }
+        let v = &ev.verdict;
+        let pointers: Vec<String> = v.errors.iter().filter_map(|f| f.pointer.clone()).collect();
+        self.flags_match(flipped, unmet(ev))
+            && self.kind_matches(
+                v.stage,
+                v.decision,
+                v.reason.as_ref().map(|r| r.as_str()),
+                v.contract.as_deref(),
+            )
+            && self.pointers_match(&pointers)
+            && self.text_matches(haystack, m)
+    }
+
+    /// Whether the `flipped` and `unmet` words hold.
+    pub fn flags_match(&self, flipped: bool, unmet: bool) -> bool {
+        self.flipped.is_none_or(|f| f == flipped) && self.unmet.is_none_or(|u| u == unmet)
+    }
+
+    /// Whether the `stage:`, `decision:`, `reason:` and `contract:` tokens hold for this
+    /// outcome.
+    pub fn kind_matches(
+        &self,
+        stage: Stage,
+        decision: Decision,
+        reason: Option<&str>,
+        contract: Option<&str>,
+    ) -> bool {
+        self.tokens.iter().all(|t| {
+            let prefix = |s: &str| s.to_lowercase().starts_with(&t.value);
+            let hit = match t.field {
+                Field::Stage => prefix(stage.as_str()),
+                Field::Decision => prefix(decision.as_str()),
+                Field::Reason => reason.is_some_and(prefix),
+                Field::Contract => contract.is_some_and(prefix),
+                Field::Pointer => return true,
+            };
+            hit != t.negate
+        })
+    }
+
+    /// Whether the `pointer:` tokens hold for a capture with these error pointers.
+    pub fn pointers_match(&self, pointers: &[String]) -> bool {
+        self.tokens
+            .iter()
+            .filter(|t| t.field == Field::Pointer)
+            .all(|t| {
+                let hit = pointers
+                    .iter()
+                    .any(|p| pointer_label(p).to_lowercase() == t.value);
+                hit != t.negate
+            })
+    }
+
+    /// The fuzzy words, lower-cased, when the fast ASCII path applies (see
+    /// [`advance`]).
+    pub fn plain_words(&self) -> Option<&[Vec<u8>]> {
+        self.plain.as_deref()
+    }
+
+    /// Whether the query has fuzzy text (the only part that needs the haystack).
+    pub fn has_text(&self) -> bool {
+        self.text.is_some()
+    }
+
+    /// Whether the fuzzy text matches `haystack` (true when there is none).
+    pub fn text_matches(&self, haystack: &str, m: &mut FuzzyMatcher) -> bool {
+        if let Some(words) = &self.plain
+            && haystack.is_ascii()
+        {
+            let hay = haystack.as_bytes();
+            return words.iter().all(|w| {
+                let mut want = w.iter().peekable();
+                for b in hay {
+                    if want.peek().is_some_and(|&&c| c == b.to_ascii_lowercase()) {
+                        want.next();
+                    }
+                }
+                want.peek().is_none()
+            });
         }
         match &self.text {
             None => true,
-            Some(p) => {
-                let mut buf = Vec::new();
-                p.score(Utf32Str::new(haystack, &mut buf), &mut m.0)
-                    .is_some()
-            }
+            Some(p) => p
+                .score(Utf32Str::new(haystack, &mut m.1), &mut m.0)
+                .is_some(),
         }
     }
 }
 
-fn token_matches(t: &Token, ev: &Evaluation) -> bool {
-    let v = &ev.verdict;
-    let prefix = |s: &str| s.to_lowercase().starts_with(&t.value);
-    match t.field {
-        Field::Stage => prefix(v.stage.as_str()),
-        Field::Decision => prefix(v.decision.as_str()),
-        Field::Reason => v.reason.as_ref().is_some_and(|r| prefix(r.as_str())),
-        Field::Contract => v.contract.as_deref().is_some_and(prefix),
-        Field::Pointer => v.errors.iter().any(|f| {
-            f.pointer
-                .as_deref()
-                .is_some_and(|p| pointer_label(p).to_lowercase() == t.value)
-        }),
+/// How far a fuzzy word (lower-case ASCII) gets through an ASCII `piece` of a haystack,
+/// starting at position `k` of the word: the word matches a haystack when it gets to its
+/// end over the haystack's pieces in order (the spaces between pieces never match, as
+/// words have none).
+pub fn advance(word: &[u8], mut k: usize, piece: &[u8]) -> usize {
+    for &b in piece {
+        if k == word.len() {
+            break;
+        }
+        if word[k] == b.to_ascii_lowercase() {
+            k += 1;
+        }
     }
+    k
 }
 
-/// The fuzzy matcher (reused across queries; one per thread).
-pub struct FuzzyMatcher(Matcher);
+/// Whether the query `new` only narrows `old` (every capture `new` matches, `old` matched):
+/// `new` extends `old` without `!`, the last word of `old` keeps its kind (fuzzy text, the
+/// same field token, a flag) and is no `pointer:` token (exact) nor ends in `$` or `\`
+/// (fuzzy syntax whose meaning changes as it grows). Then the new view can be filtered
+/// from the old one.
+pub fn narrows(old: &str, new: &str) -> bool {
+    if !new.starts_with(old) || new.contains('!') {
+        return false;
+    }
+    let Some(last) = old.split_whitespace().last() else {
+        return true;
+    };
+    if old.ends_with(char::is_whitespace) {
+        return true;
+    }
+    let grown = new[old.len() - last.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap_or(last);
+    fn kind(w: &str) -> Option<&'static str> {
+        if w.eq_ignore_ascii_case("flipped") || w.eq_ignore_ascii_case("unmet") {
+            return Some("flag");
+        }
+        match w.split_once(':')?.0 {
+            "stage" => Some("stage"),
+            "reason" => Some("reason"),
+            "decision" => Some("decision"),
+            "contract" => Some("contract"),
+            "pointer" => Some("pointer"),
+            _ => None,
+        }
+    }
+    let k = kind(last);
+    k == kind(grown)
+        && k != Some("pointer")
+        && k != Some("flag")
+        && !last.ends_with('$')
+        && !last.ends_with('\\')
+}
+
+/// The fuzzy matcher and its scratch buffer (reused across queries; one per thread).
+pub struct FuzzyMatcher(Matcher, Vec<char>);
 
 impl Default for FuzzyMatcher {
     fn default() -> Self {
-        FuzzyMatcher(Matcher::new(Config::DEFAULT))
+        FuzzyMatcher(Matcher::new(Config::DEFAULT), Vec::new())
     }
 }
 
@@ -164,26 +290,49 @@ impl std::fmt::Debug for FuzzyMatcher {
     }
 }
 
-/// The text the fuzzy part of a query searches: id, reason, every pointer and message,
-/// and the source, separated by spaces.
+/// Writes the text the fuzzy part of a query searches into `out` (cleared first): id,
+/// reason, every pointer, the first error's message, and the source, separated by spaces.
+/// Built on the fly into a reused buffer: nothing is stored per capture.
+pub fn write_haystack(
+    out: &mut String,
+    id: &str,
+    reason: Option<&str>,
+    pointers: &[String],
+    message: Option<&str>,
+    source: impl FnOnce(&mut String),
+) {
+    out.clear();
+    out.push_str(id);
+    for part in reason
+        .into_iter()
+        .chain(pointers.iter().map(String::as_str))
+        .chain(message)
+    {
+        out.push(' ');
+        out.push_str(part);
+    }
+    out.push(' ');
+    source(out);
+}
+
+/// The haystack of an evaluated capture (see [`write_haystack`]).
 pub fn haystack(ev: &Evaluation) -> String {
     let v = &ev.verdict;
-    let mut s = String::with_capacity(64);
-    s.push_str(&v.id);
-    if let Some(r) = &v.reason {
-        s.push(' ');
-        s.push_str(r.as_str());
-    }
-    for f in &v.errors {
-        if let Some(p) = &f.pointer {
-            s.push(' ');
-            s.push_str(p);
+    let mut pointers: Vec<String> = Vec::new();
+    for p in v.errors.iter().filter_map(|f| f.pointer.as_ref()) {
+        if !pointers.contains(p) {
+            pointers.push(p.clone());
         }
-        s.push(' ');
-        s.push_str(&f.message);
     }
-    s.push(' ');
-    s.push_str(&v.source);
+    let mut s = String::new();
+    write_haystack(
+        &mut s,
+        &v.id,
+        v.reason.as_ref().map(|r| r.as_str()),
+        &pointers,
+        v.errors.first().map(|f| f.message.as_str()),
+        |o| o.push_str(&v.source),
+    );
     s
 }
 
@@ -242,5 +391,61 @@ mod tests {
         let q = Query::parse("!flipped stage:schema");
         assert!(q.matches(&a, &haystack(&a), false, m));
         assert!(!q.matches(&a, &haystack(&a), true, m));
+    }
+
+    #[test]
+    fn which_queries_only_narrow() {
+        assert!(narrows("", "s"));
+        assert!(narrows("s", "st"));
+        assert!(narrows("stage:s", "stage:sc"));
+        assert!(narrows("stage:schema", "stage:schema amount"));
+        assert!(narrows("amount ", "amount x"));
+        assert!(!narrows("st", "s"));
+        assert!(!narrows("stage", "stage:"));
+        assert!(!narrows("flip", "flipped"));
+        assert!(!narrows("pointer:/a", "pointer:/am"));
+        assert!(!narrows("!a", "!ab"));
+        assert!(!narrows("a$", "a$b"));
+    }
+
+    #[test]
+    fn the_plain_fast_path_agrees_with_nucleo() {
+        let hays = [
+            "c0000123 SCHEMA_MISMATCH /amount_minor \"5000\" is not of type \"integer\" captures/log.jsonl:124",
+            "valid-proposal captures/valid-proposal.json",
+            "amount-8000-intent-5000 INTENT_MISMATCH /amount_minor proposal 8000 captures/cases.jsonl:20",
+            "",
+            "Ab",
+        ];
+        let queries = [
+            "s",
+            "sc",
+            "sch",
+            "a8000",
+            "8000-intent",
+            "zz",
+            "AMT",
+            "amount 8000",
+            "ba",
+            "ab",
+            "c0 124",
+        ];
+        let m = &mut FuzzyMatcher::default();
+        for q in queries {
+            let fast = Query::parse(q);
+            assert!(fast.plain.is_some(), "{q}");
+            let mut slow = Query::parse(q);
+            slow.plain = None;
+            for h in hays {
+                assert_eq!(
+                    fast.text_matches(h, m),
+                    slow.text_matches(h, m),
+                    "{q:?} on {h:?}"
+                );
+            }
+        }
+        assert!(Query::parse("^ab").plain.is_none());
+        assert!(Query::parse("ab$").plain.is_none());
+        assert!(Query::parse("é").plain.is_none());
     }
 }

@@ -13,6 +13,7 @@ pub mod config;
 pub mod detail;
 pub mod filter;
 pub mod keymap;
+pub mod store;
 pub mod theme;
 pub mod ui;
 
@@ -82,12 +83,19 @@ pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
             for effect in std::mem::take(&mut app.effects) {
                 run_effect(&mut terminal, &gate, &mut app, effect)?;
             }
-            if !drain(&rx, &mut app) || app.quit {
+            let busy = app.busy();
+            if !drain(&rx, &mut app, !busy) || app.quit {
                 break;
             }
+            if busy {
+                // a long filter goes on between frames
+                app.work(app::FILTER_SLICE);
+            }
             terminal.draw(|f| ui::draw(&app, f))?;
-            // at most ~60 frames a second: let messages pile up, then drain them at once
-            std::thread::sleep(Duration::from_millis(8));
+            if !app.busy() {
+                // at most ~60 frames a second: let messages pile up, then drain them at once
+                std::thread::sleep(Duration::from_millis(8));
+            }
         }
         Ok(())
     })();
@@ -251,10 +259,13 @@ pub fn editor_command(editor: &str, path: &Path, line: usize) -> Option<(String,
     Some((program, args))
 }
 
-/// Waits for one message, then applies every pending one. False when the channel closed.
-fn drain(rx: &Receiver<Msg>, app: &mut App) -> bool {
-    let Ok(first) = rx.recv() else { return false };
-    app.update(first);
+/// Waits for one message (when `wait`), then applies every pending one. False when the
+/// channel closed.
+fn drain(rx: &Receiver<Msg>, app: &mut App, wait: bool) -> bool {
+    if wait {
+        let Ok(first) = rx.recv() else { return false };
+        app.update(first);
+    }
     while let Ok(m) = rx.try_recv() {
         app.update(m);
         if app.quit {

@@ -6,8 +6,11 @@ use super::app::{App, Msg};
 use super::keymap::Tab;
 use super::ui;
 use crate::core::pipeline::Evaluation;
+use crate::core::review::Outcome;
 use crate::core::workspace::Workspace;
-use crate::engine::EngineEvent;
+use crate::engine::summary::CaptureSummary;
+use crate::engine::worker::Updated;
+use crate::engine::{EngineEvent, Job};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -55,15 +58,57 @@ fn app_with(
         workspace: ws,
         total,
     }));
-    app.update(Msg::Engine(EngineEvent::Batch {
-        generation,
-        evaluations: evs,
-    }));
-    app.update(Msg::Engine(EngineEvent::Finished {
-        generation,
-        elapsed: Duration::from_millis(12),
-    }));
+    app.update(batch(generation, &evs));
+    send(
+        &mut app,
+        Msg::Engine(EngineEvent::Finished {
+            generation,
+            elapsed: Duration::from_millis(12),
+        }),
+    );
     app
+}
+
+/// A batch of summaries of these evaluations.
+fn batch(generation: u64, evs: &[Evaluation]) -> Msg {
+    Msg::Engine(EngineEvent::Batch {
+        generation,
+        captures: evs.iter().map(CaptureSummary::of_evaluation).collect(),
+    })
+}
+
+/// Answers the model's load requests as the engine would (re-reading from disk), until
+/// none is left; other requests stay.
+fn pump(app: &mut App) {
+    loop {
+        let (loads, rest): (Vec<Job>, Vec<Job>) = std::mem::take(&mut app.requests)
+            .into_iter()
+            .partition(|j| matches!(j, Job::Load { .. }));
+        app.requests = rest;
+        if loads.is_empty() {
+            return;
+        }
+        let ws = app.workspace.clone().expect("a workspace to load from");
+        for j in loads {
+            if let Job::Load { source, loc } = j {
+                let evaluation = crate::engine::summary::load(&ws, &loc).map(Box::new);
+                app.update(Msg::Engine(EngineEvent::Loaded { source, evaluation }));
+            }
+        }
+    }
+}
+
+/// Applies a message and answers the loads it asks for.
+fn send(app: &mut App, msg: Msg) {
+    app.update(msg);
+    pump(app);
+}
+
+/// The selected capture's loaded evaluation.
+fn shown(app: &App) -> &Evaluation {
+    app.shown
+        .as_deref()
+        .expect("the selected capture is loaded")
 }
 
 fn refund(w: u16, h: u16) -> App {
@@ -71,7 +116,7 @@ fn refund(w: u16, h: u16) -> App {
 }
 
 fn key(app: &mut App, code: KeyCode) {
-    app.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    send(app, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
 }
 
 fn keys(app: &mut App, s: &str) {
@@ -81,12 +126,11 @@ fn keys(app: &mut App, s: &str) {
 }
 
 fn select(app: &mut App, id: &str) {
-    let pos = app
-        .view
-        .iter()
-        .position(|&i| app.rows[i].ev.verdict.id == id)
+    let pos = (0..app.view.len())
+        .position(|p| app.id_at(p) == Some(id))
         .unwrap_or_else(|| panic!("{id} not in the list"));
     app.select(pos);
+    pump(app);
 }
 
 fn terminal(app: &App) -> Terminal<TestBackend> {
@@ -102,7 +146,7 @@ fn screen(app: &App) -> String {
 #[test]
 fn overview_of_the_refund_sample() {
     let app = refund(120, 30);
-    assert_eq!(app.rows.len(), 25);
+    assert_eq!(app.store.len(), 25);
     insta::assert_snapshot!(screen(&app));
 }
 
@@ -181,10 +225,7 @@ fn filter_tokens_and_fuzzy_text() {
     assert_eq!(app.view.len(), 25);
     keys(&mut app, "/8000-intent");
     assert_eq!(app.view.len(), 1, "{:?}", app.view);
-    assert_eq!(
-        app.current().unwrap().ev.verdict.id,
-        "amount-8000-intent-5000"
-    );
+    assert_eq!(app.current_id(), Some("amount-8000-intent-5000"));
     insta::assert_snapshot!(screen(&app));
 }
 
@@ -277,24 +318,19 @@ fn selection_stays_on_the_same_capture_across_runs() {
         total: evs.len(),
     }));
     // a stale batch of an older generation is dropped
-    app.update(Msg::Engine(EngineEvent::Batch {
-        generation: generation - 1,
-        evaluations: Vec::new(),
-    }));
-    app.update(Msg::Engine(EngineEvent::Batch {
-        generation,
-        evaluations: evs.split_off(10),
-    }));
-    app.update(Msg::Engine(EngineEvent::Batch {
-        generation,
-        evaluations: evs,
-    }));
-    app.update(Msg::Engine(EngineEvent::Finished {
-        generation,
-        elapsed: Duration::from_millis(1),
-    }));
-    assert_eq!(app.rows.len(), 25);
-    assert_eq!(app.current().unwrap().ev.verdict.id, "duplicate-key");
+    send(&mut app, batch(generation - 1, &[]));
+    send(&mut app, batch(generation, &evs.split_off(10)));
+    send(&mut app, batch(generation, &evs));
+    send(
+        &mut app,
+        Msg::Engine(EngineEvent::Finished {
+            generation,
+            elapsed: Duration::from_millis(1),
+        }),
+    );
+    assert_eq!(app.store.len(), 25);
+    assert_eq!(app.current_id(), Some("duplicate-key"));
+    assert_eq!(shown(&app).verdict.id, "duplicate-key");
 }
 
 #[test]
@@ -395,10 +431,11 @@ fn assert_no_control(t: &Terminal<TestBackend>, what: &str) {
 fn escape_sequences_render_escaped_in_every_pane() {
     let dir = hostile_workspace();
     let mut app = app_on(dir.path(), "hostile", 140, 40);
-    assert_eq!(app.rows.len(), 4);
+    assert_eq!(app.store.len(), 4);
     let mut seen_escaped = false;
     for i in 0..app.view.len() {
         app.select(i);
+        pump(&mut app);
         for tab in "12345678".chars() {
             keys(&mut app, &tab.to_string());
             let t = terminal(&app);
@@ -468,7 +505,7 @@ fn fixed_8000() -> Evaluation {
 
 fn applied(
     generation: u64,
-    updated: Vec<crate::engine::worker::Updated>,
+    updated: Vec<Updated>,
     removed: Vec<crate::engine::worker::Removed>,
     contracts: Vec<String>,
     causes: Vec<String>,
@@ -489,29 +526,29 @@ fn a_flip_is_marked_counted_filterable_and_in_the_history_tab() {
     let mut app = refund(120, 30);
     app.watch = super::app::WatchState::Live;
     select(&mut app, "amount-8000-intent-5000");
-    let before = app.current().unwrap().ev.verdict.clone();
+    let before = shown(&app).verdict.clone();
     assert_eq!(before.decision.as_str(), "recheck");
     let fixed = fixed_8000();
     assert!(fixed.verdict.is_ready());
-    app.update(applied(
-        2,
-        vec![crate::engine::worker::Updated {
-            evaluation: fixed,
-            previous: Some(Box::new(before)),
-            cause: Some("captures/cases.jsonl".into()),
-        }],
-        vec![],
-        vec![],
-        vec!["captures/cases.jsonl".into()],
-    ));
+    send(
+        &mut app,
+        applied(
+            2,
+            vec![Updated::of(
+                fixed,
+                Some(Outcome::of(&before)),
+                Some("captures/cases.jsonl".into()),
+            )],
+            vec![],
+            vec![],
+            vec!["captures/cases.jsonl".into()],
+        ),
+    );
     assert_eq!(app.flips.len(), 1);
     assert_eq!(app.flipped.len(), 1);
     // the selection stayed on the capture, now ready
-    assert_eq!(
-        app.current().unwrap().ev.verdict.id,
-        "amount-8000-intent-5000"
-    );
-    assert!(app.current().unwrap().ev.verdict.is_ready());
+    assert_eq!(app.current_id(), Some("amount-8000-intent-5000"));
+    assert!(shown(&app).verdict.is_ready());
     keys(&mut app, "8");
     let s = screen(&app);
     assert!(s.contains("↺ 1 flipped") && s.contains("last change 12:04:31"));
@@ -522,48 +559,49 @@ fn a_flip_is_marked_counted_filterable_and_in_the_history_tab() {
     key(&mut app, KeyCode::Enter);
     assert_eq!(app.view.len(), 1);
     // a stale result (an older generation) for the same capture is dropped
-    let old = app.current().unwrap().ev.clone();
+    let old = shown(&app).clone();
+    let row = *app.current().unwrap();
     let mut stale = old.clone();
     stale.verdict.next_action = "stale".into();
-    app.update(applied(
-        1,
-        vec![crate::engine::worker::Updated {
-            evaluation: stale,
-            previous: Some(Box::new(old.verdict.clone())),
-            cause: None,
-        }],
-        vec![],
-        vec![],
-        vec![],
-    ));
-    assert_eq!(app.current().unwrap().ev.verdict, old.verdict);
+    stale.verdict.stage = crate::core::verdict::Stage::Parse;
+    send(
+        &mut app,
+        applied(
+            1,
+            vec![Updated::of(stale, Some(Outcome::of(&old.verdict)), None)],
+            vec![],
+            vec![],
+            vec![],
+        ),
+    );
+    assert_eq!(shown(&app).verdict, old.verdict);
+    assert_eq!(*app.current().unwrap(), row);
 }
 
 #[test]
 fn a_deleted_selected_capture_says_so() {
     let mut app = refund(120, 30);
     select(&mut app, "valid-proposal");
-    let n = app.rows.len();
-    app.update(applied(
-        2,
-        vec![],
-        vec![crate::engine::worker::Removed {
-            id: "valid-proposal".into(),
-            source: "captures/valid-proposal.json".into(),
-            cause: Some("captures/valid-proposal.json".into()),
-        }],
-        vec![],
-        vec!["captures/valid-proposal.json".into()],
-    ));
-    assert_eq!(app.rows.len(), n - 1);
+    let n = app.store.len();
+    send(
+        &mut app,
+        applied(
+            2,
+            vec![],
+            vec![crate::engine::worker::Removed {
+                id: "valid-proposal".into(),
+                source: "captures/valid-proposal.json".into(),
+                cause: Some("captures/valid-proposal.json".into()),
+            }],
+            vec![],
+            vec!["captures/valid-proposal.json".into()],
+        ),
+    );
+    assert_eq!(app.store.len(), n - 1);
     let s = screen(&app);
     assert!(s.contains("valid-proposal was deleted"), "{s}");
     assert!(s.contains("captures/valid-proposal.json no longer exists"));
-    assert!(
-        !app.view
-            .iter()
-            .any(|&i| app.rows[i].ev.verdict.id == "valid-proposal")
-    );
+    assert!(!(0..app.view.len()).any(|p| app.id_at(p) == Some("valid-proposal")));
     // moving selects another capture and the note goes away
     key(&mut app, KeyCode::Char('k'));
     assert!(app.gone.is_none());
@@ -574,18 +612,21 @@ fn a_deleted_selected_capture_says_so() {
 fn a_contract_change_is_summed_up_in_the_header_and_listed_in_review() {
     let mut app = refund(140, 30);
     select(&mut app, "amount-8000-intent-5000");
-    let before = app.current().unwrap().ev.verdict.clone();
-    app.update(applied(
-        2,
-        vec![crate::engine::worker::Updated {
-            evaluation: fixed_8000(),
-            previous: Some(Box::new(before)),
-            cause: Some("schemas/refund-v1.schema.json".into()),
-        }],
-        vec![],
-        vec!["refund-v1".into()],
-        vec!["schemas/refund-v1.schema.json".into()],
-    ));
+    let before = shown(&app).verdict.clone();
+    send(
+        &mut app,
+        applied(
+            2,
+            vec![Updated::of(
+                fixed_8000(),
+                Some(Outcome::of(&before)),
+                Some("schemas/refund-v1.schema.json".into()),
+            )],
+            vec![],
+            vec!["refund-v1".into()],
+            vec!["schemas/refund-v1.schema.json".into()],
+        ),
+    );
     let s = screen(&app);
     assert!(s.contains("refund-v1 changed: 1 newly failing"), "{s}");
     keys(&mut app, "v");
@@ -692,7 +733,7 @@ fn an_unmet_expect_is_marked_and_filterable() {
     key(&mut app, KeyCode::Esc);
     keys(&mut app, "/!unmet");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.view.len(), app.rows.len() - 1);
+    assert_eq!(app.view.len(), app.store.len() - 1);
 }
 
 #[test]
@@ -749,4 +790,43 @@ fn at_80x24_the_footer_keeps_help_and_quit_and_the_tabs_are_readable() {
         let _ = screen(&app);
     }
     app.update(Msg::Resize(0, 0)); // (a TestBackend cannot be 0 wide; the update must not panic)
+}
+
+#[test]
+fn the_list_filter_agrees_with_the_query_on_each_evaluation() {
+    use super::filter::{FuzzyMatcher, Query, haystack};
+    let ws = Workspace::open(&sample("refund")).unwrap();
+    let evs = evaluate_all(&ws);
+    let m = &mut FuzzyMatcher::default();
+    for q in [
+        "s",
+        "sc",
+        "a8000",
+        "amount 8000",
+        "jsonl:2",
+        "json",
+        "intent",
+        "zz",
+        "stage:schema amount",
+        "!stage:ready",
+        "pointer:/amount_minor",
+        "^amount",
+        "proposal$",
+    ] {
+        let mut app = refund(120, 30);
+        keys(&mut app, "/");
+        keys(&mut app, q);
+        let mut got: Vec<String> = (0..app.view.len())
+            .map(|p| app.id_at(p).unwrap().to_string())
+            .collect();
+        let query = Query::parse(q);
+        let mut want: Vec<String> = evs
+            .iter()
+            .filter(|e| query.matches(e, &haystack(e), false, m))
+            .map(|e| e.verdict.id.clone())
+            .collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{q}");
+    }
 }

@@ -282,10 +282,14 @@ fn pad(s: &str, w: usize) -> String {
 fn draw_list(app: &App, f: &mut Frame, r: Rect) {
     let t = app.theme;
     let mut title = vec![Span::styled(" Captures ", t.bold())];
-    if app.view.len() != app.rows.len() {
-        title.push(Span::raw(format!("{}/{} ", app.view.len(), app.rows.len())));
+    if app.view.len() != app.store.len() {
+        title.push(Span::raw(format!(
+            "{}/{} ",
+            app.view.len(),
+            app.store.len()
+        )));
     } else {
-        title.push(Span::raw(format!("{} ", app.rows.len())));
+        title.push(Span::raw(format!("{} ", app.store.len())));
     }
     if !app.filter.is_empty() {
         title.push(Span::styled(
@@ -293,12 +297,15 @@ fn draw_list(app: &App, f: &mut Frame, r: Rect) {
             t.key(),
         ));
     }
+    if let Some(p) = app.filter_progress() {
+        title.push(Span::styled(format!("filtering {p}% "), t.dim()));
+    }
     let block = pane(&t, Line::from(title), app.focus == Focus::List);
     let inner = block.inner(r);
     f.render_widget(block, r);
     let h = inner.height as usize;
     if app.view.is_empty() {
-        let msg = if app.rows.is_empty() {
+        let msg = if app.store.is_empty() {
             if app.progress.running {
                 "validating…"
             } else {
@@ -316,9 +323,8 @@ fn draw_list(app: &App, f: &mut Frame, r: Rect) {
         .skip(app.offset)
         .take(h)
         .map(|&i| {
-            app.rows[i]
-                .ev
-                .verdict
+            app.store
+                .kind(&app.store.rows[i as usize])
                 .reason
                 .as_ref()
                 .map_or(0, |r| r.as_str().chars().count())
@@ -335,10 +341,12 @@ fn draw_list(app: &App, f: &mut Frame, r: Rect) {
         .skip(app.offset)
         .take(h)
         .map(|(pos, &i)| {
-            let v = &app.rows[i].ev.verdict;
+            let row = &app.store.rows[i as usize];
+            let v = app.store.kind(row);
+            let id = app.store.id(row);
             let ds = t.decision(v.decision);
             let reason = v.reason.as_ref().map_or("", |r| r.as_str());
-            let flipped = app.flipped.contains(&v.source);
+            let flipped = row.flags & crate::tui::store::FLIPPED != 0;
             let mut line = Line::from(vec![
                 Span::styled(if flipped { "↺" } else { " " }, t.flip()),
                 Span::styled(format!("{} ", glyph(v.decision)), ds),
@@ -350,18 +358,16 @@ fn draw_list(app: &App, f: &mut Frame, r: Rect) {
                 ),
                 Span::raw(" "),
             ]);
-            if crate::tui::filter::unmet(&app.rows[i].ev) && id_w > 4 {
+            if v.unmet() && id_w > 4 {
                 // like `check`'s NOT AS EXPECTED: the verdict misses the capture's `expect`
                 line.spans.push(Span::raw(pad(
-                    &crate::core::text::escape_control(&v.id),
+                    &crate::core::text::escape_control(id),
                     id_w - 2,
                 )));
                 line.spans.push(Span::styled(" ≠", t.fail()));
             } else {
-                line.spans.push(Span::raw(pad(
-                    &crate::core::text::escape_control(&v.id),
-                    id_w,
-                )));
+                line.spans
+                    .push(Span::raw(pad(&crate::core::text::escape_control(id), id_w)));
             }
             if pos == app.cursor && app.gone.is_none() {
                 line = line.patch_style(t.selected());
@@ -500,10 +506,18 @@ fn draw_detail(app: &App, f: &mut Frame, l: &crate::tui::ui::Areas) {
         let block = pane(&t, Line::from(" Detail "), focused);
         let inner = block.inner(l.detail);
         f.render_widget(block, l.detail);
-        let msg = if app.progress.running {
-            "validating…"
+        let id = app
+            .current_id()
+            .map(|id| crate::core::text::escape_control(id).into_owned())
+            .unwrap_or_default();
+        let msg = if app.loading.is_some() {
+            format!("loading {id} from disk…")
+        } else if app.missing.is_some() {
+            format!("{id}: the record is no longer in its file (a re-validation follows)")
+        } else if app.progress.running {
+            "validating…".to_string()
         } else {
-            "no capture selected"
+            "no capture selected".to_string()
         };
         f.render_widget(Paragraph::new(Span::styled(msg, t.dim())), inner);
         return;

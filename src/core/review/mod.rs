@@ -48,7 +48,7 @@ impl FlipKind {
 }
 
 /// A verdict's outcome on one side.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Outcome {
     /// The stage.
     pub stage: Stage,
@@ -61,7 +61,8 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn of(v: &Verdict) -> Outcome {
+    /// The outcome of a verdict.
+    pub fn of(v: &Verdict) -> Outcome {
         Outcome {
             stage: v.stage,
             reason: v.reason.clone(),
@@ -147,11 +148,9 @@ pub fn summarize(old: &Contracts, new: &Contracts, ws: &Workspace) -> Vec<Schema
     out
 }
 
-/// How a capture's verdict changed between `old` and `new` (the same record validated
-/// twice), or `None` when the stage, reason, decision and pass/fail are unchanged. Shared
-/// by `verdict review` and the live TUI.
-pub fn flip(old: &Verdict, new: &Verdict) -> Option<Flip> {
-    let (o, n) = (Outcome::of(old), Outcome::of(new));
+/// How an outcome changed, or `None` when the stage, reason, decision and pass/fail are
+/// the same (what [`flip`] decides on).
+pub fn flip_kind(o: &Outcome, n: &Outcome) -> Option<FlipKind> {
     if o.stage == n.stage
         && o.reason == n.reason
         && o.decision == n.decision
@@ -159,11 +158,19 @@ pub fn flip(old: &Verdict, new: &Verdict) -> Option<Flip> {
     {
         return None;
     }
-    let kind = match (o.passes, n.passes) {
+    Some(match (o.passes, n.passes) {
         (true, false) => FlipKind::NewlyFailing,
         (false, true) => FlipKind::NewlyPassing,
         _ => FlipKind::Changed,
-    };
+    })
+}
+
+/// How a capture's verdict changed between `old` and `new` (the same record validated
+/// twice), or `None` when the stage, reason, decision and pass/fail are unchanged. Shared
+/// by `verdict review` and the live TUI.
+pub fn flip(old: &Verdict, new: &Verdict) -> Option<Flip> {
+    let (o, n) = (Outcome::of(old), Outcome::of(new));
+    let kind = flip_kind(&o, &n)?;
     let cause = if n.reason.is_some() {
         new.errors.first().cloned()
     } else {

@@ -1,0 +1,382 @@
+//! Compact per-capture state for large logs (issue 5): where a record lives on disk
+//! ([`Locator`]), what a list needs to show and filter it ([`CaptureSummary`]), reading a
+//! capture file with each record's byte offset ([`for_each_located`]), and re-reading one
+//! record to rebuild its full [`Evaluation`] ([`load`]).
+//!
+//! A front end keeps one summary per capture (no record text, no findings beyond the
+//! first) and asks for the full evaluation of the one capture it shows.
+
+use crate::core::capture::{self, RawRecord};
+use crate::core::pipeline::Evaluation;
+use crate::core::verdict::{Decision, Reason, Stage, Verdict};
+use crate::core::workspace::Workspace;
+use std::cell::Cell;
+use std::hash::Hasher;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+use std::sync::Arc;
+
+/// [`Locator::offset`] when the record's byte offset is not known: re-reading scans the
+/// file for the line.
+pub const UNKNOWN_OFFSET: u64 = u64::MAX;
+
+/// Where one capture record is on disk.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Locator {
+    /// The capture file, workspace-relative and `/`-separated (`captures/log.jsonl`).
+    pub file: Arc<str>,
+    /// 1-based line in a JSONL file; `None` for a `.json` file (one record per file).
+    pub line: Option<u32>,
+    /// Byte offset where re-reading starts: the end of the previous record's line (blank
+    /// lines in between are skipped again on re-read), 0 for the first record and for a
+    /// `.json` file; [`UNKNOWN_OFFSET`] when not known.
+    pub offset: u64,
+}
+
+impl Locator {
+    /// The verdict `source` of the record: `captures/a.json` or `captures/log.jsonl:9`.
+    pub fn source(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{l}", self.file),
+            None => self.file.to_string(),
+        }
+    }
+
+    /// The locator of a verdict `source`, with the offset unknown.
+    pub fn of_source(source: &str) -> Locator {
+        let file = crate::engine::session::file_of(source);
+        let line = source[file.len()..]
+            .strip_prefix(':')
+            .and_then(|l| l.parse().ok());
+        Locator {
+            file: Arc::from(file),
+            line,
+            offset: UNKNOWN_OFFSET,
+        }
+    }
+}
+
+/// What a list shows, sorts and filters for one capture, without the record or the
+/// findings beyond the first: a few hundred bytes in transit, less once a front end
+/// interns the repeated strings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureSummary {
+    /// Where the record is.
+    pub loc: Locator,
+    /// The capture's id.
+    pub id: String,
+    /// The contract it was checked against, or the one it names.
+    pub contract: Option<String>,
+    /// The deciding stage.
+    pub stage: Stage,
+    /// The decision.
+    pub decision: Decision,
+    /// The first failure's reason; `None` when ready.
+    pub reason: Option<Reason>,
+    /// Every distinct pointer of the verdict's errors, in error order.
+    pub pointers: Vec<String>,
+    /// Whether the first error has a pointer (then it is `pointers[0]`).
+    pub first_has_pointer: bool,
+    /// The first error's message (`None` when ready).
+    pub message: Option<String>,
+    /// `Some(met)` when the capture has an `expect`.
+    pub expect: Option<bool>,
+}
+
+impl CaptureSummary {
+    /// The summary of an evaluated record found at `loc`.
+    pub fn of(ev: &Evaluation, loc: Locator) -> CaptureSummary {
+        let v = &ev.verdict;
+        let mut pointers: Vec<String> = Vec::new();
+        for f in &v.errors {
+            if let Some(p) = &f.pointer
+                && !pointers.contains(p)
+            {
+                pointers.push(p.clone());
+            }
+        }
+        CaptureSummary {
+            loc,
+            id: v.id.clone(),
+            contract: v.contract.clone(),
+            stage: v.stage,
+            decision: v.decision,
+            reason: v.reason.clone(),
+            pointers,
+            first_has_pointer: v.errors.first().is_some_and(|f| f.pointer.is_some()),
+            message: v.errors.first().map(|f| f.message.clone()),
+            expect: v.expect.as_ref().map(|e| e.met),
+        }
+    }
+
+    /// The summary of an evaluation whose location is only known by its source (offset
+    /// unknown: re-reading scans the file).
+    pub fn of_evaluation(ev: &Evaluation) -> CaptureSummary {
+        CaptureSummary::of(ev, Locator::of_source(&ev.verdict.source))
+    }
+
+    /// Whether `check` counts it as passing (its `expect` met, or none and ready).
+    pub fn passes(&self) -> bool {
+        self.expect.unwrap_or(self.stage == Stage::Ready)
+    }
+}
+
+/// A 64-bit hash of everything a verdict says (its JSON form): equal verdicts hash the
+/// same, so a session can tell a changed verdict without keeping the old one.
+pub fn verdict_hash(v: &Verdict) -> u64 {
+    struct W(std::collections::hash_map::DefaultHasher);
+    impl std::io::Write for W {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.write(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = W(Default::default());
+    let _ = serde_json::to_writer(&mut w, v);
+    w.0.finish()
+}
+
+/// A buffered reader that counts consumed bytes and can be told to stop (read as EOF).
+struct Tracked<'a, R> {
+    inner: R,
+    pos: &'a Cell<u64>,
+    stop: &'a Cell<bool>,
+}
+
+impl<R: BufRead> Read for Tracked<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.get() {
+            return Ok(0);
+        }
+        let n = self.inner.read(buf)?;
+        self.pos.set(self.pos.get() + n as u64);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Tracked<'_, R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.stop.get() {
+            return Ok(&[]);
+        }
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, n: usize) {
+        self.pos.set(self.pos.get() + n as u64);
+        self.inner.consume(n);
+    }
+}
+
+fn is_jsonl(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e == "jsonl" || e == "ndjson")
+}
+
+/// Streams the records of one capture file to `each` with their [`Locator`]s, in file
+/// order, one record in memory at a time, until `each` returns false. `rel` is the file's
+/// workspace-relative name, `max_bytes` the workspace's `max_capture_bytes`. Records are
+/// exactly those of [`capture::for_each_record`] (the same line splitting, limits and
+/// errors).
+pub fn for_each_located(
+    path: &Path,
+    rel: &Arc<str>,
+    max_bytes: u64,
+    mut each: impl FnMut(RawRecord, Locator) -> bool,
+) {
+    let whole = |each: &mut dyn FnMut(RawRecord, Locator) -> bool| {
+        let mut go = true;
+        capture::for_each_record(path, rel, max_bytes, |r| {
+            let loc = Locator {
+                file: rel.clone(),
+                line: r.line.map(|l| l as u32),
+                offset: if r.line.is_some() { UNKNOWN_OFFSET } else { 0 },
+            };
+            if go {
+                go = each(r, loc);
+            }
+        })
+    };
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let file = match std::fs::File::open(path) {
+        Ok(f) if regular && is_jsonl(path) => f,
+        // not a JSONL log, or an error record: as the core reads it
+        _ => return whole(&mut each),
+    };
+    let pos = Cell::new(0u64);
+    let stop = Cell::new(false);
+    let reader = Tracked {
+        inner: BufReader::with_capacity(256 * 1024, file),
+        pos: &pos,
+        stop: &stop,
+    };
+    let mut start = 0u64;
+    capture::read_lines(reader, max_bytes, |line_no, text| {
+        let loc = Locator {
+            file: rel.clone(),
+            line: Some(line_no as u32),
+            offset: start,
+        };
+        start = pos.get();
+        let go = each(
+            RawRecord {
+                source: format!("{rel}:{line_no}"),
+                file: rel.to_string(),
+                line: Some(line_no),
+                text,
+            },
+            loc,
+        );
+        stop.set(!go);
+    });
+}
+
+/// Counts the records of a JSONL file (non-blank lines) without decoding them, for a
+/// progress gauge; a `.json` file counts 1.
+pub fn count_records(path: &Path) -> usize {
+    if !is_jsonl(path) {
+        return 1;
+    }
+    let Ok(f) = std::fs::File::open(path) else {
+        return 1;
+    };
+    let mut r = BufReader::with_capacity(256 * 1024, f);
+    let (mut n, mut blank) = (0usize, true);
+    loop {
+        let buf = match r.fill_buf() {
+            Ok([]) => break,
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        for &b in buf {
+            if b == b'\n' {
+                n += usize::from(!blank);
+                blank = true;
+            } else if !b.is_ascii_whitespace() {
+                blank = false;
+            }
+        }
+        let len = buf.len();
+        r.consume(len);
+    }
+    n + usize::from(!blank)
+}
+
+/// Re-reads the record at `loc` as it is on disk now (a `.json` file is read whole; a
+/// JSONL record from its offset, or by scanning for its line when the offset is unknown
+/// or past the end). `None` when the file no longer has that line.
+pub fn read_record(ws: &Workspace, loc: &Locator) -> Option<RawRecord> {
+    let path = ws.root.join(&*loc.file);
+    let Some(line) = loc.line else {
+        return ws.read_file(&path).into_iter().next();
+    };
+    let max = ws.config.max_capture_bytes;
+    let record = |text| RawRecord {
+        source: format!("{}:{line}", loc.file),
+        file: loc.file.to_string(),
+        line: Some(line as usize),
+        text,
+    };
+    let mut file = std::fs::File::open(&path).ok()?;
+    // the offset must still start a line (the byte before it a newline), else the file
+    // changed under it: scan for the line instead
+    let at_line_start = |file: &mut std::fs::File| -> bool {
+        if loc.offset == 0 {
+            return true;
+        }
+        let mut b = [0u8; 1];
+        file.seek(SeekFrom::Start(loc.offset - 1)).is_ok()
+            && file.read_exact(&mut b).is_ok()
+            && b[0] == b'\n'
+    };
+    if loc.offset != UNKNOWN_OFFSET
+        && at_line_start(&mut file)
+        && file.seek(SeekFrom::Start(loc.offset)).is_ok()
+    {
+        let (pos, stop) = (Cell::new(0), Cell::new(false));
+        let mut found = None;
+        capture::read_lines(
+            Tracked {
+                inner: BufReader::with_capacity(64 * 1024, &mut file),
+                pos: &pos,
+                stop: &stop,
+            },
+            max,
+            |_, text| {
+                found = Some(text);
+                stop.set(true);
+            },
+        );
+        if let Some(text) = found {
+            return Some(record(text));
+        }
+    }
+    // offset unknown or stale: scan for the line
+    file.seek(SeekFrom::Start(0)).ok()?;
+    let (pos, stop) = (Cell::new(0), Cell::new(false));
+    let mut found = None;
+    capture::read_lines(
+        Tracked {
+            inner: BufReader::with_capacity(256 * 1024, file),
+            pos: &pos,
+            stop: &stop,
+        },
+        max,
+        |n, text| {
+            if n == line as usize {
+                found = Some(text);
+            }
+            if n >= line as usize {
+                stop.set(true);
+            }
+        },
+    );
+    found.map(record)
+}
+
+/// The full evaluation of the record at `loc`, re-read from disk and re-validated (about
+/// the cost of one record of a `check` run); `None` when the record is gone.
+pub fn load(ws: &Workspace, loc: &Locator) -> Option<Evaluation> {
+    read_record(ws, loc).map(|r| ws.evaluate(&r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_re_read_the_same_records() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("captures")).unwrap();
+        let text = "{\"id\":\"a\",\"output\":\"1\"}\n\n  \r\n{\"id\":\"b\",\"output\":\"2\"}\r\n{\"id\":\"c\",\"output\":\"3\"}";
+        let path = dir.path().join("captures/l.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        let rel: Arc<str> = Arc::from("captures/l.jsonl");
+        let mut got = Vec::new();
+        for_each_located(&path, &rel, 1 << 20, |r, loc| {
+            got.push((r, loc));
+            true
+        });
+        assert_eq!(got.len(), 3);
+        assert_eq!(count_records(&path), 3);
+        for (r, loc) in &got {
+            assert_eq!(r.source, loc.source());
+            let again = read_record(&ws, loc).unwrap();
+            assert_eq!(again.source, r.source);
+            assert_eq!(again.text.as_ref().ok(), r.text.as_ref().ok());
+            let scanned = read_record(&ws, &Locator::of_source(&r.source)).unwrap();
+            assert_eq!(scanned.text.as_ref().ok(), r.text.as_ref().ok());
+        }
+        assert_eq!(got[1].0.line, Some(4));
+        // an offset that no longer starts a line: the line is scanned for
+        let mut moved = got[2].1.clone();
+        moved.offset += 3;
+        let again = read_record(&ws, &moved).unwrap();
+        assert_eq!(again.text.as_ref().ok(), got[2].0.text.as_ref().ok());
+        assert!(read_record(&ws, &Locator::of_source("captures/l.jsonl:9")).is_none());
+    }
+}

@@ -1,0 +1,441 @@
+//! The capture list's compact store (issue 5): one [`Row`] of 40 bytes per capture, its
+//! id and first message in one shared text arena, and everything that repeats (outcomes,
+//! pointer sets, file names) interned. A million captures take about 80 MB; the records
+//! themselves stay on disk and are re-read when one is shown.
+
+use crate::core::review::Outcome;
+use crate::core::verdict::{Decision, Finding, Reason, Stage};
+use crate::engine::summary::{CaptureSummary, Locator};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// "No row" in the line index.
+const NONE: u32 = u32::MAX;
+/// [`Row::flags`]: the verdict flipped this session.
+pub const FLIPPED: u8 = 1;
+/// The longest id or message a row keeps, in bytes (longer ones are cut at a character
+/// boundary; the detail re-reads the record and shows them whole).
+pub const MAX_TEXT: usize = u16::MAX as usize - 1;
+
+/// `s` cut to at most [`MAX_TEXT`] bytes at a character boundary.
+fn clip(s: &str) -> &str {
+    if s.len() <= MAX_TEXT {
+        return s;
+    }
+    let mut end = MAX_TEXT;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// One capture as the list keeps it (40 bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    /// Byte offset to re-read the record from ([`Locator::offset`]).
+    pub offset: u64,
+    /// The id starts here in the text arena; the message (if any) follows it.
+    text_at: u32,
+    /// The id's length in bytes (ids are kept to [`MAX_TEXT`] bytes).
+    id_len: u16,
+    /// The first message's length + 1 (0: none; kept to [`MAX_TEXT`] bytes).
+    msg_len: u16,
+    /// Index into [`Store::files`].
+    pub file: u32,
+    /// 1-based JSONL line; 0 for a `.json` file.
+    pub line: u32,
+    /// The generation (truncated to 32 bits) that produced it.
+    pub generation: u32,
+    /// Index into [`Store::kinds`].
+    pub kind: u32,
+    /// Index into [`Store::psets`] (0 is the empty set).
+    pub pointers: u32,
+    /// [`FLIPPED`].
+    pub flags: u8,
+}
+
+/// A verdict's outcome as the list needs it (interned: a log has few distinct ones).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Kind {
+    /// The deciding stage.
+    pub stage: Stage,
+    /// The decision.
+    pub decision: Decision,
+    /// The first failure's reason.
+    pub reason: Option<Reason>,
+    /// The contract.
+    pub contract: Option<String>,
+    /// `Some(met)` when the capture has an `expect`.
+    pub expect: Option<bool>,
+    /// Whether the first error has a pointer (the first of the row's pointer set).
+    pub first_has_pointer: bool,
+}
+
+impl Kind {
+    /// Whether the verdict misses its capture's `expect`.
+    pub fn unmet(&self) -> bool {
+        self.expect == Some(false)
+    }
+
+    /// The outcome for flips.
+    pub fn outcome(&self) -> Outcome {
+        Outcome {
+            stage: self.stage,
+            reason: self.reason.clone(),
+            decision: self.decision,
+            passes: self.expect.unwrap_or(self.stage == Stage::Ready),
+        }
+    }
+
+    fn of(s: &CaptureSummary) -> Kind {
+        Kind {
+            stage: s.stage,
+            decision: s.decision,
+            reason: s.reason.clone(),
+            contract: s.contract.clone(),
+            expect: s.expect,
+            first_has_pointer: s.first_has_pointer,
+        }
+    }
+}
+
+/// What [`Store::put`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Put {
+    /// A newer generation's row is there: nothing changed.
+    Stale,
+    /// A new row at this index.
+    Inserted(usize),
+    /// The row at this index was replaced; `moved` when its sort key changed.
+    Replaced {
+        /// The row.
+        index: usize,
+        /// Whether its decision or id changed (its place in the sorted list).
+        moved: bool,
+    },
+}
+
+/// Every capture of the list.
+#[derive(Debug)]
+pub struct Store {
+    /// The rows, in arrival order.
+    pub rows: Vec<Row>,
+    text: String,
+    /// Arena bytes no row points at any more.
+    garbage: usize,
+    /// The interned outcomes.
+    pub kinds: Vec<Kind>,
+    kind_ids: HashMap<Kind, u32>,
+    /// The interned pointer sets (index 0: no pointer).
+    pub psets: Vec<Vec<String>>,
+    pset_ids: HashMap<Vec<String>, u32>,
+    /// The capture files.
+    pub files: Vec<Arc<str>>,
+    file_ids: HashMap<Arc<str>, u32>,
+    /// Per file, the row of each line (index 0 for a `.json` file).
+    index: Vec<Vec<u32>>,
+    /// Lines the first JSONL file's index is sized for ([`Store::reserve`]).
+    expect_lines: usize,
+}
+
+impl Default for Store {
+    fn default() -> Store {
+        Store {
+            rows: Vec::new(),
+            text: String::new(),
+            garbage: 0,
+            kinds: Vec::new(),
+            kind_ids: HashMap::new(),
+            psets: vec![Vec::new()],
+            pset_ids: HashMap::from([(Vec::new(), 0)]),
+            files: Vec::new(),
+            file_ids: HashMap::new(),
+            index: Vec::new(),
+            expect_lines: 0,
+        }
+    }
+}
+
+impl Store {
+    /// How many captures.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Reserves room for `n` more rows (and their texts and line index, estimated), so
+    /// that a large load grows no big buffer by copying it.
+    pub fn reserve(&mut self, n: usize) {
+        self.rows.reserve(n);
+        self.text.reserve(n * 32);
+        self.expect_lines = self.expect_lines.max(n);
+    }
+
+    /// The id of a row.
+    pub fn id(&self, r: &Row) -> &str {
+        let at = r.text_at as usize;
+        &self.text[at..at + r.id_len as usize]
+    }
+
+    /// The first error's message of a row.
+    pub fn message(&self, r: &Row) -> Option<&str> {
+        let at = r.text_at as usize + r.id_len as usize;
+        (r.msg_len > 0).then(|| &self.text[at..at + r.msg_len as usize - 1])
+    }
+
+    /// Arena bytes of a row.
+    fn text_len(r: &Row) -> usize {
+        r.id_len as usize + (r.msg_len as usize).saturating_sub(1)
+    }
+
+    /// The outcome of a row.
+    pub fn kind(&self, r: &Row) -> &Kind {
+        &self.kinds[r.kind as usize]
+    }
+
+    /// The distinct pointers of a row's errors, in error order.
+    pub fn pointers(&self, r: &Row) -> &[String] {
+        &self.psets[r.pointers as usize]
+    }
+
+    /// The capture file of a row.
+    pub fn file(&self, r: &Row) -> &str {
+        &self.files[r.file as usize]
+    }
+
+    /// Writes a row's verdict `source` (`captures/log.jsonl:9`) to `out`.
+    pub fn write_source(&self, r: &Row, out: &mut String) {
+        use std::fmt::Write;
+        out.push_str(self.file(r));
+        if r.line > 0 {
+            let _ = write!(out, ":{}", r.line);
+        }
+    }
+
+    /// A row's verdict `source`.
+    pub fn source(&self, r: &Row) -> String {
+        let mut s = String::new();
+        self.write_source(r, &mut s);
+        s
+    }
+
+    /// Where a row's record is.
+    pub fn locator(&self, r: &Row) -> Locator {
+        Locator {
+            file: self.files[r.file as usize].clone(),
+            line: (r.line > 0).then_some(r.line),
+            offset: r.offset,
+        }
+    }
+
+    /// The first error of a row, rebuilt from what the row keeps (reason, decision,
+    /// pointer, message), for a flip's cause.
+    pub fn first_error(&self, r: &Row) -> Option<Finding> {
+        let k = self.kind(r);
+        let reason = k.reason.clone()?;
+        let mut f = Finding::new(k.stage, reason, self.message(r).unwrap_or_default())
+            .with_decision(k.decision);
+        if k.first_has_pointer {
+            f = f.with_pointer(self.pointers(r)[0].clone());
+        }
+        Some(f)
+    }
+
+    /// The row of a file and line (0 for a `.json` file).
+    pub fn find(&self, file: &str, line: u32) -> Option<usize> {
+        let f = *self.file_ids.get(file)?;
+        let i = *self.index[f as usize].get(line as usize)?;
+        (i != NONE).then_some(i as usize)
+    }
+
+    /// The row of a verdict `source`.
+    pub fn find_source(&self, source: &str) -> Option<usize> {
+        let file = crate::engine::session::file_of(source);
+        match source[file.len()..].strip_prefix(':') {
+            Some(l) => self.find(file, l.parse().ok()?),
+            None => self.find(file, 0),
+        }
+    }
+
+    fn intern_file(&mut self, f: &Arc<str>) -> u32 {
+        if let Some(&i) = self.file_ids.get(&**f) {
+            return i;
+        }
+        let i = self.files.len() as u32;
+        self.files.push(f.clone());
+        self.file_ids.insert(f.clone(), i);
+        self.index.push(Vec::new());
+        i
+    }
+
+    fn intern_kind(&mut self, s: &CaptureSummary) -> u32 {
+        let k = Kind::of(s);
+        if let Some(&i) = self.kind_ids.get(&k) {
+            return i;
+        }
+        let i = self.kinds.len() as u32;
+        self.kinds.push(k.clone());
+        self.kind_ids.insert(k, i);
+        i
+    }
+
+    fn intern_pointers(&mut self, p: &[String]) -> u32 {
+        if let Some(&i) = self.pset_ids.get(p) {
+            return i;
+        }
+        let i = self.psets.len() as u32;
+        self.psets.push(p.to_vec());
+        self.pset_ids.insert(p.to_vec(), i);
+        i
+    }
+
+    /// Inserts or replaces the row of a capture, unless the row holds a newer
+    /// generation's result.
+    pub fn put(&mut self, s: &CaptureSummary, generation: u64) -> Put {
+        let generation = generation as u32;
+        let file = self.intern_file(&s.loc.file);
+        let line = s.loc.line.unwrap_or(0);
+        let existing = self.index[file as usize]
+            .get(line as usize)
+            .copied()
+            .filter(|&i| i != NONE);
+        if let Some(i) = existing
+            && self.rows[i as usize].generation > generation
+        {
+            return Put::Stale;
+        }
+        let kind = self.intern_kind(s);
+        let pointers = self.intern_pointers(&s.pointers);
+        let (id, message) = (clip(&s.id), s.message.as_deref().map(clip));
+        if self.text.len() + id.len() + message.map_or(0, str::len) > u32::MAX as usize {
+            self.compact_text();
+        }
+        let text_at = self.text.len() as u32;
+        self.text.push_str(id);
+        let msg_len = match message {
+            Some(m) => {
+                self.text.push_str(m);
+                m.len() as u16 + 1
+            }
+            None => 0,
+        };
+        let mut row = Row {
+            offset: s.loc.offset,
+            text_at,
+            id_len: id.len() as u16,
+            msg_len,
+            file,
+            line,
+            generation,
+            kind,
+            pointers,
+            flags: 0,
+        };
+        match existing {
+            Some(i) => {
+                let old = self.rows[i as usize];
+                row.flags = old.flags;
+                self.garbage += Store::text_len(&old);
+                let moved = self.kinds[old.kind as usize].decision
+                    != self.kinds[kind as usize].decision
+                    || self.id(&old) != id;
+                self.rows[i as usize] = row;
+                if self.garbage > 1 << 20 && self.garbage > self.text.len() / 2 {
+                    self.compact_text();
+                }
+                Put::Replaced {
+                    index: i as usize,
+                    moved,
+                }
+            }
+            None => {
+                let i = self.rows.len();
+                self.rows.push(row);
+                let idx = &mut self.index[file as usize];
+                if idx.len() <= line as usize {
+                    if idx.is_empty() && line > 0 {
+                        // a JSONL log: size the index once for the expected lines
+                        idx.reserve(std::mem::take(&mut self.expect_lines) + 1);
+                    }
+                    idx.resize(line as usize + 1, NONE);
+                }
+                idx[line as usize] = i as u32;
+                Put::Inserted(i)
+            }
+        }
+    }
+
+    /// Removes row `i` (the last row takes its index, which is returned).
+    pub fn swap_remove(&mut self, i: usize) -> Option<usize> {
+        let r = self.rows.swap_remove(i);
+        self.garbage += Store::text_len(&r);
+        self.index[r.file as usize][r.line as usize] = NONE;
+        let moved = self.rows.get(i).copied()?;
+        self.index[moved.file as usize][moved.line as usize] = i as u32;
+        Some(self.rows.len())
+    }
+
+    /// Keeps only the rows for which `keep` holds (order kept, index rebuilt).
+    pub fn retain(&mut self, keep: impl Fn(&Row) -> bool) {
+        self.rows.retain(|r| keep(r));
+        for idx in &mut self.index {
+            idx.iter_mut().for_each(|i| *i = NONE);
+        }
+        for (i, r) in self.rows.iter().enumerate() {
+            self.index[r.file as usize][r.line as usize] = i as u32;
+        }
+        self.compact_text();
+    }
+
+    /// Rewrites the text arena without the garbage.
+    fn compact_text(&mut self) {
+        let mut text = String::with_capacity(self.text.len() - self.garbage);
+        for r in &mut self.rows {
+            let len = Store::text_len(r);
+            let at = r.text_at as usize;
+            r.text_at = text.len() as u32;
+            text.push_str(&self.text[at..at + len]);
+        }
+        self.text = text;
+        self.garbage = 0;
+    }
+
+    /// The list order of two rows: decision (most severe first), then id, then source.
+    pub fn cmp(&self, a: usize, b: usize) -> Ordering {
+        let (x, y) = (&self.rows[a], &self.rows[b]);
+        self.kinds[x.kind as usize]
+            .decision
+            .cmp(&self.kinds[y.kind as usize].decision)
+            .then_with(|| self.id(x).cmp(self.id(y)))
+            .then_with(|| {
+                if x.file == y.file {
+                    // same file: compare the sources as text (`:10` sorts before `:9`)
+                    x.line.to_string().cmp(&y.line.to_string())
+                } else {
+                    self.source(x).cmp(&self.source(y))
+                }
+            })
+    }
+
+    /// Bytes held by the store (rows, text, the line index), for measurements.
+    pub fn heap_bytes(&self) -> usize {
+        self.rows.capacity() * std::mem::size_of::<Row>()
+            + self.text.capacity()
+            + self.index.iter().map(|i| i.capacity() * 4).sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_is_40_bytes() {
+        assert_eq!(std::mem::size_of::<Row>(), 40);
+    }
+}
