@@ -114,7 +114,12 @@ pub fn for_each_record(path: &Path, rel: &str, max_bytes: u64, mut each: impl Fn
 /// Opens `path` for reading if it is a regular file (after symlinks). Opening a FIFO would
 /// block until a writer comes, and a device may never end, so the file is opened without
 /// blocking and checked with one `fstat` on the open descriptor (no second path lookup).
-fn open_regular(path: &Path) -> Result<(std::fs::File, Option<std::fs::Metadata>), String> {
+/// Every reader of capture files goes through this (a plain `File::open` of a FIFO named
+/// `*.jsonl` hangs the thread that does it).
+///
+/// # Errors
+/// The file cannot be opened, or is not a regular file (the message says why).
+pub fn open_regular(path: &Path) -> Result<(std::fs::File, Option<std::fs::Metadata>), String> {
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true);
     #[cfg(unix)]

@@ -323,6 +323,13 @@ impl Session {
         self.len() == 0
     }
 
+    /// The [`verdict_hash`] of the current verdict of a capture file's line (0 for a `.json`
+    /// file), if the session holds it.
+    pub fn hash_of(&self, file: &str, line: u32) -> Option<u64> {
+        let f = self.files.get(file)?;
+        f.find(line).map(|i| f.briefs[i].hash)
+    }
+
     /// The counts over every current verdict (as [`Summary::add`] would make them).
     pub fn summary(&self) -> Summary {
         let mut s = Summary::default();
@@ -403,6 +410,8 @@ impl Session {
                 let mut found = Vec::new();
                 crate::core::workspace::collect_files(&p, &capture::is_capture_file, &mut found);
                 targets.extend(found);
+                // a capture file replaced by a folder of its name: its captures go
+                targets.insert(p);
             } else if capture::is_capture_file(&p) {
                 targets.insert(p);
             }
@@ -425,10 +434,12 @@ impl Session {
                 .iter()
                 .any(|r| t == r || (t.starts_with(r) && capture::is_capture_file(t)))
         };
+        let in_ws = |t: &Path| self.ws.root.join(t.strip_prefix(&root).unwrap_or(t));
+        let known = |t: &Path| self.files.contains_key(&self.ws.relative(&in_ws(t)));
         let targets: Vec<PathBuf> = targets
             .into_iter()
-            .filter(|t| !t.exists() || (!t.is_dir() && is_capture(t)))
-            .map(|t| self.ws.root.join(t.strip_prefix(&root).unwrap_or(&t)))
+            .filter(|t| !t.exists() || if t.is_dir() { known(t) } else { is_capture(t) })
+            .map(|t| in_ws(&t))
             .collect();
         self.revalidate_files(&targets, each);
         Ok(())
@@ -495,7 +506,11 @@ impl Session {
                     contract: kinds.list[b.kind as usize].contract.clone(),
                 }
             };
-            if !f.is_file() {
+            // gone, or a folder now: its captures go. Anything else the workspace lists
+            // (a FIFO, a broken symlink, a symlink loop or to a folder) is read as `check`
+            // reads it: one INVALID_CAPTURE record, not left out.
+            let listed = std::fs::symlink_metadata(f).is_ok_and(|m| !m.is_dir());
+            if !listed {
                 if let Some(old) = old {
                     for i in 0..old.briefs.len() {
                         each(removed(&old, i, &self.kinds));

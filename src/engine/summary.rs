@@ -199,11 +199,14 @@ pub fn for_each_located(
             }
         })
     };
-    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    let file = match std::fs::File::open(path) {
-        Ok(f) if regular && is_jsonl(path) => f,
-        // not a JSONL log, or an error record: as the core reads it
-        _ => return whole(&mut each),
+    if !is_jsonl(path) {
+        return whole(&mut each);
+    }
+    // never a plain `File::open`: on a FIFO it waits for a writer forever
+    let file = match capture::open_regular(path) {
+        Ok((f, _)) => f,
+        // an error record: as the core reads it
+        Err(_) => return whole(&mut each),
     };
     let pos = Cell::new(0u64);
     let stop = Cell::new(false);
@@ -239,7 +242,7 @@ pub fn count_records(path: &Path) -> usize {
     if !is_jsonl(path) {
         return 1;
     }
-    let Ok(f) = std::fs::File::open(path) else {
+    let Ok((f, _)) = capture::open_regular(path) else {
         return 1;
     };
     let mut r = BufReader::with_capacity(256 * 1024, f);
@@ -280,7 +283,7 @@ pub fn read_record(ws: &Workspace, loc: &Locator) -> Option<RawRecord> {
         line: Some(line as usize),
         text,
     };
-    let mut file = std::fs::File::open(&path).ok()?;
+    let (mut file, _) = capture::open_regular(&path).ok()?;
     // the offset must still start a line (the byte before it a newline), else the file
     // changed under it: scan for the line instead
     let at_line_start = |file: &mut std::fs::File| -> bool {

@@ -21,7 +21,7 @@ use crate::core::review::Outcome;
 use crate::core::workspace::Workspace;
 use crate::engine::session::{Change, Session, cause_for, cause_of};
 use crate::engine::summary::{
-    CaptureSummary, Locator, count_records, for_each_located, load, verdict_hash,
+    CaptureSummary, Locator, UNKNOWN_OFFSET, count_records, for_each_located, load, verdict_hash,
 };
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -313,7 +313,24 @@ impl State {
 
     /// Answers a load.
     fn load(&mut self, source: String, loc: &Locator) -> EngineEvent {
-        let evaluation = load(self.ws(), loc).map(Box::new);
+        let ws = self.ws().clone();
+        let mut evaluation = load(&ws, loc);
+        // A front end keeps a row's offset until the row's verdict changes, so after a log
+        // was rewritten with the same verdicts (whitespace normalised) the offset may start
+        // another line, and re-reading from it gives that line's record. The session knows
+        // what the line's verdict is: a record that does not match it is looked up by its
+        // line instead.
+        if let (Some(ev), Some(line), Some(session)) = (&evaluation, loc.line, &self.session)
+            && loc.offset != UNKNOWN_OFFSET
+            && session.hash_of(&loc.file, line) != Some(verdict_hash(&ev.verdict))
+        {
+            let scan = Locator {
+                offset: UNKNOWN_OFFSET,
+                ..loc.clone()
+            };
+            evaluation = load(&ws, &scan);
+        }
+        let evaluation = evaluation.map(Box::new);
         self.shown = Some(source.clone());
         EngineEvent::Loaded { source, evaluation }
     }

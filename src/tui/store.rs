@@ -30,6 +30,99 @@ fn clip(s: &str) -> &str {
     &s[..end]
 }
 
+/// Per capture file, the row of each line. Dense (4 bytes per line number) while most line
+/// numbers hold a record; a log that is mostly blank lines (a gigabyte of `\n` and a few
+/// records) switches to a map, so the index never grows with the blank lines.
+#[derive(Debug)]
+enum Lines {
+    /// Indexed by line; [`NONE`] for a line without a row. `live`: the rows held.
+    Dense { rows: Vec<u32>, live: usize },
+    /// Line -> row.
+    Sparse(HashMap<u32, u32>),
+}
+
+impl Default for Lines {
+    fn default() -> Lines {
+        Lines::Dense {
+            rows: Vec::new(),
+            live: 0,
+        }
+    }
+}
+
+impl Lines {
+    fn get(&self, line: u32) -> Option<u32> {
+        match self {
+            Lines::Dense { rows, .. } => rows.get(line as usize).copied().filter(|&i| i != NONE),
+            Lines::Sparse(m) => m.get(&line).copied(),
+        }
+    }
+
+    /// Sets the row of a line (`expect`: lines a new dense index is sized for).
+    fn set(&mut self, line: u32, row: u32, expect: &mut usize) {
+        if let Lines::Dense { rows, live } = self {
+            let l = line as usize;
+            if l >= rows.len() {
+                // mostly holes: a map instead
+                if l > 4 * (*live + 1) + 65_536 {
+                    let m = rows
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, i)| **i != NONE)
+                        .map(|(l, &i)| (l as u32, i))
+                        .collect();
+                    *self = Lines::Sparse(m);
+                    return self.set(line, row, expect);
+                }
+                if rows.is_empty() && line > 0 {
+                    // a JSONL log: size the index once for the expected lines
+                    rows.reserve(std::mem::take(expect) + 1);
+                }
+                rows.resize(l + 1, NONE);
+            }
+            *live += usize::from(rows[l] == NONE);
+            rows[l] = row;
+            return;
+        }
+        if let Lines::Sparse(m) = self {
+            m.insert(line, row);
+        }
+    }
+
+    fn unset(&mut self, line: u32) {
+        match self {
+            Lines::Dense { rows, live } => {
+                if let Some(i) = rows.get_mut(line as usize)
+                    && *i != NONE
+                {
+                    *i = NONE;
+                    *live -= 1;
+                }
+            }
+            Lines::Sparse(m) => {
+                m.remove(&line);
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            Lines::Dense { rows, live } => {
+                rows.iter_mut().for_each(|i| *i = NONE);
+                *live = 0;
+            }
+            Lines::Sparse(m) => m.clear(),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Lines::Dense { rows, .. } => rows.capacity() * 4,
+            Lines::Sparse(m) => m.capacity() * 12,
+        }
+    }
+}
+
 /// One capture as the list keeps it (40 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Row {
@@ -134,7 +227,7 @@ pub struct Store {
     pub files: Vec<Arc<str>>,
     file_ids: HashMap<Arc<str>, u32>,
     /// Per file, the row of each line (index 0 for a `.json` file).
-    index: Vec<Vec<u32>>,
+    index: Vec<Lines>,
     /// Lines the first JSONL file's index is sized for ([`Store::reserve`]).
     expect_lines: usize,
 }
@@ -249,8 +342,7 @@ impl Store {
     /// The row of a file and line (0 for a `.json` file).
     pub fn find(&self, file: &str, line: u32) -> Option<usize> {
         let f = *self.file_ids.get(file)?;
-        let i = *self.index[f as usize].get(line as usize)?;
-        (i != NONE).then_some(i as usize)
+        self.index[f as usize].get(line).map(|i| i as usize)
     }
 
     /// The row of a verdict `source`.
@@ -269,7 +361,7 @@ impl Store {
         let i = self.files.len() as u32;
         self.files.push(f.clone());
         self.file_ids.insert(f.clone(), i);
-        self.index.push(Vec::new());
+        self.index.push(Lines::default());
         i
     }
 
@@ -300,10 +392,7 @@ impl Store {
         let generation = generation as u32;
         let file = self.intern_file(&s.loc.file);
         let line = s.loc.line.unwrap_or(0);
-        let existing = self.index[file as usize]
-            .get(line as usize)
-            .copied()
-            .filter(|&i| i != NONE);
+        let existing = self.index[file as usize].get(line);
         if let Some(i) = existing
             && self.rows[i as usize].generation > generation
         {
@@ -356,15 +445,7 @@ impl Store {
             None => {
                 let i = self.rows.len();
                 self.rows.push(row);
-                let idx = &mut self.index[file as usize];
-                if idx.len() <= line as usize {
-                    if idx.is_empty() && line > 0 {
-                        // a JSONL log: size the index once for the expected lines
-                        idx.reserve(std::mem::take(&mut self.expect_lines) + 1);
-                    }
-                    idx.resize(line as usize + 1, NONE);
-                }
-                idx[line as usize] = i as u32;
+                self.index[file as usize].set(line, i as u32, &mut self.expect_lines);
                 Put::Inserted(i)
             }
         }
@@ -374,9 +455,9 @@ impl Store {
     pub fn swap_remove(&mut self, i: usize) -> Option<usize> {
         let r = self.rows.swap_remove(i);
         self.garbage += Store::text_len(&r);
-        self.index[r.file as usize][r.line as usize] = NONE;
+        self.index[r.file as usize].unset(r.line);
         let moved = self.rows.get(i).copied()?;
-        self.index[moved.file as usize][moved.line as usize] = i as u32;
+        self.index[moved.file as usize].set(moved.line, i as u32, &mut 0);
         Some(self.rows.len())
     }
 
@@ -384,10 +465,10 @@ impl Store {
     pub fn retain(&mut self, keep: impl Fn(&Row) -> bool) {
         self.rows.retain(|r| keep(r));
         for idx in &mut self.index {
-            idx.iter_mut().for_each(|i| *i = NONE);
+            idx.clear();
         }
         for (i, r) in self.rows.iter().enumerate() {
-            self.index[r.file as usize][r.line as usize] = i as u32;
+            self.index[r.file as usize].set(r.line, i as u32, &mut 0);
         }
         self.compact_text();
     }
@@ -426,7 +507,7 @@ impl Store {
     pub fn heap_bytes(&self) -> usize {
         self.rows.capacity() * std::mem::size_of::<Row>()
             + self.text.capacity()
-            + self.index.iter().map(|i| i.capacity() * 4).sum::<usize>()
+            + self.index.iter().map(Lines::heap_bytes).sum::<usize>()
     }
 }
 

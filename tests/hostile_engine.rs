@@ -1,0 +1,542 @@
+//! Hostile input for the engine behind the TUI and `watch --json` (compact summaries,
+//! records re-read from disk by byte offset, the incremental session): each test is a
+//! regression test for a way a log changing under the TUI, or a capture path that is not a
+//! regular file, broke a promise (the detail shows the selected record; no hang; the same
+//! verdicts from `check`, `watch --json` and the TUI).
+
+use ratatui::layout::Rect;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+use verdict::core::workspace::Workspace;
+use verdict::engine::{Engine, EngineEvent};
+use verdict::tui::app::{App, Msg};
+
+/// A workspace with one permissive schema `c` and the given captures.
+fn workspace(captures: &[(&str, &str)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("schemas")).unwrap();
+    std::fs::create_dir_all(tmp.path().join("captures")).unwrap();
+    std::fs::write(
+        tmp.path().join("schemas/c.schema.json"),
+        r#"{"type":"object"}"#,
+    )
+    .unwrap();
+    for (name, text) in captures {
+        let p = tmp.path().join("captures").join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    tmp
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let st = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(st.success());
+}
+
+/// The TUI's model wired to a real engine thread: requests go to the engine, its events
+/// come back into the model.
+struct Tui {
+    app: App,
+    engine: Engine,
+    rx: Receiver<EngineEvent>,
+    root: PathBuf,
+}
+
+impl Tui {
+    /// The model after a complete first run (fails if the run does not finish in time:
+    /// a hang).
+    fn open(root: &Path) -> Tui {
+        let ws = Arc::new(Workspace::open(root).unwrap());
+        let (tx, rx) = channel();
+        let engine = Engine::spawn(root.to_path_buf(), ws.clone(), move |e| tx.send(e).is_ok());
+        let mut app = App::new("ws", Some(ws), Rect::new(0, 0, 120, 40));
+        app.request_validation(false);
+        let mut t = Tui {
+            app,
+            engine,
+            rx,
+            root: root.to_path_buf(),
+        };
+        t.settle(Duration::from_secs(20));
+        assert!(
+            !t.app.progress.running,
+            "the first run did not finish (a hang)"
+        );
+        t
+    }
+
+    /// Hands the model's requests to the engine and its events to the model until nothing
+    /// is left to do (no request, no event for a short while).
+    fn settle(&mut self, deadline: Duration) {
+        let start = Instant::now();
+        loop {
+            for j in std::mem::take(&mut self.app.requests) {
+                self.engine.submit(j);
+            }
+            match self.rx.recv_timeout(Duration::from_millis(300)) {
+                Ok(e) => self.app.update(Msg::Engine(e)),
+                Err(_) => {
+                    let waiting = self.app.progress.running || self.app.loading.is_some();
+                    if self.app.requests.is_empty() && !waiting {
+                        return;
+                    }
+                }
+            }
+            if start.elapsed() > deadline {
+                return;
+            }
+        }
+    }
+
+    /// Tells the model (as the watcher would) that these captures changed.
+    fn changed(&mut self, files: &[&str]) {
+        let paths = files.iter().map(|f| self.root.join(f)).collect();
+        self.app
+            .update(Msg::Watch(verdict::engine::watcher::WatchEvent::Changed(
+                paths,
+            )));
+        self.settle(Duration::from_secs(20));
+    }
+
+    /// Selects the capture with this source and waits for its detail.
+    fn select(&mut self, source: &str) {
+        let pos = (0..self.app.view.len())
+            .find(|&p| {
+                let r = &self.app.store.rows[self.app.view[p] as usize];
+                self.app.store.source(r) == source
+            })
+            .unwrap_or_else(|| panic!("no row for {source}"));
+        self.app.select(pos);
+        self.settle(Duration::from_secs(20));
+    }
+
+    /// The id of the record the detail pane was built from.
+    fn shown_id(&self) -> String {
+        let ev = self
+            .app
+            .shown
+            .as_ref()
+            .expect("the selected capture is loaded");
+        ev.verdict.id.clone()
+    }
+}
+
+/// A log rewritten in place (a formatter re-indenting a record, a tool normalising
+/// whitespace) keeps every verdict, so the session reports no change and the list keeps
+/// the old byte offsets. When an old offset lands on the start of another line of the new
+/// file, re-reading from it returned that other record: the detail of `log.jsonl:2` showed
+/// the capture of line 3.
+#[test]
+fn a_log_rewritten_with_the_same_verdicts_still_shows_the_selected_record() {
+    let pad = " ".repeat(40);
+    let line = |id: &str| format!("{{\"id\":\"{id}\",\"output\":\"{{}}\"}}\n");
+    // line 1 carries padding worth exactly one line; lines 2..4 have the same length
+    let before = format!(
+        "{{\"id\":\"a\",{pad}\"output\":\"{{}}\"}}\n{}{}{}",
+        line("b"),
+        line("c"),
+        line("d")
+    );
+    assert_eq!(line("b").len(), 25);
+    let ws = workspace(&[("log.jsonl", &before)]);
+    let mut t = Tui::open(ws.path());
+    // the padding shrinks by the length of one line: the old offset of line 2 is now
+    // where line 3 starts, the old offset of line 3 where line 4 starts
+    let after = format!(
+        "{{\"id\":\"a\",{}\"output\":\"{{}}\"}}\n{}{}{}",
+        " ".repeat(40 - 25),
+        line("b"),
+        line("c"),
+        line("d")
+    );
+    std::fs::write(ws.path().join("captures/log.jsonl"), &after).unwrap();
+    t.changed(&["captures/log.jsonl"]);
+    t.select("captures/log.jsonl:2");
+    assert_eq!(
+        t.shown_id(),
+        "b",
+        "the detail of line 2 shows another record"
+    );
+    t.select("captures/log.jsonl:3");
+    assert_eq!(
+        t.shown_id(),
+        "c",
+        "the detail of line 3 shows another record"
+    );
+}
+
+/// Every verdict source and its outcome from `verdict check --format jsonl`.
+fn check_verdicts(root: &Path) -> Vec<(String, String, String)> {
+    let out = run_bin(
+        &["check", "--format", "jsonl", "."],
+        root,
+        Duration::from_secs(30),
+    );
+    let mut v: Vec<_> = out
+        .lines()
+        .map(|l| {
+            let d: serde_json::Value = serde_json::from_str(l).unwrap();
+            outcome(&d)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn outcome(d: &serde_json::Value) -> (String, String, String) {
+    (
+        d["source"].as_str().unwrap().to_string(),
+        d["stage"].as_str().unwrap().to_string(),
+        d["reason"].as_str().unwrap_or("-").to_string(),
+    )
+}
+
+/// The first pass of `verdict watch --json` (up to its first summary line).
+fn watch_verdicts(root: &Path) -> Vec<(String, String, String)> {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["watch", "--json", "."])
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut v = Vec::new();
+        for l in std::io::BufReader::new(out).lines() {
+            let d: serde_json::Value = serde_json::from_str(&l.unwrap()).unwrap();
+            match d["type"].as_str() {
+                Some("verdict") => v.push(outcome(&d["data"])),
+                Some("summary") => break,
+                _ => {}
+            }
+        }
+        let _ = tx.send(v);
+    });
+    let got = rx.recv_timeout(Duration::from_secs(30));
+    child.kill().ok();
+    child.wait().ok();
+    let mut v = got.expect("watch --json gave no first pass (a hang)");
+    v.sort();
+    v
+}
+
+/// The TUI's rows after its first run.
+fn tui_verdicts(t: &Tui) -> Vec<(String, String, String)> {
+    let s = &t.app.store;
+    let mut v: Vec<_> = s
+        .rows
+        .iter()
+        .map(|r| {
+            let k = s.kind(r);
+            (
+                s.source(r),
+                k.stage.as_str().to_string(),
+                k.reason.as_ref().map_or("-", |r| r.as_str()).to_string(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn run_bin(args: &[&str], dir: &Path, deadline: Duration) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let t = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).ok();
+        s
+    });
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > deadline {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("verdict {args:?} did not finish within {deadline:?} (a hang)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    t.join().unwrap()
+}
+
+/// A FIFO named like a capture log: `check` opens it without blocking and reports it as
+/// `INVALID_CAPTURE`; the TUI's engine counted its records and streamed it with a plain
+/// blocking `open`, which waits for a writer forever (the list never filled).
+#[cfg(unix)]
+#[test]
+fn a_fifo_among_the_captures_does_not_hang_the_tui() {
+    let ws = workspace(&[("a.jsonl", "{\"id\":\"a\",\"output\":\"{}\"}\n")]);
+    mkfifo(&ws.path().join("captures/pipe.jsonl"));
+    mkfifo(&ws.path().join("captures/pipe.json"));
+    let root = ws.path().to_path_buf();
+    // the engine thread may block for good: run the model on a thread and give it a deadline
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let t = Tui::open(&root);
+        let _ = tx.send(tui_verdicts(&t));
+        // a blocked engine thread would block the drop too
+        std::mem::forget(t);
+    });
+    let rows = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the TUI's first run hangs on a FIFO");
+    assert_eq!(rows, check_verdicts(ws.path()));
+}
+
+/// Entries of the captures folder that are not regular files (a FIFO, a broken symlink, a
+/// symlink loop, a symlink to a folder): `check` lists each as an `INVALID_CAPTURE`
+/// verdict, `watch --json` and the TUI left them out (their session took "not a file" for
+/// "deleted"), so the three disagreed on the same workspace.
+#[cfg(unix)]
+#[test]
+fn check_watch_and_the_tui_agree_on_captures_that_are_not_regular_files() {
+    let ws = workspace(&[
+        (
+            "log.jsonl",
+            "{\"id\":\"a\",\"output\":\"{}\"}\r\n\n  \n{\"id\":\"b\",\"output\":\"[]\"}",
+        ),
+        ("real.json/in.json", "{\"id\":\"x\",\"output\":\"{}\"}"),
+        ("empty.jsonl", ""),
+        ("empty.json", ""),
+    ]);
+    let c = ws.path().join("captures");
+    mkfifo(&c.join("pipe.json"));
+    std::os::unix::fs::symlink("nowhere.json", c.join("broken.json")).unwrap();
+    std::os::unix::fs::symlink("loop.jsonl", c.join("loop.jsonl")).unwrap();
+    std::os::unix::fs::symlink("real.json", c.join("dirlink.json")).unwrap();
+    let want = check_verdicts(ws.path());
+    assert_eq!(want.len(), 8, "{want:#?}");
+    assert_eq!(
+        watch_verdicts(ws.path()),
+        want,
+        "watch --json differs from check"
+    );
+    let t = Tui::open(ws.path());
+    assert_eq!(tui_verdicts(&t), want, "the TUI differs from check");
+}
+
+/// Every verdict of `verdict check --format jsonl`, by source.
+fn check_by_source(root: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    run_bin(
+        &["check", "--format", "jsonl", "."],
+        root,
+        Duration::from_secs(30),
+    )
+    .lines()
+    .map(|l| {
+        let d: serde_json::Value = serde_json::from_str(l).unwrap();
+        (d["source"].as_str().unwrap().to_string(), d)
+    })
+    .collect()
+}
+
+/// The TUI's list and every row's detail (selected and re-read from disk) against `check`.
+fn assert_tui_matches_check(t: &mut Tui, step: &str) {
+    let want = check_by_source(&t.root);
+    let rows: Vec<String> = t
+        .app
+        .store
+        .rows
+        .iter()
+        .map(|r| t.app.store.source(r))
+        .collect();
+    let mut sorted = rows.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        want.keys().cloned().collect::<Vec<_>>(),
+        "{step}: the TUI's rows differ from check's verdicts"
+    );
+    for source in rows {
+        t.select(&source);
+        let ev = t
+            .app
+            .shown
+            .as_ref()
+            .unwrap_or_else(|| panic!("{step}: {source} not loaded"));
+        let got = serde_json::to_value(&ev.verdict).unwrap();
+        assert_eq!(
+            got, want[&source],
+            "{step}: the detail of {source} differs from check"
+        );
+    }
+}
+
+/// A log edited under the TUI in every hostile way (appended to, truncated, rewritten
+/// shorter and longer, lines reordered, CRLF, blank lines, a final line without newline,
+/// invalid UTF-8, a line over `max_capture_bytes`, duplicate ids, escapes in ids, emptied):
+/// after each edit and its change batch, the list and the detail of every row equal what
+/// `check` says.
+#[test]
+fn the_tui_follows_a_log_edited_every_which_way() {
+    let ws = workspace(&[]);
+    std::fs::write(ws.path().join("verdict.toml"), "max_capture_bytes = 120\n").unwrap();
+    let log = ws.path().join("captures/log.jsonl");
+    let rec = |id: &str, out: &str| {
+        serde_json::to_string(&serde_json::json!({"id": id, "output": out})).unwrap()
+    };
+    std::fs::write(
+        &log,
+        format!(
+            "{}\n{}\n{}\n",
+            rec("a", "{}"),
+            rec("b", "[]"),
+            rec("c", "{}")
+        ),
+    )
+    .unwrap();
+    let mut t = Tui::open(ws.path());
+    assert_tui_matches_check(&mut t, "first run");
+    let big = rec("big", &format!("{{\"k\":\"{}\"}}", "x".repeat(200)));
+    let steps: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "append",
+            format!(
+                "{}\n{}\n{}\n{}\n",
+                rec("a", "{}"),
+                rec("b", "[]"),
+                rec("c", "{}"),
+                rec("d", "1")
+            )
+            .into_bytes(),
+        ),
+        ("truncate", format!("{}\n", rec("a", "{}")).into_bytes()),
+        (
+            "longer",
+            format!(
+                "{}\n{}\n{}\n",
+                rec("a", "{\"a\":   1}"),
+                rec("b", "{}"),
+                rec("c", "[]")
+            )
+            .into_bytes(),
+        ),
+        (
+            "reorder",
+            format!(
+                "{}\n{}\n{}\n",
+                rec("c", "[]"),
+                rec("a", "{\"a\":   1}"),
+                rec("b", "{}")
+            )
+            .into_bytes(),
+        ),
+        (
+            "crlf and blanks",
+            format!(
+                "\r\n{}\r\n\n   \n{}\r\n{}",
+                rec("c", "[]"),
+                rec("a", "{\"a\":   1}"),
+                rec("b", "{}")
+            )
+            .into_bytes(),
+        ),
+        ("over max and utf-8", {
+            let mut v = format!("{}\n{big}\n", rec("a", "{}")).into_bytes();
+            v.extend_from_slice(b"{\"id\":\"bad\xff\",\"output\":\"{}\"}\n");
+            v.extend_from_slice(format!("{}\n", rec("c", "{}")).as_bytes());
+            v
+        }),
+        (
+            "duplicates and escapes",
+            format!(
+                "{}\n{}\n{}\n",
+                rec("dup", "{}"),
+                rec("dup", "[]"),
+                rec("\u{1b}]52;c;AAAA\u{7}\u{202e}x", "{}")
+            )
+            .into_bytes(),
+        ),
+        (
+            "shorter same verdicts",
+            format!(
+                "{}\n{}\n{}\n",
+                rec("dup", "{}"),
+                rec("dup", "[]"),
+                rec("\u{1b}]52;c;AAAA\u{7}\u{202e}x", "{}")
+            )
+            .replace(',', ", ")
+            .into_bytes(),
+        ),
+        ("emptied", Vec::new()),
+        ("back", format!("{}\n", rec("z", "{}")).into_bytes()),
+    ];
+    for (step, bytes) in steps {
+        std::fs::write(&log, bytes).unwrap();
+        t.changed(&["captures/log.jsonl"]);
+        assert_tui_matches_check(&mut t, step);
+    }
+}
+
+/// A capture file replaced by a folder of the same name (`a.json` becomes `a.json/`, with
+/// captures inside): `check` lists the folder's captures only; the session kept the old
+/// file's verdict as well (a folder in a change batch was only scanned for new files).
+#[test]
+fn a_capture_file_replaced_by_a_folder_is_removed() {
+    use verdict::engine::session::{Change, Session};
+    let ws = workspace(&[
+        ("a.json", "{\"id\":\"a\",\"output\":\"{}\"}"),
+        ("b.json", "{\"id\":\"b\",\"output\":\"{}\"}"),
+    ]);
+    let (mut session, first) = Session::open(ws.path()).unwrap();
+    assert_eq!(first.len(), 2);
+    let a = ws.path().join("captures/a.json");
+    std::fs::remove_file(&a).unwrap();
+    std::fs::create_dir(&a).unwrap();
+    std::fs::write(a.join("in.json"), "{\"id\":\"in\",\"output\":\"{}\"}").unwrap();
+    let changes = session.apply(std::slice::from_ref(&a)).unwrap();
+    let removed: Vec<&str> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::Removed { source, .. } => Some(source.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(removed, ["captures/a.json"], "{changes:#?}");
+    assert_eq!(session.len(), check_verdicts(ws.path()).len());
+}
+
+/// The list's line index had one slot per line number, blank lines included: a log that
+/// is mostly blank lines (8 MB of `\n` and one record) cost 32 MB of index for one row,
+/// four times the file (a 1 GB file of newlines: 4 GB), where `check` reads it in
+/// constant memory.
+#[test]
+fn a_log_of_blank_lines_does_not_blow_up_the_list_index() {
+    use verdict::engine::summary::{CaptureSummary, Locator};
+    let ws = workspace(&[]);
+    let log = ws.path().join("captures/log.jsonl");
+    let mut text = "\n".repeat(8 << 20);
+    text.push_str("{\"id\":\"a\",\"output\":\"{}\"}\n");
+    std::fs::write(&log, &text).unwrap();
+    let w = Workspace::open(ws.path()).unwrap();
+    let mut store = verdict::tui::store::Store::default();
+    let rel: Arc<str> = Arc::from("captures/log.jsonl");
+    verdict::engine::summary::for_each_located(&log, &rel, 1 << 20, |r, loc: Locator| {
+        store.put(&CaptureSummary::of(&w.evaluate(&r), loc), 1);
+        true
+    });
+    assert_eq!(store.len(), 1);
+    assert!(
+        store.heap_bytes() < text.len() / 4,
+        "{} bytes held for one row of an {} byte log",
+        store.heap_bytes(),
+        text.len()
+    );
+}
