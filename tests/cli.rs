@@ -145,6 +145,12 @@ fn exit_2_for_a_missing_path() {
         stderr(&o),
         "verdict: nope.schema.json: no such file or folder\n"
     );
+    let o = verdict(&["check", "--schema", "samples", "samples"]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(
+        stderr(&o),
+        "verdict: samples: not a regular file (the --schema file must be a JSON Schema document)\n"
+    );
 }
 
 #[test]

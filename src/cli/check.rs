@@ -393,8 +393,15 @@ fn validator_mode(
     render: Option<Render>,
     emit: &mut Emit<'_>,
 ) -> anyhow::Result<()> {
-    if !schema_file.is_file() {
+    if !schema_file.exists() {
         return Err(CheckError::NoSuchPath(schema_file.to_path_buf()).into());
+    }
+    if !schema_file.is_file() {
+        return Err(CheckError::Schema(format!(
+            "{}: not a regular file (the --schema file must be a JSON Schema document)",
+            schema_file.display()
+        ))
+        .into());
     }
     let dir = schema_file
         .parent()
