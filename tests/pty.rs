@@ -377,13 +377,15 @@ fn filter_see_the_mismatch_fix_it_on_disk_see_it_flip_help_quit() {
     tui.wait_text("Captures 3/25", LONG);
     // sorted by severity: amount-9000 (reject), then the 8000 case (recheck)
     tui.send("j");
+    // the detail is re-read from disk on the engine thread: wait for the diff itself
     tui.wait_for("the 8000 case's detail", LONG, |s| {
-        s.contains("┌ amount-8000-intent-5000") && s.contains("INTENT_MISMATCH")
+        s.contains("┌ amount-8000-intent-5000")
+            && s.contains("INTENT_MISMATCH")
+            && s.contains("\"amount_minor\": 8000")
+            && s.contains("\"amount_minor\": 5000")
     });
     let s = tui.screen();
     assert!(s.contains("/amount_minor"), "{s}");
-    assert!(s.contains("\"amount_minor\": 8000"), "{s}");
-    assert!(s.contains("\"amount_minor\": 5000"), "{s}");
     assert!(s.contains("? recheck"), "{s}");
 
     let file = ws.join("captures/cases.jsonl");

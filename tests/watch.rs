@@ -200,3 +200,41 @@ fn a_rules_edit_alone_revalidates_that_contracts_captures() {
         "{flipped:?}"
     );
 }
+
+#[test]
+fn deleting_a_jsonl_line_removes_that_capture_and_flips_nothing() {
+    let (_tmp, ws) = refund_copy();
+    let w = Watch::start(&ws);
+    w.batch(Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    let log = ws.join("captures/cases.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[2].contains("\"amount-nan\""), "{}", lines[2]);
+    let rest: Vec<&str> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 2)
+        .map(|(_, l)| *l)
+        .collect();
+    let tmp = ws.join("captures/.cases.jsonl.tmp");
+    std::fs::write(&tmp, rest.join("\n") + "\n").unwrap();
+    std::fs::rename(&tmp, &log).unwrap();
+    let batch = w.batch(Duration::from_millis(DEBOUNCE_MS + 2000));
+    let removed: Vec<&Value> = batch.iter().filter(|l| l["type"] == "removed").collect();
+    assert_eq!(removed.len(), 1, "{batch:?}");
+    assert_eq!(removed[0]["data"]["id"], "amount-nan");
+    assert_eq!(
+        removed[0]["data"]["source"],
+        format!("captures/cases.jsonl:{}", lines.len())
+    );
+    let flipped: Vec<&Value> = batch
+        .iter()
+        .filter(|l| l["type"] == "verdict" && !l["flipped_from"].is_null())
+        .collect();
+    assert!(flipped.is_empty(), "{flipped:?}");
+    // every capture after the deleted line is re-reported at its new line, unchanged
+    let moved: Vec<&Value> = batch.iter().filter(|l| l["type"] == "verdict").collect();
+    assert_eq!(moved.len(), lines.len() - 3, "{moved:?}");
+    assert_eq!(batch.last().unwrap()["data"]["captures"], 24);
+}

@@ -8,12 +8,14 @@
 //! * a deleted capture file removes its captures.
 //!
 //! Every update reports the [`Change`]s: verdicts that are new, changed (with the outcome
-//! they flipped from) or removed. Verdicts are keyed by their `source` (unique, unlike ids).
+//! they flipped from) or removed. Verdicts are keyed by their `source` (unique, unlike ids);
+//! the outcome a verdict flipped from is that of the same capture (same id), so deleting or
+//! inserting a JSONL line moves the captures below it without reporting flips.
 //!
 //! The session keeps compact state, not verdicts: per capture its line, outcome (stage,
-//! decision, reason, contract, `expect`; interned), a hash of the whole verdict (16 bytes)
-//! and its id (unless [`Session::without_ids`]), so a log of a million captures costs a few
-//! tens of megabytes. Files are
+//! decision, reason, contract, `expect`; interned), a hash of the whole verdict and of its
+//! id (24 bytes) and its id (unless [`Session::without_ids`]), so a log of a million
+//! captures costs a few tens of megabytes. Files are
 //! read and validated in chunks, one chunk of records in memory at a time.
 
 use crate::core::capture;
@@ -143,7 +145,7 @@ impl Kinds {
     }
 }
 
-/// One capture as the session remembers it (16 bytes).
+/// One capture as the session remembers it (24 bytes).
 #[derive(Debug, Clone, Copy)]
 struct Brief {
     /// JSONL line (0 for a `.json` file).
@@ -152,6 +154,17 @@ struct Brief {
     kind: u32,
     /// [`verdict_hash`] of the verdict.
     hash: u64,
+    /// [`id_hash`] of the capture's id: which capture this is when lines move.
+    id: u32,
+}
+
+/// A short hash of a capture id, to recognise a capture whose JSONL line moved (a line
+/// above it was deleted or inserted) without keeping its id.
+fn id_hash(id: &str) -> u32 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish() as u32
 }
 
 /// The captures of one file, in file order, and their ids (unless the session keeps none).
@@ -171,12 +184,18 @@ impl FileState {
             .unwrap_or_default()
     }
 
-    fn push(&mut self, line: u32, kind: u32, id: Option<&str>, hash: u64) {
-        if let Some(id) = id {
+    /// Remembers a capture: `id` is always hashed, and kept whole when `keep_id`.
+    fn push(&mut self, line: u32, kind: u32, id: &str, keep_id: bool, hash: u64) {
+        if keep_id {
             self.id_spans.push((self.ids.len() as u32, id.len() as u32));
             self.ids.push_str(id);
         }
-        self.briefs.push(Brief { line, kind, hash });
+        self.briefs.push(Brief {
+            line,
+            kind,
+            hash,
+            id: id_hash(id),
+        });
     }
 
     /// The brief of a line (briefs are in line order).
@@ -293,8 +312,7 @@ impl Session {
         };
         if let Some((s, hash)) = rec {
             let kind = self.kinds.intern(KindRef::of_summary(s));
-            let id = self.keep_ids.then_some(s.id.as_str());
-            state.push(s.loc.line.unwrap_or(0), kind, id, hash);
+            state.push(s.loc.line.unwrap_or(0), kind, &s.id, self.keep_ids, hash);
         }
     }
 
@@ -519,7 +537,12 @@ impl Session {
                 continue;
             }
             let old = old.unwrap_or_default();
-            let mut seen = vec![false; old.briefs.len()];
+            // which old capture each new record is: the same line with the same id; else the
+            // same id on another line (a line above was deleted or inserted); else, in a
+            // `.json` file (one record), the record that was there. A capture matched nowhere
+            // is new (`previous` None), so a moved line never reports a flip it did not make.
+            let mut matched = vec![false; old.briefs.len()];
+            let mut by_id: Option<HashMap<u32, Vec<usize>>> = None;
             let mut new = FileState::default();
             let kinds = &mut self.kinds;
             let keep_ids = self.keep_ids;
@@ -535,11 +558,26 @@ impl Session {
                 for ((_, loc), (ev, hash)) in chunk.drain(..).zip(done) {
                     let line = loc.line.unwrap_or(0);
                     let kind = kinds.intern(KindRef::of(&ev.verdict));
-                    let prev = old.find(line).map(|i| {
-                        seen[i] = true;
+                    let ih = id_hash(&ev.verdict.id);
+                    let at_line = old.find(line).filter(|&i| !matched[i]);
+                    let found = match at_line {
+                        Some(i) if old.briefs[i].id == ih || line == 0 => Some(i),
+                        _ => by_id
+                            .get_or_insert_with(|| {
+                                let mut m: HashMap<u32, Vec<usize>> = HashMap::new();
+                                for (i, b) in old.briefs.iter().enumerate() {
+                                    m.entry(b.id).or_default().push(i);
+                                }
+                                m
+                            })
+                            .get(&ih)
+                            .and_then(|is| is.iter().copied().find(|&i| !matched[i])),
+                    };
+                    let prev = found.map(|i| {
+                        matched[i] = true;
                         old.briefs[i]
                     });
-                    new.push(line, kind, keep_ids.then_some(ev.verdict.id.as_str()), hash);
+                    new.push(line, kind, &ev.verdict.id, keep_ids, hash);
                     if prev.is_some_and(|p| p.hash == hash) {
                         continue;
                     }
@@ -559,8 +597,22 @@ impl Session {
                 true
             });
             flush(&mut chunk);
-            for (i, _) in seen.iter().enumerate().filter(|(_, s)| !**s) {
-                each(removed(&old, i, &self.kinds));
+            // the lines that no longer hold a record disappear; each is named after a capture
+            // that was matched nowhere (the one deleted), else after what that line held
+            let mut gone_ids = (0..old.briefs.len()).filter(|&i| !matched[i]);
+            for (i, b) in old.briefs.iter().enumerate() {
+                if new.find(b.line).is_none() {
+                    let mut ch = removed(&old, i, &self.kinds);
+                    if let (Change::Removed { id, contract, .. }, Some(g)) =
+                        (&mut ch, gone_ids.next())
+                    {
+                        *id = old.id(g);
+                        *contract = self.kinds.list[old.briefs[g].kind as usize]
+                            .contract
+                            .clone();
+                    }
+                    each(ch);
+                }
             }
             self.files.insert(rel.to_string(), new);
         }
