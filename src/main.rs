@@ -12,7 +12,30 @@ use verdict::cli::args::{CheckArgs, Cli, ColorChoice, Command, Format};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The subcommands, for the typo check below.
+const COMMANDS: [&str; 5] = ["check", "feedback", "watch", "lint", "review"];
+
+/// `verdict chek samples/refund`: the first argument is neither a path nor a command but
+/// looks like a misspelt command. Without this, clap reads it as the TUI's WORKSPACE and
+/// reports that "the subcommand 'samples/refund' cannot be used with '[WORKSPACE]'".
+fn misspelt_command() -> Option<String> {
+    let first = std::env::args_os().nth(1)?;
+    let first = first.to_str()?;
+    if first.starts_with('-') || COMMANDS.contains(&first) || std::path::Path::new(first).exists() {
+        return None;
+    }
+    let guess = verdict::core::hint::did_you_mean(first, COMMANDS)?;
+    Some(format!(
+        "verdict: `{first}` is not a command or a path; did you mean `verdict {guess}`? (commands: {}; `verdict --help`)",
+        COMMANDS.join(", ")
+    ))
+}
+
 fn main() -> ExitCode {
+    if let Some(message) = misspelt_command() {
+        eprintln!("{message}");
+        return ExitCode::from(2);
+    }
     let cli = Cli::parse();
     // CEL evaluation recurses once per expression level (rules are capped at
     // `rules::MAX_EXPRESSION_DEPTH`); give the validation threads room for that in any build.

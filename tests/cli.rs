@@ -1023,3 +1023,21 @@ fn escape_sequences_in_ids_and_outputs_never_reach_the_terminal() {
     assert!(!stdout(&o).contains("\x1b]"));
     assert!(!stdout(&o).contains("\x1b[2J"));
 }
+
+#[test]
+fn a_misspelt_command_is_named_with_a_suggestion() {
+    let o = verdict(&["chek", "samples/refund"]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(o.stdout, b"");
+    assert_eq!(
+        stderr(&o),
+        "verdict: `chek` is not a command or a path; did you mean `verdict check`? (commands: check, feedback, watch, lint, review; `verdict --help`)\n"
+    );
+    // a path that is not a command still opens (or reports) the workspace
+    let o = verdict(&["samples/no-such"]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(
+        stderr(&o),
+        "verdict: samples/no-such: no such file or folder\n"
+    );
+}
