@@ -271,6 +271,22 @@ fn old_schemas_folder_markdown_and_github() {
         ),
         "{gh}"
     );
+    // run from the folder above, naming the workspace: the file is named from there, as
+    // `check --format github` names it, so the annotation lands in a repository checkout
+    let parent = r.path().parent().unwrap();
+    let name = r.path().file_name().unwrap().to_str().unwrap();
+    let o = Command::new(BIN)
+        .args(["review", "-f", "github", "--old-schemas", dir, name])
+        .current_dir(parent)
+        .output()
+        .unwrap();
+    let gh = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        gh.starts_with(&format!(
+            "::error file={name}/captures/log.jsonl,line=1,title=newly failing::small newly failing"
+        )),
+        "{gh}"
+    );
 }
 
 #[test]

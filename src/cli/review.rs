@@ -134,7 +134,7 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         ReviewFormat::Human => printer::human(out, &r)?,
         ReviewFormat::Json => printer::json(out, &r)?,
         ReviewFormat::Markdown => printer::markdown(out, &r)?,
-        ReviewFormat::Github => printer::github(out, &r)?,
+        ReviewFormat::Github => printer::github(out, &r, &root)?,
     }
     out.flush()?;
     Ok(r.count(FlipKind::NewlyFailing) == 0)

@@ -156,8 +156,10 @@ pub fn markdown(out: &mut dyn Write, r: &Review) -> io::Result<()> {
 }
 
 /// GitHub annotations: `::error` per newly failing capture, `::notice` for the others,
-/// then a summary notice.
-pub fn github(out: &mut dyn Write, r: &Review) -> io::Result<()> {
+/// then a summary notice. Files are named as `check --format github` names them: the
+/// workspace path `root` joined with the capture file (relative to where verdict runs, which
+/// in CI is the repository root), so the annotations land on the file.
+pub fn github(out: &mut dyn Write, r: &Review, root: &std::path::Path) -> io::Result<()> {
     for f in &r.flips {
         let cmd = if f.kind == FlipKind::NewlyFailing {
             "error"
@@ -169,6 +171,8 @@ pub fn github(out: &mut dyn Write, r: &Review) -> io::Result<()> {
             .rsplit_once(':')
             .filter(|(_, l)| l.parse::<u32>().is_ok());
         let (path, line) = file.map_or((f.source.as_str(), "1"), |(p, l)| (p, l));
+        let joined = root.join(path).to_string_lossy().replace('\\', "/");
+        let path = joined.strip_prefix("./").unwrap_or(&joined);
         let msg = format!(
             "{} {}: {} -> {}: {}",
             f.id,
