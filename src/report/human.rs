@@ -117,7 +117,11 @@ impl<W: Write> Sink for Human<W> {
                 out,
                 "{} {}",
                 p.bold(&format!("contract {}", escape_control(contract))),
-                p.dim(&format!("({} lint findings)", warnings.len()))
+                p.dim(&format!(
+                    "({} lint finding{})",
+                    warnings.len(),
+                    if warnings.len() == 1 { "" } else { "s" }
+                ))
             )?;
             for w in warnings {
                 let place = match (&w.file, w.at) {
