@@ -844,6 +844,29 @@ fn schema_mode_validates_json_files_and_jsonl_lines() {
     );
 }
 
+#[test]
+fn validator_mode_in_the_schemas_own_folder_leaves_the_schema_out() {
+    let d = tree(&[
+        ("s.schema.json", r#"{"type": "object", "required": ["a"]}"#),
+        ("x.json", r#"{"a": 1}"#),
+    ]);
+    let o = verdict_in(
+        d.path(),
+        &["check", "--schema", "s.schema.json", "--format", "jsonl"],
+    );
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let ids: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids, ["x.json"]);
+}
+
 // ---------------------------------------------------------------- feedback
 
 fn feedback(id: &str, format: &str) -> Output {

@@ -436,7 +436,15 @@ fn validator_mode(
                 },
                 contracts: Contracts::default(),
             };
-            files.extend(ws.capture_files());
+            // a folder's files, but not the schema itself (`check --schema s.json` in the
+            // folder that holds it would validate the schema against itself)
+            let schema = schema_file.canonicalize().ok();
+            let is_schema = |f: &Path| {
+                f.file_name() == schema_file.file_name()
+                    && schema.is_some()
+                    && f.canonicalize().ok() == schema
+            };
+            files.extend(ws.capture_files().into_iter().filter(|f| !is_schema(f)));
         } else {
             files.push(p.clone());
         }
