@@ -500,7 +500,8 @@ fn response_lines(ev: &Evaluation) -> Vec<(String, Role)> {
         kv(
             &mut out,
             "expect",
-            &format!("{want} {}", if e.met { "met" } else { "NOT MET" }),
+            // the outcome first: a long expectation wraps, and a lone `met` line reads as noise
+            &format!("{}: {want}", if e.met { "met" } else { "NOT MET" }),
         );
     }
     for w in &v.warnings {
