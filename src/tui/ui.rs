@@ -1076,9 +1076,14 @@ fn draw_help(t: &Theme, keymap: &Keymap, f: &mut Frame, area: Rect) {
         h,
     );
     f.render_widget(Clear, r);
+    // the quit key still quits here (the overlay closes on any other key)
+    let quit = keymap
+        .binding(crate::tui::keymap::Action::Quit)
+        .map_or_else(|| "q".to_string(), |b| b.label.clone());
+    let closes = format!(" {quit} quits · any other key closes ");
     let block = Block::bordered()
         .title(Span::styled(" Help ", t.bold()))
-        .title_bottom(Line::from(Span::styled(" any key closes ", t.dim())).right_aligned())
+        .title_bottom(Line::from(Span::styled(closes, t.dim())).right_aligned())
         .border_style(t.focus_border());
     let inner = block.inner(r);
     f.render_widget(block, r);
