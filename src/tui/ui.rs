@@ -711,7 +711,7 @@ fn draw_tab(app: &App, f: &mut Frame, r: Rect) {
                         t.pass(),
                     )),
                     None => Line::from(Span::styled(
-                        " not compared: the verdict was decided before the intent comparison",
+                        " not compared (decided before the intent check): for reference only",
                         t.dim(),
                     )),
                 };
