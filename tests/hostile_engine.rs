@@ -540,3 +540,31 @@ fn a_log_of_blank_lines_does_not_blow_up_the_list_index() {
         text.len()
     );
 }
+
+/// Deleting a line above the selected capture moves it up one line: the selection follows
+/// the capture (not the line number), its detail is that capture, and nothing counts as
+/// flipped (the captures below only moved).
+#[test]
+fn the_selection_follows_its_capture_when_a_line_above_is_deleted() {
+    let line = |id: &str, amount: &str| {
+        format!("{{\"id\":\"{id}\",\"output\":\"{{\\\"amount\\\": {amount}}}\"}}\n")
+    };
+    let before = [
+        line("a", "1"),
+        line("b", "\\\"x\\\""),
+        line("c", "3"),
+        line("d", "4"),
+    ]
+    .concat();
+    let ws = workspace(&[("log.jsonl", &before)]);
+    let mut t = Tui::open(ws.path());
+    t.select("captures/log.jsonl:3");
+    assert_eq!(t.shown_id(), "c");
+    let after = [line("b", "\\\"x\\\""), line("c", "3"), line("d", "4")].concat();
+    std::fs::write(ws.path().join("captures/log.jsonl"), &after).unwrap();
+    t.changed(&["captures/log.jsonl"]);
+    assert_eq!(t.app.selected.as_deref(), Some("captures/log.jsonl:2"));
+    assert_eq!(t.shown_id(), "c");
+    assert!(t.app.flips.is_empty(), "{:?}", t.app.flips);
+    assert_eq!(t.app.store.len(), 3);
+}

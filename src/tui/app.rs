@@ -540,6 +540,15 @@ impl App {
         self.workspace = Some(workspace);
         self.last_change = Some(at.clone());
         self.status = None;
+        // the selected capture, by file and id: if a line above it is deleted or inserted,
+        // its source changes and the selection follows it instead of staying on the line
+        let followed: Option<(String, String)> = self.selected.as_ref().and_then(|sel| {
+            let r = self.store.rows[self.store.find_source(sel)?];
+            Some((
+                self.store.file(&r).to_string(),
+                self.store.id(&r).to_string(),
+            ))
+        });
         let mut new_flips = Vec::new();
         let mut touched = false;
         let mut fresh = None;
@@ -624,6 +633,26 @@ impl App {
                 causes,
                 flips: new_flips,
             });
+        }
+        if let (Some((file, id)), Some(sel)) = (&followed, self.selected.clone()) {
+            let same = self
+                .store
+                .find_source(&sel)
+                .is_some_and(|i| self.store.id(&self.store.rows[i]) == id);
+            let moved = (!same)
+                .then(|| {
+                    self.store.rows.iter().find(|r| {
+                        self.store.file(r) == file.as_str() && self.store.id(r) == id.as_str()
+                    })
+                })
+                .flatten()
+                .map(|r| self.store.source(r));
+            if let Some(source) = moved {
+                self.selected = Some(source);
+                self.gone = None;
+                touched = true;
+                fresh = None;
+            }
         }
         if touched {
             // the shown capture changed: its fresh evaluation came along, or it is re-read
