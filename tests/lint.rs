@@ -410,3 +410,44 @@ fn a_broken_rules_file_is_a_rules_invalid_error() {
         "{text}"
     );
 }
+
+#[test]
+fn a_rule_reading_a_misspelt_proposal_member_is_a_rules_unknown_field_warning() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("schemas")).unwrap();
+    std::fs::write(
+        d.path().join("schemas/c.schema.json"),
+        r#"{"type": "object", "properties": {"amount_minor": {"type": "integer"}}, "required": ["amount_minor"], "additionalProperties": false}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("schemas/c.rules.toml"),
+        "[[rule]]\nreason = \"R\"\nrule = \"proposal.amount_minr > 0\"\nmessage = \"m\"\n",
+    )
+    .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["lint", "--format", "json"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    // a warning: lint still exits 0
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let findings: Vec<&serde_json::Value> = doc["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doc}"))
+        .iter()
+        .filter(|f| f["code"] == "RULES_UNKNOWN_FIELD")
+        .collect();
+    assert_eq!(findings.len(), 1, "{doc}");
+    let f = findings[0];
+    assert_eq!(f["file"], "schemas/c.rules.toml");
+    assert_eq!(f["severity"], "warning");
+    assert_eq!(f["at"], serde_json::json!({"line": 3, "column": 1}));
+    assert_eq!(f["hint"], "did you mean `amount_minor`?");
+}

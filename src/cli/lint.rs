@@ -59,7 +59,13 @@ pub fn lint_rules(root: &Path, dir: &Path) -> Vec<LintFinding> {
         let problems = match std::fs::read_to_string(&f) {
             Err(e) => vec![format!("{rel}: cannot read: {e}")],
             Ok(text) => match crate::core::rules::RuleSet::load(&rel, &text) {
-                Ok(_) => Vec::new(),
+                Ok(rs) => {
+                    // the rules against their contract's schema (NAME.schema.json or NAME.json)
+                    if let Some(schema) = sibling_schema(&f) {
+                        out.extend(lint::rule_fields::lint_rule_fields(&rel, &rs, &schema));
+                    }
+                    Vec::new()
+                }
                 Err(errors) => errors.into_iter().map(|e| e.message).collect(),
             },
         };
@@ -74,6 +80,20 @@ pub fn lint_rules(root: &Path, dir: &Path) -> Vec<LintFinding> {
         }));
     }
     out
+}
+
+/// The parsed schema beside a rules file (`NAME.rules.toml` -> `NAME.schema.json`, else
+/// `NAME.json`), if there is one that parses.
+fn sibling_schema(rules_file: &Path) -> Option<serde_json::Value> {
+    let name = rules_file
+        .file_name()?
+        .to_str()?
+        .strip_suffix(".rules.toml")?;
+    let dir = rules_file.parent()?;
+    [format!("{name}.schema.json"), format!("{name}.json")]
+        .iter()
+        .find_map(|n| std::fs::read_to_string(dir.join(n)).ok())
+        .and_then(|text| serde_json::from_str(&text).ok())
 }
 
 /// Lints one schema file. A file that is not JSON is one `SCHEMA_UNREADABLE` error.

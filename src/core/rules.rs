@@ -53,6 +53,94 @@ pub struct Rule {
     pub field: Option<String>,
 }
 
+impl Rule {
+    /// The proposal members the rule (and its `message_expression`) reads, as paths of
+    /// member names, sorted: `proposal.order.id` gives `["order", "id"]` (and `["order"]`);
+    /// `has(proposal.x)` counts too. Index access (`proposal["x"]`) is not followed.
+    pub fn proposal_paths(&self) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        collect_paths(self.program.expression(), &mut out);
+        if let Some(m) = &self.message_expression {
+            collect_paths(m.expression(), &mut out);
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// `proposal.a.b` as `["a", "b"]`; anything else `None`.
+fn proposal_chain(e: &cel::IdedExpr) -> Option<Vec<String>> {
+    use cel::common::ast::Expr;
+    let mut fields = Vec::new();
+    let mut cur = e;
+    loop {
+        match &cur.expr {
+            Expr::Select(s) => {
+                fields.push(s.field.clone());
+                cur = &s.operand;
+            }
+            Expr::Ident(name) if name == "proposal" && !fields.is_empty() => {
+                fields.reverse();
+                return Some(fields);
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn collect_paths(e: &cel::IdedExpr, out: &mut Vec<Vec<String>>) {
+    use cel::common::ast::{EntryExpr, Expr};
+    if let Some(chain) = proposal_chain(e) {
+        out.push(chain);
+    }
+    let entry = |en: &cel::common::ast::IdedEntryExpr, out: &mut Vec<Vec<String>>| match &en.expr {
+        EntryExpr::MapEntry(m) => {
+            collect_paths(&m.key, out);
+            collect_paths(&m.value, out);
+        }
+        EntryExpr::StructField(f) => collect_paths(&f.value, out),
+    };
+    match &e.expr {
+        Expr::Select(s) => collect_paths(&s.operand, out),
+        Expr::Call(c) => {
+            if let Some(t) = &c.target {
+                collect_paths(t, out);
+            }
+            for a in &c.args {
+                collect_paths(a, out);
+            }
+        }
+        Expr::Comprehension(c) => {
+            for x in [
+                &c.iter_range,
+                &c.accu_init,
+                &c.loop_cond,
+                &c.loop_step,
+                &c.result,
+            ] {
+                collect_paths(x, out);
+            }
+        }
+        Expr::List(l) => {
+            for x in &l.elements {
+                collect_paths(x, out);
+            }
+        }
+        Expr::Map(m) => {
+            for en in &m.entries {
+                entry(en, out);
+            }
+        }
+        Expr::Struct(st) => {
+            for en in &st.entries {
+                entry(en, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 impl std::fmt::Debug for Rule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rule")

@@ -18,6 +18,7 @@
 pub mod format;
 pub mod keywords;
 pub mod profile;
+pub mod rule_fields;
 pub mod shape;
 pub mod walk;
 
@@ -60,10 +61,15 @@ pub mod codes {
     /// A rules file (`NAME.rules.toml`) does not load: TOML, unknown keys, CEL that does not
     /// compile (`verdict lint` only; `check` reports it as `CONTRACT_ERROR`).
     pub const RULES_INVALID: &str = "RULES_INVALID";
+    /// A rule reads a proposal member the schema does not define but nearly names
+    /// (`proposal.amount_minr` beside `amount_minor`): at check time it would be a
+    /// `RULE_ERROR` on every capture (`verdict lint` only).
+    pub const RULES_UNKNOWN_FIELD: &str = "RULES_UNKNOWN_FIELD";
     /// Every code, in documentation order.
-    pub const ALL: [&str; 13] = [
+    pub const ALL: [&str; 14] = [
         SCHEMA_UNREADABLE,
         RULES_INVALID,
+        RULES_UNKNOWN_FIELD,
         FOREIGN_KEYWORD,
         UNKNOWN_KEYWORD,
         FORMAT_NOT_ASSERTED,
