@@ -1064,3 +1064,39 @@ fn a_misspelt_command_is_named_with_a_suggestion() {
         "verdict: samples/no-such: no such file or folder\n"
     );
 }
+
+#[test]
+fn validator_mode_names_the_format_assertion_flag_not_the_config_key() {
+    let d = tree(&[
+        (
+            "s.schema.json",
+            r#"{"type": "object", "properties": {"e": {"type": "string", "format": "email"}}}"#,
+        ),
+        ("in/x.json", r#"{"e": "x"}"#),
+    ]);
+    let o = verdict_in(
+        d.path(),
+        &[
+            "check",
+            "--schema",
+            "s.schema.json",
+            "in",
+            "--format",
+            "jsonl",
+        ],
+    );
+    let v: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    let w = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "FORMAT_NOT_ASSERTED")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        w["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("(pass --format-assertion, or add a `pattern`)"),
+        "{w}"
+    );
+}

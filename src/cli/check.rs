@@ -416,6 +416,19 @@ fn validator_mode(
         CheckError::Schema(format!("{}: not a schema file", schema_file.display()))
     })?;
     let name = contract.name.clone();
+    // the lint findings every verdict carries, computed once; in this mode format assertion
+    // is the `--format-assertion` flag, not a verdict.toml key
+    let warnings: Vec<crate::core::verdict::Warning> = contract
+        .lint
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            if f.code == crate::core::lint::codes::FORMAT_NOT_ASSERTED {
+                f.hint = Some("pass --format-assertion, or add a `pattern`".into());
+            }
+            f.to_warning()
+        })
+        .collect();
     let mut files = Vec::new();
     let paths: Vec<PathBuf> = if paths.is_empty() {
         vec![PathBuf::from(".")]
@@ -465,7 +478,7 @@ fn validator_mode(
             Some(name.clone()),
             errors,
         );
-        v.warnings = contract.warnings();
+        v.warnings = warnings.clone();
         v
     };
     let input = Input {
