@@ -227,7 +227,9 @@ pub fn read_lines<R: BufRead>(
             } else if buf.len() as u64 > max_bytes {
                 each(line_no, Err(too_large(buf.len() as u64, max_bytes)));
             } else {
-                each(line_no, decode(std::mem::take(&mut buf)));
+                // a copy of exactly the line; `buf` keeps its capacity for the next line
+                // (taking it would make every line grow a fresh buffer from empty)
+                each(line_no, decode(buf.clone()));
             }
         }
         if eof {
