@@ -197,42 +197,73 @@ fn stream(
     } = input;
     // three stages overlap: the reader thread reads batch k+2, the validator thread checks
     // batch k+1 on the rayon pool, and this thread reports batch k (in order)
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<RawRecord>>(4);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(4);
     let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(2);
     std::thread::scope(|scope| {
         scope.spawn(move || read_batches(&files, rel, max_bytes, &tx));
         scope.spawn(move || {
             let mut paths: HashMap<String, Arc<str>> = HashMap::new();
-            for batch in rx {
+            let item = |raw: RawRecord, path: Arc<str>| {
+                let verdict = check(&raw);
+                let (line, column) = locate_record(&raw, records);
+                let mut item = Item {
+                    verdict,
+                    path,
+                    line,
+                    column,
+                    rendered: None,
+                };
+                if let Some(r) = render
+                    && !(r.skip_passing && item.verdict.passes())
+                {
+                    item.rendered = Some((r.renderer)(&item));
+                }
+                item
+            };
+            for chunk in rx {
                 // a batch is mostly the lines of one log: one display path per file
                 paths.clear();
-                for raw in &batch {
-                    if !paths.contains_key(&raw.file) {
-                        paths.insert(raw.file.clone(), display_path(root, &raw.file));
-                    }
-                }
-                let paths = &paths;
-                let items: Vec<Item> = batch
-                    .into_par_iter()
-                    .map(|raw| {
-                        let verdict = check(&raw);
-                        let (line, column) = locate_record(&raw, records);
-                        let path = paths[&raw.file].clone();
-                        let mut item = Item {
-                            verdict,
-                            path,
-                            line,
-                            column,
-                            rendered: None,
-                        };
-                        if let Some(r) = render
-                            && !(r.skip_passing && item.verdict.passes())
-                        {
-                            item.rendered = Some((r.renderer)(&item));
+                let items: Vec<Item> = match chunk {
+                    Chunk::Records(batch) => {
+                        for raw in &batch {
+                            if !paths.contains_key(&raw.file) {
+                                paths.insert(raw.file.clone(), display_path(root, &raw.file));
+                            }
                         }
-                        item
-                    })
-                    .collect();
+                        let paths = &paths;
+                        batch
+                            .into_par_iter()
+                            .map(|raw| {
+                                let path = paths[&raw.file].clone();
+                                item(raw, path)
+                            })
+                            .collect()
+                    }
+                    Chunk::Lines(block) => {
+                        let path = display_path(root, &block.rel);
+                        let block = &block;
+                        block
+                            .lines
+                            .par_iter()
+                            .map(|(line_no, at)| {
+                                // decoded here, on the validation threads, which also free it
+                                let text = match at {
+                                    Ok(range) => {
+                                        capture::decode(block.bytes[range.clone()].to_vec())
+                                    }
+                                    Err(f) => Err(f.clone()),
+                                };
+                                let raw = RawRecord {
+                                    source: format!("{}:{line_no}", block.rel),
+                                    file: block.rel.clone(),
+                                    line: Some(*line_no),
+                                    text,
+                                };
+                                item(raw, path.clone())
+                            })
+                            .collect()
+                    }
+                };
                 // the reporter stopped (a write error): dropping `rx` stops the reader
                 if done_tx.send(items).is_err() {
                     return;
@@ -249,32 +280,59 @@ fn stream(
     })
 }
 
+/// What the reader thread hands to the validator thread, in file order.
+enum Chunk {
+    /// Records read whole (one-record files, or a log that could not be opened).
+    Records(Vec<RawRecord>),
+    /// Lines of one JSONL log, copied into one buffer as read: split by the reader (the
+    /// same splitting as [`capture::read_lines`]), decoded on the validation threads.
+    Lines(LineBlock),
+}
+
+/// Up to [`BATCH`] consecutive non-blank lines of one log.
+struct LineBlock {
+    /// The log, workspace-relative.
+    rel: String,
+    /// The lines' bytes, back to back.
+    bytes: Vec<u8>,
+    /// Per line: its 1-based number and its byte range in `bytes`, or why it is unusable
+    /// (too long, a read error).
+    lines: Vec<(usize, LineAt)>,
+}
+
+/// Where one line's bytes are in its [`LineBlock`], or why the line is unusable.
+type LineAt = Result<std::ops::Range<usize>, Finding>;
+
 fn read_batches(
     files: &[PathBuf],
     rel: &(dyn Fn(&Path) -> String + Sync),
     max_bytes: u64,
-    tx: &std::sync::mpsc::SyncSender<Vec<RawRecord>>,
+    tx: &std::sync::mpsc::SyncSender<Chunk>,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut i = 0;
     while i < files.len() {
         let is_log = |f: &PathBuf| f.extension().is_some_and(|e| e == "jsonl" || e == "ndjson");
         if is_log(&files[i]) {
-            let mut stopped = false;
-            capture::for_each_record(&files[i], &rel(&files[i]), max_bytes, |r| {
-                if stopped {
-                    return;
-                }
-                batch.push(r);
-                if batch.len() >= BATCH
-                    && tx
-                        .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
-                        .is_err()
-                {
-                    stopped = true;
-                }
-            });
-            if stopped {
+            // what came before goes first, in order
+            if !batch.is_empty()
+                && tx
+                    .send(Chunk::Records(std::mem::replace(
+                        &mut batch,
+                        Vec::with_capacity(BATCH),
+                    )))
+                    .is_err()
+            {
+                return;
+            }
+            let name = rel(&files[i]);
+            let Ok((file, _)) = capture::open_regular(&files[i]) else {
+                // not readable: the one INVALID_CAPTURE record `for_each_record` makes
+                capture::for_each_record(&files[i], &name, max_bytes, |r| batch.push(r));
+                i += 1;
+                continue;
+            };
+            if !read_log_blocks(file, &name, max_bytes, tx) {
                 return;
             }
             i += 1;
@@ -293,7 +351,10 @@ fn read_batches(
         batch.extend(read.into_iter().flatten());
         if batch.len() >= BATCH
             && tx
-                .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                .send(Chunk::Records(std::mem::replace(
+                    &mut batch,
+                    Vec::with_capacity(BATCH),
+                )))
                 .is_err()
         {
             return;
@@ -301,8 +362,52 @@ fn read_batches(
         i = end;
     }
     if !batch.is_empty() {
-        let _ = tx.send(batch);
+        let _ = tx.send(Chunk::Records(batch));
     }
+}
+
+/// Reads one log into [`LineBlock`]s of up to [`BATCH`] lines and sends them; false when the
+/// receiver is gone (stop reading).
+fn read_log_blocks(
+    file: std::fs::File,
+    rel: &str,
+    max_bytes: u64,
+    tx: &std::sync::mpsc::SyncSender<Chunk>,
+) -> bool {
+    let fresh = || LineBlock {
+        rel: rel.to_string(),
+        bytes: Vec::with_capacity(256 * 1024),
+        lines: Vec::with_capacity(BATCH),
+    };
+    let mut block = fresh();
+    let mut open = true;
+    capture::read_line_bytes(
+        std::io::BufReader::with_capacity(256 * 1024, file),
+        max_bytes,
+        |line_no, line| {
+            if !open {
+                return;
+            }
+            let entry = line.map(|b| {
+                let start = block.bytes.len();
+                block.bytes.extend_from_slice(b);
+                start..block.bytes.len()
+            });
+            block.lines.push((line_no, entry));
+            // at most BATCH lines, and sent once past 64 MiB (lines of large records)
+            if (block.lines.len() >= BATCH || block.bytes.len() >= 64 << 20)
+                && tx
+                    .send(Chunk::Lines(std::mem::replace(&mut block, fresh())))
+                    .is_err()
+            {
+                open = false;
+            }
+        },
+    );
+    if open && !block.lines.is_empty() {
+        open = tx.send(Chunk::Lines(block)).is_ok();
+    }
+    open
 }
 
 fn workspace_mode(

@@ -157,7 +157,8 @@ fn too_large(len: u64, max: u64) -> Finding {
     .with_hint("raise max_capture_bytes in verdict.toml if this size is expected")
 }
 
-fn decode(bytes: Vec<u8>) -> Result<String, Finding> {
+/// A record's bytes as text, or `INVALID_CAPTURE` naming the first invalid byte.
+pub fn decode(bytes: Vec<u8>) -> Result<String, Finding> {
     String::from_utf8(bytes).map_err(|e| {
         let off = e.utf8_error().valid_up_to();
         invalid(format!(
@@ -170,9 +171,22 @@ fn decode(bytes: Vec<u8>) -> Result<String, Finding> {
 /// with the 1-based line number and the line's text or an `INVALID_CAPTURE` finding (too
 /// long, invalid UTF-8, a read error). Over-long lines are skipped, not buffered.
 pub fn read_lines<R: BufRead>(
-    mut reader: R,
+    reader: R,
     max_bytes: u64,
     mut each: impl FnMut(usize, Result<String, Finding>),
+) {
+    read_line_bytes(reader, max_bytes, |line_no, line| {
+        each(line_no, line.and_then(|b| decode(b.to_vec())));
+    });
+}
+
+/// [`read_lines`] before decoding: each non-blank line's bytes (without its line ending),
+/// borrowed until the next call, or the finding for a line that is too long or unreadable.
+/// Lets a caller copy lines into a block and decode them elsewhere (on another thread).
+pub fn read_line_bytes<R: BufRead>(
+    mut reader: R,
+    max_bytes: u64,
+    mut each: impl FnMut(usize, Result<&[u8], Finding>),
 ) {
     let mut line_no = 0usize;
     let mut buf: Vec<u8> = Vec::new();
@@ -227,9 +241,8 @@ pub fn read_lines<R: BufRead>(
             } else if buf.len() as u64 > max_bytes {
                 each(line_no, Err(too_large(buf.len() as u64, max_bytes)));
             } else {
-                // a copy of exactly the line; `buf` keeps its capacity for the next line
-                // (taking it would make every line grow a fresh buffer from empty)
-                each(line_no, decode(buf.clone()));
+                // lent, not moved: `buf` keeps its capacity for the next line
+                each(line_no, Ok(&buf));
             }
         }
         if eof {
