@@ -838,7 +838,7 @@ fn schema_mode_validates_json_files_and_jsonl_lines() {
     );
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     assert!(
-        stdout(&o).ends_with("2 passed, 0 failed\n"),
+        stdout(&o).ends_with("instances 2 > parsed 2 > valid 2\n2 passed, 0 failed\n"),
         "{}",
         stdout(&o)
     );

@@ -51,6 +51,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     let opts = ReportOptions {
         color,
         quiet: args.quiet,
+        instances: args.schema.is_some(),
     };
     let mut sink: Box<dyn Sink + '_> = match args.format {
         Format::Human => Box::new(report::human::Human::new(&mut *out, &opts)),

@@ -86,6 +86,15 @@ impl Summary {
         }
     }
 
+    /// The funnel for plain instances (`check --schema`), which have no response or business
+    /// stage: `instances N > parsed N > valid N`.
+    pub fn instance_funnel_line(&self) -> String {
+        format!(
+            "instances {} > parsed {} > valid {}",
+            self.captures, self.funnel.parsed, self.funnel.schema
+        )
+    }
+
     /// The funnel as one line: `captures 31 > completed 27 > parsed 21 > schema 15 > business 3 > ready 3`.
     pub fn funnel_line(&self) -> String {
         let f = &self.funnel;

@@ -55,6 +55,7 @@ pub struct Human<W: Write> {
     out: W,
     paint: Paint,
     quiet: bool,
+    instances: bool,
     groups: Vec<Option<(usize, std::fs::File)>>,
     /// Each contract's lint warnings, printed once at the end rather than on every verdict.
     warnings: std::collections::BTreeMap<String, Vec<crate::core::verdict::Warning>>,
@@ -67,6 +68,7 @@ impl<W: Write> Human<W> {
             out,
             paint: Paint { on: opts.color },
             quiet: opts.quiet,
+            instances: opts.instances,
             groups: Stage::ALL.iter().map(|_| None).collect(),
             warnings: Default::default(),
         }
@@ -148,7 +150,11 @@ impl<W: Write> Sink for Human<W> {
         if !decisions.is_empty() {
             writeln!(out, "decisions: {}", decisions.join(", "))?;
         }
-        writeln!(out, "{}", summary.funnel_line())?;
+        if self.instances {
+            writeln!(out, "{}", summary.instance_funnel_line())?;
+        } else {
+            writeln!(out, "{}", summary.funnel_line())?;
+        }
         // one definition of passing everywhere (exit code, JSON, JUnit): a capture passes when
         // it meets its `expect`, or has none and is ready
         let without = summary.captures - summary.expected;

@@ -45,6 +45,9 @@ pub struct ReportOptions {
     pub color: bool,
     /// Leave out captures that pass.
     pub quiet: bool,
+    /// The records are plain instances (`check --schema`): no response or business stage,
+    /// so the summary counts instances, parsed and valid.
+    pub instances: bool,
 }
 
 /// A report format: takes verdicts in order, then the summary.
