@@ -468,12 +468,9 @@ fn jsonl_is_one_verdict_per_line_with_the_same_values() {
 
 // ---------------------------------------------------------------- junit / sarif / github
 
-#[test]
-fn quiet_json_formats_print_only_failing_captures_and_still_count_all() {
-    let ws = failing_workspace();
-    let o = verdict_in(ws.path(), &["check", "--format", "jsonl", "-q"]);
-    assert_eq!(code(&o), 1);
-    let ids: Vec<String> = stdout(&o)
+/// The `id` of every verdict line of a `--format jsonl` run, in order.
+fn jsonl_ids(o: &Output) -> Vec<String> {
+    stdout(o)
         .lines()
         .map(|l| {
             serde_json::from_str::<Value>(l).unwrap()["id"]
@@ -481,7 +478,15 @@ fn quiet_json_formats_print_only_failing_captures_and_still_count_all() {
                 .unwrap()
                 .to_string()
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn quiet_json_formats_print_only_failing_captures_and_still_count_all() {
+    let ws = failing_workspace();
+    let o = verdict_in(ws.path(), &["check", "--format", "jsonl", "-q"]);
+    assert_eq!(code(&o), 1);
+    let ids = jsonl_ids(&o);
     assert_eq!(ids, ["wrong-type", "not-json", "single"]);
     let doc = json_out(&verdict_in(ws.path(), &["check", "--format", "json", "-q"]));
     let ids: Vec<&str> = doc["verdicts"]
@@ -855,15 +860,7 @@ fn validator_mode_in_the_schemas_own_folder_leaves_the_schema_out() {
         &["check", "--schema", "s.schema.json", "--format", "jsonl"],
     );
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
-    let ids: Vec<String> = stdout(&o)
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let ids = jsonl_ids(&o);
     assert_eq!(ids, ["x.json"]);
 }
 

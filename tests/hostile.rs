@@ -3,11 +3,14 @@
 //! panic, hang or out-of-memory; input files never written; no control characters from
 //! model text on the terminal; deterministic output).
 
+mod common;
+use common::run::run;
+
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// A workspace in a temporary folder with one schema `c` and the given captures.
 fn workspace(schema: &Value, captures: &[(&str, String)]) -> tempfile::TempDir {
@@ -25,54 +28,6 @@ fn workspace(schema: &Value, captures: &[(&str, String)]) -> tempfile::TempDir {
         std::fs::write(p, text).unwrap();
     }
     tmp
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs the binary with a deadline; a run that does not finish in time is a hang and fails.
-fn run(args: &[&str], dir: &Path, deadline: Duration) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let t_out = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        std::io::Read::read_to_end(&mut out, &mut s).ok();
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        std::io::Read::read_to_end(&mut err, &mut s).ok();
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > deadline {
-            child.kill().ok();
-            child.wait().ok();
-            panic!("verdict {args:?} did not finish within {deadline:?} (a hang)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Run {
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&t_out.join().unwrap()).into_owned(),
-        stderr: String::from_utf8_lossy(&t_err.join().unwrap()).into_owned(),
-    }
 }
 
 fn record(v: Value) -> String {

@@ -4,6 +4,8 @@
 //! regular file, broke a promise (the detail shows the selected record; no hang; the same
 //! verdicts from `check`, `watch --json` and the TUI).
 
+mod common;
+
 use ratatui::layout::Rect;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -249,31 +251,7 @@ fn tui_verdicts(t: &Tui) -> Vec<(String, String, String)> {
 }
 
 fn run_bin(args: &[&str], dir: &Path, deadline: Duration) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let t = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut out, &mut s).ok();
-        s
-    });
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > deadline {
-            child.kill().ok();
-            child.wait().ok();
-            panic!("verdict {args:?} did not finish within {deadline:?} (a hang)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    t.join().unwrap()
+    common::run::run(args, dir, deadline).stdout
 }
 
 /// A FIFO named like a capture log: `check` opens it without blocking and reports it as

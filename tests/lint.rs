@@ -377,20 +377,13 @@ fn schema_mode_verdicts_carry_the_warnings_too() {
     assert_eq!(doc["verdicts"][0]["warnings"][0]["code"], "UNKNOWN_KEYWORD");
 }
 
-#[test]
-fn a_broken_rules_file_is_a_rules_invalid_error() {
+/// `verdict lint --format json` on a workspace holding `schemas/c.schema.json` and
+/// `schemas/c.rules.toml`: the exit code (checked against `code`) and the JSON report.
+fn lint_contract(schema: &str, rules: &str, code: i32) -> serde_json::Value {
     let d = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(d.path().join("schemas")).unwrap();
-    std::fs::write(
-        d.path().join("schemas/c.schema.json"),
-        r#"{"type": "object", "properties": {}, "additionalProperties": false}"#,
-    )
-    .unwrap();
-    std::fs::write(
-        d.path().join("schemas/c.rules.toml"),
-        "[[rule]]\nreason = \"R\"\nrule = \"true\"\nmesage = \"m\"\n",
-    )
-    .unwrap();
+    std::fs::write(d.path().join("schemas/c.schema.json"), schema).unwrap();
+    std::fs::write(d.path().join("schemas/c.rules.toml"), rules).unwrap();
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
         .args(["lint", "--format", "json"])
         .arg(d.path())
@@ -398,11 +391,20 @@ fn a_broken_rules_file_is_a_rules_invalid_error() {
         .unwrap();
     assert_eq!(
         o.status.code(),
-        Some(1),
+        Some(code),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn a_broken_rules_file_is_a_rules_invalid_error() {
+    let doc = lint_contract(
+        r#"{"type": "object", "properties": {}, "additionalProperties": false}"#,
+        "[[rule]]\nreason = \"R\"\nrule = \"true\"\nmesage = \"m\"\n",
+        1,
+    );
     let text = doc.to_string();
     assert!(text.contains("RULES_INVALID"), "{text}");
     assert!(
@@ -413,31 +415,12 @@ fn a_broken_rules_file_is_a_rules_invalid_error() {
 
 #[test]
 fn a_rule_reading_a_misspelt_proposal_member_is_a_rules_unknown_field_warning() {
-    let d = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(d.path().join("schemas")).unwrap();
-    std::fs::write(
-        d.path().join("schemas/c.schema.json"),
-        r#"{"type": "object", "properties": {"amount_minor": {"type": "integer"}}, "required": ["amount_minor"], "additionalProperties": false}"#,
-    )
-    .unwrap();
-    std::fs::write(
-        d.path().join("schemas/c.rules.toml"),
-        "[[rule]]\nreason = \"R\"\nrule = \"proposal.amount_minr > 0\"\nmessage = \"m\"\n",
-    )
-    .unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args(["lint", "--format", "json"])
-        .arg(d.path())
-        .output()
-        .unwrap();
     // a warning: lint still exits 0
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    let doc = lint_contract(
+        r#"{"type": "object", "properties": {"amount_minor": {"type": "integer"}}, "required": ["amount_minor"], "additionalProperties": false}"#,
+        "[[rule]]\nreason = \"R\"\nrule = \"proposal.amount_minr > 0\"\nmessage = \"m\"\n",
+        0,
     );
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let findings: Vec<&serde_json::Value> = doc["findings"]
         .as_array()
         .unwrap_or_else(|| panic!("{doc}"))

@@ -135,78 +135,63 @@ fn edits_new_folders_and_deletions_produce_their_lines_promptly() {
     assert_eq!(batch.last().unwrap()["data"]["captures"], 25);
 }
 
-#[test]
-fn a_schema_edit_revalidates_that_contracts_captures() {
-    let (_tmp, ws) = refund_copy();
+/// A `refund_copy` with `watch --json` running and its first pass read.
+fn started() -> (tempfile::TempDir, std::path::PathBuf, Watch) {
+    let (tmp, ws) = refund_copy();
     let w = Watch::start(&ws);
     w.batch(Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(300));
-    // tighten the amount: minimum 6000 makes the valid 5000 proposal fail the schema
-    let schema = ws.join("schemas/refund-v1.schema.json");
-    let text = std::fs::read_to_string(&schema).unwrap();
-    let tightened = text.replacen("\"minimum\": 1", "\"minimum\": 6000", 1);
-    assert_ne!(text, tightened);
-    std::fs::write(&schema, tightened).unwrap();
+    (tmp, ws, w)
+}
+
+/// Edits one contract file (`from` -> `to`) and checks that the valid proposal flips to
+/// `reason`, every flip naming that file as its cause.
+fn contract_edit_flips_the_valid_proposal(file: &str, from: &str, to: &str, reason: &str) {
+    let (_tmp, ws, w) = started();
+    let path = ws.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let edited = text.replacen(from, to, 1);
+    assert_ne!(text, edited);
+    std::fs::write(&path, edited).unwrap();
     let batch = w.batch(Duration::from_millis(DEBOUNCE_MS + 2000));
     let flipped: Vec<&Value> = batch
         .iter()
         .filter(|l| !l["flipped_from"].is_null())
         .collect();
     assert!(
-        flipped.iter().any(
-            |l| l["data"]["id"] == "valid-proposal" && l["data"]["reason"] == "SCHEMA_MISMATCH"
-        ),
-        "{batch:?}"
-    );
-    assert!(
         flipped
             .iter()
-            .all(|l| l["cause"] == "schemas/refund-v1.schema.json"),
-        "{flipped:?}"
+            .any(|l| l["data"]["id"] == "valid-proposal" && l["data"]["reason"] == reason),
+        "{batch:?}"
+    );
+    assert!(flipped.iter().all(|l| l["cause"] == file), "{flipped:?}");
+}
+
+#[test]
+fn a_schema_edit_revalidates_that_contracts_captures() {
+    // tighten the amount: minimum 6000 makes the valid 5000 proposal fail the schema
+    contract_edit_flips_the_valid_proposal(
+        "schemas/refund-v1.schema.json",
+        "\"minimum\": 1",
+        "\"minimum\": 6000",
+        "SCHEMA_MISMATCH",
     );
 }
 
 #[test]
 fn a_rules_edit_alone_revalidates_that_contracts_captures() {
-    let (_tmp, ws) = refund_copy();
-    let w = Watch::start(&ws);
-    w.batch(Duration::from_secs(20));
-    std::thread::sleep(Duration::from_millis(300));
     // the old fingerprint must be the rules as loaded, not the file re-read after the edit
-    let rules = ws.join("schemas/refund-v1.rules.toml");
-    let text = std::fs::read_to_string(&rules).unwrap();
-    let tightened = text.replacen(
+    contract_edit_flips_the_valid_proposal(
+        "schemas/refund-v1.rules.toml",
         "proposal.amount_minor != null",
         "proposal.amount_minor != null && proposal.amount_minor < 5000",
-        1,
-    );
-    assert_ne!(text, tightened);
-    std::fs::write(&rules, tightened).unwrap();
-    let batch = w.batch(Duration::from_millis(DEBOUNCE_MS + 2000));
-    let flipped: Vec<&Value> = batch
-        .iter()
-        .filter(|l| !l["flipped_from"].is_null())
-        .collect();
-    assert!(
-        flipped.iter().any(
-            |l| l["data"]["id"] == "valid-proposal" && l["data"]["reason"] == "MISSING_AMOUNT"
-        ),
-        "{batch:?}"
-    );
-    assert!(
-        flipped
-            .iter()
-            .all(|l| l["cause"] == "schemas/refund-v1.rules.toml"),
-        "{flipped:?}"
+        "MISSING_AMOUNT",
     );
 }
 
 #[test]
 fn deleting_a_jsonl_line_removes_that_capture_and_flips_nothing() {
-    let (_tmp, ws) = refund_copy();
-    let w = Watch::start(&ws);
-    w.batch(Duration::from_secs(20));
-    std::thread::sleep(Duration::from_millis(300));
+    let (_tmp, ws, w) = started();
     let log = ws.join("captures/cases.jsonl");
     let text = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = text.lines().collect();

@@ -311,19 +311,20 @@ fn read_batches(
     tx: &std::sync::mpsc::SyncSender<Chunk>,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
+    // hands the pending records on; false when the receiver is gone
+    let flush = |batch: &mut Vec<RawRecord>| {
+        tx.send(Chunk::Records(std::mem::replace(
+            batch,
+            Vec::with_capacity(BATCH),
+        )))
+        .is_ok()
+    };
     let mut i = 0;
     while i < files.len() {
         let is_log = |f: &PathBuf| f.extension().is_some_and(|e| e == "jsonl" || e == "ndjson");
         if is_log(&files[i]) {
             // what came before goes first, in order
-            if !batch.is_empty()
-                && tx
-                    .send(Chunk::Records(std::mem::replace(
-                        &mut batch,
-                        Vec::with_capacity(BATCH),
-                    )))
-                    .is_err()
-            {
+            if !batch.is_empty() && !flush(&mut batch) {
                 return;
             }
             let name = rel(&files[i]);
@@ -350,14 +351,7 @@ fn read_batches(
             .map(|f| capture::read_file(f, &rel(f), max_bytes))
             .collect();
         batch.extend(read.into_iter().flatten());
-        if batch.len() >= BATCH
-            && tx
-                .send(Chunk::Records(std::mem::replace(
-                    &mut batch,
-                    Vec::with_capacity(BATCH),
-                )))
-                .is_err()
-        {
+        if batch.len() >= BATCH && !flush(&mut batch) {
             return;
         }
         i = end;

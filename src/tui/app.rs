@@ -560,15 +560,7 @@ impl App {
                 continue;
             }
             let flip = u.previous.as_ref().and_then(|prev| {
-                let new = crate::tui::store::Kind {
-                    stage: s.stage,
-                    decision: s.decision,
-                    reason: s.reason.clone(),
-                    contract: s.contract.clone(),
-                    expect: s.expect,
-                    first_has_pointer: s.first_has_pointer,
-                }
-                .outcome();
+                let new = crate::tui::store::Kind::of(s).outcome();
                 let kind = crate::core::review::flip_kind(prev, &new)?;
                 let cause = match &s.reason {
                     Some(reason) => {

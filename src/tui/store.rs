@@ -181,7 +181,8 @@ impl Kind {
         }
     }
 
-    fn of(s: &CaptureSummary) -> Kind {
+    /// The outcome part of a capture's summary.
+    pub(crate) fn of(s: &CaptureSummary) -> Kind {
         Kind {
             stage: s.stage,
             decision: s.decision,

@@ -1,5 +1,8 @@
 //! Helpers shared by the integration tests.
 
+#[allow(dead_code)] // only the hostile-input tests use it
+pub mod run;
+
 use std::path::Path;
 
 /// Copies a folder recursively (a sample workspace into a temporary folder, to edit it).
