@@ -14,20 +14,8 @@ use std::time::Duration;
 
 /// A workspace in a temporary folder with one schema `c` and the given captures.
 fn workspace(schema: &Value, captures: &[(&str, String)]) -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(tmp.path().join("schemas")).unwrap();
-    std::fs::create_dir_all(tmp.path().join("captures")).unwrap();
-    std::fs::write(
-        tmp.path().join("schemas/c.schema.json"),
-        serde_json::to_string(schema).unwrap(),
-    )
-    .unwrap();
-    for (name, text) in captures {
-        let p = tmp.path().join("captures").join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    tmp
+    let captures: Vec<(&str, &str)> = captures.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    common::workspace_with(&serde_json::to_string(schema).unwrap(), &captures)
 }
 
 fn record(v: Value) -> String {

@@ -18,20 +18,7 @@ use verdict::tui::app::{App, Msg};
 
 /// A workspace with one permissive schema `c` and the given captures.
 fn workspace(captures: &[(&str, &str)]) -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(tmp.path().join("schemas")).unwrap();
-    std::fs::create_dir_all(tmp.path().join("captures")).unwrap();
-    std::fs::write(
-        tmp.path().join("schemas/c.schema.json"),
-        r#"{"type":"object"}"#,
-    )
-    .unwrap();
-    for (name, text) in captures {
-        let p = tmp.path().join("captures").join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    tmp
+    common::workspace_with(r#"{"type":"object"}"#, captures)
 }
 
 #[cfg(unix)]

@@ -30,3 +30,19 @@ pub fn refund_copy() -> (tempfile::TempDir, std::path::PathBuf) {
     );
     (tmp, ws)
 }
+
+/// A workspace in a temporary folder with one schema `c` (its text) and the given captures
+/// (paths below `captures/`, folders created as needed).
+#[allow(dead_code)] // only the hostile-input tests use it
+pub fn workspace_with(schema: &str, captures: &[(&str, &str)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("schemas")).unwrap();
+    std::fs::create_dir_all(tmp.path().join("captures")).unwrap();
+    std::fs::write(tmp.path().join("schemas/c.schema.json"), schema).unwrap();
+    for (name, text) in captures {
+        let p = tmp.path().join("captures").join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    tmp
+}
