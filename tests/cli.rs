@@ -849,6 +849,151 @@ fn schema_mode_validates_json_files_and_jsonl_lines() {
     );
 }
 
+/// `check --schema` reads a JSONL log on a fast path (a passing line is validated in place
+/// and printed from a template); one file per instance takes the full path. Both must print
+/// the same report, byte for byte, once the ids name the same instance.
+#[test]
+fn schema_mode_jsonl_fast_path_prints_what_the_full_path_prints() {
+    let schema = r#"{"type": "object",
+  "properties": {"name": {"type": "string", "format": "email"}, "price": {"type": "integer", "minimum": 0}},
+  "required": ["name", "price"], "additionalProperties": false}"#;
+    let kinds: &[&[u8]] = &[
+        br#"{"name": "a", "price": 1}"#,
+        br#"{"name": "b", "price": 2}"#,
+        br#"{"name": 7, "price": -1}"#,
+        br#"{"name": "c", "price": 3}"#,
+        b"{\"name\": \"\xff\", \"price\": 1}",
+        br#"{"name": "esc \u001b[31m \"q\" \\", "price": 4}"#,
+        br#"{"name": "d"#,
+        br#"{"name": "e", "price": 5, "approved": true}"#,
+        b"\xef\xbb\xbf{\"name\": \"f\", \"price\": 6}",
+        br#"{"name": "g", "price": 1e400}"#,
+        br#"{"name": "h", "name": "i", "price": 7}"#,
+        br#"[1, 2]"#,
+    ];
+    // more than one block of lines (2,048), blank and CRLF lines between, runs of passes
+    let mut log: Vec<u8> = Vec::new();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut line = 0usize;
+    for i in 0..2600usize {
+        let text = if i % 7 < 4 {
+            kinds[i % 2]
+        } else {
+            kinds[i % kinds.len()]
+        };
+        line += 1;
+        log.extend_from_slice(text);
+        log.extend_from_slice(if i % 5 == 0 { b"\r\n" } else { b"\n" });
+        files.push((format!("files/l{line:05}.json"), text.to_vec()));
+        if i % 97 == 0 {
+            line += 1;
+            log.extend_from_slice(b"   \n");
+        }
+    }
+    let d = tree(&[("s.schema.json", schema)]);
+    std::fs::create_dir_all(d.path().join("files")).unwrap();
+    std::fs::create_dir_all(d.path().join("in")).unwrap();
+    std::fs::write(d.path().join("in/log.jsonl"), &log).unwrap();
+    for (name, text) in &files {
+        std::fs::write(d.path().join(name), text).unwrap();
+    }
+    // `in/log.jsonl:12` -> `files/l00012.json`
+    let rename = |text: &str| {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("in/log.jsonl:") {
+            out.push_str(&rest[..at]);
+            rest = &rest[at + "in/log.jsonl:".len()..];
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let n: usize = rest[..digits].parse().unwrap();
+            out.push_str(&format!("files/l{n:05}.json"));
+            rest = &rest[digits..];
+        }
+        out.push_str(rest);
+        out
+    };
+    for format in ["human", "json", "jsonl"] {
+        for quiet in [false, true] {
+            let mut args = vec!["check", "--schema", "s.schema.json", "--format", format];
+            if quiet {
+                args.push("-q");
+            }
+            let fast = verdict_in(d.path(), &[args.as_slice(), &["in"]].concat());
+            let full = verdict_in(d.path(), &[args.as_slice(), &["files"]].concat());
+            assert_eq!(code(&fast), 1, "{}", stderr(&fast));
+            assert_eq!(code(&full), 1, "{}", stderr(&full));
+            let (fast, full) = (rename(&stdout(&fast)), stdout(&full));
+            assert!(full.contains("files/l02600.json") || quiet, "{format}");
+            assert_eq!(fast, full, "{format} -q {quiet}");
+        }
+    }
+    // the report itself: every instance in order, the passing ones as `check` prints them
+    let o = verdict_in(
+        d.path(),
+        &[
+            "check",
+            "--schema",
+            "s.schema.json",
+            "--format",
+            "jsonl",
+            "in",
+        ],
+    );
+    let lines: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2600);
+    assert_eq!(
+        stdout(&o).lines().next().unwrap(),
+        concat!(
+            r#"{"id":"in/log.jsonl:1","source":"in/log.jsonl:1","contract":"s","stage":"ready","#,
+            r#""decision":"ready-for-commit","reason":null,"errors":[],"warnings":[{"code":"#,
+            r#""FORMAT_NOT_ASSERTED","severity":"warning","file":"s.schema.json","pointer":"#,
+            r#""/properties/name/format","at":{"line":2,"column":55},"message":"`format: "#,
+            r#"\"email\"` is not checked: format assertion is off, so any string passes (pass "#,
+            r#"--format-assertion, or add a `pattern`)"}],"next_action":"Ready for the write "#,
+            r#"step: execute it, and re-check state at commit time."}"#
+        )
+    );
+    let reasons: Vec<String> = lines[..12]
+        .iter()
+        .map(|v| format!("{} {}", v["id"].as_str().unwrap(), v["reason"]))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "in/log.jsonl:1 null",
+            "in/log.jsonl:3 null",
+            "in/log.jsonl:4 null",
+            "in/log.jsonl:5 null",
+            "in/log.jsonl:6 \"INVALID_CAPTURE\"",
+            "in/log.jsonl:7 null",
+            "in/log.jsonl:8 \"TRUNCATED_JSON\"",
+            "in/log.jsonl:9 null",
+            "in/log.jsonl:10 null",
+            "in/log.jsonl:11 null",
+            "in/log.jsonl:12 null",
+            "in/log.jsonl:13 \"SCHEMA_MISMATCH\""
+        ]
+    );
+    let mut all: Vec<String> = lines.iter().map(|v| v["reason"].to_string()).collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(
+        all,
+        [
+            "\"DUPLICATE_KEY\"",
+            "\"INVALID_CAPTURE\"",
+            "\"INVALID_JSON\"",
+            "\"NON_STANDARD_NUMBER\"",
+            "\"SCHEMA_MISMATCH\"",
+            "\"TRUNCATED_JSON\"",
+            "null"
+        ]
+    );
+}
+
 #[test]
 fn validator_mode_in_the_schemas_own_folder_leaves_the_schema_out() {
     let d = tree(&[

@@ -38,6 +38,9 @@ pub enum CheckError {
 /// Records per batch handed from the reader thread to the evaluators.
 const BATCH: usize = 2048;
 
+/// Lines per task of the fast path (a task gathers its passing lines into runs).
+const FAST_CHUNK: usize = 256;
+
 /// Runs `check` and writes the report to `out`, streaming: records are read on one thread,
 /// validated in parallel batches, and reported in capture order, so memory does not grow
 /// with the number of captures. Returns whether every capture passed.
@@ -65,20 +68,41 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     // progress on stderr for long runs, only when it cannot mix with the report
     let mut progress =
         Progress::new(std::io::stderr().is_terminal() && !std::io::stdout().is_terminal());
-    // `-q`: the human sink leaves out passing captures itself (it still counts them); the
-    // other formats never see them, and they are not pre-rendered
+    // `-q`: the human sink leaves out passing captures itself (it still counts them and
+    // notes their contract's warnings); the other formats never see them; none are rendered
     let skip_passing = args.quiet && args.format != Format::Human;
     let render = sink.renderer().map(|renderer| Render {
         renderer,
-        skip_passing,
+        quiet: args.quiet,
     });
-    let mut emit = |item: Item| -> std::io::Result<()> {
-        summary.add(&item.verdict);
-        progress.tick(summary.captures);
-        if skip_passing && item.verdict.passes() {
-            return Ok(());
+    let mut emit = |out: Out| -> std::io::Result<()> {
+        match out {
+            Out::Item(item) => {
+                summary.add(&item.verdict);
+                progress.tick(summary.captures);
+                if skip_passing && item.verdict.passes() {
+                    return Ok(());
+                }
+                sink.item(&item)
+            }
+            Out::Passes(run) => {
+                let model = &run.model.item;
+                let n = run.lines.len();
+                let v = &model.verdict;
+                summary.add_outcomes(v.stage, v.decision, v.expect.as_ref().map(|e| e.met), n);
+                progress.tick(summary.captures);
+                if skip_passing {
+                    return Ok(());
+                }
+                match &run.rendered {
+                    Some(bytes) => sink.passes(model, bytes, n),
+                    None => run
+                        .lines
+                        .iter()
+                        .try_for_each(|line| sink.item(&run.model.at(*line))),
+                }
+            }
         }
-        sink.item(&item)
     };
     match &args.schema {
         Some(schema_file) => validator_mode(
@@ -157,14 +181,180 @@ fn locate_record(raw: &RawRecord, records: bool) -> (usize, usize) {
 }
 
 /// Pre-rendering on the validation threads (see [`Renderer`]).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Render {
     renderer: Renderer,
-    /// `-q` with a format other than human: passing captures are not printed.
-    skip_passing: bool,
+    /// `-q`: passing captures are not printed, so they are not rendered.
+    quiet: bool,
 }
 
-type Emit<'a> = dyn FnMut(Item) -> std::io::Result<()> + 'a;
+/// What the validation threads hand the reporter, in capture order.
+enum Out {
+    /// One capture with its verdict (boxed: most of a fast-path batch is small runs).
+    Item(Box<Item>),
+    /// Consecutive instances of one log that passed `check --schema`'s fast path.
+    Passes(Passes),
+}
+
+type Emit<'a> = dyn FnMut(Out) -> std::io::Result<()> + 'a;
+
+/// `check --schema`'s fast path for JSONL lines: an instance that parses and meets the
+/// schema is validated in place (no copy of the line, no verdict built) and reported from
+/// its log's [`PassModel`]; the rest take the full path.
+struct Fast<'a> {
+    /// An instance text's findings (none: it passes), as `check` finds them.
+    errors: &'a (dyn Fn(&str) -> Vec<Finding> + Sync),
+    /// The verdict `check` gives the instance at `source` (`file:line`) with these findings.
+    verdict: &'a (dyn Fn(String, Vec<Finding>) -> Verdict + Sync),
+}
+
+/// The report of one log's passing instances: a model item, and the sink's rendering of it
+/// split around the line number, so a passing line is rendered by copying bytes.
+struct PassModel {
+    /// The log's name in ids and sources (`proposals.jsonl`).
+    rel: String,
+    /// A passing item of the log (line 0).
+    item: Item,
+    /// The rendered model split where the line number goes (`None`: the sink has no
+    /// renderer, or its output for a passing item is not the model's with the line number
+    /// substituted, so each item is rendered in full).
+    template: Option<Vec<Vec<u8>>>,
+    /// `-q`: passing lines are counted, not rendered.
+    quiet: bool,
+}
+
+impl PassModel {
+    /// Stands in for the line number while the template is made: a Unicode noncharacter,
+    /// printed unescaped by every format.
+    const MARK: &'static str = "\u{FDD0}";
+
+    /// The model of log `rel` (shown as `path`); the template is checked against the
+    /// sink's own rendering of two items at `probe` lines.
+    fn new(
+        rel: &str,
+        path: Arc<str>,
+        verdict: &dyn Fn(String, Vec<Finding>) -> Verdict,
+        render: Option<&Render>,
+        probe: [usize; 2],
+    ) -> PassModel {
+        let mut model = PassModel {
+            rel: rel.to_string(),
+            item: Item {
+                verdict: verdict(format!("{rel}:0"), Vec::new()),
+                path,
+                line: 0,
+                column: 1,
+                rendered: None,
+            },
+            template: None,
+            quiet: render.is_none_or(|r| r.quiet),
+        };
+        let Some(render) = render else { return model };
+        if rel.contains(Self::MARK) {
+            return model;
+        }
+        let mut marked = model.item.clone();
+        marked.verdict.id = format!("{rel}:{}", Self::MARK);
+        marked.verdict.source = marked.verdict.id.clone();
+        let mut bytes = Vec::new();
+        (render.renderer)(&marked, &mut bytes);
+        let pieces = split_bytes(&bytes, Self::MARK.as_bytes());
+        // the template must give exactly what the renderer gives
+        for line in probe {
+            let mut real = Vec::new();
+            (render.renderer)(&model.at(line), &mut real);
+            let mut made = Vec::new();
+            fill(&pieces, line, &mut made);
+            if real != made {
+                return model;
+            }
+        }
+        model.template = Some(pieces);
+        model
+    }
+
+    /// The passing item at `line`.
+    fn at(&self, line: usize) -> Item {
+        let mut item = self.item.clone();
+        item.verdict.id = format!("{}:{line}", self.rel);
+        item.verdict.source = item.verdict.id.clone();
+        item.line = line;
+        item
+    }
+}
+
+/// `bytes` split at every `mark`.
+fn split_bytes(bytes: &[u8], mark: &[u8]) -> Vec<Vec<u8>> {
+    let mut pieces = Vec::new();
+    let mut rest = bytes;
+    while let Some(at) = rest.windows(mark.len()).position(|w| w == mark) {
+        pieces.push(rest[..at].to_vec());
+        rest = &rest[at + mark.len()..];
+    }
+    pieces.push(rest.to_vec());
+    pieces
+}
+
+/// About how long a line rendered from the template is (line numbers of 8 digits).
+fn line_len(pieces: &[Vec<u8>]) -> usize {
+    pieces.iter().map(|p| p.len() + 8).sum()
+}
+
+/// Appends the template's pieces with `line` between them.
+fn fill(pieces: &[Vec<u8>], line: usize, out: &mut Vec<u8>) {
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(line).as_bytes();
+    for (i, piece) in pieces.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(digits);
+        }
+        out.extend_from_slice(piece);
+    }
+}
+
+/// A run of consecutive passing instances of one log.
+struct Passes {
+    model: Arc<PassModel>,
+    /// Their 1-based line numbers.
+    lines: Vec<usize>,
+    /// Their rendering back to back, from the model's template (empty under `-q`); `None`
+    /// when the model has no template.
+    rendered: Option<Vec<u8>>,
+}
+
+impl Passes {
+    /// An empty run with room for `room` lines (at most 64 reserved).
+    fn new(model: &Arc<PassModel>, room: usize) -> Passes {
+        let room = room.min(64);
+        Passes {
+            model: model.clone(),
+            lines: Vec::with_capacity(room),
+            rendered: model.template.as_ref().map(|pieces| match model.quiet {
+                true => Vec::new(),
+                false => Vec::with_capacity(room * line_len(pieces)),
+            }),
+        }
+    }
+
+    /// Moves a non-empty run to `outs`, leaving an empty one with room for `room` lines.
+    fn flush(&mut self, outs: &mut Vec<Out>, model: &Arc<PassModel>, room: usize) {
+        if !self.lines.is_empty() {
+            outs.push(Out::Passes(std::mem::replace(
+                self,
+                Passes::new(model, room),
+            )));
+        }
+    }
+
+    fn push(&mut self, line: usize) {
+        self.lines.push(line);
+        if let (Some(out), Some(pieces)) = (&mut self.rendered, &self.model.template)
+            && !self.model.quiet
+        {
+            fill(pieces, line, out);
+        }
+    }
+}
 
 /// What [`stream`] reads.
 struct Input<'a> {
@@ -186,6 +376,7 @@ struct Input<'a> {
 fn stream(
     input: Input<'_>,
     check: &(dyn Fn(&RawRecord) -> Verdict + Sync),
+    fast: Option<&Fast<'_>>,
     render: Option<Render>,
     emit: &mut Emit<'_>,
 ) -> std::io::Result<()> {
@@ -199,14 +390,14 @@ fn stream(
     // three stages overlap: the reader thread reads batch k+2, the validator thread checks
     // batch k+1 on the rayon pool, and this thread reports batch k (in order)
     let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(4);
-    let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(2);
+    // a batch as the validation tasks made it: in order, one part per task
+    let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Vec<Vec<Out>>>(2);
     std::thread::scope(|scope| {
         scope.spawn(move || read_batches(&files, rel, max_bytes, &tx));
         scope.spawn(move || {
             let mut paths: HashMap<String, Arc<str>> = HashMap::new();
-            let item = |raw: RawRecord, path: Arc<str>| {
-                let verdict = check(&raw);
-                let (line, column) = locate_record(&raw, records);
+            // an item of a verdict, rendered
+            let finish = |verdict: Verdict, path: Arc<str>, (line, column): (usize, usize)| {
                 let mut item = Item {
                     verdict,
                     path,
@@ -214,17 +405,37 @@ fn stream(
                     column,
                     rendered: None,
                 };
-                if let Some(r) = render
-                    && !(r.skip_passing && item.verdict.passes())
+                if let Some(r) = &render
+                    && !(r.quiet && item.verdict.passes())
                 {
-                    item.rendered = Some((r.renderer)(&item));
+                    let mut bytes = Vec::with_capacity(256);
+                    (r.renderer)(&item, &mut bytes);
+                    item.rendered = Some(bytes);
                 }
                 item
+            };
+            let item = |raw: RawRecord, path: Arc<str>| {
+                let verdict = check(&raw);
+                finish(verdict, path, locate_record(&raw, records))
+            };
+            // a line of a block as a record (decoded here, on the validation threads, which
+            // also free it)
+            let line_record = |block: &LineBlock, line_no: usize, at: &LineAt| {
+                let text = match at {
+                    Ok(range) => capture::decode(block.bytes[range.clone()].to_vec()),
+                    Err(f) => Err(f.clone()),
+                };
+                RawRecord {
+                    source: format!("{}:{line_no}", block.rel),
+                    file: block.rel.clone(),
+                    line: Some(line_no),
+                    text,
+                }
             };
             for chunk in rx {
                 // a batch is mostly the lines of one log: one display path per file
                 paths.clear();
-                let items: Vec<Item> = match chunk {
+                let outs: Vec<Vec<Out>> = match chunk {
                     Chunk::Records(batch) => {
                         for raw in &batch {
                             if !paths.contains_key(&raw.file) {
@@ -232,53 +443,112 @@ fn stream(
                             }
                         }
                         let paths = &paths;
-                        batch
+                        let outs = batch
                             .into_par_iter()
                             .map(|raw| {
                                 let path = paths[&raw.file].clone();
-                                item(raw, path)
+                                Out::Item(Box::new(item(raw, path)))
                             })
-                            .collect()
+                            .collect::<Vec<Out>>();
+                        vec![outs]
                     }
                     Chunk::Lines(block) => {
                         let path = display_path(root, &block.rel);
                         let block = &block;
-                        block
-                            .lines
-                            .par_iter()
-                            .map(|(line_no, at)| {
-                                // decoded here, on the validation threads, which also free it
-                                let text = match at {
-                                    Ok(range) => {
-                                        capture::decode(block.bytes[range.clone()].to_vec())
-                                    }
-                                    Err(f) => Err(f.clone()),
-                                };
-                                let raw = RawRecord {
-                                    source: format!("{}:{line_no}", block.rel),
-                                    file: block.rel.clone(),
-                                    line: Some(*line_no),
-                                    text,
-                                };
-                                item(raw, path.clone())
-                            })
-                            .collect()
+                        match fast {
+                            None => vec![
+                                block
+                                    .lines
+                                    .par_iter()
+                                    .map(|(line_no, at)| {
+                                        let raw = line_record(block, *line_no, at);
+                                        Out::Item(Box::new(item(raw, path.clone())))
+                                    })
+                                    .collect::<Vec<Out>>(),
+                            ],
+                            Some(fast) => {
+                                let first = block.lines.first().map_or(1, |l| l.0);
+                                let model = Arc::new(PassModel::new(
+                                    &block.rel,
+                                    path.clone(),
+                                    fast.verdict,
+                                    render.as_ref(),
+                                    [first, first + 1],
+                                ));
+                                let parts: Vec<Vec<Out>> = block
+                                    .lines
+                                    .par_chunks(FAST_CHUNK)
+                                    .map(|lines| {
+                                        fast_part(
+                                            lines,
+                                            block,
+                                            fast,
+                                            &model,
+                                            &|verdict, line| {
+                                                finish(verdict, path.clone(), (line, 1))
+                                            },
+                                            &|line, at| {
+                                                item(line_record(block, line, at), path.clone())
+                                            },
+                                        )
+                                    })
+                                    .collect();
+                                parts
+                            }
+                        }
                     }
                 };
                 // the reporter stopped (a write error): dropping `rx` stops the reader
-                if done_tx.send(items).is_err() {
+                if done_tx.send(outs).is_err() {
                     return;
                 }
             }
         });
-        for items in done_rx {
-            for it in items {
+        for parts in done_rx {
+            for out in parts.into_iter().flatten() {
                 // on error `done_rx` is dropped, which stops the validator and the reader
-                emit(it)?;
+                emit(out)?;
             }
         }
         Ok(())
     })
+}
+
+/// The fast path over some lines of a block: runs of passing lines, and an item for each
+/// other line (`failed`: the item of a verdict at a line; `slow`: the full path for a line
+/// that is not text).
+fn fast_part(
+    lines: &[(usize, LineAt)],
+    block: &LineBlock,
+    fast: &Fast<'_>,
+    model: &Arc<PassModel>,
+    failed: &dyn Fn(Verdict, usize) -> Item,
+    slow: &dyn Fn(usize, &LineAt) -> Item,
+) -> Vec<Out> {
+    let mut outs = Vec::new();
+    let mut run = Passes::new(model, lines.len());
+    for (i, (line_no, at)) in lines.iter().enumerate() {
+        let text = at
+            .as_ref()
+            .ok()
+            .and_then(|range| std::str::from_utf8(&block.bytes[range.clone()]).ok());
+        let Some(text) = text else {
+            // not UTF-8, too long: as `check` says
+            run.flush(&mut outs, model, lines.len() - i);
+            outs.push(Out::Item(Box::new(slow(*line_no, at))));
+            continue;
+        };
+        let errors = (fast.errors)(text);
+        if errors.is_empty() {
+            run.push(*line_no);
+            continue;
+        }
+        run.flush(&mut outs, model, lines.len() - i);
+        let verdict = (fast.verdict)(format!("{}:{line_no}", block.rel), errors);
+        outs.push(Out::Item(Box::new(failed(verdict, *line_no))));
+    }
+    run.flush(&mut outs, model, 0);
+    outs
 }
 
 /// What the reader thread hands to the validator thread, in file order.
@@ -473,7 +743,7 @@ fn workspace_mode(
             max_bytes: max,
             records: true,
         };
-        stream(input, &|raw| ws.check(raw), render, emit)?;
+        stream(input, &|raw| ws.check(raw), None, render.clone(), emit)?;
     }
     Ok(())
 }
@@ -566,20 +836,19 @@ fn validator_mode(
         let rel = f.to_string_lossy().replace('\\', "/");
         rel.strip_prefix("./").unwrap_or(&rel).to_string()
     };
-    let check = |raw: &RawRecord| {
-        let errors = match (&raw.text, &contract.compiled) {
-            (Err(f), _) => vec![f.clone()],
-            (_, Err(errs)) => errs.clone(),
-            (Ok(text), Ok(validator)) => instance_errors(text, validator),
-        };
-        let mut v = Verdict::from_errors(
-            raw.source.clone(),
-            raw.source.clone(),
-            Some(name.clone()),
-            errors,
-        );
+    // one definition of an instance's errors and verdict, for the fast path and the rest
+    let errors = |text: &str| match &contract.compiled {
+        Ok(validator) => instance_errors(text, validator),
+        Err(errs) => errs.clone(),
+    };
+    let verdict = |source: String, errors: Vec<Finding>| {
+        let mut v = Verdict::from_errors(source.clone(), source, Some(name.clone()), errors);
         v.warnings = warnings.clone();
         v
+    };
+    let check = |raw: &RawRecord| match &raw.text {
+        Ok(text) => verdict(raw.source.clone(), errors(text)),
+        Err(f) => verdict(raw.source.clone(), vec![f.clone()]),
     };
     let input = Input {
         root: Path::new(""),
@@ -588,7 +857,11 @@ fn validator_mode(
         max_bytes: crate::core::config::DEFAULT_MAX_CAPTURE_BYTES,
         records: false,
     };
-    stream(input, &check, render, emit)?;
+    let fast = Fast {
+        errors: &errors,
+        verdict: &verdict,
+    };
+    stream(input, &check, Some(&fast), render, emit)?;
     Ok(())
 }
 
@@ -603,5 +876,109 @@ fn instance_errors(text: &str, validator: &jsonschema::Validator) -> Vec<Finding
     match parse::parse_strict(text) {
         Ok(v) => schema::validate(validator, &v, Some(text)),
         Err(f) => vec![f],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::verdict::Warning;
+
+    /// The renderers of the sinks that have one: human (plain and coloured), json, jsonl.
+    fn renderers() -> Vec<(&'static str, Render)> {
+        let human = |color| {
+            let opts = ReportOptions {
+                color,
+                ..ReportOptions::default()
+            };
+            report::human::Human::new(Vec::new(), &opts).renderer()
+        };
+        [
+            ("human", human(false)),
+            ("human colour", human(true)),
+            ("json", report::json::Json::new(Vec::new()).renderer()),
+            ("jsonl", report::json::JsonLines::new(Vec::new()).renderer()),
+        ]
+        .into_iter()
+        .map(|(name, r)| {
+            let renderer = r.expect("this sink renders on the validation threads");
+            (
+                name,
+                Render {
+                    renderer,
+                    quiet: false,
+                },
+            )
+        })
+        .collect()
+    }
+
+    #[test]
+    fn pass_templates_print_what_the_sinks_print() {
+        let verdict = |source: String, errors: Vec<Finding>| {
+            let mut v = Verdict::from_errors(source.clone(), source, Some("s".into()), errors);
+            v.warnings = vec![Warning {
+                code: "FORMAT_NOT_ASSERTED".into(),
+                severity: Some("warning".into()),
+                file: Some("s.schema.json".into()),
+                pointer: None,
+                at: None,
+                message: "`format` \"email\" \u{1b}[31m".into(),
+            }];
+            v
+        };
+        let names = [
+            "in/log.jsonl",
+            "odd \"quoted\" \\ back\tslash \u{1b}[31m é 🙂.jsonl",
+            "mark \u{FDD0} in the name.jsonl",
+        ];
+        for rel in names {
+            for (sink, render) in renderers() {
+                let model = PassModel::new(rel, Arc::from(rel), &verdict, Some(&render), [7, 8]);
+                // every sink with a renderer gets a template, unless the name holds the mark
+                assert_eq!(
+                    model.template.is_some(),
+                    !rel.contains(PassModel::MARK),
+                    "{sink} {rel:?}"
+                );
+                let mut run = Passes::new(&Arc::new(model), 4);
+                let lines = [1, 9, 10, 99, 12_345, 1_000_000, usize::MAX];
+                let mut want = Vec::new();
+                for line in lines {
+                    run.push(line);
+                    (render.renderer)(&run.model.at(line), &mut want);
+                }
+                match &run.rendered {
+                    Some(got) => assert_eq!(
+                        String::from_utf8_lossy(got),
+                        String::from_utf8_lossy(&want),
+                        "{sink} {rel:?}"
+                    ),
+                    None => assert!(rel.contains(PassModel::MARK)),
+                }
+                assert_eq!(run.lines, lines);
+            }
+        }
+    }
+
+    #[test]
+    fn quiet_runs_count_lines_without_rendering_them() {
+        let verdict = |source: String, errors: Vec<Finding>| {
+            Verdict::from_errors(source.clone(), source, None, errors)
+        };
+        let (_, mut render) = renderers().remove(3);
+        render.quiet = true;
+        let model = Arc::new(PassModel::new(
+            "l.jsonl",
+            Arc::from("l.jsonl"),
+            &verdict,
+            Some(&render),
+            [1, 2],
+        ));
+        let mut run = Passes::new(&model, 64);
+        run.push(3);
+        run.push(4);
+        assert_eq!(run.lines, [3, 4]);
+        assert_eq!(run.rendered, Some(Vec::new()));
     }
 }

@@ -184,14 +184,55 @@ pub fn read_lines<R: BufRead>(
 /// borrowed until the next call, or the finding for a line that is too long or unreadable.
 /// Lets a caller copy lines into a block and decode them elsewhere (on another thread).
 pub fn read_line_bytes<R: BufRead>(
-    mut reader: R,
+    reader: R,
     max_bytes: u64,
     mut each: impl FnMut(usize, Result<&[u8], Finding>),
 ) {
+    read_line_bytes_at(reader, max_bytes, |line_no, _, line| each(line_no, line));
+}
+
+/// [`read_lines`] with each line's byte offset in the stream (where the line starts).
+pub fn read_lines_at<R: BufRead>(
+    reader: R,
+    max_bytes: u64,
+    mut each: impl FnMut(usize, u64, Result<String, Finding>),
+) {
+    read_line_bytes_at(reader, max_bytes, |line_no, offset, line| {
+        each(line_no, offset, line.and_then(|b| decode(b.to_vec())));
+    });
+}
+
+/// [`read_line_bytes`] with each line's byte offset in the stream (where the line starts).
+/// A line is lent straight from the reader's buffer when it lies whole in it.
+pub fn read_line_bytes_at<R: BufRead>(
+    mut reader: R,
+    max_bytes: u64,
+    mut each: impl FnMut(usize, u64, Result<&[u8], Finding>),
+) {
     let mut line_no = 0usize;
+    let mut offset = 0u64;
     let mut buf: Vec<u8> = Vec::new();
     loop {
         line_no += 1;
+        let start = offset;
+        let mut each = |line_no, line: Result<&[u8], Finding>| each(line_no, start, line);
+        // the common case: the whole line is in the reader's buffer, lent without a copy
+        let whole = match reader.fill_buf() {
+            Ok(chunk) => memchr::memchr(b'\n', chunk)
+                .filter(|&i| (i as u64) < max_bytes.saturating_add(2))
+                .map(|i| {
+                    finish_line(line_no, &chunk[..i], max_bytes, &mut each);
+                    i + 1
+                }),
+            // the slow path below reports it
+            Err(_) => None,
+        };
+        if let Some(len) = whole {
+            reader.consume(len);
+            offset += len as u64;
+            continue;
+        }
+        // a line across buffer fills, an over-long one, the last one, or a read error
         buf.clear();
         let mut len: u64 = 0;
         let mut overflow = false;
@@ -209,7 +250,7 @@ pub fn read_line_bytes<R: BufRead>(
                 eof = true;
                 break;
             }
-            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            let (take, done) = match memchr::memchr(b'\n', chunk) {
                 Some(i) => (i + 1, true),
                 None => (chunk.len(), false),
             };
@@ -223,6 +264,7 @@ pub fn read_line_bytes<R: BufRead>(
                 }
             }
             reader.consume(take);
+            offset += take as u64;
             if done {
                 break;
             }
@@ -233,21 +275,31 @@ pub fn read_line_bytes<R: BufRead>(
         if overflow {
             each(line_no, Err(too_large(len, max_bytes)));
         } else {
-            while buf.last().is_some_and(|&b| b == b'\n' || b == b'\r') {
-                buf.pop();
-            }
-            if buf.iter().all(|b| b.is_ascii_whitespace()) {
-                // a blank line is skipped
-            } else if buf.len() as u64 > max_bytes {
-                each(line_no, Err(too_large(buf.len() as u64, max_bytes)));
-            } else {
-                // lent, not moved: `buf` keeps its capacity for the next line
-                each(line_no, Ok(&buf));
-            }
+            finish_line(line_no, &buf, max_bytes, &mut each);
         }
         if eof {
             return;
         }
+    }
+}
+
+/// One line of [`read_line_bytes`] (its `\n` and any `\r`/`\n` before it stripped): skipped
+/// when blank, else handed to `each` (or a finding when over `max_bytes`).
+fn finish_line(
+    line_no: usize,
+    mut line: &[u8],
+    max_bytes: u64,
+    each: &mut impl FnMut(usize, Result<&[u8], Finding>),
+) {
+    while let [rest @ .., b'\n' | b'\r'] = line {
+        line = rest;
+    }
+    if line.iter().all(|b| b.is_ascii_whitespace()) {
+        // a blank line is skipped
+    } else if line.len() as u64 > max_bytes {
+        each(line_no, Err(too_large(line.len() as u64, max_bytes)));
+    } else {
+        each(line_no, Ok(line));
     }
 }
 
@@ -509,4 +561,71 @@ pub fn parse_expect(v: &Value) -> Result<Expect, Finding> {
         }
     }
     Ok(e)
+}
+
+#[cfg(test)]
+mod read_line_tests {
+    use super::{read_line_bytes_at, too_large};
+
+    type Line = (usize, u64, Result<Vec<u8>, String>);
+
+    /// The splitting rules of [`read_line_bytes_at`] on the whole input at once.
+    fn reference(bytes: &[u8], max: u64) -> Vec<Line> {
+        let mut out = Vec::new();
+        let mut at = 0u64;
+        for (i, raw) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
+            let n = i + 1;
+            let start = at;
+            at += raw.len() as u64;
+            if raw.len() as u64 > max.saturating_add(2) {
+                out.push((n, start, Err(too_large(raw.len() as u64, max).message)));
+                continue;
+            }
+            let mut line = raw;
+            while let [rest @ .., b'\n' | b'\r'] = line {
+                line = rest;
+            }
+            if line.iter().all(|b| b.is_ascii_whitespace()) {
+                continue;
+            }
+            out.push((
+                n,
+                start,
+                if line.len() as u64 > max {
+                    Err(too_large(line.len() as u64, max).message)
+                } else {
+                    Ok(line.to_vec())
+                },
+            ));
+        }
+        out
+    }
+
+    #[test]
+    fn lines_split_the_same_whatever_the_reader_buffer_size() {
+        let pieces: &[&[u8]] = &[b"{}", b"ab", b"\n", b"\r", b"\r\n", b" ", b"\t", b"xyz01"];
+        let mut seed = 7u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..3000 {
+            let len = next(16);
+            let text: Vec<u8> = (0..len)
+                .flat_map(|_| pieces[next(pieces.len())].to_vec())
+                .collect();
+            let max = [0u64, 1, 3, 6, 64][next(5)];
+            let want = reference(&text, max);
+            for cap in [1usize, 2, 3, 5, 8, 4096] {
+                let mut got = Vec::new();
+                let reader = std::io::BufReader::with_capacity(cap, text.as_slice());
+                read_line_bytes_at(reader, max, |n, at, l| {
+                    got.push((n, at, l.map(<[u8]>::to_vec).map_err(|f| f.message)))
+                });
+                assert_eq!(got, want, "{text:?}, max {max}, buffer {cap}");
+            }
+        }
+    }
 }

@@ -139,25 +139,22 @@ pub fn verdict_hash(v: &Verdict) -> u64 {
     w.0.finish()
 }
 
-/// A buffered reader that counts consumed bytes and can be told to stop (read as EOF).
-struct Tracked<'a, R> {
+/// A buffered reader that can be told to stop (read as EOF).
+struct Stoppable<'a, R> {
     inner: R,
-    pos: &'a Cell<u64>,
     stop: &'a Cell<bool>,
 }
 
-impl<R: BufRead> Read for Tracked<'_, R> {
+impl<R: BufRead> Read for Stoppable<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.stop.get() {
             return Ok(0);
         }
-        let n = self.inner.read(buf)?;
-        self.pos.set(self.pos.get() + n as u64);
-        Ok(n)
+        self.inner.read(buf)
     }
 }
 
-impl<R: BufRead> BufRead for Tracked<'_, R> {
+impl<R: BufRead> BufRead for Stoppable<'_, R> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         if self.stop.get() {
             return Ok(&[]);
@@ -165,7 +162,6 @@ impl<R: BufRead> BufRead for Tracked<'_, R> {
         self.inner.fill_buf()
     }
     fn consume(&mut self, n: usize) {
-        self.pos.set(self.pos.get() + n as u64);
         self.inner.consume(n);
     }
 }
@@ -208,21 +204,17 @@ pub fn for_each_located(
         // an error record: as the core reads it
         Err(_) => return whole(&mut each),
     };
-    let pos = Cell::new(0u64);
     let stop = Cell::new(false);
-    let reader = Tracked {
+    let reader = Stoppable {
         inner: BufReader::with_capacity(256 * 1024, file),
-        pos: &pos,
         stop: &stop,
     };
-    let mut start = 0u64;
-    capture::read_lines(reader, max_bytes, |line_no, text| {
+    capture::read_lines_at(reader, max_bytes, |line_no, offset, text| {
         let loc = Locator {
             file: rel.clone(),
             line: Some(line_no as u32),
-            offset: start,
+            offset,
         };
-        start = pos.get();
         let go = each(
             RawRecord {
                 source: format!("{rel}:{line_no}"),
@@ -299,12 +291,11 @@ pub fn read_record(ws: &Workspace, loc: &Locator) -> Option<RawRecord> {
         && at_line_start(&mut file)
         && file.seek(SeekFrom::Start(loc.offset)).is_ok()
     {
-        let (pos, stop) = (Cell::new(0), Cell::new(false));
+        let stop = Cell::new(false);
         let mut found = None;
         capture::read_lines(
-            Tracked {
+            Stoppable {
                 inner: BufReader::with_capacity(64 * 1024, &mut file),
-                pos: &pos,
                 stop: &stop,
             },
             max,
@@ -319,12 +310,11 @@ pub fn read_record(ws: &Workspace, loc: &Locator) -> Option<RawRecord> {
     }
     // offset unknown or stale: scan for the line
     file.seek(SeekFrom::Start(0)).ok()?;
-    let (pos, stop) = (Cell::new(0), Cell::new(false));
+    let stop = Cell::new(false);
     let mut found = None;
     capture::read_lines(
-        Tracked {
+        Stoppable {
             inner: BufReader::with_capacity(256 * 1024, file),
-            pos: &pos,
             stop: &stop,
         },
         max,

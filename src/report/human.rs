@@ -5,7 +5,7 @@
 use crate::core::summary::Summary;
 use crate::core::text::escape_control;
 use crate::core::verdict::{Decision, Stage, Verdict};
-use crate::report::{Item, ReportOptions, Sink, expect_mismatch};
+use crate::report::{Item, Renderer, ReportOptions, Sink, expect_mismatch};
 use std::io::{self, Seek, Write};
 
 /// The glyph of a decision, as the TUI shows it too.
@@ -19,6 +19,7 @@ pub fn glyph(d: Decision) -> &'static str {
     }
 }
 
+#[derive(Clone, Copy)]
 struct Paint {
     on: bool,
 }
@@ -56,7 +57,8 @@ pub struct Human<W: Write> {
     paint: Paint,
     quiet: bool,
     instances: bool,
-    groups: Vec<Option<(usize, std::fs::File)>>,
+    /// Per stage: how many items, and the temporary file they are spilled to.
+    groups: Vec<Option<(usize, io::BufWriter<std::fs::File>)>>,
     /// Each contract's lint warnings, printed once at the end rather than on every verdict.
     warnings: std::collections::BTreeMap<String, Vec<crate::core::verdict::Warning>>,
 }
@@ -75,28 +77,56 @@ impl<W: Write> Human<W> {
     }
 }
 
-impl<W: Write> Sink for Human<W> {
-    fn item(&mut self, it: &Item) -> io::Result<()> {
-        if let Some(c) = &it.verdict.contract
-            && !it.verdict.warnings.is_empty()
+impl<W: Write> Human<W> {
+    /// Keeps the contract's lint warnings (printed once at the end).
+    fn note_warnings(&mut self, v: &Verdict) {
+        if let Some(c) = &v.contract
+            && !v.warnings.is_empty()
             && !self.warnings.contains_key(c)
         {
-            self.warnings.insert(c.clone(), it.verdict.warnings.clone());
+            self.warnings.insert(c.clone(), v.warnings.clone());
         }
+    }
+
+    /// The spill file of `stage`'s group, counting `n` more items in it.
+    fn group(&mut self, stage: Stage, n: usize) -> io::Result<&mut io::BufWriter<std::fs::File>> {
+        let i = Stage::ALL.iter().position(|s| *s == stage).unwrap_or(0);
+        let (count, file) = match &mut self.groups[i] {
+            Some(g) => g,
+            slot => slot.insert((0, io::BufWriter::new(tempfile::tempfile()?))),
+        };
+        *count += n;
+        Ok(file)
+    }
+}
+
+impl<W: Write> Sink for Human<W> {
+    fn item(&mut self, it: &Item) -> io::Result<()> {
+        self.note_warnings(&it.verdict);
         if self.quiet && it.verdict.passes() {
             return Ok(());
         }
-        let i = Stage::ALL
-            .iter()
-            .position(|s| *s == it.verdict.stage)
-            .unwrap_or(0);
-        let (n, file) = match &mut self.groups[i] {
-            Some(g) => g,
-            slot => slot.insert((0, tempfile::tempfile()?)),
-        };
-        *n += 1;
-        let mut w = io::BufWriter::new(file);
-        write_verdict(&mut w, &self.paint, it)
+        let paint = self.paint;
+        let file = self.group(it.verdict.stage, 1)?;
+        match &it.rendered {
+            Some(bytes) => file.write_all(bytes),
+            None => write_verdict(file, &paint, it),
+        }
+    }
+
+    fn renderer(&self) -> Option<Renderer> {
+        let paint = self.paint;
+        Some(std::sync::Arc::new(move |it: &Item, out: &mut Vec<u8>| {
+            write_verdict(out, &paint, it).expect("writing to a Vec cannot fail");
+        }))
+    }
+
+    fn passes(&mut self, model: &Item, bytes: &[u8], n: usize) -> io::Result<()> {
+        self.note_warnings(&model.verdict);
+        if self.quiet {
+            return Ok(());
+        }
+        self.group(model.verdict.stage, n)?.write_all(bytes)
     }
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
@@ -110,6 +140,8 @@ impl<W: Write> Sink for Human<W> {
                 p.bold(stage.as_str()),
                 p.dim(&format!("({n})"))
             )?;
+            file.flush()?;
+            let file = file.get_mut();
             file.rewind()?;
             io::copy(file, out)?;
             writeln!(out)?;

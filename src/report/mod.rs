@@ -33,10 +33,11 @@ pub struct Item {
     pub rendered: Option<Vec<u8>>,
 }
 
-/// Renders one item to the bytes a sink prints for it, on the validation threads: formats
-/// whose items are printed independently of each other (`json`, `jsonl`) serialize in
-/// parallel instead of on the one thread that writes the report.
-pub type Renderer = fn(&Item) -> Vec<u8>;
+/// Renders one item on the validation threads, appending to the buffer the exact bytes its
+/// sink prints for it (its trailing newline included): formats whose items are printed
+/// independently of each other (`human`, `json`, `jsonl`) render in parallel instead of on
+/// the one thread that writes the report.
+pub type Renderer = std::sync::Arc<dyn Fn(&Item, &mut Vec<u8>) + Send + Sync>;
 
 /// Options of the human format.
 #[derive(Debug, Clone, Copy, Default)]
@@ -62,6 +63,20 @@ pub trait Sink {
     /// (see [`Item::rendered`]). `None` (the default): the sink renders in [`Sink::item`].
     fn renderer(&self) -> Option<Renderer> {
         None
+    }
+
+    /// `n` passing items, rendered by this sink's [`Renderer`] back to back in `bytes`, that
+    /// differ from `model` only in their id, source and line (the instances of one log that
+    /// passed `check --schema`'s fast path; `bytes` is empty under `-q`). Sinks that return a
+    /// renderer implement it; the default refuses.
+    ///
+    /// # Errors
+    /// Writing failed; or the sink has no renderer.
+    fn passes(&mut self, model: &Item, bytes: &[u8], n: usize) -> io::Result<()> {
+        let _ = (model, bytes, n);
+        Err(io::Error::other(
+            "this report format takes no pre-rendered items",
+        ))
     }
 
     /// The end of the run.
