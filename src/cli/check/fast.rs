@@ -1,0 +1,309 @@
+//! `check --schema`'s fast path for JSONL lines: an instance that parses and meets the
+//! schema is validated in place, no verdict is built for it, and it is printed from a
+//! template of its log's passing item (checked against the sink's own rendering); every
+//! other line takes the full path. The report is byte for byte the full path's.
+
+use super::{LineAt, LineBlock, Out, Render};
+use crate::core::verdict::{Finding, Verdict};
+use crate::report::Item;
+use std::sync::Arc;
+
+/// `check --schema`'s fast path for JSONL lines: an instance that parses and meets the
+/// schema is validated in place (no copy of the line, no verdict built) and reported from
+/// its log's [`PassModel`]; the rest take the full path.
+pub(super) struct Fast<'a> {
+    /// An instance text's findings (none: it passes), as `check` finds them.
+    pub(super) errors: &'a (dyn Fn(&str) -> Vec<Finding> + Sync),
+    /// The verdict `check` gives the instance at `source` (`file:line`) with these findings.
+    pub(super) verdict: &'a (dyn Fn(String, Vec<Finding>) -> Verdict + Sync),
+}
+
+/// The report of one log's passing instances: a model item, and the sink's rendering of it
+/// split around the line number, so a passing line is rendered by copying bytes.
+pub(super) struct PassModel {
+    /// The log's name in ids and sources (`proposals.jsonl`).
+    rel: String,
+    /// A passing item of the log (line 0).
+    pub(super) item: Item,
+    /// The rendered model split where the line number goes (`None`: the sink has no
+    /// renderer, or its output for a passing item is not the model's with the line number
+    /// substituted, so each item is rendered in full).
+    template: Option<Vec<Vec<u8>>>,
+    /// `-q`: passing lines are counted, not rendered.
+    quiet: bool,
+}
+
+impl PassModel {
+    /// Stands in for the line number while the template is made: a Unicode noncharacter,
+    /// printed unescaped by every format.
+    const MARK: &'static str = "\u{FDD0}";
+
+    /// The model of log `rel` (shown as `path`); the template is checked against the
+    /// sink's own rendering of two items at `probe` lines.
+    pub(super) fn new(
+        rel: &str,
+        path: Arc<str>,
+        verdict: &dyn Fn(String, Vec<Finding>) -> Verdict,
+        render: Option<&Render>,
+        probe: [usize; 2],
+    ) -> PassModel {
+        let mut model = PassModel {
+            rel: rel.to_string(),
+            item: Item {
+                verdict: verdict(format!("{rel}:0"), Vec::new()),
+                path,
+                line: 0,
+                column: 1,
+                rendered: None,
+            },
+            template: None,
+            quiet: render.is_none_or(|r| r.quiet),
+        };
+        let Some(render) = render else { return model };
+        if rel.contains(Self::MARK) {
+            return model;
+        }
+        let mut marked = model.item.clone();
+        marked.verdict.id = format!("{rel}:{}", Self::MARK);
+        marked.verdict.source = marked.verdict.id.clone();
+        let mut bytes = Vec::new();
+        (render.renderer)(&marked, &mut bytes);
+        let pieces = split_bytes(&bytes, Self::MARK.as_bytes());
+        // the template must give exactly what the renderer gives
+        for line in probe {
+            let mut real = Vec::new();
+            (render.renderer)(&model.at(line), &mut real);
+            let mut made = Vec::new();
+            fill(&pieces, line, &mut made);
+            if real != made {
+                return model;
+            }
+        }
+        model.template = Some(pieces);
+        model
+    }
+
+    /// The passing item at `line`.
+    pub(super) fn at(&self, line: usize) -> Item {
+        let mut item = self.item.clone();
+        item.verdict.id = format!("{}:{line}", self.rel);
+        item.verdict.source = item.verdict.id.clone();
+        item.line = line;
+        item
+    }
+}
+
+/// `bytes` split at every `mark`.
+fn split_bytes(bytes: &[u8], mark: &[u8]) -> Vec<Vec<u8>> {
+    let mut pieces = Vec::new();
+    let mut rest = bytes;
+    while let Some(at) = rest.windows(mark.len()).position(|w| w == mark) {
+        pieces.push(rest[..at].to_vec());
+        rest = &rest[at + mark.len()..];
+    }
+    pieces.push(rest.to_vec());
+    pieces
+}
+
+/// About how long a line rendered from the template is (line numbers of 8 digits).
+fn line_len(pieces: &[Vec<u8>]) -> usize {
+    pieces.iter().map(|p| p.len() + 8).sum()
+}
+
+/// Appends the template's pieces with `line` between them.
+fn fill(pieces: &[Vec<u8>], line: usize, out: &mut Vec<u8>) {
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(line).as_bytes();
+    for (i, piece) in pieces.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(digits);
+        }
+        out.extend_from_slice(piece);
+    }
+}
+
+/// A run of consecutive passing instances of one log.
+pub(super) struct Passes {
+    pub(super) model: Arc<PassModel>,
+    /// Their 1-based line numbers.
+    pub(super) lines: Vec<usize>,
+    /// Their rendering back to back, from the model's template (empty under `-q`); `None`
+    /// when the model has no template.
+    pub(super) rendered: Option<Vec<u8>>,
+}
+
+impl Passes {
+    /// An empty run with room for `room` lines (at most 64 reserved).
+    fn new(model: &Arc<PassModel>, room: usize) -> Passes {
+        let room = room.min(64);
+        Passes {
+            model: model.clone(),
+            lines: Vec::with_capacity(room),
+            rendered: model.template.as_ref().map(|pieces| match model.quiet {
+                true => Vec::new(),
+                false => Vec::with_capacity(room * line_len(pieces)),
+            }),
+        }
+    }
+
+    /// Moves a non-empty run to `outs`, leaving an empty one with room for `room` lines.
+    fn flush(&mut self, outs: &mut Vec<Out>, model: &Arc<PassModel>, room: usize) {
+        if !self.lines.is_empty() {
+            outs.push(Out::Passes(std::mem::replace(
+                self,
+                Passes::new(model, room),
+            )));
+        }
+    }
+
+    fn push(&mut self, line: usize) {
+        self.lines.push(line);
+        if let (Some(out), Some(pieces)) = (&mut self.rendered, &self.model.template)
+            && !self.model.quiet
+        {
+            fill(pieces, line, out);
+        }
+    }
+}
+
+/// The fast path over some lines of a block: runs of passing lines, and an item for each
+/// other line (`failed`: the item of a verdict at a line; `slow`: the full path for a line
+/// that is not text).
+pub(super) fn fast_part(
+    lines: &[(usize, LineAt)],
+    block: &LineBlock,
+    fast: &Fast<'_>,
+    model: &Arc<PassModel>,
+    failed: &dyn Fn(Verdict, usize) -> Item,
+    slow: &dyn Fn(usize, &LineAt) -> Item,
+) -> Vec<Out> {
+    let mut outs = Vec::new();
+    let mut run = Passes::new(model, lines.len());
+    for (i, (line_no, at)) in lines.iter().enumerate() {
+        let text = at
+            .as_ref()
+            .ok()
+            .and_then(|range| std::str::from_utf8(&block.bytes[range.clone()]).ok());
+        let Some(text) = text else {
+            // not UTF-8, too long: as `check` says
+            run.flush(&mut outs, model, lines.len() - i);
+            outs.push(Out::Item(Box::new(slow(*line_no, at))));
+            continue;
+        };
+        let errors = (fast.errors)(text);
+        if errors.is_empty() {
+            run.push(*line_no);
+            continue;
+        }
+        run.flush(&mut outs, model, lines.len() - i);
+        let verdict = (fast.verdict)(format!("{}:{line_no}", block.rel), errors);
+        outs.push(Out::Item(Box::new(failed(verdict, *line_no))));
+    }
+    run.flush(&mut outs, model, 0);
+    outs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::verdict::Warning;
+    use crate::report::{self, ReportOptions, Sink};
+
+    /// The renderers of the sinks that have one: human (plain and coloured), json, jsonl.
+    fn renderers() -> Vec<(&'static str, Render)> {
+        let human = |color| {
+            let opts = ReportOptions {
+                color,
+                ..ReportOptions::default()
+            };
+            report::human::Human::new(Vec::new(), &opts).renderer()
+        };
+        [
+            ("human", human(false)),
+            ("human colour", human(true)),
+            ("json", report::json::Json::new(Vec::new()).renderer()),
+            ("jsonl", report::json::JsonLines::new(Vec::new()).renderer()),
+        ]
+        .into_iter()
+        .map(|(name, r)| {
+            let renderer = r.expect("this sink renders on the validation threads");
+            (
+                name,
+                Render {
+                    renderer,
+                    quiet: false,
+                },
+            )
+        })
+        .collect()
+    }
+
+    #[test]
+    fn pass_templates_print_what_the_sinks_print() {
+        let verdict = |source: String, errors: Vec<Finding>| {
+            let mut v = Verdict::from_errors(source.clone(), source, Some("s".into()), errors);
+            v.warnings = vec![Warning {
+                code: "FORMAT_NOT_ASSERTED".into(),
+                severity: Some("warning".into()),
+                file: Some("s.schema.json".into()),
+                pointer: None,
+                at: None,
+                message: "`format` \"email\" \u{1b}[31m".into(),
+            }];
+            v
+        };
+        let names = [
+            "in/log.jsonl",
+            "odd \"quoted\" \\ back\tslash \u{1b}[31m é 🙂.jsonl",
+            "mark \u{FDD0} in the name.jsonl",
+        ];
+        for rel in names {
+            for (sink, render) in renderers() {
+                let model = PassModel::new(rel, Arc::from(rel), &verdict, Some(&render), [7, 8]);
+                // every sink with a renderer gets a template, unless the name holds the mark
+                assert_eq!(
+                    model.template.is_some(),
+                    !rel.contains(PassModel::MARK),
+                    "{sink} {rel:?}"
+                );
+                let mut run = Passes::new(&Arc::new(model), 4);
+                let lines = [1, 9, 10, 99, 12_345, 1_000_000, usize::MAX];
+                let mut want = Vec::new();
+                for line in lines {
+                    run.push(line);
+                    (render.renderer)(&run.model.at(line), &mut want);
+                }
+                match &run.rendered {
+                    Some(got) => assert_eq!(
+                        String::from_utf8_lossy(got),
+                        String::from_utf8_lossy(&want),
+                        "{sink} {rel:?}"
+                    ),
+                    None => assert!(rel.contains(PassModel::MARK)),
+                }
+                assert_eq!(run.lines, lines);
+            }
+        }
+    }
+
+    #[test]
+    fn quiet_runs_count_lines_without_rendering_them() {
+        let verdict = |source: String, errors: Vec<Finding>| {
+            Verdict::from_errors(source.clone(), source, None, errors)
+        };
+        let (_, mut render) = renderers().remove(3);
+        render.quiet = true;
+        let model = Arc::new(PassModel::new(
+            "l.jsonl",
+            Arc::from("l.jsonl"),
+            &verdict,
+            Some(&render),
+            [1, 2],
+        ));
+        let mut run = Passes::new(&model, 64);
+        run.push(3);
+        run.push(4);
+        assert_eq!(run.lines, [3, 4]);
+        assert_eq!(run.rendered, Some(Vec::new()));
+    }
+}
