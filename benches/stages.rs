@@ -53,12 +53,12 @@ fn stages(c: &mut Criterion) {
         b.iter(|| rules.evaluate(black_box(&value), ctx, int))
     });
     g.bench_function("5-rules-bind-only", |b| {
-        b.iter(|| drop(rules::bind(black_box(&value), ctx, int)))
+        b.iter(|| drop(rules::bind(black_box(&value), ctx, int).context()))
     });
     g.bench_function("5-rules-bind-per-rule", |b| {
         b.iter(|| {
             for _ in 0..rules.rules.len() {
-                drop(rules::bind(black_box(&value), ctx, int));
+                drop(rules::bind(black_box(&value), ctx, int).context());
             }
             rules.evaluate(black_box(&value), ctx, int)
         })

@@ -15,9 +15,10 @@
 //! ```
 //!
 //! Every expression is compiled when the contract loads. Each capture's JSON is bound once
-//! (integers as CEL `int`, so `paid - refunded` may go negative and `5000 == 5000.0`), and
-//! the rules run in file order against that one binding: the first rule that does not hold
-//! decides and later rules are not evaluated. A rule that cannot be evaluated, or yields a
+//! (integers as CEL `int`, so `paid - refunded` may go negative and `5000 == 5000.0`; a value
+//! is converted when a rule reads it, see [`Binding`]), and the rules run in file order
+//! against that one binding: the first rule that does not hold decides and later rules are
+//! not evaluated. A rule that cannot be evaluated, or yields a
 //! non-boolean, is `RULE_ERROR` and fails closed.
 
 use crate::core::hint::hint_for;
@@ -26,7 +27,7 @@ use crate::core::verdict::{Decision, Finding, Reason, Stage};
 use cel::common::types::{
     CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
 };
-use cel::common::value::Val;
+use cel::common::value::{CowVal, Val};
 use cel::{Context, Env, Program};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -397,7 +398,8 @@ impl RuleSet {
         if self.rules.is_empty() {
             return None;
         }
-        let ctx = bind(proposal, context, intent);
+        let binding = bind(proposal, context, intent);
+        let ctx = binding.context();
         for rule in &self.rules {
             let outcome = match rule.program.execute(&ctx) {
                 Ok(cel::Value::Bool(true)) => continue,
@@ -526,25 +528,127 @@ fn short(v: &cel::Value) -> String {
     }
 }
 
-/// Binds `proposal`, `context` and `intent` (missing ones as empty maps) into one CEL
-/// context, once per capture. Nothing is copied: CEL strings and map keys borrow from the
-/// JSON, which must outlive the context.
+/// The capture's JSON as the rules see it: `proposal`, `context` and `intent` (a missing
+/// `context` or `intent` is an empty map), made once per capture and shared by its rules.
+///
+/// Nothing is converted up front. A rule's qualified name (`context.order.paid_minor`) is
+/// resolved by the interpreter through this binding, which walks the JSON objects member by
+/// member and converts only the value found (with [`to_val`]); a name that does not lead to
+/// a value (a missing member, a member of a non-object) is left to the interpreter, which then
+/// selects the members one at a time on the shorter names and reports the same error as
+/// ever. A variable used whole (`size(context)`, `has(context.order)`) is converted whole, once,
+/// exactly as [`to_val`] does. Nothing is copied: CEL strings and map keys borrow from the
+/// JSON, which must outlive the binding.
+pub struct Binding<'a> {
+    proposal: Var<'a>,
+    context: Var<'a>,
+    intent: Var<'a>,
+}
+
+/// One of the three variables.
+struct Var<'a> {
+    json: Json<'a>,
+    /// The whole value as CEL, converted on its first whole use.
+    whole: OnceLock<Box<dyn Val + 'a>>,
+}
+
+/// What a variable holds: any JSON (`proposal`) or an object (`context`, `intent`).
+#[derive(Clone, Copy)]
+enum Json<'a> {
+    Any(&'a Value),
+    Object(&'a Map<String, Value>),
+}
+
+impl<'a> Var<'a> {
+    fn new(json: Json<'a>) -> Self {
+        Var {
+            json,
+            whole: OnceLock::new(),
+        }
+    }
+
+    /// The whole value, as the eager conversion gives it.
+    fn whole(&self) -> &(dyn Val + 'a) {
+        self.whole
+            .get_or_init(|| match self.json {
+                Json::Any(v) => to_val(v),
+                Json::Object(m) => map_to_val(m),
+            })
+            .as_ref()
+    }
+
+    /// The members, when the variable is an object.
+    fn object(&self) -> Option<&'a Map<String, Value>> {
+        match self.json {
+            Json::Any(v) => v.as_object(),
+            Json::Object(m) => Some(m),
+        }
+    }
+
+    /// The value at `path` (member names joined by dots, at least one), when every
+    /// step is an object that has the member.
+    fn member(&self, path: &str) -> Option<&'a Value> {
+        let mut fields = path.split('.');
+        let mut value = self.object()?.get(fields.next()?)?;
+        for field in fields {
+            value = value.as_object()?.get(field)?;
+        }
+        Some(value)
+    }
+}
+
+fn empty_object() -> &'static Map<String, Value> {
+    static EMPTY: OnceLock<Map<String, Value>> = OnceLock::new();
+    EMPTY.get_or_init(Map::new)
+}
+
+impl<'a> Binding<'a> {
+    /// A CEL context whose only variables are the three names of this binding.
+    pub fn context(&self) -> Context<'_, '_> {
+        let mut ctx = Context::with_env(env().clone());
+        ctx.set_variable_resolver(self);
+        ctx
+    }
+
+    fn var(&self, name: &str) -> Option<&Var<'a>> {
+        match name {
+            "proposal" => Some(&self.proposal),
+            "context" => Some(&self.context),
+            "intent" => Some(&self.intent),
+            _ => None,
+        }
+    }
+}
+
+impl cel::context::VariableResolver for Binding<'_> {
+    /// `name` is a variable (`context`) or a qualified name rooted at one
+    /// (`context.order.paid_minor`); the interpreter asks for the longest name first.
+    fn resolve<'b>(&'b self, name: &str) -> Option<CowVal<'b, 'b>> {
+        let (head, path) = match name.split_once('.') {
+            Some((head, path)) => (head, Some(path)),
+            None => (name, None),
+        };
+        let var = self.var(head)?;
+        match path {
+            None => Some(CowVal::Borrowed(var.whole())),
+            Some(path) => var.member(path).map(|v| CowVal::Owned(to_val(v))),
+        }
+    }
+}
+
+/// Binds `proposal`, `context` and `intent` of one capture, see [`Binding`]. Nothing is
+/// converted or copied here.
 pub fn bind<'a>(
     proposal: &'a Value,
     context: Option<&'a Map<String, Value>>,
     intent: Option<&'a Map<String, Value>>,
-) -> Context<'a, 'a> {
-    let mut ctx = Context::with_env(env().clone());
-    ctx.add_variable_as_val("proposal", to_val(proposal));
-    ctx.add_variable_as_val("context", context.map_or_else(empty_map, map_to_val));
-    ctx.add_variable_as_val("intent", intent.map_or_else(empty_map, map_to_val));
-    ctx
-}
-
-fn empty_map<'v>() -> Box<dyn Val + 'v> {
-    Box::new(CelMap::from(
-        HashMap::<CelMapKey<'v>, Box<dyn Val + 'v>>::new(),
-    ))
+) -> Binding<'a> {
+    let object = |m: Option<&'a Map<String, Value>>| Json::Object(m.unwrap_or(empty_object()));
+    Binding {
+        proposal: Var::new(Json::Any(proposal)),
+        context: Var::new(object(context)),
+        intent: Var::new(object(intent)),
+    }
 }
 
 fn map_to_val(m: &Map<String, Value>) -> Box<dyn Val + '_> {
