@@ -1120,7 +1120,9 @@ mod binding_tests {
         "proposal.s",
         "proposal.nested",
         "context",
-        "proposal.lines",
+        // not `proposal.lines`: a list's message prints its maps in HashMap order, which
+        // differs between any two conversions
+        "proposal.nested.list",
         "context.order",
         "intent.nope",
         "undeclared.x == 1",
