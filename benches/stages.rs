@@ -12,7 +12,6 @@ use std::hint::black_box;
 use std::path::Path;
 use verdict::core::adapter::{Proposal, adapt_response};
 use verdict::core::capture::{Payload, parse_record};
-use verdict::core::rules;
 use verdict::core::stage::{intent, parse, schema};
 use verdict::core::workspace::Workspace;
 
@@ -53,12 +52,12 @@ fn stages(c: &mut Criterion) {
         b.iter(|| rules.evaluate(black_box(&value), ctx, int))
     });
     g.bench_function("5-rules-bind-only", |b| {
-        b.iter(|| drop(rules::bind(black_box(&value), ctx, int)))
+        b.iter(|| drop(rules.bind(black_box(&value), ctx, int).context()))
     });
     g.bench_function("5-rules-bind-per-rule", |b| {
         b.iter(|| {
             for _ in 0..rules.rules.len() {
-                drop(rules::bind(black_box(&value), ctx, int));
+                drop(rules.bind(black_box(&value), ctx, int).context());
             }
             rules.evaluate(black_box(&value), ctx, int)
         })

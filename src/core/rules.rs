@@ -15,19 +15,22 @@
 //! ```
 //!
 //! Every expression is compiled when the contract loads. Each capture's JSON is bound once
-//! (integers as CEL `int`, so `paid - refunded` may go negative and `5000 == 5000.0`), and
-//! the rules run in file order against that one binding: the first rule that does not hold
-//! decides and later rules are not evaluated. A rule that cannot be evaluated, or yields a
+//! (integers as CEL `int`, so `paid - refunded` may go negative and `5000 == 5000.0`; a value
+//! is converted when a rule reads it, see [`Binding`]), and the rules run in file order
+//! against that one binding: the first rule that does not hold decides and later rules are
+//! not evaluated. A rule that cannot be evaluated, or yields a
 //! non-boolean, is `RULE_ERROR` and fails closed.
 
 use crate::core::hint::hint_for;
 use crate::core::text::line_col;
 use crate::core::verdict::{Decision, Finding, Reason, Stage};
+use cel::common::traits::{Container, Indexer, Iterable, Sizer, Zeroer};
 use cel::common::types::{
     CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
 };
-use cel::common::value::Val;
-use cel::{Context, Env, Program};
+use cel::common::types::{MAP_TYPE, Type};
+use cel::common::value::{CowVal, Val};
+use cel::{Context, Env, ExecutionError, Program};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -160,6 +163,8 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
     /// `[intent] fields`: the pointers the confirmed-intent comparison checks; `None` = every leaf.
     pub intent_fields: Option<Vec<String>>,
+    /// [`members_only`] over every rule and message expression.
+    members_only: [bool; 3],
 }
 
 #[derive(Deserialize)]
@@ -376,13 +381,35 @@ impl RuleSet {
             }
         }
         if errors.is_empty() {
+            let members_only = members_only(rules.iter().flat_map(|r| {
+                std::iter::once(r.program.expression())
+                    .chain(r.message_expression.as_ref().map(|m| m.expression()))
+            }));
             Ok(RuleSet {
                 file: file.to_string(),
                 rules,
                 intent_fields,
+                members_only,
             })
         } else {
             Err(errors)
+        }
+    }
+
+    /// Binds `proposal`, `context` and `intent` of one capture for these rules, see
+    /// [`Binding`]. Nothing is converted or copied here.
+    pub fn bind<'a>(
+        &self,
+        proposal: &'a Value,
+        context: Option<&'a Map<String, Value>>,
+        intent: Option<&'a Map<String, Value>>,
+    ) -> Binding<'a> {
+        let [p, c, i] = self.members_only;
+        let object = |m: Option<&'a Map<String, Value>>| Json::Object(m.unwrap_or(empty_object()));
+        Binding {
+            proposal: Var::new(Json::Any(proposal), p),
+            context: Var::new(object(context), c),
+            intent: Var::new(object(intent), i),
         }
     }
 
@@ -397,13 +424,18 @@ impl RuleSet {
         if self.rules.is_empty() {
             return None;
         }
-        let ctx = bind(proposal, context, intent);
+        let binding = self.bind(proposal, context, intent);
+        self.run(&binding.context())
+    }
+
+    /// The rules in order against one CEL context: the first failure, or `None`.
+    fn run(&self, ctx: &Context<'_, '_>) -> Option<Finding> {
         for rule in &self.rules {
-            let outcome = match rule.program.execute(&ctx) {
+            let outcome = match rule.program.execute(ctx) {
                 Ok(cel::Value::Bool(true)) => continue,
                 Ok(cel::Value::Bool(false)) => {
                     let message = match &rule.message_expression {
-                        Some(p) => match p.execute(&ctx) {
+                        Some(p) => match p.execute(ctx) {
                             Ok(cel::Value::String(s)) => s.to_string(),
                             Ok(other) => format!(
                                 "{} (message_expression gave {}, not a string)",
@@ -526,33 +558,269 @@ fn short(v: &cel::Value) -> String {
     }
 }
 
-/// Binds `proposal`, `context` and `intent` (missing ones as empty maps) into one CEL
-/// context, once per capture. Nothing is copied: CEL strings and map keys borrow from the
-/// JSON, which must outlive the context.
-pub fn bind<'a>(
-    proposal: &'a Value,
-    context: Option<&'a Map<String, Value>>,
-    intent: Option<&'a Map<String, Value>>,
-) -> Context<'a, 'a> {
-    let mut ctx = Context::with_env(env().clone());
-    ctx.add_variable_as_val("proposal", to_val(proposal));
-    ctx.add_variable_as_val("context", context.map_or_else(empty_map, map_to_val));
-    ctx.add_variable_as_val("intent", intent.map_or_else(empty_map, map_to_val));
-    ctx
+/// The capture's JSON as the rules see it: `proposal`, `context` and `intent` (a missing
+/// `context` or `intent` is an empty map), made once per capture and shared by its rules.
+///
+/// Nothing is converted up front. A rule's qualified name (`context.order.paid_minor`) is
+/// resolved by the interpreter through this binding, which walks the JSON objects member by
+/// member and converts only the value found (with [`to_val`]); a name that does not lead to
+/// a value (a missing member, a member of a non-object) is left to the interpreter, which then
+/// selects the members one at a time on the shorter names and reports the same error as
+/// ever. A variable used whole (`size(context)`) is converted whole, once, exactly as
+/// [`to_val`] does; one the rules only select members of (`has(context.order)`) is an
+/// object that converts a member when it is selected. Nothing is copied: CEL strings and map keys borrow from the
+/// JSON, which must outlive the binding.
+pub struct Binding<'a> {
+    proposal: Var<'a>,
+    context: Var<'a>,
+    intent: Var<'a>,
 }
 
-fn empty_map<'v>() -> Box<dyn Val + 'v> {
-    Box::new(CelMap::from(
-        HashMap::<CelMapKey<'v>, Box<dyn Val + 'v>>::new(),
-    ))
+/// One of the three variables.
+struct Var<'a> {
+    json: Json<'a>,
+    /// The whole value as CEL, converted on its first whole use.
+    whole: OnceLock<Box<dyn Val + 'a>>,
+    /// Set when the rules only select members of this variable and it is an object: the
+    /// variable itself is then this lazy object, which `has(context.order)` asks without
+    /// converting `context`.
+    lazy: Option<LazyObject<'a>>,
+}
+
+/// What a variable holds: any JSON (`proposal`) or an object (`context`, `intent`).
+#[derive(Clone, Copy)]
+enum Json<'a> {
+    Any(&'a Value),
+    Object(&'a Map<String, Value>),
+}
+
+impl<'a> Var<'a> {
+    fn new(json: Json<'a>, members_only: bool) -> Self {
+        let object = match json {
+            Json::Any(v) => v.as_object(),
+            Json::Object(m) => Some(m),
+        };
+        Var {
+            json,
+            whole: OnceLock::new(),
+            lazy: object.filter(|_| members_only).map(LazyObject::new),
+        }
+    }
+
+    /// The whole value: the lazy object, else the eager conversion.
+    fn whole(&self) -> &(dyn Val + 'a) {
+        if let Some(lazy) = &self.lazy {
+            return lazy;
+        }
+        self.whole
+            .get_or_init(|| match self.json {
+                Json::Any(v) => to_val(v),
+                Json::Object(m) => map_to_val(m),
+            })
+            .as_ref()
+    }
+
+    /// The members, when the variable is an object.
+    fn object(&self) -> Option<&'a Map<String, Value>> {
+        match self.json {
+            Json::Any(v) => v.as_object(),
+            Json::Object(m) => Some(m),
+        }
+    }
+
+    /// The value at `path` (member names joined by dots, at least one), when every
+    /// step is an object that has the member.
+    fn member(&self, path: &str) -> Option<&'a Value> {
+        let (field, mut rest) = split_dot(path);
+        let mut value = self.object()?.get(field)?;
+        while let Some(path) = rest {
+            let (field, tail) = split_dot(path);
+            value = value.as_object()?.get(field)?;
+            rest = tail;
+        }
+        Some(value)
+    }
+}
+
+/// `a.b.c` as `("a", Some("b.c"))`, `a` as `("a", None)`. A byte loop: the names are short,
+/// and `split_once('.')` (a memchr search) cost more than the lookups it serves.
+fn split_dot(name: &str) -> (&str, Option<&str>) {
+    match name.bytes().position(|b| b == b'.') {
+        Some(i) => (&name[..i], Some(&name[i + 1..])),
+        None => (name, None),
+    }
+}
+
+fn empty_object() -> &'static Map<String, Value> {
+    static EMPTY: OnceLock<Map<String, Value>> = OnceLock::new();
+    EMPTY.get_or_init(Map::new)
+}
+
+impl<'a> Binding<'a> {
+    /// A CEL context whose only variables are the three names of this binding.
+    pub fn context(&self) -> Context<'_, '_> {
+        let mut ctx = Context::with_env(env().clone());
+        ctx.set_variable_resolver(self);
+        ctx
+    }
+
+    fn var(&self, name: &str) -> Option<&Var<'a>> {
+        match name {
+            "proposal" => Some(&self.proposal),
+            "context" => Some(&self.context),
+            "intent" => Some(&self.intent),
+            _ => None,
+        }
+    }
+}
+
+impl cel::context::VariableResolver for Binding<'_> {
+    /// `name` is a variable (`context`) or a qualified name rooted at one
+    /// (`context.order.paid_minor`); the interpreter asks for the longest name first.
+    fn resolve<'b>(&'b self, name: &str) -> Option<CowVal<'b, 'b>> {
+        let (head, path) = split_dot(name);
+        let var = self.var(head)?;
+        match path {
+            None => Some(CowVal::Borrowed(var.whole())),
+            Some(path) => var.member(path).map(|v| CowVal::Owned(to_val(v))),
+        }
+    }
+}
+
+/// Which variables the rules only ever select members of (`context.order`,
+/// `has(context.order)`), in the order `proposal`, `context`, `intent`. A variable used in any
+/// other way (`context == {}`, `context["order"]`, `size(context)`, `'order' in context`, or a
+/// comprehension variable of the same name) is not.
+fn members_only<'e>(exprs: impl IntoIterator<Item = &'e cel::IdedExpr>) -> [bool; 3] {
+    use cel::common::ast::Expr;
+    let mut whole = [false; 3];
+    let mut stack: Vec<&cel::IdedExpr> = exprs.into_iter().collect();
+    while let Some(e) = stack.pop() {
+        match &e.expr {
+            Expr::Select(s) if matches!(s.operand.expr, Expr::Ident(_)) => {}
+            Expr::Ident(name) => {
+                if let Some(i) = VARIABLES.iter().position(|v| v == name) {
+                    whole[i] = true;
+                }
+            }
+            _ => stack.extend(children(e)),
+        }
+    }
+    whole.map(|w| !w)
+}
+
+/// The names the rules see, in [`members_only`]'s order.
+const VARIABLES: [&str; 3] = ["proposal", "context", "intent"];
+
+/// An object whose members are converted when they are selected, so that
+/// `has(context.order)` does not convert `context`. Whatever else it is asked (`in`,
+/// iteration, size, equality, a copy) it answers as the converted map, made once.
+///
+/// It stands for a variable the rules only select members of ([`members_only`]): the
+/// interpreter then only ever selects a member of it (a member it has is found by the
+/// [`Binding`] first, so here only for `has()`), and neither it nor a member it gives out
+/// is ever a rule's result or an operand (it is not a `CelMap` to a downcast).
+#[derive(Debug)]
+struct LazyObject<'a> {
+    map: &'a Map<String, Value>,
+    full: OnceLock<CelMap<'a>>,
+}
+
+impl<'a> LazyObject<'a> {
+    fn new(map: &'a Map<String, Value>) -> Self {
+        LazyObject {
+            map,
+            full: OnceLock::new(),
+        }
+    }
+
+    /// The map [`to_val`] makes of it.
+    fn full(&self) -> &CelMap<'a> {
+        self.full.get_or_init(|| map_to_cel(self.map))
+    }
+}
+
+impl Val for LazyObject<'_> {
+    fn get_type(&self) -> &Type {
+        <Self as Val>::cel_type()
+    }
+
+    fn cel_type() -> &'static Type {
+        &MAP_TYPE
+    }
+
+    fn as_container(&self) -> Option<&dyn Container> {
+        self.full().as_container()
+    }
+
+    fn as_indexer<'b, 'w>(&'b self) -> Option<&'b (dyn Indexer + 'w)>
+    where
+        Self: 'w,
+    {
+        Some(self)
+    }
+
+    fn as_iterable<'b, 'w>(&'b self) -> Option<&'b (dyn Iterable + 'w)>
+    where
+        Self: 'w,
+    {
+        self.full().as_iterable()
+    }
+
+    fn as_sizer(&self) -> Option<&dyn Sizer> {
+        self.full().as_sizer()
+    }
+
+    fn as_zeroer(&self) -> Option<&dyn Zeroer> {
+        self.full().as_zeroer()
+    }
+
+    fn equals(&self, other: &dyn Val) -> bool {
+        self.full().equals(other)
+    }
+
+    fn clone_as_boxed<'w>(&self) -> Box<dyn Val + 'w>
+    where
+        Self: 'w,
+    {
+        Box::new(self.full().clone())
+    }
+}
+
+impl Indexer for LazyObject<'_> {
+    fn get<'b, 'w>(&'b self, idx: &dyn Val) -> Result<CowVal<'b, 'w>, ExecutionError>
+    where
+        Self: 'w,
+    {
+        if let Some(key) = idx.downcast_ref::<CelString>() {
+            return match self.map.get(key.inner()) {
+                Some(Value::Object(m)) => Ok(CowVal::owned(LazyObject::new(m))),
+                Some(v) => Ok(CowVal::Owned(to_val(v))),
+                // what `CelMap` says for a string key it does not have
+                None => Err(ExecutionError::NoSuchKey(Arc::new(key.inner().to_string()))),
+            };
+        }
+        self.full().get(idx)
+    }
+
+    fn steal<'w>(self: Box<Self>, idx: &dyn Val) -> Result<Box<dyn Val + 'w>, ExecutionError>
+    where
+        Self: 'w,
+    {
+        self.get(idx).map(CowVal::into_owned)
+    }
 }
 
 fn map_to_val(m: &Map<String, Value>) -> Box<dyn Val + '_> {
+    Box::new(map_to_cel(m))
+}
+
+fn map_to_cel(m: &Map<String, Value>) -> CelMap<'_> {
     let map: HashMap<CelMapKey<'_>, Box<dyn Val + '_>> = m
         .iter()
         .map(|(k, v)| (CelMapKey::from(k.as_str()), to_val(v)))
         .collect();
-    Box::new(CelMap::from(map))
+    CelMap::from(map)
 }
 
 /// JSON to a CEL value with every integer that fits `i64` as `int` (never `uint`), so
@@ -750,6 +1018,217 @@ mod tests {
         )
         .unwrap();
         assert_eq!(run(&rs, json!({}), json!({})).unwrap().reason.as_str(), "A");
+    }
+}
+
+/// The binding against the conversion it replaces: every variable converted whole up front
+/// into context variables. Both must give the same finding, message included.
+#[cfg(test)]
+mod binding_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The old binding: `proposal`, `context` and `intent` converted whole, up front.
+    fn eager<'a>(
+        proposal: &'a Value,
+        context: Option<&'a Map<String, Value>>,
+        intent: Option<&'a Map<String, Value>>,
+    ) -> Context<'a, 'a> {
+        let mut ctx = Context::with_env(env().clone());
+        let empty = || -> Box<dyn Val + 'a> {
+            Box::new(CelMap::from(
+                HashMap::<CelMapKey<'a>, Box<dyn Val + 'a>>::new(),
+            ))
+        };
+        ctx.add_variable_as_val("proposal", to_val(proposal));
+        ctx.add_variable_as_val("context", context.map_or_else(empty, map_to_val));
+        ctx.add_variable_as_val("intent", intent.map_or_else(empty, map_to_val));
+        ctx
+    }
+
+    fn data() -> (Value, Value, Value) {
+        let proposal = json!({
+            "amount": 1500, "neg": -3, "zero": 0, "f": 1.5, "whole_f": 5000.0,
+            "big": 18446744073709551615u64, "i64max": 9223372036854775807i64,
+            "s": "refund", "t": true, "n": null,
+            "lines": [{"qty": 2, "sku": "a"}, {"qty": 1, "sku": "b"}],
+            "nested": {"a": {"b": {"c": 7}}, "list": [1, 2], "empty": {}},
+            "a.b": "dotted", "a": {"b": "not dotted"},
+        });
+        let context = json!({
+            "actor": {"user_id": "u1", "allowed_actions": ["refund", "view"]},
+            "order": {"owner_id": "u1", "paid": 10, "refunded": 5000, "currency": "EUR", "note": null},
+            "z": 0,
+        });
+        let intent = json!({"amount": 1500, "currency": "EUR"});
+        (proposal, context, intent)
+    }
+
+    /// Rules that read the variables every way: members, nested members, missing members,
+    /// members of non-objects, `has()`, whole variables, comprehensions, numbers of each kind.
+    const EXPRESSIONS: &[&str] = &[
+        "proposal.amount == 1500",
+        "proposal.amount + 1 == 1501 && proposal.neg - 1 == -4 && proposal.zero == 0",
+        "proposal.amount == 1500.0 && proposal.whole_f == 5000 && proposal.f * 2.0 == 3.0",
+        "proposal.amount + 1.0 > 0",
+        "proposal.big == 18446744073709551615u && proposal.big > proposal.i64max",
+        "proposal.big + 1u > 0u",
+        "proposal.big + 1 > 0",
+        "proposal.i64max + 1 > 0",
+        "proposal.f > 1 && proposal.f < 2u",
+        "type(proposal.big) == uint && type(proposal.amount) == int && type(proposal.f) == double",
+        "context.paid - context.refunded < 0",
+        "context.order.paid - context.order.refunded == -4990",
+        "proposal.amount / context.z > 1",
+        "proposal.missing > 0",
+        "context.order.missing > 0",
+        "context.nope.deeper > 0",
+        "intent.amount == proposal.amount && intent.currency == context.order.currency",
+        "intent.missing == 1",
+        "proposal.s.missing == 1",
+        "proposal.lines.qty == 1",
+        "proposal.n.x == 1",
+        "proposal.n == null && context.order.note == null",
+        "proposal.n > 0",
+        "context.order.note <= 5",
+        "proposal.nested.a.b.c == 7 && proposal.nested.a.b == {'c': 7}",
+        "proposal.nested.a.b.c.d == 7",
+        "has(context.order) && has(context.order.owner_id) && !has(context.order.nope)",
+        "has(context.nope)",
+        "has(context.nope.x)",
+        "has(proposal.s.x)",
+        "has(proposal.nested.a.b.c) && !has(proposal.nested.a.x)",
+        "has(proposal.nested.empty) && !has(proposal.nested.empty.x)",
+        "has(intent.amount) && !has(intent.nope)",
+        "'refund' in context.actor.allowed_actions && !('x' in context.actor.allowed_actions)",
+        "proposal.lines.all(l, l.qty >= 1) && proposal.lines.exists(l, l.sku == 'b')",
+        "proposal.lines.map(l, l.qty).filter(q, q > 1) == [2]",
+        "size(proposal.lines) == 2 && proposal.lines[0].qty == 2 && proposal.lines[1].sku == 'b'",
+        "proposal.lines[5].qty == 1",
+        "proposal.nested.list + [3] == [1, 2, 3]",
+        "proposal['a.b'] == 'dotted' && proposal.a.b == 'not dotted'",
+        "proposal.a.b == 'not dotted'",
+        "context == {}",
+        "{'z': 0} == context",
+        "size(context) == 3 && size(intent) == 2",
+        "'order' in context && !('nope' in context)",
+        "context['order'].currency == 'EUR'",
+        "context.?order.orValue({}) != {}",
+        "context.?nope.orValue(1) == 1",
+        "context.all(k, k != '')",
+        "context.order == {'owner_id': 'u1', 'paid': 10, 'refunded': 5000, 'currency': 'EUR', 'note': null}",
+        "{'owner_id': 'u1', 'paid': 10, 'refunded': 5000, 'currency': 'EUR', 'note': null} == context.order",
+        "[context.order][0].paid == 10 && context.order in [context.order]",
+        "intent == {'amount': 1500, 'currency': 'EUR'}",
+        "[1].all(context, has(context.x) == false)",
+        "[{'x': 1}].all(context, has(context.x))",
+        "proposal.s.startsWith('ref') && proposal.s.size() == 6 && string(proposal.amount) == '1500'",
+        "proposal.t && !proposal.n",
+        "proposal.amount",
+        "proposal.s",
+        "proposal.nested",
+        "context",
+        // not `proposal.lines`: a list's message prints its maps in HashMap order, which
+        // differs between any two conversions
+        "proposal.nested.list",
+        "context.order",
+        "intent.nope",
+        "undeclared.x == 1",
+    ];
+
+    fn rules(rule: &str, message_expression: Option<&str>) -> RuleSet {
+        let mx = message_expression
+            .map(|m| format!("message_expression = {m:?}\n"))
+            .unwrap_or_default();
+        RuleSet::load(
+            "r.rules.toml",
+            &format!("[[rule]]\nreason = \"R\"\nrule = {rule:?}\nmessage = \"m\"\n{mx}"),
+        )
+        .unwrap()
+    }
+
+    fn same(
+        rs: &RuleSet,
+        p: &Value,
+        c: Option<&Map<String, Value>>,
+        i: Option<&Map<String, Value>>,
+    ) {
+        let got = rs.evaluate(p, c, i);
+        let want = rs.run(&eager(p, c, i));
+        assert_eq!(got, want, "{:?}", rs.rules[0].source);
+    }
+
+    #[test]
+    fn every_expression_gives_what_the_eager_binding_gives() {
+        let (p, c, i) = data();
+        for e in EXPRESSIONS {
+            let rs = rules(e, None);
+            same(&rs, &p, c.as_object(), i.as_object());
+            same(&rs, &p, None, None);
+            same(&rs, &json!([1, 2]), c.as_object(), None);
+            same(&rs, &json!(null), None, i.as_object());
+        }
+    }
+
+    #[test]
+    fn message_expressions_give_what_the_eager_binding_gives() {
+        let (p, c, i) = data();
+        for e in EXPRESSIONS {
+            let rs = rules("false", Some(e));
+            same(&rs, &p, c.as_object(), i.as_object());
+            same(&rs, &p, None, None);
+        }
+    }
+
+    #[test]
+    fn members_only_tells_selected_members_from_whole_uses() {
+        let only = |e: &str| rules(e, None).members_only;
+        assert_eq!(
+            only("has(context.order) && proposal.a.b == intent.c"),
+            [true, true, true]
+        );
+        assert_eq!(only("context == {} && proposal.a"), [true, false, true]);
+        assert_eq!(only("size(intent) == 0"), [true, true, false]);
+        assert_eq!(
+            only("context['a'] == 1 || 'a' in proposal"),
+            [false, false, true]
+        );
+        assert_eq!(only("context.?a.orValue(1) == 1"), [true, false, true]);
+        // a comprehension variable of the same name counts as a whole use
+        assert_eq!(only("[1].all(intent, intent > 0)"), [true, true, false]);
+        // the message expression counts too
+        let rs = rules("true", Some("string(proposal)"));
+        assert_eq!(rs.members_only, [false, true, true]);
+    }
+
+    #[test]
+    fn lazy_lookups_give_the_eager_errors() {
+        let (p, c, i) = data();
+        let msg = |e: &str| {
+            rules(e, None)
+                .evaluate(&p, c.as_object(), i.as_object())
+                .map(|f| f.message)
+        };
+        assert_eq!(
+            msg("context.order.missing > 0").as_deref(),
+            Some("rule 1 (R) could not be evaluated: No such key: missing; fails closed")
+        );
+        assert_eq!(
+            msg("has(context.nope) || context.nope.x > 0").as_deref(),
+            Some("rule 1 (R) could not be evaluated: No such key: nope; fails closed")
+        );
+        assert_eq!(
+            msg("has(context.order) && has(proposal.nested.a.b.c)"),
+            None
+        );
+        assert_eq!(
+            msg("context").as_deref(),
+            Some("rule 1 (R) gave a map with 3 entries, not a boolean; fails closed")
+        );
+        assert_eq!(
+            msg("proposal.big").as_deref(),
+            Some("rule 1 (R) gave an int 18446744073709551615, not a boolean; fails closed")
+        );
     }
 }
 
