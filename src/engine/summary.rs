@@ -27,8 +27,7 @@ pub struct Locator {
     pub file: Arc<str>,
     /// 1-based line in a JSONL file; `None` for a `.json` file (one record per file).
     pub line: Option<u32>,
-    /// Byte offset where re-reading starts: the end of the previous record's line (blank
-    /// lines in between are skipped again on re-read), 0 for the first record and for a
+    /// Byte offset where re-reading starts: where the record's line starts, 0 for a
     /// `.json` file; [`UNKNOWN_OFFSET`] when not known.
     pub offset: u64,
 }

@@ -133,16 +133,14 @@ pub(super) struct Passes {
 }
 
 impl Passes {
-    /// An empty run with room for `room` lines (at most 64 reserved).
+    /// An empty run with room for `room` line numbers (at most 8). Its rendering starts
+    /// with room for one line and grows by doubling, so runs of one passing line between
+    /// failing ones hold no more than they print.
     fn new(model: &Arc<PassModel>, room: usize) -> Passes {
-        let room = room.min(64);
         Passes {
             model: model.clone(),
-            lines: Vec::with_capacity(room),
-            rendered: model.template.as_ref().map(|pieces| match model.quiet {
-                true => Vec::new(),
-                false => Vec::with_capacity(room * line_len(pieces)),
-            }),
+            lines: Vec::with_capacity(room.min(8)),
+            rendered: model.template.as_ref().map(|_| Vec::new()),
         }
     }
 
@@ -161,6 +159,9 @@ impl Passes {
         if let (Some(out), Some(pieces)) = (&mut self.rendered, &self.model.template)
             && !self.model.quiet
         {
+            if out.capacity() == 0 {
+                out.reserve_exact(line_len(pieces));
+            }
             fill(pieces, line, out);
         }
     }
@@ -305,5 +306,71 @@ mod tests {
         run.push(4);
         assert_eq!(run.lines, [3, 4]);
         assert_eq!(run.rendered, Some(Vec::new()));
+    }
+
+    #[test]
+    fn runs_between_failing_lines_hold_only_what_they_print() {
+        // passing and failing lines alternate: one run of one passing line per failing one
+        let mut block = LineBlock {
+            rel: "alt.jsonl".into(),
+            bytes: Vec::new(),
+            lines: Vec::new(),
+        };
+        for n in 1..=256 {
+            let start = block.bytes.len();
+            block
+                .bytes
+                .extend_from_slice(if n % 2 == 0 { b"pass" } else { b"fail" });
+            block.lines.push((n, Ok(start..block.bytes.len())));
+        }
+        let errors = |text: &str| match text {
+            "pass" => Vec::new(),
+            _ => vec![Finding::new(
+                crate::core::verdict::Stage::Schema,
+                crate::core::verdict::Reason::SCHEMA_MISMATCH,
+                "no",
+            )],
+        };
+        let verdict = |source: String, errors: Vec<Finding>| {
+            Verdict::from_errors(source.clone(), source, Some("s".into()), errors)
+        };
+        let fast = Fast {
+            errors: &errors,
+            verdict: &verdict,
+        };
+        let (_, render) = renderers().remove(3);
+        let model = Arc::new(PassModel::new(
+            "alt.jsonl",
+            Arc::from("alt.jsonl"),
+            &verdict,
+            Some(&render),
+            [1, 2],
+        ));
+        let item = |verdict: Verdict, line: usize| Item {
+            verdict,
+            path: Arc::from("alt.jsonl"),
+            line,
+            column: 1,
+            rendered: None,
+        };
+        let outs = fast_part(&block.lines, &block, &fast, &model, &item, &|_, _| {
+            unreachable!("every line is text")
+        });
+        assert_eq!(outs.len(), 256);
+        let mut passes = 0;
+        for (i, out) in outs.iter().enumerate() {
+            match out {
+                Out::Item(it) => assert_eq!((i % 2, it.line), (0, i + 1)),
+                Out::Passes(run) => {
+                    assert_eq!((i % 2, run.lines.as_slice()), (1, [i + 1].as_slice()));
+                    let bytes = run.rendered.as_ref().unwrap();
+                    assert_eq!(bytes.capacity(), line_len(model.template.as_ref().unwrap()));
+                    assert!(bytes.len() <= bytes.capacity());
+                    assert!(run.lines.capacity() <= 8);
+                    passes += 1;
+                }
+            }
+        }
+        assert_eq!(passes, 128);
     }
 }
