@@ -12,7 +12,8 @@
 # SIZE, else 100000), WATCH_DEBOUNCE (ms, comma-separated; "200,50"), WATCH_SAVES (30),
 # WATCH_CONTRACT_SAVES (10).
 # WORKLOADS (default "validate-jsonl validate-files pipeline"): which timed workloads to run.
-# Writes bench/results/<UTC date>.md (suffix -sizeN when not the full sizes).
+# Writes bench/results/<UTC date>.md (suffix -sizeN when not the full sizes, and -NAME with
+# NAME=..., so a second run on one day does not overwrite the first).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BENCH="$ROOT/bench"
@@ -171,6 +172,7 @@ VERS="$WORK/versions.txt"
 
 SUFFIX=""
 [ "$N" = 100000 ] && [ "$M" = 1000000 ] || SUFFIX="-size${N}x${M}"
+[ -n "${NAME:-}" ] && SUFFIX="$SUFFIX-$NAME"
 OUT="$BENCH/results/$DATE$SUFFIX.md"
 mkdir -p "$BENCH/results"
 python3 "$BENCH/report.py" --raw "$RAW" --notes "$NOTES" --versions "$VERS" --gen "$WORK/gen.out" \
