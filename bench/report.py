@@ -109,7 +109,7 @@ def main():
         ap.add_argument("--" + a, default="")
     ap.add_argument("--watch-note", default="", help="why the watch section is missing")
     ap.add_argument("--watch-only", action="store_true", help="only the machine and the watch section")
-    ap.add_argument("--n", type=int); ap.add_argument("--m", type=int); ap.add_argument("--runs", type=int)
+    ap.add_argument("--n", type=int); ap.add_argument("--m", type=int); ap.add_argument("--runs", type=int); ap.add_argument("--short-runs", type=int)
     a = ap.parse_args()
     if a.watch_only:
         return watch_only(a)
@@ -138,8 +138,10 @@ def main():
         print(f"> **{a.label}**\n")
     print(f"- Machine: {os.cpu_count()} cores (nproc {sh('nproc')}), {cpu}, {mem} GiB, {platform.system()} {platform.release()}")
     print(f"- Load average when the report was written: {load}")
-    print(f"- Sizes: N={a.n} proposals, M={a.m} capture records; {a.runs} runs per row after one warm-up; medians")
-    print("- Wall = elapsed; CPU = user + sys; RSS = peak resident (`/usr/bin/time`). "
+    print(f"- Sizes: N={a.n} proposals, M={a.m} capture records; {a.runs} runs per row after one warm-up "
+          f"({a.short_runs} for the JSONL validator table, whose runs take ~0.1 s), "
+          "interleaved (each round runs every row of a table once); medians")
+    print("- Wall = elapsed; CPU = user + sys; RSS = peak resident (`bench/timeit.py`: monotonic clock, wait4, `/usr/bin/time -f %M`). "
           "`ratio` = wall / the reference row's wall (named under each table); the CPU ratio likewise.\n")
     print("## Versions\n")
     for l in open(a.versions):

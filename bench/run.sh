@@ -12,6 +12,7 @@
 # SIZE, else 100000), WATCH_DEBOUNCE (ms, comma-separated; "200,50"), WATCH_SAVES (30),
 # WATCH_CONTRACT_SAVES (10).
 # WORKLOADS (default "validate-jsonl validate-files pipeline"): which timed workloads to run.
+# SHORT_RUNS (default 30): rounds of the validate-jsonl table, whose runs take ~0.1 s.
 # Writes bench/results/<UTC date>.md (suffix -sizeN when not the full sizes, and -NAME with
 # NAME=..., so a second run on one day does not overwrite the first).
 set -uo pipefail
@@ -28,6 +29,7 @@ DATE="$(date -u +%Y-%m-%d)"
 WATCH_M="${WATCH_M:-${SIZE:-100000}}"
 ONLY_WATCH="${ONLY_WATCH:-0}"
 WORKLOADS="${WORKLOADS:-validate-jsonl validate-files pipeline}"
+SHORT_RUNS="${SHORT_RUNS:-30}"
 want() { case " $WORKLOADS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 mkdir -p "$WORK"
 say() { echo "[bench] $*" >&2; }
@@ -96,20 +98,38 @@ RAW="$WORK/raw.tsv"
 : > "$RAW"
 NOTES="$WORK/notes.txt"
 : > "$NOTES"
-# measure WORKLOAD TOOL CMD...: one warm-up, then RUNS runs under /usr/bin/time
+# measure WORKLOAD TOOL CMD...: queues a row; run_queue WORKLOAD runs the queued rows: one
+# warm-up each, then RUNS rounds that take every row in turn (interleaved: a drift of the
+# machine's speed during the run hits every row of the table alike), each run timed by
+# timeit.py (wall at microsecond resolution, CPU and peak RSS from getrusage)
+Q_TOOLS=()
+Q_CMDS=()
 measure() {
   local wl="$1" tool="$2"; shift 2
-  say "$wl / $tool"
-  "$@" > /dev/null 2> "$WORK/last.err"
-  local rc=$?
-  if [ $rc -ge 126 ]; then
-    echo "$wl|$tool|did not run (exit $rc): $(head -c 300 "$WORK/last.err" | tr '\n|' '  ')" >> "$NOTES"
-    return
-  fi
-  for i in $(seq "$RUNS"); do
-    /usr/bin/time -o "$WORK/t" -f '%e %U %S %M %x' "$@" > /dev/null 2>/dev/null
-    echo "$wl|$tool|$i|$(cat "$WORK/t" | tail -1)" >> "$RAW"
+  Q_TOOLS+=("$tool")
+  Q_CMDS+=("$(printf '%q ' "$@")")
+}
+run_queue() {
+  local wl="$1" runs="${2:-$RUNS}" i k rc ok=()
+  for k in "${!Q_TOOLS[@]}"; do
+    say "$wl / ${Q_TOOLS[$k]} (warm-up)"
+    eval "${Q_CMDS[$k]}" > /dev/null 2> "$WORK/last.err"
+    rc=$?
+    if [ $rc -ge 126 ]; then
+      echo "$wl|${Q_TOOLS[$k]}|did not run (exit $rc): $(head -c 300 "$WORK/last.err" | tr '\n|' '  ')" >> "$NOTES"
+    else
+      ok+=("$k")
+    fi
   done
+  for i in $(seq "$runs"); do
+    say "$wl: round $i of $runs"
+    for k in "${ok[@]}"; do
+      eval "python3 '$BENCH/timeit.py' '$WORK/t' ${Q_CMDS[$k]}"
+      echo "$wl|${Q_TOOLS[$k]}|$i|$(tail -1 "$WORK/t")" >> "$RAW"
+    done
+  done
+  Q_TOOLS=()
+  Q_CMDS=()
 }
 
 have() { [ -x "$1" ]; }
@@ -127,6 +147,8 @@ measure $WL "floor 2 threads" "$FLOOR" --schema "$S" --threads 2 "$J"
 measure $WL "verdict check --schema" "$VERDICT" check --schema "$S" --format jsonl --color never "$J"
 measure $WL "verdict check --schema -q" "$VERDICT" check --schema "$S" --format jsonl -q --color never "$J"
 have "$SMJ" && measure $WL "@sourcemeta/jsonschema validate --continue" "$SMJ" validate "$S" "$J" --continue
+# a run is ~0.1 s here: more rounds, so the median is not one moment of the machine's mood
+run_queue $WL "$SHORT_RUNS"
 fi
 
 # 5. validator mode on the one-file-per-proposal folder
@@ -140,6 +162,7 @@ have "$BOON" && measure $WL "boon" "$(argv_wrapper boon "$BOON" "$S")"
 have "$CHK" && measure $WL "check-jsonschema" "$(argv_wrapper check-jsonschema "$CHK" --schemafile "$S")"
 have "$AJV" && measure $WL "ajv-cli (2020-12, --all-errors)" bash -c "cd '$WORK' && exec '$AJV' validate --spec=draft2020 --all-errors --errors=line -c ajv-formats -s '$S' -d 'proposals/*.json'"
 have "$SMJ" && measure $WL "@sourcemeta/jsonschema validate --continue (folder)" "$SMJ" validate "$S" "$D" --continue
+run_queue $WL
 fi
 
 # 6. the full pipeline on the M-record capture log
@@ -150,6 +173,7 @@ measure $WL "floor parse-only 2 threads" "$FLOOR" --parse-only --threads 2 "$L"
 measure $WL "verdict check --format jsonl" "$VERDICT" check --format jsonl --color never "$W"
 measure $WL "verdict check --format jsonl -q" "$VERDICT" check --format jsonl -q --color never "$W"
 measure $WL "verdict check (human)" "$VERDICT" check --color never "$W"
+run_queue $WL
 fi
 
 # 6b. watch latency (after the timed runs, so its 100,000 files do not disturb them)
@@ -176,7 +200,7 @@ SUFFIX=""
 OUT="$BENCH/results/$DATE$SUFFIX.md"
 mkdir -p "$BENCH/results"
 python3 "$BENCH/report.py" --raw "$RAW" --notes "$NOTES" --versions "$VERS" --gen "$WORK/gen.out" \
-  --install "$TOOLS/install-status.txt" --n "$N" --m "$M" --runs "$RUNS" --label "${LABEL:-}" \
+  --install "$TOOLS/install-status.txt" --n "$N" --m "$M" --runs "$RUNS" --short-runs "$SHORT_RUNS" --label "${LABEL:-}" \
   --watch "$WATCH_JSON" --watch-note "$WATCH_NOTE" > "$OUT"
 say "wrote $OUT"
 [ "${KEEP:-0}" = 1 ] && say "workloads kept in $WORK" || rm -rf "$WORK"

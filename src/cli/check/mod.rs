@@ -268,7 +268,7 @@ fn stream(
             let line_record = |block: &LineBlock, line_no: usize, at: &LineAt| {
                 let text = match at {
                     Ok(range) => capture::decode(block.bytes[range.clone()].to_vec()),
-                    Err(f) => Err(f.clone()),
+                    Err(f) => Err(Finding::clone(f)),
                 };
                 RawRecord {
                     source: format!("{}:{line_no}", block.rel),
@@ -379,8 +379,9 @@ struct LineBlock {
     lines: Vec<(usize, LineAt)>,
 }
 
-/// Where one line's bytes are in its [`LineBlock`], or why the line is unusable.
-type LineAt = Result<std::ops::Range<usize>, Finding>;
+/// Where one line's bytes are in its [`LineBlock`], or why the line is unusable (boxed: a
+/// block holds one per line, and a finding is hundreds of bytes).
+type LineAt = Result<std::ops::Range<usize>, Box<Finding>>;
 
 fn read_batches(
     files: &[PathBuf],
@@ -461,11 +462,13 @@ fn read_log_blocks(
             if !open {
                 return;
             }
-            let entry = line.map(|b| {
-                let start = block.bytes.len();
-                block.bytes.extend_from_slice(b);
-                start..block.bytes.len()
-            });
+            let entry = line
+                .map(|b| {
+                    let start = block.bytes.len();
+                    block.bytes.extend_from_slice(b);
+                    start..block.bytes.len()
+                })
+                .map_err(Box::new);
             block.lines.push((line_no, entry));
             // at most BATCH lines, and sent once past 64 MiB (lines of large records)
             if (block.lines.len() >= BATCH || block.bytes.len() >= 64 << 20)
