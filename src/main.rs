@@ -118,7 +118,8 @@ fn main() -> ExitCode {
 
 fn run_check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    // a large buffer: a report of many lines goes out in few writes
+    let mut out = std::io::BufWriter::with_capacity(128 * 1024, stdout.lock());
     let passed = verdict::cli::check::run(args, &mut out)?;
     Ok(if passed {
         ExitCode::SUCCESS
