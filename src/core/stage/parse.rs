@@ -113,11 +113,14 @@ pub fn locate(text: &str, pointer: &str) -> Option<Span> {
 /// findings on a 1 MB output would scan 100 GB.
 pub const LOCATE_BUDGET: usize = 64 << 20;
 
-/// [`locate`] drawing on a shared `budget` of bytes to scan: once it cannot cover another
-/// pass over `text`, `None` (the finding keeps its pointer, without line:column).
+/// [`locate`] in a text that parsed with [`parse_strict`] (so it has no duplicate member
+/// names and the scan can stop at the value), drawing on a shared `budget` of bytes to scan:
+/// once it cannot cover another pass over `text`, `None` (the finding keeps its pointer,
+/// without line:column).
 pub fn locate_within(text: &str, pointer: &str, budget: &mut usize) -> Option<Span> {
     *budget = budget.checked_sub(text.len().max(1))?;
-    locate(text, pointer)
+    let tokens = scan::pointer_tokens(pointer)?;
+    scan::locate_in_strict(text, &tokens)
 }
 
 /// Fallback when the scanner finds nothing wrong but `serde_json` did (should not happen):

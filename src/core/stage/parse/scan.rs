@@ -75,6 +75,9 @@ struct Target<'p> {
     /// Each token read as an array index (RFC 6901 section 4), if it is one.
     index: Vec<Option<usize>>,
     found: Option<Span>,
+    /// Stop scanning once the value is found: the text is known to be strict JSON (no
+    /// duplicate member names), so nothing after it can replace it.
+    stop_when_found: bool,
 }
 
 struct Scanner<'a, 'p> {
@@ -125,14 +128,28 @@ pub(crate) fn check(text: &str) -> Result<(), Problem> {
 /// The span of the value at the pointer with reference `tokens` (already unescaped),
 /// or `None` when the text is not valid JSON or nothing is there.
 pub(crate) fn locate(text: &str, tokens: &[String]) -> Option<Span> {
-    let target = Target {
-        tokens,
-        index: tokens.iter().map(|t| array_index(t)).collect(),
-        found: None,
-    };
-    let mut s = Scanner::new(text, false, Some(target));
+    let mut s = Scanner::new(text, false, Some(Target::new(tokens, false)));
     s.document().ok()?;
     s.target.and_then(|t| t.found)
+}
+
+/// [`locate`] in a text known to be strict JSON (it parsed with `parse_strict`: one value,
+/// no duplicate member names): the scan stops at the value instead of reading to the end.
+pub(crate) fn locate_in_strict(text: &str, tokens: &[String]) -> Option<Span> {
+    let mut s = Scanner::new(text, false, Some(Target::new(tokens, true)));
+    s.value().ok()?;
+    s.target.and_then(|t| t.found)
+}
+
+impl<'p> Target<'p> {
+    fn new(tokens: &'p [String], stop_when_found: bool) -> Self {
+        Target {
+            tokens,
+            index: tokens.iter().map(|t| array_index(t)).collect(),
+            found: None,
+            stop_when_found,
+        }
+    }
 }
 
 /// The first complete, strictly valid object or array inside `text` (any position).
@@ -533,6 +550,13 @@ impl<'a, 'p> Scanner<'a, 'p> {
             }
             // a value is complete: close containers, or go on to the next element
             loop {
+                if self
+                    .target
+                    .as_ref()
+                    .is_some_and(|t| t.stop_when_found && t.found.is_some())
+                {
+                    return Ok(());
+                }
                 let Some(top) = self.stack.last() else {
                     return Ok(());
                 };

@@ -708,3 +708,79 @@ fn malformed_numbers_say_what_a_json_number_needs() {
         "a JSON number needs a digit before the decimal point: expected a digit, found \".5\""
     );
 }
+
+/// Every pointer of a value: its own and its descendants', RFC 6901 escaped.
+fn all_pointers(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
+    out.push(at.clone());
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, c) in m {
+                let k = k.replace('~', "~0").replace('/', "~1");
+                all_pointers(c, format!("{at}/{k}"), out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, c) in a.iter().enumerate() {
+                all_pointers(c, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn locating_in_strict_text_stops_early_and_finds_the_same_spans() {
+    let mut seed = 11u64;
+    let mut next = |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    fn random_value(next: &mut dyn FnMut(u64) -> u64, depth: u32) -> serde_json::Value {
+        use serde_json::json;
+        let keys = ["a", "b", "a/b", "m~n", "é", "", "0", "long key"];
+        match if depth > 3 { next(4) } else { next(7) } {
+            0 => json!(null),
+            1 => json!(next(1000) as i64 - 500),
+            2 => json!(format!("s\"{}\\\n", next(9))),
+            3 => json!(next(2) == 0),
+            4 | 5 => {
+                let n = next(5);
+                serde_json::Value::Object(
+                    (0..n)
+                        .map(|_| {
+                            let k = keys[next(keys.len() as u64) as usize].to_string();
+                            (k, random_value(next, depth + 1))
+                        })
+                        .collect(),
+                )
+            }
+            _ => serde_json::Value::Array(
+                (0..next(5))
+                    .map(|_| random_value(next, depth + 1))
+                    .collect(),
+            ),
+        }
+    }
+    let mut checked = 0;
+    for round in 0..400 {
+        let value = random_value(&mut next, 0);
+        let text = if round % 2 == 0 {
+            serde_json::to_string(&value).unwrap()
+        } else {
+            format!("  {}\n", serde_json::to_string_pretty(&value).unwrap())
+        };
+        assert!(parse_strict(&text).is_ok(), "{text}");
+        let mut pointers = Vec::new();
+        all_pointers(&value, String::new(), &mut pointers);
+        pointers.extend(["/nope".to_string(), "/0/nope".into(), "/a/9".into()]);
+        for p in &pointers {
+            let whole = locate(&text, p);
+            let early = locate_within(&text, p, &mut usize::MAX.clone());
+            assert_eq!(early, whole, "{p} in {text}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 2000, "{checked}");
+}
