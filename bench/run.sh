@@ -18,7 +18,7 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BENCH="$ROOT/bench"
-TOOLS="$BENCH/.tools"
+TOOLS="${TOOLS:-$BENCH/.tools}"
 SIZE="${SIZE:-}"
 N="${N:-${SIZE:-100000}}"
 M="${M:-${SIZE:-1000000}}"
@@ -138,6 +138,10 @@ BOON="$TOOLS/cargo/bin/boon"
 CHK="$TOOLS/venv/bin/check-jsonschema"
 AJV="$TOOLS/npm/node_modules/.bin/ajv"
 SMJ="$TOOLS/npm/node_modules/.bin/jsonschema"
+# a peer that is not there is left out of the tables: say so, not silently
+for peer in "jsonschema-cli:$CJS" "boon:$BOON" "check-jsonschema:$CHK" "ajv-cli:$AJV" "@sourcemeta/jsonschema:$SMJ"; do
+  have "${peer#*:}" || echo "all|${peer%%:*}|not installed, so not timed: ${peer#*:} is missing$([ "${SKIP_INSTALL:-0}" = 1 ] && echo ' (SKIP_INSTALL=1 skipped bench/install-peers.sh)')" >> "$NOTES"
+done
 
 # 4. validator mode on the N-proposal JSONL
 WL="validate-jsonl"

@@ -1044,6 +1044,19 @@ fn feedback_text_for_regenerate_and_the_other_decisions() {
 }
 
 #[test]
+fn feedback_marks_a_cut_off_text_where_it_ends() {
+    let o = feedback("truncated-text", "text");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(
+            "- at line 1, column 73: the text ends inside an object opened at 1:1: expected \",\" or \"}\", found the end of the text; you wrote `...042\", \"amount_minor\": 50⟨here⟩`\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
 fn feedback_json_fields() {
     let fb = |id: &str| {
         let o = feedback(id, "json");

@@ -167,6 +167,10 @@ fn describe(f: &Finding, ev: &Evaluation) -> String {
     }
     let offending = match (f.pointer.as_deref(), &ev.proposal, f.span, &ev.raw_output) {
         (Some(p), Some(v), _, _) if f.stage != Stage::Parse => v.pointer(p).map(short),
+        // a cut-off text is wrong where it ends, not where the unclosed value opened
+        (_, _, Some(span), Some(raw)) if f.reason == Reason::TRUNCATED_JSON => {
+            Some(excerpt(raw, span.end.min(raw.trim_end().len())))
+        }
         (_, _, Some(span), Some(raw)) => Some(excerpt(raw, span.start)),
         _ => None,
     };
