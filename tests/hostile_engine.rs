@@ -8,7 +8,7 @@ mod common;
 
 use ratatui::layout::Rect;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
@@ -187,33 +187,21 @@ fn outcome(d: &serde_json::Value) -> (String, String, String) {
 
 /// The first pass of `verdict watch --json` (up to its first summary line).
 fn watch_verdicts(root: &Path) -> Vec<(String, String, String)> {
-    use std::io::BufRead;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args(["watch", "--json", "."])
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        let mut v = Vec::new();
-        for l in std::io::BufReader::new(out).lines() {
-            let d: serde_json::Value = serde_json::from_str(&l.unwrap()).unwrap();
-            match d["type"].as_str() {
-                Some("verdict") => v.push(outcome(&d["data"])),
-                Some("summary") => break,
-                _ => {}
-            }
+    let w = common::watch::WatchJson::start(root, &[]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut v = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let d = w
+            .lines
+            .recv_timeout(left)
+            .expect("watch --json gave no first pass (a hang)");
+        match d["type"].as_str() {
+            Some("verdict") => v.push(outcome(&d["data"])),
+            Some("summary") => break,
+            _ => {}
         }
-        let _ = tx.send(v);
-    });
-    let got = rx.recv_timeout(Duration::from_secs(30));
-    child.kill().ok();
-    child.wait().ok();
-    let mut v = got.expect("watch --json gave no first pass (a hang)");
+    }
     v.sort();
     v
 }

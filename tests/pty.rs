@@ -186,20 +186,7 @@ impl Tui {
 
     /// Waits until the selection is the capture drawn as `id` (see [`List::shows`]).
     fn wait_selected(&self, id: &str, within: Duration) -> List {
-        let start = Instant::now();
-        loop {
-            let list = self.with_screen(List::read);
-            if let Some(list) = list.as_ref().filter(|l| l.shows(id)) {
-                return list.clone();
-            }
-            if start.elapsed() > within {
-                panic!(
-                    "timed out waiting for {id} selected; {list:?}; screen:\n{}",
-                    self.screen()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        self.wait_list(&format!("{id} selected"), within, |l| l.shows(id))
     }
 
     /// Types a left click (press and release, SGR 1006) on the 0-based screen cell.

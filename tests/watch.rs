@@ -3,50 +3,23 @@
 
 mod common;
 use common::refund_copy;
+use common::watch::WatchJson;
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 const DEBOUNCE_MS: u64 = 150;
 
-struct Watch {
-    child: Child,
-    lines: Receiver<Value>,
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+struct Watch(WatchJson);
 
 impl Watch {
     fn start(ws: &Path) -> Watch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_verdict"))
-            .args(["watch", "--json", "--debounce-ms", &DEBOUNCE_MS.to_string()])
-            .arg(ws)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let out = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx
-                    .send(serde_json::from_str::<Value>(&line).unwrap())
-                    .is_err()
-                {
-                    break;
-                }
-            }
-        });
-        Watch { child, lines }
+        Watch(WatchJson::start(
+            ws,
+            &["--debounce-ms", &DEBOUNCE_MS.to_string()],
+        ))
     }
 
     /// Lines up to and including the next summary, or a panic after `within`.
@@ -55,7 +28,7 @@ impl Watch {
         let mut got = Vec::new();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
+            match self.0.lines.recv_timeout(left) {
                 Ok(v) => {
                     let end = v["type"] == "summary";
                     got.push(v);

@@ -1209,26 +1209,28 @@ mod binding_tests {
                 .evaluate(&p, c.as_object(), i.as_object())
                 .map(|f| f.message)
         };
-        assert_eq!(
-            msg("context.order.missing > 0").as_deref(),
-            Some("rule 1 (R) could not be evaluated: No such key: missing; fails closed")
-        );
-        assert_eq!(
-            msg("has(context.nope) || context.nope.x > 0").as_deref(),
-            Some("rule 1 (R) could not be evaluated: No such key: nope; fails closed")
-        );
-        assert_eq!(
-            msg("has(context.order) && has(proposal.nested.a.b.c)"),
-            None
-        );
-        assert_eq!(
-            msg("context").as_deref(),
-            Some("rule 1 (R) gave a map with 3 entries, not a boolean; fails closed")
-        );
-        assert_eq!(
-            msg("proposal.big").as_deref(),
-            Some("rule 1 (R) gave an int 18446744073709551615, not a boolean; fails closed")
-        );
+        let cases = [
+            (
+                "context.order.missing > 0",
+                Some("rule 1 (R) could not be evaluated: No such key: missing; fails closed"),
+            ),
+            (
+                "has(context.nope) || context.nope.x > 0",
+                Some("rule 1 (R) could not be evaluated: No such key: nope; fails closed"),
+            ),
+            ("has(context.order) && has(proposal.nested.a.b.c)", None),
+            (
+                "context",
+                Some("rule 1 (R) gave a map with 3 entries, not a boolean; fails closed"),
+            ),
+            (
+                "proposal.big",
+                Some("rule 1 (R) gave an int 18446744073709551615, not a boolean; fails closed"),
+            ),
+        ];
+        for (rule, want) in cases {
+            assert_eq!(msg(rule).as_deref(), want, "{rule}");
+        }
     }
 }
 

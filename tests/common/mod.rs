@@ -2,6 +2,8 @@
 
 #[allow(dead_code)] // only the hostile-input tests use it
 pub mod run;
+#[allow(dead_code)] // only the watch and engine tests use it
+pub mod watch;
 
 use std::path::Path;
 

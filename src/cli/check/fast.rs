@@ -287,20 +287,29 @@ mod tests {
         }
     }
 
+    /// The pass model of log `rel` for the jsonl sink (`quiet`: `-q`).
+    fn jsonl_model(
+        rel: &str,
+        verdict: &dyn Fn(String, Vec<Finding>) -> Verdict,
+        quiet: bool,
+    ) -> Arc<PassModel> {
+        let (_, mut render) = renderers().remove(3);
+        render.quiet = quiet;
+        Arc::new(PassModel::new(
+            rel,
+            Arc::from(rel),
+            verdict,
+            Some(&render),
+            [1, 2],
+        ))
+    }
+
     #[test]
     fn quiet_runs_count_lines_without_rendering_them() {
         let verdict = |source: String, errors: Vec<Finding>| {
             Verdict::from_errors(source.clone(), source, None, errors)
         };
-        let (_, mut render) = renderers().remove(3);
-        render.quiet = true;
-        let model = Arc::new(PassModel::new(
-            "l.jsonl",
-            Arc::from("l.jsonl"),
-            &verdict,
-            Some(&render),
-            [1, 2],
-        ));
+        let model = jsonl_model("l.jsonl", &verdict, true);
         let mut run = Passes::new(&model, 64);
         run.push(3);
         run.push(4);
@@ -338,14 +347,7 @@ mod tests {
             errors: &errors,
             verdict: &verdict,
         };
-        let (_, render) = renderers().remove(3);
-        let model = Arc::new(PassModel::new(
-            "alt.jsonl",
-            Arc::from("alt.jsonl"),
-            &verdict,
-            Some(&render),
-            [1, 2],
-        ));
+        let model = jsonl_model("alt.jsonl", &verdict, false);
         let item = |verdict: Verdict, line: usize| Item {
             verdict,
             path: Arc::from("alt.jsonl"),
