@@ -216,3 +216,30 @@ fn deleting_a_jsonl_line_removes_that_capture_and_flips_nothing() {
     assert_eq!(moved.len(), lines.len() - 3, "{moved:?}");
     assert_eq!(batch.last().unwrap()["data"]["captures"], 24);
 }
+
+#[test]
+fn an_edit_that_only_changes_whether_expect_is_met_is_a_flip() {
+    // the verdict stays ready; only the capture's `expect` changes, so it now misses it:
+    // the TUI and `review` call that a flip (newly failing), and so must `watch --json`
+    let (_tmp, ws, w) = started();
+    let file = ws.join("captures/valid-proposal.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let edited = text.replace(
+        r#""expect": {"stage": "ready", "decision": "ready-for-commit", "reason": null}"#,
+        r#""expect": {"stage": "schema"}"#,
+    );
+    assert_ne!(text, edited);
+    std::fs::write(&file, edited).unwrap();
+    let batch = w.batch(Duration::from_secs(20));
+    let v = batch
+        .iter()
+        .find(|l| l["data"]["id"] == "valid-proposal")
+        .unwrap_or_else(|| panic!("{batch:?}"));
+    assert_eq!(v["data"]["stage"], "ready");
+    assert_eq!(v["data"]["expect"]["met"], false);
+    assert_eq!(
+        v["flipped_from"],
+        serde_json::json!({"stage": "ready", "decision": "ready-for-commit", "reason": null})
+    );
+    assert_eq!(batch.last().unwrap()["data"]["passed"], 24, "{batch:?}");
+}

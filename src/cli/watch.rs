@@ -10,7 +10,9 @@
 //! ```
 //!
 //! `cause` is the changed file (workspace-relative) that led to the line, `null` for the
-//! first pass; `flipped_from` is set when the stage, decision or reason changed. `ts_ms` is
+//! first pass; `flipped_from` (the previous stage, decision and reason) is set when the
+//! outcome flipped ([`Outcome::flip_from`](crate::core::outcome::Outcome::flip_from): the
+//! stage, decision or reason changed, or whether the capture passes). `ts_ms` is
 //! the Unix time in milliseconds when the line was written. A batch's lines are flushed
 //! together with its summary line (one write for a first pass of 100,000 verdicts).
 
@@ -61,20 +63,14 @@ pub fn write_change(out: &mut dyn Write, ch: &Change, causes: &[String]) -> std:
         Change::Updated {
             evaluation,
             previous,
+            flip,
             ..
         } => {
             let verdict = &evaluation.verdict;
-            let flipped = previous
-                .as_ref()
-                .filter(|p| {
-                    p.stage != verdict.stage
-                        || p.decision != verdict.decision
-                        || p.reason != verdict.reason
-                })
-                .map_or(
-                    Value::Null,
-                    |p| json!({"stage": p.stage, "decision": p.decision, "reason": p.reason}),
-                );
+            let flipped = previous.as_ref().filter(|_| flip.is_some()).map_or(
+                Value::Null,
+                |p| json!({"stage": p.stage, "decision": p.decision, "reason": p.reason}),
+            );
             let line = VerdictLine {
                 cause: crate::engine::session::cause_of(verdict, causes),
                 data: verdict,

@@ -18,6 +18,7 @@ pub mod contract;
 pub mod feedback;
 pub mod hint;
 pub mod lint;
+pub mod outcome;
 pub mod pipeline;
 pub mod review;
 pub mod rules;

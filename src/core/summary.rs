@@ -79,7 +79,7 @@ impl Summary {
             }
             None => self.ready_without_expect += of(stage == Stage::Ready),
         }
-        if expect.unwrap_or(stage == Stage::Ready) {
+        if crate::core::outcome::passes(stage, expect) {
             self.passed += n;
         } else {
             self.failed += n;

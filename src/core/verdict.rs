@@ -118,57 +118,64 @@ impl fmt::Display for Decision {
 #[serde(transparent)]
 pub struct Reason(pub std::borrow::Cow<'static, str>);
 
+/// Declares every built-in reason once: its doc, its stage and its default decision
+/// (the tables of `docs/reasons.md`). Generates the associated constants, [`Reason::BUILT_IN`]
+/// and the lookup behind [`Reason::builtin_stage`] and [`Reason::default_decision`].
 macro_rules! reasons {
-    ($($(#[$doc:meta])* $name:ident,)*) => {
+    ($($(#[$doc:meta])* $name:ident => $stage:ident, $decision:ident;)*) => {
         impl Reason {
             $($(#[$doc])* pub const $name: Reason = Reason(std::borrow::Cow::Borrowed(stringify!($name)));)*
             /// Every built-in reason code.
             pub const BUILT_IN: &'static [Reason] = &[$(Reason::$name,)*];
+            /// Every built-in reason code with its stage and default decision, in declaration order.
+            const TABLE: &'static [(&'static str, Stage, Decision)] =
+                &[$((stringify!($name), Stage::$stage, Decision::$decision),)*];
         }
     };
 }
 
 reasons! {
     /// input: the capture record is not JSON or breaks the record table (DESIGN 3).
-    INVALID_CAPTURE,
+    INVALID_CAPTURE => Input, Reject;
     /// input: the capture names a contract the workspace does not have.
-    UNKNOWN_CONTRACT,
+    UNKNOWN_CONTRACT => Input, Reject;
     /// input: the contract's schema or rules file is broken.
-    CONTRACT_ERROR,
+    CONTRACT_ERROR => Input, Reject;
     /// response: the model declined.
-    REFUSAL,
+    REFUSAL => Response, Reject;
     /// response: a provider filter stopped the output.
-    CONTENT_FILTERED,
+    CONTENT_FILTERED => Response, Reject;
     /// response: the output hit the token limit.
-    TRUNCATED_OUTPUT,
+    TRUNCATED_OUTPUT => Response, Retry;
     /// response: the provider says the tool call itself was malformed.
-    MALFORMED_TOOL_CALL,
+    MALFORMED_TOOL_CALL => Response, Regenerate;
     /// response: any other unfinished state.
-    INCOMPLETE,
-    /// response: an error body or a failed response.
-    REQUEST_ERROR,
+    INCOMPLETE => Response, Retry;
+    /// response: an error body or a failed response. Defaults to `reject`; the response
+    /// adapter sets `retry` on the finding when the error is transient.
+    REQUEST_ERROR => Response, Reject;
     /// response: completed, but empty or whitespace-only output.
-    NO_OUTPUT,
+    NO_OUTPUT => Response, Regenerate;
     /// parse: not JSON (line:column).
-    INVALID_JSON,
+    INVALID_JSON => Parse, Regenerate;
     /// parse: the text ends in the middle of a value.
-    TRUNCATED_JSON,
+    TRUNCATED_JSON => Parse, Regenerate;
     /// parse: an object repeats a key (pointer).
-    DUPLICATE_KEY,
+    DUPLICATE_KEY => Parse, Regenerate;
     /// parse: NaN, Infinity, or a number outside the IEEE 754 double range.
-    NON_STANDARD_NUMBER,
+    NON_STANDARD_NUMBER => Parse, Regenerate;
     /// parse: anything after one complete value.
-    TRAILING_CONTENT,
+    TRAILING_CONTENT => Parse, Regenerate;
     /// parse: the text does not start with a value but holds one inside a fence or prose.
-    FENCED_JSON,
+    FENCED_JSON => Parse, Regenerate;
     /// parse: nesting deeper than the parser's limit.
-    TOO_DEEP,
+    TOO_DEEP => Parse, Regenerate;
     /// schema: a JSON Schema keyword failed.
-    SCHEMA_MISMATCH,
+    SCHEMA_MISMATCH => Schema, Regenerate;
     /// business: the proposal differs from the confirmed intent.
-    INTENT_MISMATCH,
+    INTENT_MISMATCH => Business, Recheck;
     /// business: a rule could not be evaluated (fails closed).
-    RULE_ERROR,
+    RULE_ERROR => Business, Reject;
 }
 
 impl Reason {
@@ -186,49 +193,23 @@ impl Reason {
         &self.0
     }
 
-    /// The stage a built-in reason belongs to; `None` for a rule's own code (business).
-    pub fn builtin_stage(&self) -> Option<Stage> {
-        Some(match self.as_str() {
-            "INVALID_CAPTURE" | "UNKNOWN_CONTRACT" | "CONTRACT_ERROR" => Stage::Input,
-            "REFUSAL"
-            | "CONTENT_FILTERED"
-            | "TRUNCATED_OUTPUT"
-            | "MALFORMED_TOOL_CALL"
-            | "INCOMPLETE"
-            | "REQUEST_ERROR"
-            | "NO_OUTPUT" => Stage::Response,
-            "INVALID_JSON"
-            | "TRUNCATED_JSON"
-            | "DUPLICATE_KEY"
-            | "NON_STANDARD_NUMBER"
-            | "TRAILING_CONTENT"
-            | "FENCED_JSON"
-            | "TOO_DEEP" => Stage::Parse,
-            "SCHEMA_MISMATCH" => Stage::Schema,
-            "INTENT_MISMATCH" | "RULE_ERROR" => Stage::Business,
-            _ => return None,
-        })
+    fn built_in(&self) -> Option<&'static (&'static str, Stage, Decision)> {
+        Reason::TABLE
+            .iter()
+            .find(|(name, _, _)| *name == self.as_str())
     }
 
-    /// The default decision of a reason (DESIGN 5). `REQUEST_ERROR` defaults to `reject`;
-    /// the response adapter sets `retry` on the finding when the error is transient.
+    /// The stage a built-in reason belongs to; `None` for a rule's own code (business).
+    pub fn builtin_stage(&self) -> Option<Stage> {
+        self.built_in().map(|&(_, stage, _)| stage)
+    }
+
+    /// The default decision of a reason (`docs/reasons.md`). `REQUEST_ERROR` defaults to
+    /// `reject`; the response adapter sets `retry` on the finding when the error is transient.
     /// A rule's own code defaults to `reject` unless its rule says otherwise.
     pub fn default_decision(&self) -> Decision {
-        match self.as_str() {
-            "TRUNCATED_OUTPUT" | "INCOMPLETE" => Decision::Retry,
-            "MALFORMED_TOOL_CALL"
-            | "NO_OUTPUT"
-            | "INVALID_JSON"
-            | "TRUNCATED_JSON"
-            | "DUPLICATE_KEY"
-            | "NON_STANDARD_NUMBER"
-            | "TRAILING_CONTENT"
-            | "FENCED_JSON"
-            | "TOO_DEEP"
-            | "SCHEMA_MISMATCH" => Decision::Regenerate,
-            "INTENT_MISMATCH" => Decision::Recheck,
-            _ => Decision::Reject,
-        }
+        self.built_in()
+            .map_or(Decision::Reject, |&(_, _, decision)| decision)
     }
 }
 
@@ -512,9 +493,11 @@ impl Verdict {
     /// Whether the capture counts as passing a `check` run: it meets its `expect`, or it has
     /// none and is ready.
     pub fn passes(&self) -> bool {
-        match &self.expect {
-            Some(e) => e.met,
-            None => self.is_ready(),
-        }
+        crate::core::outcome::passes(self.stage, self.expect.as_ref().map(|e| e.met))
+    }
+
+    /// Its [`Outcome`](crate::core::outcome::Outcome): stage, decision, reason, `expect` met.
+    pub fn outcome(&self) -> crate::core::outcome::Outcome {
+        crate::core::outcome::Outcome::of(self)
     }
 }

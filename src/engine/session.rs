@@ -19,8 +19,8 @@
 //! read and validated in chunks, one chunk of records in memory at a time.
 
 use crate::core::capture;
+use crate::core::outcome::{FlipKind, Outcome};
 use crate::core::pipeline::Evaluation;
-use crate::core::review::Outcome;
 use crate::core::summary::Summary;
 use crate::core::verdict::{Decision, Reason, Stage, Verdict};
 use crate::core::workspace::{Workspace, WorkspaceError};
@@ -43,6 +43,9 @@ pub enum Change {
         evaluation: Box<Evaluation>,
         /// The outcome it had before (`None` when new).
         previous: Option<Outcome>,
+        /// How its outcome changed from `previous` ([`Outcome::flip_from`]); `None` when it
+        /// is new or only its findings' details changed.
+        flip: Option<FlipKind>,
         /// Where the record is.
         loc: Locator,
     },
@@ -57,25 +60,12 @@ pub enum Change {
     },
 }
 
-/// What a session remembers of a verdict's outcome (interned: few distinct values).
+/// What a session remembers of a verdict: its outcome and contract (interned: few
+/// distinct values).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Kind {
-    stage: Stage,
-    decision: Decision,
-    reason: Option<Reason>,
+    outcome: Outcome,
     contract: Option<String>,
-    expect: Option<bool>,
-}
-
-impl Kind {
-    fn outcome(&self) -> Outcome {
-        Outcome {
-            stage: self.stage,
-            reason: self.reason.clone(),
-            decision: self.decision,
-            passes: self.expect.unwrap_or(self.stage == Stage::Ready),
-        }
-    }
 }
 
 /// A verdict's outcome, borrowed (what [`Kinds`] interns).
@@ -122,11 +112,11 @@ impl Kinds {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         v.hash(&mut h);
         let same = |k: &Kind| {
-            k.stage == v.stage
-                && k.decision == v.decision
-                && k.reason.as_ref() == v.reason
+            k.outcome.stage == v.stage
+                && k.outcome.decision == v.decision
+                && k.outcome.reason.as_ref() == v.reason
                 && k.contract.as_deref() == v.contract
-                && k.expect == v.expect
+                && k.outcome.expect_met == v.expect
         };
         let ids = self.by_hash.entry(h.finish()).or_default();
         if let Some(&i) = ids.iter().find(|&&i| same(&self.list[i as usize])) {
@@ -134,11 +124,13 @@ impl Kinds {
         }
         let i = self.list.len() as u32;
         self.list.push(Kind {
-            stage: v.stage,
-            decision: v.decision,
-            reason: v.reason.cloned(),
+            outcome: Outcome {
+                stage: v.stage,
+                decision: v.decision,
+                reason: v.reason.cloned(),
+                expect_met: v.expect,
+            },
             contract: v.contract.map(str::to_string),
-            expect: v.expect,
         });
         ids.push(i);
         i
@@ -354,7 +346,7 @@ impl Session {
         for f in self.files.values() {
             for b in &f.briefs {
                 let k = &self.kinds.list[b.kind as usize];
-                s.add_outcome(k.stage, k.decision, k.expect);
+                s.add_outcome(k.outcome.stage, k.outcome.decision, k.outcome.expect_met);
             }
         }
         s
@@ -581,8 +573,13 @@ impl Session {
                     if prev.is_some_and(|p| p.hash == hash) {
                         continue;
                     }
+                    let previous = prev.map(|p| kinds.list[p.kind as usize].outcome.clone());
+                    let flip = previous
+                        .as_ref()
+                        .and_then(|p| kinds.list[kind as usize].outcome.flip_from(p));
                     each(Change::Updated {
-                        previous: prev.map(|p| kinds.list[p.kind as usize].outcome()),
+                        previous,
+                        flip,
                         evaluation: Box::new(ev),
                         loc,
                     });

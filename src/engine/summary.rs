@@ -7,6 +7,7 @@
 //! first) and asks for the full evaluation of the one capture it shows.
 
 use crate::core::capture::{self, RawRecord};
+use crate::core::outcome::Outcome;
 use crate::core::pipeline::Evaluation;
 use crate::core::verdict::{Decision, Reason, Stage, Verdict};
 use crate::core::workspace::Workspace;
@@ -116,7 +117,17 @@ impl CaptureSummary {
 
     /// Whether `check` counts it as passing (its `expect` met, or none and ready).
     pub fn passes(&self) -> bool {
-        self.expect.unwrap_or(self.stage == Stage::Ready)
+        crate::core::outcome::passes(self.stage, self.expect)
+    }
+
+    /// Its outcome (stage, decision, reason, `expect` met).
+    pub fn outcome(&self) -> Outcome {
+        Outcome {
+            stage: self.stage,
+            decision: self.decision,
+            reason: self.reason.clone(),
+            expect_met: self.expect,
+        }
     }
 }
 

@@ -16,8 +16,8 @@
 //! newest wins, so holding a key does not queue thousands) and are served first, also
 //! between the batches of a running full run.
 
+use crate::core::outcome::{FlipKind, Outcome};
 use crate::core::pipeline::Evaluation;
-use crate::core::review::Outcome;
 use crate::core::workspace::Workspace;
 use crate::engine::session::{Change, Session, cause_for, cause_of};
 use crate::engine::summary::{
@@ -99,6 +99,9 @@ pub struct Updated {
     pub summary: CaptureSummary,
     /// The outcome it replaced (`None` when the capture is new).
     pub previous: Option<Outcome>,
+    /// How the outcome changed from `previous`, as the session decided it
+    /// ([`Outcome::flip_from`]); `None` when new or not a flip.
+    pub flip: Option<FlipKind>,
     /// The changed file (workspace-relative) that caused it.
     pub cause: Option<String>,
     /// The full fresh evaluation, for the capture last asked for with [`Job::Load`] (the
@@ -109,9 +112,13 @@ pub struct Updated {
 impl Updated {
     /// An update carrying a full evaluation (its location taken from its source).
     pub fn of(evaluation: Evaluation, previous: Option<Outcome>, cause: Option<String>) -> Updated {
+        let flip = previous
+            .as_ref()
+            .and_then(|p| evaluation.verdict.outcome().flip_from(p));
         Updated {
             summary: CaptureSummary::of_evaluation(&evaluation),
             previous,
+            flip,
             cause,
             evaluation: Some(Box::new(evaluation)),
         }
@@ -424,6 +431,7 @@ fn apply(
         Change::Updated {
             evaluation,
             previous,
+            flip,
             loc,
         } => {
             let cause = cause_of(&evaluation.verdict, &causes).cloned();
@@ -432,6 +440,7 @@ fn apply(
             updated.push(Updated {
                 summary,
                 previous,
+                flip,
                 cause,
                 evaluation: full,
             });

@@ -175,9 +175,9 @@ impl Kind {
     pub fn outcome(&self) -> Outcome {
         Outcome {
             stage: self.stage,
-            reason: self.reason.clone(),
             decision: self.decision,
-            passes: self.expect.unwrap_or(self.stage == Stage::Ready),
+            reason: self.reason.clone(),
+            expect_met: self.expect,
         }
     }
 

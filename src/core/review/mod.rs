@@ -10,78 +10,17 @@ pub mod diff;
 
 use crate::core::contract::Contracts;
 use crate::core::lint::declared_dialect;
-use crate::core::verdict::{Decision, Finding, Reason, Stage, Verdict};
+use crate::core::verdict::{Finding, Verdict};
 use crate::core::workspace::Workspace;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeSet;
 
 pub use diff::SchemaChange;
 
-/// How a capture's verdict changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FlipKind {
-    /// Passed under the old contracts, fails under the new ones.
-    NewlyFailing,
-    /// Failed under the old contracts, passes under the new ones.
-    NewlyPassing,
-    /// Same pass/fail outcome, another stage, reason or decision.
-    Changed,
-}
-
-impl FlipKind {
-    /// Every kind, in report order.
-    pub const ALL: [FlipKind; 3] = [
-        FlipKind::NewlyFailing,
-        FlipKind::NewlyPassing,
-        FlipKind::Changed,
-    ];
-
-    /// `newly failing`, `newly passing`, `changed`.
-    pub fn title(self) -> &'static str {
-        match self {
-            FlipKind::NewlyFailing => "newly failing",
-            FlipKind::NewlyPassing => "newly passing",
-            FlipKind::Changed => "changed",
-        }
-    }
-}
-
-/// A verdict's outcome on one side.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Outcome {
-    /// The stage.
-    pub stage: Stage,
-    /// The reason, `None` when ready.
-    pub reason: Option<Reason>,
-    /// The decision.
-    pub decision: Decision,
-    /// Whether `check` would count it as passing.
-    pub passes: bool,
-}
-
-impl Outcome {
-    /// The outcome of a verdict.
-    pub fn of(v: &Verdict) -> Outcome {
-        Outcome {
-            stage: v.stage,
-            reason: v.reason.clone(),
-            decision: v.decision,
-            passes: v.passes(),
-        }
-    }
-
-    /// `schema/SCHEMA_MISMATCH`, or `ready`.
-    pub fn label(&self) -> String {
-        match &self.reason {
-            Some(r) => format!("{}/{r}", self.stage),
-            None => self.stage.to_string(),
-        }
-    }
-}
+pub use crate::core::outcome::{FlipKind, Outcome};
 
 /// One capture whose verdict changed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Flip {
     /// The capture id.
     pub id: String,
@@ -101,7 +40,7 @@ pub struct Flip {
 }
 
 /// The whole review.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Review {
     /// What the old side is (`HEAD`, or the old schemas folder).
     pub base: String,
@@ -148,29 +87,12 @@ pub fn summarize(old: &Contracts, new: &Contracts, ws: &Workspace) -> Vec<Schema
     out
 }
 
-/// How an outcome changed, or `None` when the stage, reason, decision and pass/fail are
-/// the same (what [`flip`] decides on).
-pub fn flip_kind(o: &Outcome, n: &Outcome) -> Option<FlipKind> {
-    if o.stage == n.stage
-        && o.reason == n.reason
-        && o.decision == n.decision
-        && o.passes == n.passes
-    {
-        return None;
-    }
-    Some(match (o.passes, n.passes) {
-        (true, false) => FlipKind::NewlyFailing,
-        (false, true) => FlipKind::NewlyPassing,
-        _ => FlipKind::Changed,
-    })
-}
-
 /// How a capture's verdict changed between `old` and `new` (the same record validated
 /// twice), or `None` when the stage, reason, decision and pass/fail are unchanged. Shared
 /// by `verdict review` and the live TUI.
 pub fn flip(old: &Verdict, new: &Verdict) -> Option<Flip> {
     let (o, n) = (Outcome::of(old), Outcome::of(new));
-    let kind = flip_kind(&o, &n)?;
+    let kind = n.flip_from(&o)?;
     let cause = if n.reason.is_some() {
         new.errors.first().cloned()
     } else {
