@@ -1,14 +1,16 @@
 //! "Did you mean" hints for misspelt keys and names.
 
 /// The candidate closest to `word` by Jaro-Winkler similarity, if it is close enough (≥ 0.8)
-/// to be a plausible typo (`intnet` → `intent`, `minimun` → `minimum`).
+/// to be a plausible typo (`intnet` → `intent`, `minimun` → `minimum`); ASCII case is
+/// ignored (`Anthropic` → `anthropic`). The one "did you mean" of the project.
 pub fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    let word = word.to_ascii_lowercase();
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .map(|c| (strsim::jaro_winkler(&word, &c.to_ascii_lowercase()), c))
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)

@@ -104,6 +104,18 @@ impl Decision {
     pub fn parse(s: &str) -> Option<Decision> {
         Decision::ALL.into_iter().find(|d| d.as_str() == s)
     }
+
+    /// The one-character mark every front end shows beside a verdict: `✓` ready, `↻` retry,
+    /// `✗` regenerate, `?` recheck, `⊘` reject.
+    pub fn glyph(self) -> &'static str {
+        match self {
+            Decision::ReadyForCommit => "✓",
+            Decision::Retry => "↻",
+            Decision::Regenerate => "✗",
+            Decision::Recheck => "?",
+            Decision::Reject => "⊘",
+        }
+    }
 }
 
 impl fmt::Display for Decision {

@@ -8,15 +8,9 @@ use crate::core::verdict::{Decision, Stage, Verdict};
 use crate::report::{Item, Renderer, ReportOptions, Sink, expect_mismatch};
 use std::io::{self, Seek, Write};
 
-/// The glyph of a decision, as the TUI shows it too.
+/// The glyph of a decision ([`Decision::glyph`]); kept until the TUI calls core directly.
 pub fn glyph(d: Decision) -> &'static str {
-    match d {
-        Decision::ReadyForCommit => "✓",
-        Decision::Retry => "↻",
-        Decision::Regenerate => "✗",
-        Decision::Recheck => "?",
-        Decision::Reject => "⊘",
-    }
+    d.glyph()
 }
 
 #[derive(Clone, Copy)]
@@ -218,7 +212,7 @@ fn write_verdict(out: &mut dyn Write, p: &Paint, it: &Item) -> io::Result<()> {
     writeln!(
         out,
         "  {} {}{}  {}  {}{}",
-        p.decision(v.decision, glyph(v.decision)),
+        p.decision(v.decision, v.decision.glyph()),
         p.decision(v.decision, &reason),
         escape_control(&v.id),
         p.decision(v.decision, v.decision.as_str()),

@@ -111,7 +111,7 @@ pub fn adapt_response(response: &Value, provider: Option<&str>, tool: Option<&st
                     quote(name),
                     PROVIDERS.join(", ")
                 ));
-                if let Some(best) = did_you_mean(name, &PROVIDERS) {
+                if let Some(best) = did_you_mean(name, PROVIDERS.iter().copied()) {
                     f = f.with_hint(format!("did you mean `{best}`?"));
                 }
                 return unknown(f);
@@ -430,7 +430,7 @@ pub(crate) fn select<'a>(
                         ));
                         let names: Vec<&str> =
                             calls.iter().filter_map(|c| c.name.as_deref()).collect();
-                        if let Some(best) = did_you_mean(t, &names) {
+                        if let Some(best) = did_you_mean(t, names.iter().copied()) {
                             f = f.with_hint(format!("did you mean `{best}`?"));
                         }
                         Err(f)
@@ -490,16 +490,7 @@ pub(crate) fn proposal(
     }
 }
 
-/// The closest candidate to a mistyped name, if one is close enough for a hint.
-pub(crate) fn did_you_mean<'a>(input: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let lower = input.to_ascii_lowercase();
-    candidates
-        .iter()
-        .map(|c| (*c, strsim::jaro_winkler(&lower, &c.to_ascii_lowercase())))
-        .filter(|(_, score)| *score >= 0.8)
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(c, _)| c)
-}
+pub(crate) use crate::core::hint::did_you_mean;
 
 #[cfg(test)]
 pub(crate) mod test_support {

@@ -103,7 +103,7 @@ fn run(output: &Value, status: &str, detail: Option<&str>) -> Result<Proposal, F
                 quote(other),
                 STATUSES.join(", ")
             ));
-            if let Some(best) = did_you_mean(other, &STATUSES) {
+            if let Some(best) = did_you_mean(other, STATUSES.iter().copied()) {
                 f = f.with_hint(format!("did you mean `{best}`?"));
             }
             Err(f)
