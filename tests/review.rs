@@ -147,7 +147,7 @@ fn tighten_a_bound() {
         flips,
         [flip(
             "small",
-            "newly-failing",
+            "now-failing",
             "ready",
             "schema/SCHEMA_MISMATCH"
         )]
@@ -174,7 +174,7 @@ fn drop_an_enum_value() {
         flips,
         [flip(
             "usd",
-            "newly-failing",
+            "now-failing",
             "ready",
             "schema/SCHEMA_MISMATCH"
         )]
@@ -200,9 +200,9 @@ fn add_a_required_property() {
     assert_eq!(
         flips,
         [
-            flip("small", "newly-failing", "ready", "schema/SCHEMA_MISMATCH"),
-            flip("big", "newly-failing", "ready", "schema/SCHEMA_MISMATCH"),
-            flip("usd", "newly-failing", "ready", "schema/SCHEMA_MISMATCH"),
+            flip("small", "now-failing", "ready", "schema/SCHEMA_MISMATCH"),
+            flip("big", "now-failing", "ready", "schema/SCHEMA_MISMATCH"),
+            flip("usd", "now-failing", "ready", "schema/SCHEMA_MISMATCH"),
         ]
     );
     assert_eq!(
@@ -216,7 +216,7 @@ fn add_a_required_property() {
     // the cause names the missing property
     let o = review(r.path(), &[]);
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("newly failing (3):"), "{out}");
+    assert!(out.contains("now failing (3):"), "{out}");
     assert!(out.contains("\"note\" is a required property"), "{out}");
 }
 
@@ -232,7 +232,7 @@ fn loosen_a_type() {
         flips,
         [flip(
             "null-amount",
-            "newly-passing",
+            "now-passing",
             "schema/SCHEMA_MISMATCH",
             "ready"
         )]
@@ -267,7 +267,7 @@ fn old_schemas_folder_markdown_and_github() {
     let gh = String::from_utf8_lossy(&review(r.path(), &["-f", "github"]).stdout).to_string();
     assert!(
         gh.starts_with(
-            "::error file=captures/log.jsonl,line=1,title=newly failing::small newly failing"
+            "::error file=captures/log.jsonl,line=1,title=now failing::small now failing"
         ),
         "{gh}"
     );
@@ -283,7 +283,7 @@ fn old_schemas_folder_markdown_and_github() {
     let gh = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(
         gh.starts_with(&format!(
-            "::error file={name}/captures/log.jsonl,line=1,title=newly failing::small newly failing"
+            "::error file={name}/captures/log.jsonl,line=1,title=now failing::small now failing"
         )),
         "{gh}"
     );
@@ -311,4 +311,136 @@ fn cannot_run_is_exit_2() {
             .code(),
         Some(2)
     );
+}
+
+/// Appends capture lines with an `expect` to the repository's log and commits them.
+fn add_expecting_captures(dir: &Path) {
+    let log = dir.join("captures/log.jsonl");
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    for (id, out, expect) in [
+        (
+            "wants-schema",
+            r#"{"amount":50,"currency":"KRW"}"#,
+            json!({"stage": "schema"}),
+        ),
+        (
+            "wants-ready",
+            r#"{"amount":500,"currency":"KRW"}"#,
+            json!({"stage": "ready"}),
+        ),
+    ] {
+        text.push_str(&json!({"id": id, "output": out, "expect": expect}).to_string());
+        text.push('\n');
+    }
+    std::fs::write(&log, text).unwrap();
+    git(dir, &["commit", "-qam", "expecting captures"]);
+}
+
+#[test]
+fn groups_are_named_by_what_a_user_sees() {
+    let r = repo();
+    add_expecting_captures(r.path());
+    let mut s = base_schema();
+    s["properties"]["amount"]["minimum"] = json!(600);
+    write_schema(r.path(), &s);
+    let (code, flips, _) = outcome(r.path(), &[]);
+    assert_eq!(code, 1);
+    let m = "schema/SCHEMA_MISMATCH";
+    assert_eq!(
+        flips,
+        [
+            flip("small", "now-failing", "ready", m),
+            flip("big", "now-failing", "ready", m),
+            flip("usd", "now-failing", "ready", m),
+            flip("noted", "now-failing", "ready", m),
+            // it went from ready to failing, and it now meets its expect: not "now passing"
+            flip("wants-ready", "no-longer-meets-expect", "ready", m),
+            flip("wants-schema", "now-meets-expect", "ready", m),
+        ]
+    );
+    let human = String::from_utf8_lossy(&review(r.path(), &[]).stdout).to_string();
+    assert!(human.contains("now failing (4):"), "{human}");
+    assert!(human.contains("no longer meets expect (1):"), "{human}");
+    assert!(human.contains("now meets expect (1):"), "{human}");
+    assert!(
+        human.ends_with(
+            "4 now failing, 1 no longer meets expect, 0 now passing, 1 now meets expect, 0 changed of 7 captures (base HEAD)\n"
+        ),
+        "{human}"
+    );
+}
+
+#[test]
+fn a_meets_expect_flip_alone_exits_0() {
+    // only a capture that expects to fail starts failing: nothing a `check` run counts
+    // as failing got worse
+    let r = repo();
+    add_expecting_captures(r.path());
+    let mut s = base_schema();
+    s["properties"]["amount"]["minimum"] = json!(60);
+    write_schema(r.path(), &s);
+    let (code, flips, _) = outcome(r.path(), &[]);
+    assert_eq!(
+        flips,
+        [
+            flip("small", "now-failing", "ready", "schema/SCHEMA_MISMATCH"),
+            flip(
+                "wants-schema",
+                "now-meets-expect",
+                "ready",
+                "schema/SCHEMA_MISMATCH"
+            ),
+        ]
+    );
+    assert_eq!(code, 1, "small is now failing");
+    // the same edit with `small` gone: only the expected failure remains
+    let log = r.path().join("captures/log.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let kept: Vec<&str> = text.lines().filter(|l| !l.contains("\"small\"")).collect();
+    std::fs::write(&log, kept.join("\n") + "\n").unwrap();
+    let (code, flips, _) = outcome(r.path(), &[]);
+    assert_eq!(
+        (code, flips),
+        (
+            0,
+            vec![flip(
+                "wants-schema",
+                "now-meets-expect",
+                "ready",
+                "schema/SCHEMA_MISMATCH"
+            )]
+        )
+    );
+}
+
+#[test]
+fn another_error_within_the_same_reason_is_changed() {
+    // `null` fails `type` both times, with another message: the outcome is the same,
+    // the error a reviewer reads is not
+    let r = repo();
+    let mut s = base_schema();
+    s["properties"]["amount"]["type"] = json!("number");
+    write_schema(r.path(), &s);
+    let (code, flips, _) = outcome(r.path(), &[]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        flips,
+        [flip(
+            "null-amount",
+            "changed",
+            "schema/SCHEMA_MISMATCH",
+            "schema/SCHEMA_MISMATCH"
+        )]
+    );
+}
+
+#[test]
+fn outside_git_the_error_suggests_old_schemas() {
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(plain.path().join("schemas")).unwrap();
+    let o = review(plain.path(), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is not in a git repository"), "{err}");
+    assert!(err.contains("--old-schemas DIR"), "{err}");
 }

@@ -5,7 +5,7 @@
 
 use crate::cli::args::{ReviewArgs, ReviewFormat};
 use crate::core::contract::Contracts;
-use crate::core::review::{self, FlipKind};
+use crate::core::review;
 use crate::core::workspace::Workspace;
 use crate::report::review as printer;
 use std::io::Write;
@@ -31,6 +31,10 @@ pub enum ReviewError {
     Temp(PathBuf, std::io::Error),
 }
 
+/// What to do when the old side cannot come from git.
+const OUTSIDE_GIT: &str =
+    "; to review outside git, give the old schemas folder: `verdict review --old-schemas DIR`";
+
 fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>, ReviewError> {
     let fail = |message: String| ReviewError::Git {
         args: args.join(" "),
@@ -41,7 +45,7 @@ fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>, ReviewError> {
         .arg(root)
         .args(args)
         .output()
-        .map_err(|e| fail(e.to_string()))?;
+        .map_err(|e| fail(format!("cannot run git: {e}{OUTSIDE_GIT}")))?;
     if !out.status.success() {
         return Err(fail(
             String::from_utf8_lossy(&out.stderr).trim().to_string(),
@@ -72,12 +76,16 @@ pub fn contracts_at(ws: &Workspace, rev: &str) -> Result<Contracts, ReviewError>
             &format!("{rev}^{{commit}}"),
         ],
     )
-    .map_err(|_| ReviewError::Git {
-        args: format!("rev-parse {rev}"),
-        message: format!(
-            "unknown revision {rev:?} (or {} is not in a git repository)",
-            root.display()
-        ),
+    .map_err(|_| {
+        let in_repo = git(root, &["rev-parse", "--git-dir"]).is_ok();
+        ReviewError::Git {
+            args: format!("rev-parse {rev}"),
+            message: if in_repo {
+                format!("unknown revision {rev:?}")
+            } else {
+                format!("{} is not in a git repository{OUTSIDE_GIT}", root.display())
+            },
+        }
     })?;
     let schemas = ws.config.schemas.to_string_lossy().replace('\\', "/");
     let list = git(root, &["ls-tree", "-r", "--name-only", rev, "--", &schemas])?;
@@ -137,5 +145,5 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         ReviewFormat::Github => printer::github(out, &r, &root)?,
     }
     out.flush()?;
-    Ok(r.count(FlipKind::NewlyFailing) == 0)
+    Ok(!r.flips.iter().any(|f| f.kind.fails()))
 }

@@ -61,10 +61,13 @@ impl Outcome {
     }
 
     /// How this outcome differs from `old`, the same capture's previous outcome: `None`
-    /// when the stage, decision, reason and pass/fail are all the same. A change in whether
-    /// the capture meets its `expect` alone is a flip (`changed`, or newly passing/failing
-    /// when it decides pass/fail). The one flip rule of the session, the TUI, `watch --json`
-    /// and `review`.
+    /// when the stage, decision, reason and pass/fail are all the same. For a capture with
+    /// an `expect` on both sides, pass/fail is whether it meets it: `now meets expect` or
+    /// `no longer meets expect` (a capture that went from ready to SCHEMA_MISMATCH because
+    /// its `expect` says it should fail is not "now passing"); otherwise `now failing` or
+    /// `now passing` when pass/fail changed, else `changed`. A change in whether the capture
+    /// meets its `expect` alone is a flip. The one flip rule of the session, the TUI,
+    /// `watch --json` and `review`.
     pub fn flip_from(&self, old: &Outcome) -> Option<FlipKind> {
         let (was, is) = (old.passes(), self.passes());
         if old.stage == self.stage
@@ -74,7 +77,10 @@ impl Outcome {
         {
             return None;
         }
+        let expected = old.expect_met.is_some() && self.expect_met.is_some();
         Some(match (was, is) {
+            (true, false) if expected => FlipKind::NoLongerMeetsExpect,
+            (false, true) if expected => FlipKind::NowMeetsExpect,
             (true, false) => FlipKind::NewlyFailing,
             (false, true) => FlipKind::NewlyPassing,
             _ => FlipKind::Changed,
@@ -96,35 +102,52 @@ impl Serialize for Outcome {
     }
 }
 
-/// How a capture's outcome changed.
+/// How a capture's outcome changed, named by what a user sees (`docs/verdicts.md`).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum FlipKind {
-    /// Passed before, fails now.
+    /// `now-failing`: a capture without `expect` was ready and fails now.
+    #[serde(rename = "now-failing")]
     NewlyFailing,
-    /// Failed before, passes now.
+    /// `no-longer-meets-expect`: a capture met its `expect` and misses it now.
+    NoLongerMeetsExpect,
+    /// `now-passing`: a capture without `expect` failed and is ready now.
+    #[serde(rename = "now-passing")]
     NewlyPassing,
-    /// Same pass/fail outcome, another stage, reason or decision.
+    /// `now-meets-expect`: a capture missed its `expect` and meets it now.
+    NowMeetsExpect,
+    /// `changed`: the same pass/fail, another stage, reason or decision (and, in `review`,
+    /// another first error within the same reason).
     Changed,
 }
 
 impl FlipKind {
-    /// Every kind, in report order.
-    pub const ALL: [FlipKind; 3] = [
+    /// Every kind, in report order (what fails first).
+    pub const ALL: [FlipKind; 5] = [
         FlipKind::NewlyFailing,
+        FlipKind::NoLongerMeetsExpect,
         FlipKind::NewlyPassing,
+        FlipKind::NowMeetsExpect,
         FlipKind::Changed,
     ];
 
-    /// `newly failing`, `newly passing`, `changed`.
+    /// `now failing`, `no longer meets expect`, `now passing`, `now meets expect`, `changed`.
     pub fn title(self) -> &'static str {
         match self {
-            FlipKind::NewlyFailing => "newly failing",
-            FlipKind::NewlyPassing => "newly passing",
+            FlipKind::NewlyFailing => "now failing",
+            FlipKind::NoLongerMeetsExpect => "no longer meets expect",
+            FlipKind::NewlyPassing => "now passing",
+            FlipKind::NowMeetsExpect => "now meets expect",
             FlipKind::Changed => "changed",
         }
+    }
+
+    /// Whether the capture went from passing to failing a `check` run (`now failing`,
+    /// `no longer meets expect`): what makes `review` exit 1.
+    pub fn fails(self) -> bool {
+        matches!(self, FlipKind::NewlyFailing | FlipKind::NoLongerMeetsExpect)
     }
 }
 
@@ -165,8 +188,13 @@ mod tests {
         // only whether `expect` is met changes: a flip
         let met = o(Stage::Schema, Some(Reason::SCHEMA_MISMATCH), Some(true));
         let unmet = o(Stage::Schema, Some(Reason::SCHEMA_MISMATCH), Some(false));
-        assert_eq!(unmet.flip_from(&met), Some(FlipKind::NewlyFailing));
-        assert_eq!(met.flip_from(&unmet), Some(FlipKind::NewlyPassing));
+        assert_eq!(unmet.flip_from(&met), Some(FlipKind::NoLongerMeetsExpect));
+        assert_eq!(met.flip_from(&unmet), Some(FlipKind::NowMeetsExpect));
+        // ready -> SCHEMA_MISMATCH that its expect asks for: it only now meets its expect
+        let ready_unmet = o(Stage::Ready, None, Some(false));
+        assert_eq!(met.flip_from(&ready_unmet), Some(FlipKind::NowMeetsExpect));
+        assert!(FlipKind::NoLongerMeetsExpect.fails() && FlipKind::NewlyFailing.fails());
+        assert!(!FlipKind::NowMeetsExpect.fails() && !FlipKind::Changed.fails());
         // an expect added that the verdict meets: same pass/fail, same outcome otherwise
         assert_eq!(
             o(Stage::Ready, None, Some(true)).flip_from(&ready),

@@ -5,13 +5,16 @@ use crate::core::text::escape_control;
 use crate::report::github::{data, property};
 use std::io::{self, Write};
 
-/// `3 newly failing, 1 newly passing, 0 changed of 25 captures (base HEAD)`.
+/// `3 now failing, 0 no longer meets expect, 1 now passing, 0 now meets expect, 0 changed
+/// of 25 captures (base HEAD)`.
 pub fn summary_line(r: &Review) -> String {
+    let counts: Vec<String> = FlipKind::ALL
+        .iter()
+        .map(|&k| format!("{} {}", r.count(k), k.title()))
+        .collect();
     format!(
-        "{} newly failing, {} newly passing, {} changed of {} captures (base {})",
-        r.count(FlipKind::NewlyFailing),
-        r.count(FlipKind::NewlyPassing),
-        r.count(FlipKind::Changed),
+        "{} of {} captures (base {})",
+        counts.join(", "),
         r.captures,
         r.base
     )
@@ -94,8 +97,10 @@ pub fn json(out: &mut dyn Write, r: &Review) -> io::Result<()> {
     let doc = serde_json::json!({
         "summary": {
             "base": r.base, "captures": r.captures,
-            "newly_failing": r.count(FlipKind::NewlyFailing),
-            "newly_passing": r.count(FlipKind::NewlyPassing),
+            "now_failing": r.count(FlipKind::NewlyFailing),
+            "no_longer_meets_expect": r.count(FlipKind::NoLongerMeetsExpect),
+            "now_passing": r.count(FlipKind::NewlyPassing),
+            "now_meets_expect": r.count(FlipKind::NowMeetsExpect),
             "changed": r.count(FlipKind::Changed),
         },
         "changes": r.changes,
@@ -155,17 +160,14 @@ pub fn markdown(out: &mut dyn Write, r: &Review) -> io::Result<()> {
     Ok(())
 }
 
-/// GitHub annotations: `::error` per newly failing capture, `::notice` for the others,
+/// GitHub annotations: `::error` per capture that now fails (`now failing`, `no longer
+/// meets expect`), `::notice` for the others,
 /// then a summary notice. Files are named as `check --format github` names them: the
 /// workspace path `root` joined with the capture file (relative to where verdict runs, which
 /// in CI is the repository root), so the annotations land on the file.
 pub fn github(out: &mut dyn Write, r: &Review, root: &std::path::Path) -> io::Result<()> {
     for f in &r.flips {
-        let cmd = if f.kind == FlipKind::NewlyFailing {
-            "error"
-        } else {
-            "notice"
-        };
+        let cmd = if f.kind.fails() { "error" } else { "notice" };
         let file = f
             .source
             .rsplit_once(':')

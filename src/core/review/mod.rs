@@ -88,11 +88,20 @@ pub fn summarize(old: &Contracts, new: &Contracts, ws: &Workspace) -> Vec<Schema
 }
 
 /// How a capture's verdict changed between `old` and `new` (the same record validated
-/// twice), or `None` when the stage, reason, decision and pass/fail are unchanged. Shared
-/// by `verdict review` and the live TUI.
+/// twice): its outcome's flip ([`Outcome::flip_from`]), or `changed` when the outcome is the
+/// same but the first error is another (pointer or message); `None` when neither changed.
 pub fn flip(old: &Verdict, new: &Verdict) -> Option<Flip> {
     let (o, n) = (Outcome::of(old), Outcome::of(new));
-    let kind = n.flip_from(&o)?;
+    let first = |v: &Verdict| {
+        v.errors
+            .first()
+            .map(|f| (f.pointer.clone(), f.message.clone()))
+    };
+    // the same outcome with another first error (another pointer or message within the
+    // same reason) is a change a schema reviewer wants to see
+    let kind = n
+        .flip_from(&o)
+        .or_else(|| (first(old) != first(new)).then_some(FlipKind::Changed))?;
     let cause = if n.reason.is_some() {
         new.errors.first().cloned()
     } else {
