@@ -1255,3 +1255,49 @@ fn validator_mode_names_the_format_assertion_flag_not_the_config_key() {
         "{w}"
     );
 }
+
+#[test]
+fn several_gemini_candidates_are_named_in_a_warning_on_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join("schemas")).unwrap();
+    std::fs::create_dir_all(ws.join("captures")).unwrap();
+    std::fs::write(ws.join("schemas/s.schema.json"), r#"{"type": "object"}"#).unwrap();
+    let candidate = serde_json::json!({"content": {"parts": [{"text": "{}"}], "role": "model"},
+                                       "finishReason": "STOP"});
+    let record =
+        serde_json::json!({"id": "two", "response": {"candidates": [candidate, candidate]}});
+    std::fs::write(ws.join("captures/two.json"), record.to_string()).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["check", "-f", "json"])
+        .arg(ws)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = &doc["verdicts"][0];
+    assert_eq!(v["stage"], "ready", "{v}");
+    let w: Vec<&serde_json::Value> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "CANDIDATES_IGNORED")
+        .collect();
+    assert_eq!(w.len(), 1, "{v}");
+    assert_eq!(w[0]["pointer"], "/candidates/1", "{v}");
+    assert_eq!(w[0]["severity"], "warning", "{v}");
+    assert!(v["response"].get("warnings").is_none(), "{v}");
+    assert_eq!(o.status.code(), Some(0));
+    // the human report prints it under the capture, not among the contract's lint findings
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["check", "--color", "never"])
+        .arg(ws)
+        .output()
+        .unwrap();
+    let human = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        human.contains(
+            "  ✓ two  ready-for-commit  captures/two.json\n      warning[CANDIDATES_IGNORED] /candidates/1  the response holds 2 candidates: candidates[0] is validated, candidates[1] is ignored"
+        ),
+        "{human}"
+    );
+}

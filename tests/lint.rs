@@ -434,3 +434,34 @@ fn a_rule_reading_a_misspelt_proposal_member_is_a_rules_unknown_field_warning() 
     assert_eq!(f["at"], serde_json::json!({"line": 3, "column": 1}));
     assert_eq!(f["hint"], "did you mean `amount_minor`?");
 }
+
+#[test]
+fn a_rules_unknown_field_warning_rides_on_the_verdicts_too() {
+    // lint findings ride on every verdict of the contract: the rules file's too
+    let ws = tree(&[
+        (
+            "schemas/c.schema.json",
+            r#"{"type": "object", "properties": {"amount_minor": {"type": "integer"}}, "required": ["amount_minor"], "additionalProperties": false}"#,
+        ),
+        (
+            "schemas/c.rules.toml",
+            "[[rule]]\nreason = \"R\"\nrule = \"!has(proposal.amount_minr)\"\nmessage = \"m\"\n",
+        ),
+        (
+            "captures/c1.json",
+            r#"{"id": "c1", "output": "{\"amount_minor\": 5}"}"#,
+        ),
+    ]);
+    let o = run(ws.path(), &["check", ".", "-f", "json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+    let v = &doc["verdicts"][0];
+    assert_eq!(v["stage"], "ready", "{v}");
+    let w: Vec<&Value> = v["warnings"].as_array().unwrap().iter().collect();
+    assert_eq!(w.len(), 1, "{v}");
+    assert_eq!(w[0]["code"], "RULES_UNKNOWN_FIELD");
+    assert_eq!(w[0]["file"], "schemas/c.rules.toml");
+    assert_eq!(w[0]["severity"], "warning");
+    assert_eq!(w[0]["at"], serde_json::json!({"line": 3, "column": 1}));
+    assert_eq!(o.status.code(), Some(0));
+}

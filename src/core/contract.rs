@@ -151,7 +151,7 @@ impl Contracts {
                     Err(a)
                 }
             };
-            let lint = match &l.parsed {
+            let mut lint = match &l.parsed {
                 Ok(schema) => lint::lint_schema(
                     &l.rel.to_string_lossy().replace('\\', "/"),
                     &l.text,
@@ -160,6 +160,11 @@ impl Contracts {
                 ),
                 Err(_) => Vec::new(),
             };
+            // a rule reading a proposal member the schema nearly names (`lint` says so too)
+            if let (Some(rules), Ok(schema)) = (&rules, &l.parsed) {
+                let file = shown(root, &schemas_dir.join(format!("{}.rules.toml", l.name)));
+                lint.extend(lint::rule_fields::lint_rule_fields(&file, rules, schema));
+            }
             let compiled = match compiled {
                 Ok(_)
                     if config.strict_schemas
@@ -198,6 +203,14 @@ impl Contracts {
     }
 }
 
+/// `path` relative to the workspace `root`, with `/` separators, as messages name files.
+fn shown(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
 /// Reads `NAME.rules.toml` beside the schema: the rule set, or its errors, and the text.
 fn load_rules(
     root: &Path,
@@ -205,11 +218,7 @@ fn load_rules(
     name: &str,
 ) -> (Option<RuleSet>, Option<Vec<Finding>>, String) {
     let path = schemas_dir.join(format!("{name}.rules.toml"));
-    let shown = path
-        .strip_prefix(root)
-        .unwrap_or(&path)
-        .to_string_lossy()
-        .replace('\\', "/");
+    let shown = shown(root, &path);
     match std::fs::read_to_string(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None, String::new()),
         Err(e) => (

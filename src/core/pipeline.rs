@@ -68,6 +68,9 @@ impl Workspace {
         if let Ok(c) = self.contract_for(&capture) {
             verdict.warnings = c.warnings();
         }
+        if let Some(info) = verdict.response.as_mut() {
+            verdict.warnings.append(&mut info.warnings);
+        }
         if let Some(x) = &capture.expect {
             verdict.apply_expect(x.clone());
         }

@@ -431,6 +431,10 @@ pub struct ResponseInfo {
     /// The tool call whose arguments are the proposal, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// What the adapter noticed but did not fail on (several Gemini candidates, of which
+    /// the first is the proposal). The pipeline moves them into [`Verdict::warnings`].
+    #[serde(skip)]
+    pub warnings: Vec<Warning>,
 }
 
 /// The verdict of one capture.

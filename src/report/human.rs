@@ -72,13 +72,16 @@ impl<W: Write> Human<W> {
 }
 
 impl<W: Write> Human<W> {
-    /// Keeps the contract's lint warnings (printed once at the end).
+    /// Keeps the contract's lint warnings (those naming a contract file; printed once at
+    /// the end). A capture's own warnings (no file) are printed with its verdict.
     fn note_warnings(&mut self, v: &Verdict) {
         if let Some(c) = &v.contract
-            && !v.warnings.is_empty()
+            && v.warnings.iter().any(|w| w.file.is_some())
             && !self.warnings.contains_key(c)
         {
-            self.warnings.insert(c.clone(), v.warnings.clone());
+            let of_contract = v.warnings.iter().filter(|w| w.file.is_some());
+            self.warnings
+                .insert(c.clone(), of_contract.cloned().collect());
         }
     }
 
@@ -221,6 +224,18 @@ fn write_verdict(out: &mut dyn Write, p: &Paint, it: &Item) -> io::Result<()> {
     )?;
     if let Some(m) = expect_mismatch(v) {
         writeln!(out, "      {}", p.wrap("31", &escape_control(&m)))?;
+    }
+    // the capture's own warnings (a contract's are summed up once at the end)
+    for w in v.warnings.iter().filter(|w| w.file.is_none()) {
+        let at = w.pointer.as_deref().map_or(String::new(), |ptr| {
+            format!("{}  ", p.bold(&escape_control(ptr)))
+        });
+        writeln!(
+            out,
+            "      {}{at}{}",
+            p.wrap("33", &format!("warning[{}] ", escape_control(&w.code))),
+            escape_control(&w.message)
+        )?;
     }
     for f in &v.errors {
         let mut line = String::new();

@@ -11,13 +11,14 @@
 //! `promptFeedback.blockReason` when the prompt itself was blocked (then there are no
 //! candidates); `usageMetadata`; `modelVersion`.
 //!
-//! Only the first candidate is read.
+//! Only the first candidate is read; a response with several (`candidateCount` > 1) gets a
+//! `CANDIDATES_IGNORED` warning naming the ones ignored.
 
 use super::{
     Adapted, GEMINI_FILTERS, Proposal, Provider, ToolCall, args_text_or_value, invalid_capture,
     non_null, note_tool, proposal, quote, response_finding, str_at,
 };
-use crate::core::verdict::{Finding, Reason, ResponseInfo};
+use crate::core::verdict::{Finding, Reason, ResponseInfo, Warning};
 use serde_json::Value;
 
 /// Adapts a `GenerateContentResponse` (also the one a stream of chunks assembles to).
@@ -27,6 +28,27 @@ pub(crate) fn adapt(resp: &Value, tool: Option<&str>) -> Adapted {
     info.usage = non_null(resp, "usageMetadata");
     let result = run(resp, tool, &mut info);
     Adapted { info, result }
+}
+
+/// The warning on a response of `n` > 1 candidates: `candidates[0]` is the proposal, the
+/// others are named as ignored.
+fn several_candidates(n: usize) -> Warning {
+    let ignored = if n == 2 {
+        "candidates[1] is ignored".to_string()
+    } else {
+        format!("candidates[1] to candidates[{}] are ignored", n - 1)
+    };
+    Warning {
+        code: "CANDIDATES_IGNORED".into(),
+        severity: Some("warning".into()),
+        file: None,
+        pointer: Some("/candidates/1".into()),
+        at: None,
+        message: format!(
+            "the response holds {n} candidates: candidates[0] is validated, {ignored} \
+             (request one candidate, or capture each candidate as its own record)"
+        ),
+    }
 }
 
 fn run(resp: &Value, tool: Option<&str>, info: &mut ResponseInfo) -> Result<Proposal, Finding> {
@@ -46,7 +68,12 @@ fn run(resp: &Value, tool: Option<&str>, info: &mut ResponseInfo) -> Result<Prop
     }
     let candidate = match resp.get("candidates") {
         None | Some(Value::Null) => None,
-        Some(Value::Array(c)) => c.first(),
+        Some(Value::Array(c)) => {
+            if c.len() > 1 {
+                info.warnings.push(several_candidates(c.len()));
+            }
+            c.first()
+        }
         Some(other) => {
             return Err(invalid_capture(format!(
                 "gemini `candidates` is {}: expected an array",
@@ -270,6 +297,36 @@ mod tests {
         );
         assert_eq!(a.info.stop_reason.as_deref(), Some("PROHIBITED_CONTENT"));
         assert_eq!(a.info.model.as_deref(), Some("gemini-1.5-flash-002"));
+    }
+
+    #[test]
+    fn several_candidates_validate_the_first_and_warn_of_the_rest() {
+        let mut r = response(json!([{"text": "{\"a\": 1}"}]), json!("STOP"));
+        let second = r["candidates"][0].clone();
+        r["candidates"].as_array_mut().unwrap().push(second.clone());
+        let a = adapt_response(&r, None, None);
+        assert!(a.result.is_ok(), "{:?}", a.result);
+        assert_eq!(a.info.warnings.len(), 1);
+        let w = &a.info.warnings[0];
+        assert_eq!(w.code, "CANDIDATES_IGNORED");
+        assert_eq!(w.pointer.as_deref(), Some("/candidates/1"));
+        assert_eq!(
+            w.message,
+            "the response holds 2 candidates: candidates[0] is validated, candidates[1] is ignored \
+             (request one candidate, or capture each candidate as its own record)"
+        );
+        r["candidates"].as_array_mut().unwrap().push(second);
+        let a = adapt_response(&r, None, None);
+        assert!(
+            a.info.warnings[0]
+                .message
+                .contains("holds 3 candidates: candidates[0] is validated, candidates[1] to candidates[2] are ignored"),
+            "{:?}",
+            a.info.warnings
+        );
+        // one candidate: no warning
+        let one = response(json!([{"text": "{}"}]), json!("STOP"));
+        assert!(adapt_response(&one, None, None).info.warnings.is_empty());
     }
 
     #[test]
