@@ -1301,3 +1301,67 @@ fn several_gemini_candidates_are_named_in_a_warning_on_the_verdict() {
         "{human}"
     );
 }
+
+#[test]
+fn feedback_quotes_the_value_as_the_model_wrote_it() {
+    // keys out of order and spread over lines: quoted in the model's order, on one line
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join("schemas")).unwrap();
+    std::fs::create_dir_all(ws.join("captures")).unwrap();
+    std::fs::write(
+        ws.join("schemas/s.schema.json"),
+        r#"{"type": "object", "properties": {"meta": {"type": "string"}}}"#,
+    )
+    .unwrap();
+    let output = "{\"meta\": {\"zeta\": 1,\n    \"alpha\": [2, 3]}}";
+    let record = serde_json::json!({"id": "m", "output": output});
+    std::fs::write(ws.join("captures/m.json"), record.to_string()).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["feedback", "m"])
+        .arg(ws)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(
+            "- at /meta: {\"alpha\":[2,3],\"zeta\":1} is not of type \"string\" (keyword `type` at /properties/meta/type); you wrote {\"zeta\": 1, \"alpha\": [2, 3]}\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn feedback_takes_a_capture_by_its_path_from_here() {
+    let run = |id: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+            .args(["feedback", "--format", "json", id, "samples/refund"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{id}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["id"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        run("samples/refund/captures/valid-proposal.json"),
+        "valid-proposal"
+    );
+    // the same capture by its workspace-relative source, and a log line by its path
+    assert_eq!(run("captures/valid-proposal.json"), "valid-proposal");
+    let line = std::fs::read_to_string("samples/refund/captures/cases.jsonl")
+        .unwrap()
+        .lines()
+        .position(|l| l.contains("\"amount-as-string\""))
+        .unwrap()
+        + 1;
+    assert_eq!(
+        run(&format!("samples/refund/captures/cases.jsonl:{line}")),
+        "amount-as-string"
+    );
+}

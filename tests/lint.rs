@@ -465,3 +465,56 @@ fn a_rules_unknown_field_warning_rides_on_the_verdicts_too() {
     assert_eq!(w[0]["at"], serde_json::json!({"line": 3, "column": 1}));
     assert_eq!(o.status.code(), Some(0));
 }
+
+#[test]
+fn a_rules_invalid_line_names_its_place_once_and_no_pointer() {
+    let ws = tree(&[
+        (
+            "schemas/c.schema.json",
+            r#"{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": false}"#,
+        ),
+        (
+            "schemas/c.rules.toml",
+            "[[rule]]\nreason = \"R\"\nrule = \"true\"\nexpr = \"m\"\n",
+        ),
+    ]);
+    let o = run(ws.path(), &["lint", "."]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("RULES_INVALID"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.starts_with("schemas/c.rules.toml:4:1: error[RULES_INVALID] unknown key `expr`"),
+        "{line}"
+    );
+    assert_eq!(line.matches("c.rules.toml").count(), 1, "{line}");
+    assert!(!line.contains("(root)"), "{line}");
+    let o = run(ws.path(), &["lint", ".", "-f", "json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = &doc["findings"][0];
+    assert_eq!(f["code"], "RULES_INVALID");
+    assert_eq!(f["at"], serde_json::json!({"line": 4, "column": 1}));
+}
+
+#[test]
+fn nullable_gets_the_json_schema_way_to_say_or_null() {
+    let s = r#"{"type": "object", "properties": {"a": {"type": "string", "nullable": true}}, "required": ["a"], "additionalProperties": false}"#;
+    let v: Value = serde_json::from_str(s).unwrap();
+    let f = lint_schema("s.json", s, &v, &LintOptions::default());
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].code, codes::UNKNOWN_KEYWORD);
+    assert_eq!(f[0].severity, Severity::Warning);
+    assert_eq!(f[0].pointer, "/properties/a/nullable");
+    assert_eq!(
+        f[0].message,
+        "`nullable` is an OpenAPI 3.0 keyword, not JSON Schema; validators ignore it, so `null` is not allowed by it"
+    );
+    assert_eq!(
+        f[0].hint.as_deref(),
+        Some(
+            r#"say it the JSON Schema way: `"type": ["string", "null"]` (or `anyOf` with `{"type": "null"}`)"#
+        )
+    );
+}

@@ -5,7 +5,25 @@ use crate::core::feedback::feedback;
 use crate::core::workspace::{Workspace, find_root};
 use rayon::prelude::*;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// `id` read as a path from the current folder to a capture file inside `root`, with an
+/// optional `:LINE`: its workspace-relative source (`captures/log.jsonl:9`); `None` when it
+/// names no file inside the workspace.
+fn as_source(id: &str, root: &Path) -> Option<String> {
+    let (file, line) = match id.rsplit_once(':') {
+        Some((f, l)) if !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) => (f, Some(l)),
+        _ => (id, None),
+    };
+    let file = Path::new(file).canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    let rel = file.strip_prefix(&root).ok()?;
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    Some(match line {
+        Some(l) => format!("{rel}:{l}"),
+        None => rel,
+    })
+}
 
 /// Runs `feedback`. Returns `Ok(false)` when no capture has that id (after printing why).
 ///
@@ -17,6 +35,9 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         anyhow::bail!("{}: no such file or folder", path.display());
     }
     let ws = Workspace::open(&find_root(&path))?;
+    // a capture named by its path from here (`ws/captures/x.json`, `ws/captures/log.jsonl:9`)
+    // is the same as its workspace-relative source
+    let source = as_source(&args.id, &ws.root).unwrap_or_else(|| args.id.clone());
     let records: Vec<_> = ws
         .capture_files()
         .par_iter()
@@ -25,10 +46,10 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     let mut found: Vec<_> = records
         .par_iter()
         .filter(|r| {
-            r.source == args.id || r.text.as_ref().is_ok_and(|t| t.contains(args.id.as_str()))
+            r.source == source || r.text.as_ref().is_ok_and(|t| t.contains(args.id.as_str()))
         })
         .map(|r| ws.evaluate(r))
-        .filter(|ev| ev.verdict.id == args.id || ev.verdict.source == args.id)
+        .filter(|ev| ev.verdict.id == args.id || ev.verdict.source == source)
         .collect();
     if found.len() > 1 {
         let sources: Vec<&str> = found.iter().map(|ev| ev.verdict.source.as_str()).collect();

@@ -69,17 +69,42 @@ pub fn lint_rules(root: &Path, dir: &Path) -> Vec<LintFinding> {
                 Err(errors) => errors.into_iter().map(|e| e.message).collect(),
             },
         };
-        out.extend(problems.into_iter().map(|message| LintFinding {
-            code: lint::codes::RULES_INVALID.into(),
-            severity: Severity::Error,
-            file: rel.clone(),
-            pointer: String::new(),
-            at: None,
-            message,
-            hint: None,
+        out.extend(problems.into_iter().map(|message| {
+            // `schemas/c.rules.toml:4:1: unknown key`: the place is the finding's, once
+            let (at, message) = split_place(&rel, message);
+            LintFinding {
+                code: lint::codes::RULES_INVALID.into(),
+                severity: Severity::Error,
+                file: rel.clone(),
+                pointer: String::new(),
+                at,
+                message,
+                hint: None,
+            }
         }));
     }
     out
+}
+
+/// A rules-file message that starts with `FILE:LINE:COLUMN: ` as its place and the rest;
+/// any other message unchanged, with no place.
+fn split_place(file: &str, message: String) -> (Option<crate::core::verdict::LineCol>, String) {
+    let place = message
+        .strip_prefix(file)
+        .and_then(|r| r.strip_prefix(':'))
+        .and_then(|r| {
+            let (line, r) = r.split_once(':')?;
+            let (column, rest) = r.split_once(": ")?;
+            let at = crate::core::verdict::LineCol {
+                line: line.parse().ok()?,
+                column: column.parse().ok()?,
+            };
+            Some((at, rest.to_string()))
+        });
+    match place {
+        Some((at, rest)) => (Some(at), rest),
+        None => (None, message),
+    }
 }
 
 /// The parsed schema beside a rules file (`NAME.rules.toml` -> `NAME.schema.json`, else

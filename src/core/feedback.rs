@@ -166,6 +166,12 @@ fn describe(f: &Finding, ev: &Evaluation) -> String {
         s.push_str(&format!(" (keyword `{k}` at {sp})"));
     }
     let offending = match (f.pointer.as_deref(), &ev.proposal, f.span, &ev.raw_output) {
+        // the value as the model wrote it (its key order, its spacing), where it is located
+        (Some(_), Some(_), Some(span), Some(raw))
+            if f.stage != Stage::Parse && raw.get(span.start..span.end).is_some() =>
+        {
+            Some(as_written(&raw[span.start..span.end]))
+        }
         (Some(p), Some(v), _, _) if f.stage != Stage::Parse => v.pointer(p).map(short),
         // a cut-off text is wrong where it ends, not where the unclosed value opened
         (_, _, Some(span), Some(raw)) if f.reason == Reason::TRUNCATED_JSON => {
@@ -199,6 +205,28 @@ fn describe(f: &Finding, ev: &Evaluation) -> String {
         s.push_str(&format!("; you wrote {o}"));
     }
     s
+}
+
+/// A value's text as the model wrote it (its key order, its spacing), on one line (a line
+/// break and the indentation after it become one space; other control characters are
+/// escaped) and abbreviated to about 60 characters, as [`short`] abbreviates a value.
+fn as_written(text: &str) -> String {
+    let mut joined = String::with_capacity(text.len());
+    let mut lines = text.trim().lines();
+    if let Some(first) = lines.next() {
+        joined.push_str(first.trim_end());
+    }
+    for line in lines {
+        joined.push(' ');
+        joined.push_str(line.trim());
+    }
+    let one_line = crate::core::text::escape_control(&joined);
+    if one_line.chars().count() <= 60 {
+        one_line.into_owned()
+    } else {
+        let head: String = one_line.chars().take(57).collect();
+        format!("{head}...")
+    }
 }
 
 /// About 24 characters of `raw` on each side of byte `at`, with `⟨here⟩` marking the spot,

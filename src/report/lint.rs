@@ -65,17 +65,17 @@ pub fn human(
             (true, Severity::Warning) => "\x1b[33mwarning\x1b[0m".into(),
             (true, Severity::Info) => "\x1b[36minfo\x1b[0m".into(),
         };
-        let ptr = if f.pointer.is_empty() {
-            "(root)"
-        } else {
-            &f.pointer
+        // a pointer is into a schema: a rules file's finding has none to show
+        let ptr = match f.pointer.as_str() {
+            "" if f.file.ends_with(".rules.toml") => String::new(),
+            "" => " (root):".to_string(),
+            p => format!(" {}:", escape_control(p)),
         };
         writeln!(
             out,
-            "{}: {sev}[{}] {}: {}",
+            "{}: {sev}[{}]{ptr} {}",
             escape_control(&f.place()),
             f.code,
-            escape_control(ptr),
             escape_control(&f.message)
         )?;
         if let Some(h) = &f.hint {

@@ -90,6 +90,12 @@ impl Config {
                         }
                     }
                 }
+                // `foo = 1` at the top is a key outside any section, not a section
+                other if !value.is_table() => {
+                    return Err(format!(
+                        "`{other} = ...` is outside any section: the config holds only [keys] and [theme] tables (e.g. [keys] quit = [\"q\"])"
+                    ));
+                }
                 other => {
                     return Err(unknown(
                         "unknown section",
@@ -243,6 +249,12 @@ mod tests {
         let e = Config::from_toml("[theme]\nready = \"#30303\"\n").unwrap_err();
         assert!(e.contains("#rrggbb"), "{e}");
         assert!(Config::from_toml("[keys\n").is_err());
+        // a top-level key is not a section
+        let e = Config::from_toml("foo = 1\n").unwrap_err();
+        assert_eq!(
+            e,
+            "`foo = ...` is outside any section: the config holds only [keys] and [theme] tables (e.g. [keys] quit = [\"q\"])"
+        );
     }
 
     #[test]

@@ -222,6 +222,24 @@ pub(super) fn check(
         if COMMON.contains(&key.as_str()) || key.starts_with("x-") {
             continue;
         }
+        // OpenAPI 3.0's `nullable` (Gemini's `responseSchema`, many generators): JSON Schema
+        // says "or null" in `type`
+        if key == "nullable" {
+            let with_null = match node.schema.get("type") {
+                Some(Value::String(t)) => format!("`\"type\": [\"{t}\", \"null\"]`"),
+                _ => "`\"type\": [T, \"null\"]`".to_string(),
+            };
+            out.push(LintFinding::new(
+                codes::UNKNOWN_KEYWORD,
+                Severity::Warning,
+                pointer,
+                "`nullable` is an OpenAPI 3.0 keyword, not JSON Schema; validators ignore it, so `null` is not allowed by it".to_string(),
+                Some(format!(
+                    "say it the JSON Schema way: {with_null} (or `anyOf` with `{{\"type\": \"null\"}}`)"
+                )),
+            ));
+            continue;
+        }
         // a `properties` map's own keys are names, not keywords: `walk` never yields them
         let hint = did_you_mean(key, all_known()).map(|k| format!("did you mean `{k}`?"));
         // a near miss of a real keyword is almost surely a typo that disables a check
