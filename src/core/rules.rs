@@ -182,8 +182,8 @@ struct RawRule {
     rule: toml::Spanned<String>,
     message: Option<String>,
     message_expression: Option<toml::Spanned<String>>,
-    decision: Option<String>,
-    field: Option<String>,
+    decision: Option<toml::Spanned<String>>,
+    field: Option<toml::Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -328,27 +328,40 @@ impl RuleSet {
                 },
                 None => None,
             };
-            let decision = match r.decision.as_deref() {
+            // a key's own problem is placed at its value, not at the rule's `rule`
+            let place_of = |s: &toml::Spanned<String>| {
+                let at = line_col(text, s.span().start);
+                format!("{file}:{}:{}", at.line, at.column)
+            };
+            let decision = match &r.decision {
                 None => Decision::Reject,
-                Some(d) => match Decision::parse(d).filter(|d| *d != Decision::ReadyForCommit) {
+                Some(spanned) => match Decision::parse(spanned.get_ref())
+                    .filter(|d| *d != Decision::ReadyForCommit)
+                {
                     Some(d) => d,
                     None => {
+                        let d = spanned.get_ref();
                         let names = ["reject", "recheck", "regenerate", "retry"];
                         let hint = hint_for(d, names)
                             .map(|h| format!(" ({h})"))
                             .unwrap_or_default();
                         errors.push(contract_error(format!(
-                            "{place}: rule {index}: unknown decision {d:?}{hint}; use one of {}",
+                            "{}: rule {index}: unknown decision {d:?}{hint}; use one of {}",
+                            place_of(spanned),
                             names.join(", ")
                         )));
                         continue;
                     }
                 },
             };
-            if let Some(f) = &r.field
-                && !is_pointer(f)
+            if let Some(spanned) = &r.field
+                && !is_pointer(spanned.get_ref())
             {
-                errors.push(contract_error(format!("{place}: rule {index}: `field` {f:?} is not a JSON Pointer (it starts with `/`)")));
+                let f = spanned.get_ref();
+                errors.push(contract_error(format!(
+                    "{}: rule {index}: `field` {f:?} is not a JSON Pointer (it starts with `/`)",
+                    place_of(spanned)
+                )));
                 continue;
             }
             if r.reason.trim().is_empty() {
@@ -369,7 +382,7 @@ impl RuleSet {
                 message,
                 message_expression,
                 decision,
-                field: r.field,
+                field: r.field.map(toml::Spanned::into_inner),
             });
         }
         let intent_fields = raw.intent.map(|i| i.fields);
@@ -994,6 +1007,24 @@ mod tests {
         assert!(
             e[0].message
                 .contains("unknown decision \"rejct\" (did you mean `reject`?)"),
+            "{}",
+            e[0].message
+        );
+        // placed at the `decision` value (line 4, column 12), not at the rule's `rule` line
+        assert!(
+            e[0].message
+                .starts_with("x.rules.toml:4:12: rule 1: unknown decision"),
+            "{}",
+            e[0].message
+        );
+        let e = RuleSet::load(
+            "x.rules.toml",
+            "[[rule]]\nreason = \"R\"\nrule = \"true\"\n\nfield = \"amount\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            e[0].message
+                .starts_with("x.rules.toml:5:9: rule 1: `field` \"amount\" is not a JSON Pointer"),
             "{}",
             e[0].message
         );
