@@ -2,7 +2,7 @@
 //! evaluations are computed here and fed in as engine events), drawn on a `TestBackend`
 //! and compared with insta snapshots.
 
-use super::app::{App, Msg};
+use super::app::{App, Msg, Overlay};
 use super::keymap::Tab;
 use super::ui;
 use crate::core::pipeline::Evaluation;
@@ -51,7 +51,7 @@ fn app_with(
     edit(&mut evs);
     let mut app = App::new(label, None, Rect::new(0, 0, w, h));
     let generation = app.request_validation(false);
-    app.requests.clear();
+    app.out.requests.clear();
     let total = evs.len();
     app.update(Msg::Engine(EngineEvent::Started {
         generation,
@@ -81,10 +81,10 @@ fn batch(generation: u64, evs: &[Evaluation]) -> Msg {
 /// none is left; other requests stay.
 fn pump(app: &mut App) {
     loop {
-        let (loads, rest): (Vec<Job>, Vec<Job>) = std::mem::take(&mut app.requests)
+        let (loads, rest): (Vec<Job>, Vec<Job>) = std::mem::take(&mut app.out.requests)
             .into_iter()
             .partition(|j| matches!(j, Job::Load { .. }));
-        app.requests = rest;
+        app.out.requests = rest;
         if loads.is_empty() {
             return;
         }
@@ -106,8 +106,8 @@ fn send(app: &mut App, msg: Msg) {
 
 /// The selected capture's loaded evaluation.
 fn shown(app: &App) -> &Evaluation {
-    app.shown
-        .as_deref()
+    app.detail
+        .evaluation()
         .expect("the selected capture is loaded")
 }
 
@@ -126,15 +126,19 @@ fn keys(app: &mut App, s: &str) {
 }
 
 fn select(app: &mut App, id: &str) {
-    let pos = (0..app.view.len())
-        .position(|p| app.id_at(p) == Some(id))
+    let pos = (0..app.list.view.len())
+        .position(|p| app.list.id_at(p) == Some(id))
         .unwrap_or_else(|| panic!("{id} not in the list"));
     app.select(pos);
     pump(app);
 }
 
 fn terminal(app: &App) -> Terminal<TestBackend> {
-    let mut t = Terminal::new(TestBackend::new(app.area.width, app.area.height)).unwrap();
+    let mut t = Terminal::new(TestBackend::new(
+        app.screen.area.width,
+        app.screen.area.height,
+    ))
+    .unwrap();
     t.draw(|f| ui::draw(app, f)).unwrap();
     t
 }
@@ -146,7 +150,7 @@ fn screen(app: &App) -> String {
 #[test]
 fn overview_of_the_refund_sample() {
     let app = refund(120, 30);
-    assert_eq!(app.store.len(), 25);
+    assert_eq!(app.list.store.len(), 25);
     insta::assert_snapshot!(screen(&app));
 }
 
@@ -155,7 +159,7 @@ fn schema_failure_selected_shows_the_pointer_in_the_proposal() {
     let mut app = refund(120, 30);
     select(&mut app, "amount-as-string");
     key(&mut app, KeyCode::Char('2'));
-    assert_eq!(app.tab, Tab::Proposal);
+    assert_eq!(app.detail.tab, Tab::Proposal);
     let t = terminal(&app);
     // the failing pointer's line is highlighted
     let buf = t.backend().buffer();
@@ -204,28 +208,28 @@ fn parse_error_marked_in_raw() {
 fn triage_tree_and_enter_filters_the_list() {
     let mut app = refund(120, 30);
     key(&mut app, KeyCode::Char('t'));
-    assert!(app.triage);
+    assert!(app.modes.triage());
     insta::assert_snapshot!(screen(&app));
     // the first node is the largest stage; Enter opens it as a filter
-    let first = app.tree[0].clone();
+    let first = app.triage.tree[0].clone();
     key(&mut app, KeyCode::Enter);
-    assert!(!app.triage);
-    assert_eq!(app.filter, first.query);
-    assert_eq!(app.view.len(), first.count);
+    assert!(!app.modes.triage());
+    assert_eq!(app.filter.text, first.query);
+    assert_eq!(app.list.view.len(), first.count);
 }
 
 #[test]
 fn filter_tokens_and_fuzzy_text() {
     let mut app = refund(120, 30);
     keys(&mut app, "/stage:business !reason:not");
-    assert!(app.editing);
+    assert!(app.modes.editing());
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.view.len(), 5);
+    assert_eq!(app.list.view.len(), 5);
     key(&mut app, KeyCode::Esc);
-    assert_eq!(app.view.len(), 25);
+    assert_eq!(app.list.view.len(), 25);
     keys(&mut app, "/8000-intent");
-    assert_eq!(app.view.len(), 1, "{:?}", app.view);
-    assert_eq!(app.current_id(), Some("amount-8000-intent-5000"));
+    assert_eq!(app.list.view.len(), 1, "{:?}", app.list.view);
+    assert_eq!(app.list.current_id(), Some("amount-8000-intent-5000"));
     insta::assert_snapshot!(screen(&app));
 }
 
@@ -233,7 +237,7 @@ fn filter_tokens_and_fuzzy_text() {
 fn help_overlay_from_the_keymap() {
     let mut app = refund(120, 34);
     keys(&mut app, "?");
-    assert!(app.help);
+    assert_eq!(app.modes.overlay, Some(Overlay::Help));
     let s = screen(&app);
     for b in super::keymap::KEYMAP {
         match b.action {
@@ -248,7 +252,7 @@ fn help_overlay_from_the_keymap() {
     }
     insta::assert_snapshot!(s);
     keys(&mut app, "x");
-    assert!(!app.help && !app.quit);
+    assert!(app.modes.overlay.is_none() && !app.out.quit);
 }
 
 #[test]
@@ -258,7 +262,7 @@ fn help_and_footer_follow_the_config_overrides() {
     )
     .unwrap();
     let mut app = refund(120, 34);
-    app.keymap = config.keymap;
+    app.settings.keymap = config.keymap;
     let footer = screen(&app);
     let last = footer.lines().nth(33).unwrap_or_default().to_string();
     assert!(
@@ -266,9 +270,9 @@ fn help_and_footer_follow_the_config_overrides() {
         "{last}"
     );
     keys(&mut app, "T");
-    assert!(app.triage, "T opens triage");
+    assert!(app.modes.triage(), "T opens triage");
     keys(&mut app, "t");
-    assert!(app.triage, "t is no longer bound");
+    assert!(app.modes.triage(), "t is no longer bound");
     key(&mut app, KeyCode::Esc);
     keys(&mut app, "?");
     let s = screen(&app);
@@ -276,7 +280,7 @@ fn help_and_footer_follow_the_config_overrides() {
     insta::assert_snapshot!(s);
     keys(&mut app, "?");
     keys(&mut app, "x");
-    assert!(app.quit);
+    assert!(app.out.quit);
 }
 
 #[test]
@@ -328,15 +332,15 @@ fn selection_stays_on_the_same_capture_across_runs() {
             elapsed: Duration::from_millis(1),
         }),
     );
-    assert_eq!(app.store.len(), 25);
-    assert_eq!(app.current_id(), Some("duplicate-key"));
+    assert_eq!(app.list.store.len(), 25);
+    assert_eq!(app.list.current_id(), Some("duplicate-key"));
     assert_eq!(shown(&app).verdict.id, "duplicate-key");
 }
 
 #[test]
 fn no_color_keeps_modifiers_and_drops_colours() {
     let mut app = refund(120, 30);
-    app.theme = super::theme::Theme {
+    app.settings.theme = super::theme::Theme {
         color: false,
         ..Default::default()
     };
@@ -357,13 +361,13 @@ fn no_color_keeps_modifiers_and_drops_colours() {
 fn n_steps_through_errors() {
     let mut app = refund(120, 30);
     select(&mut app, "extra-field-approved");
-    assert_eq!(app.error, 0);
-    let n = app.detail.as_ref().unwrap().errors.len();
+    assert_eq!(app.detail.error, 0);
+    let n = app.detail.detail().unwrap().errors.len();
     keys(&mut app, "n");
-    assert_eq!(app.tab, Tab::Proposal);
-    assert_eq!(app.error, 1 % n);
+    assert_eq!(app.detail.tab, Tab::Proposal);
+    assert_eq!(app.detail.error, 1 % n);
     keys(&mut app, "N");
-    assert_eq!(app.error, 0);
+    assert_eq!(app.detail.error, 0);
 }
 
 /// A workspace whose captures carry terminal escape sequences everywhere: in the raw output
@@ -431,9 +435,9 @@ fn assert_no_control(t: &Terminal<TestBackend>, what: &str) {
 fn escape_sequences_render_escaped_in_every_pane() {
     let dir = hostile_workspace();
     let mut app = app_on(dir.path(), "hostile", 140, 40);
-    assert_eq!(app.store.len(), 4);
+    assert_eq!(app.list.store.len(), 4);
     let mut seen_escaped = false;
-    for i in 0..app.view.len() {
+    for i in 0..app.list.view.len() {
         app.select(i);
         pump(&mut app);
         for tab in "12345678".chars() {
@@ -524,7 +528,7 @@ fn applied(
 #[test]
 fn a_flip_is_marked_counted_filterable_and_in_the_history_tab() {
     let mut app = refund(120, 30);
-    app.watch = super::app::WatchState::Live;
+    app.watch.state = super::app::WatchState::Live;
     select(&mut app, "amount-8000-intent-5000");
     let before = shown(&app).verdict.clone();
     assert_eq!(before.decision.as_str(), "recheck");
@@ -544,10 +548,10 @@ fn a_flip_is_marked_counted_filterable_and_in_the_history_tab() {
             vec!["captures/cases.jsonl".into()],
         ),
     );
-    assert_eq!(app.flips.len(), 1);
-    assert_eq!(app.flipped.len(), 1);
+    assert_eq!(app.history.flips.len(), 1);
+    assert_eq!(app.history.flipped.len(), 1);
     // the selection stayed on the capture, now ready
-    assert_eq!(app.current_id(), Some("amount-8000-intent-5000"));
+    assert_eq!(app.list.current_id(), Some("amount-8000-intent-5000"));
     assert!(shown(&app).verdict.is_ready());
     keys(&mut app, "8");
     let s = screen(&app);
@@ -557,10 +561,10 @@ fn a_flip_is_marked_counted_filterable_and_in_the_history_tab() {
     // the `flipped` filter shows only it
     keys(&mut app, "/flipped");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.view.len(), 1);
+    assert_eq!(app.list.view.len(), 1);
     // a stale result (an older generation) for the same capture is dropped
     let old = shown(&app).clone();
-    let row = *app.current().unwrap();
+    let row = *app.list.current().unwrap();
     let mut stale = old.clone();
     stale.verdict.next_action = "stale".into();
     stale.verdict.stage = crate::core::verdict::Stage::Parse;
@@ -575,14 +579,14 @@ fn a_flip_is_marked_counted_filterable_and_in_the_history_tab() {
         ),
     );
     assert_eq!(shown(&app).verdict, old.verdict);
-    assert_eq!(*app.current().unwrap(), row);
+    assert_eq!(*app.list.current().unwrap(), row);
 }
 
 #[test]
 fn a_deleted_selected_capture_says_so() {
     let mut app = refund(120, 30);
     select(&mut app, "valid-proposal");
-    let n = app.store.len();
+    let n = app.list.store.len();
     send(
         &mut app,
         applied(
@@ -597,14 +601,14 @@ fn a_deleted_selected_capture_says_so() {
             vec!["captures/valid-proposal.json".into()],
         ),
     );
-    assert_eq!(app.store.len(), n - 1);
+    assert_eq!(app.list.store.len(), n - 1);
     let s = screen(&app);
     assert!(s.contains("valid-proposal was deleted"), "{s}");
     assert!(s.contains("captures/valid-proposal.json no longer exists"));
-    assert!(!(0..app.view.len()).any(|p| app.id_at(p) == Some("valid-proposal")));
+    assert!(!(0..app.list.view.len()).any(|p| app.list.id_at(p) == Some("valid-proposal")));
     // moving selects another capture and the note goes away
     key(&mut app, KeyCode::Char('k'));
-    assert!(app.gone.is_none());
+    assert!(app.detail.gone().is_none());
     assert!(!screen(&app).contains("was deleted"));
 }
 
@@ -630,33 +634,33 @@ fn a_contract_change_is_summed_up_in_the_header_and_listed_in_review() {
     let s = screen(&app);
     assert!(s.contains("refund-v1 changed: 1 newly failing"), "{s}");
     keys(&mut app, "v");
-    assert!(app.review);
+    assert_eq!(app.modes.overlay, Some(Overlay::Review));
     let s = screen(&app);
     assert!(s.contains("Review: last schema or rules change"));
     assert!(s.contains("amount-8000-intent-5000 business/INTENT_MISMATCH → ready"));
     keys(&mut app, "x");
-    assert!(!app.review && !app.quit);
+    assert!(app.modes.overlay.is_none() && !app.out.quit);
 }
 
 #[test]
 fn pause_keeps_changes_and_resume_submits_them() {
     let mut app = refund(120, 30);
-    app.watch = super::app::WatchState::Live;
+    app.watch.state = super::app::WatchState::Live;
     keys(&mut app, "p");
-    assert_eq!(app.watch, super::app::WatchState::Paused);
+    assert_eq!(app.watch.state, super::app::WatchState::Paused);
     app.update(Msg::Watch(crate::engine::watcher::WatchEvent::Changed(
         vec![PathBuf::from("/w/captures/a.json")],
     )));
-    assert!(app.requests.is_empty());
+    assert!(app.out.requests.is_empty());
     let s = screen(&app);
     assert!(
         s.contains("‖ paused") && s.contains("·  1 change waiting"),
         "{s}"
     );
     keys(&mut app, "p");
-    assert_eq!(app.watch, super::app::WatchState::Live);
+    assert_eq!(app.watch.state, super::app::WatchState::Live);
     assert!(matches!(
-        app.requests.as_slice(),
+        app.out.requests.as_slice(),
         [crate::engine::Job::Apply { paths, .. }] if paths == &[PathBuf::from("/w/captures/a.json")]
     ));
 }
@@ -667,15 +671,15 @@ fn copy_and_edit_ask_the_loop() {
     select(&mut app, "amount-8000-intent-5000");
     keys(&mut app, "y");
     assert_eq!(
-        app.effects,
+        app.out.effects,
         vec![super::app::Effect::Copy("/amount_minor".into())]
     );
-    app.effects.clear();
+    app.out.effects.clear();
     keys(&mut app, "7y");
-    assert!(matches!(&app.effects[..], [super::app::Effect::Copy(t)] if t.contains("5000")));
-    app.effects.clear();
+    assert!(matches!(&app.out.effects[..], [super::app::Effect::Copy(t)] if t.contains("5000")));
+    app.out.effects.clear();
     keys(&mut app, "e");
-    match &app.effects[..] {
+    match &app.out.effects[..] {
         [super::app::Effect::Edit { path, line }] => {
             assert!(path.ends_with("captures/cases.jsonl"));
             assert_eq!(*line, 20);
@@ -729,11 +733,11 @@ fn an_unmet_expect_is_marked_and_filterable() {
     assert_eq!(s.matches('≠').count(), 1, "only the unmet row is marked");
     keys(&mut app, "/unmet");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.view.len(), 1);
+    assert_eq!(app.list.view.len(), 1);
     key(&mut app, KeyCode::Esc);
     keys(&mut app, "/!unmet");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.view.len(), app.store.len() - 1);
+    assert_eq!(app.list.view.len(), app.list.store.len() - 1);
 }
 
 #[test]
@@ -741,6 +745,7 @@ fn triage_stages_in_pipeline_order() {
     let mut app = refund(120, 30);
     keys(&mut app, "t");
     let stages: Vec<_> = app
+        .triage
         .tree
         .iter()
         .filter(|n| n.depth == 0)
@@ -752,7 +757,7 @@ fn triage_stages_in_pipeline_order() {
     // within a stage, reasons (and pointers under a reason) come largest first
     // (the last count seen at each depth, reset when a parent row starts)
     let mut last: [Option<usize>; 3] = [None; 3];
-    for n in &app.tree {
+    for n in &app.triage.tree {
         if let Some(prev) = last[n.depth as usize]
             && n.depth > 0
         {
@@ -816,8 +821,8 @@ fn the_list_filter_agrees_with_the_query_on_each_evaluation() {
         let mut app = refund(120, 30);
         keys(&mut app, "/");
         keys(&mut app, q);
-        let mut got: Vec<String> = (0..app.view.len())
-            .map(|p| app.id_at(p).unwrap().to_string())
+        let mut got: Vec<String> = (0..app.list.view.len())
+            .map(|p| app.list.id_at(p).unwrap().to_string())
             .collect();
         let query = Query::parse(q);
         let mut want: Vec<String> = evs
