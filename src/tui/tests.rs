@@ -3,7 +3,7 @@
 //! and compared with insta snapshots. The shared helpers are here, the tests in one module
 //! per screen region.
 
-use super::app::{App, Msg, Overlay};
+use super::app::{App, DetailState, Mode, Msg, Overlay};
 use super::keymap::Tab;
 use super::ui;
 use crate::core::pipeline::Evaluation;

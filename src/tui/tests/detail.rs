@@ -120,3 +120,64 @@ fn a_deleted_selected_capture_says_so() {
     assert!(app.detail.gone().is_none());
     assert!(!screen(&app).contains("was deleted"));
 }
+
+#[test]
+fn the_detail_pane_loads_shows_keeps_the_detail_while_it_reloads_and_notes_a_missing_record() {
+    let mut app = refund(120, 30);
+    let pos = (0..app.list.view.len())
+        .position(|p| app.list.id_at(p) == Some("duplicate-key"))
+        .unwrap();
+    app.select(pos);
+    let source = app.list.selected.clone().unwrap();
+    // selecting asks for a load; until it arrives the pane says so
+    assert!(
+        matches!(&app.detail.state, DetailState::Loading { source: s, kept: None, .. } if *s == source),
+        "{:?}",
+        app.detail.state
+    );
+    assert!(screen(&app).contains("loading duplicate-key from disk…"));
+    // an answer for another capture changes nothing
+    app.update(Msg::Engine(EngineEvent::Loaded {
+        source: "captures/elsewhere.json".into(),
+        evaluation: None,
+    }));
+    assert_eq!(app.detail.loading(), Some(source.as_str()));
+    pump(&mut app);
+    assert!(matches!(app.detail.state, DetailState::Shown { .. }));
+    // re-validated without its evaluation: re-read, the old detail shown meanwhile
+    let ws = app.workspace.clone().unwrap();
+    let ev = evaluate_all(&ws)
+        .into_iter()
+        .find(|e| e.verdict.id == "duplicate-key")
+        .unwrap();
+    app.update(batch(app.run.progress.generation, &[ev]));
+    assert!(
+        matches!(&app.detail.state, DetailState::Loading { kept: Some(d), .. } if d.source == source),
+        "{:?}",
+        app.detail.state
+    );
+    assert!(matches!(
+        app.out.requests.as_slice(),
+        [Job::Load { source: s, .. }] if *s == source
+    ));
+    app.out.requests.clear();
+    let s = screen(&app);
+    assert!(
+        s.contains("┌ duplicate-key ") && !s.contains("loading"),
+        "{s}"
+    );
+    // the record is no longer in its file: noted, and not asked for again
+    app.update(Msg::Engine(EngineEvent::Loaded {
+        source: source.clone(),
+        evaluation: None,
+    }));
+    assert!(matches!(&app.detail.state, DetailState::Missing { source: s } if *s == source));
+    assert!(screen(&app).contains("duplicate-key: the record is no longer in its file"));
+    // a rebuild refreshes the pane: it waits for the re-validation, asking nothing
+    app.update(Msg::Engine(EngineEvent::Finished {
+        generation: app.run.progress.generation,
+        elapsed: Duration::from_millis(1),
+    }));
+    assert!(app.out.requests.is_empty(), "{:?}", app.out.requests);
+    assert_eq!(app.detail.missing(), Some(source.as_str()));
+}

@@ -81,3 +81,22 @@ fn a_contract_change_is_summed_up_in_the_header_and_listed_in_review() {
     keys(&mut app, "x");
     assert!(app.modes.overlay.is_none() && !app.out.quit);
 }
+
+#[test]
+fn an_overlay_opens_over_the_triage_tree_and_closing_it_keeps_the_tree() {
+    let mut app = refund(120, 30);
+    keys(&mut app, "t?");
+    assert_eq!(app.modes.mode, Mode::Triage);
+    assert_eq!(app.modes.overlay, Some(Overlay::Help));
+    assert!(screen(&app).contains(" Help "));
+    keys(&mut app, "x");
+    assert_eq!(app.modes.overlay, None);
+    assert_eq!(app.modes.mode, Mode::Triage);
+    assert!(screen(&app).contains(" Triage "));
+    // the overlays never stack: the key that would open help closes the review
+    keys(&mut app, "v");
+    assert_eq!(app.modes.overlay, Some(Overlay::Review));
+    keys(&mut app, "?");
+    assert_eq!(app.modes.overlay, None);
+    assert!(!app.out.quit);
+}

@@ -59,3 +59,24 @@ fn at_80x24_the_footer_keeps_help_and_quit_and_the_tabs_are_readable() {
     }
     app.update(Msg::Resize(0, 0)); // (a TestBackend cannot be 0 wide; the update must not panic)
 }
+
+#[test]
+fn the_stored_layout_follows_the_resize_and_the_error_count() {
+    use crate::tui::app::layout::areas;
+    let mut app = refund(120, 30);
+    select(&mut app, "extra-field-approved");
+    let n = app.detail.detail().unwrap().errors.len();
+    assert!(n > 0, "{n}");
+    assert_eq!(app.screen.areas, areas(app.screen.area, n));
+    assert_eq!(app.screen.areas.errors.height, (n.min(4) + 3) as u16);
+    select(&mut app, "valid-proposal");
+    assert!(app.detail.detail().unwrap().errors.is_empty());
+    assert_eq!(app.screen.areas.errors.height, 1);
+    assert_eq!(app.screen.areas, areas(app.screen.area, 0));
+    app.update(Msg::Resize(100, 40));
+    assert_eq!(app.screen.area, Rect::new(0, 0, 100, 40));
+    assert_eq!(app.screen.areas, areas(Rect::new(0, 0, 100, 40), 0));
+    assert_eq!(app.screen.areas.footer.y, 39);
+    app.update(Msg::Resize(50, 12));
+    assert_eq!(app.screen.areas, crate::tui::app::Areas::default());
+}

@@ -45,3 +45,27 @@ fn triage_stages_in_pipeline_order() {
         }
     }
 }
+
+#[test]
+fn an_arrow_bound_to_triage_opens_the_tree_under_the_filter_prompt() {
+    let config =
+        crate::tui::config::Config::from_toml("[keys]\ndown = \"j\"\ntriage = [\"t\", \"down\"]\n")
+            .unwrap();
+    let mut app = refund(120, 30);
+    app.settings.keymap = config.keymap;
+    keys(&mut app, "/");
+    assert_eq!(app.modes.mode, Mode::Editing { triage: false });
+    // the prompt lets the arrows through to the keymap
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.modes.mode, Mode::Editing { triage: true });
+    let s = screen(&app);
+    assert!(s.contains(" Triage ") && s.contains(" /█"), "{s}");
+    // typed keys still edit the filter, `t` included
+    keys(&mut app, "ts");
+    assert_eq!(app.filter.text, "ts");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.modes.mode, Mode::Triage);
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.modes.mode, Mode::List);
+    assert_eq!(app.filter.text, "ts");
+}
