@@ -2,7 +2,7 @@
 //! the overlays, clicks and the wheel.
 
 use super::layout::tab_at;
-use super::{App, Effect, Focus, Mode, Overlay, WatchState};
+use super::{App, Effect, Focus, Overlay, WatchState};
 use crate::tui::filter::pointer_label;
 use crate::tui::keymap::{Action, Tab};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -24,10 +24,10 @@ impl App {
         if editing {
             match k.code {
                 KeyCode::Esc => {
-                    self.modes.set_editing(false);
+                    self.modes.stop_editing();
                     self.set_filter(String::new());
                 }
-                KeyCode::Enter => self.modes.set_editing(false),
+                KeyCode::Enter => self.modes.stop_editing(),
                 KeyCode::Backspace => {
                     let mut f = self.filter.text.clone();
                     f.pop();
@@ -89,7 +89,7 @@ impl App {
                 self.detail.scroll_to_error(self.screen.areas.content);
             }
             Action::Filter => {
-                self.modes.mode = Mode::Editing { triage: false };
+                self.modes.start_editing();
                 self.modes.focus = Focus::List;
             }
             Action::Clear => {

@@ -160,13 +160,17 @@ impl Modes {
         };
     }
 
-    /// Starts or stops typing the filter, keeping the triage state.
-    pub fn set_editing(&mut self, on: bool) {
-        let triage = self.triage();
-        self.mode = match (on, triage) {
-            (true, triage) => Mode::Editing { triage },
-            (false, true) => Mode::Triage,
-            (false, false) => Mode::List,
+    /// Starts typing the filter (over the capture list).
+    pub fn start_editing(&mut self) {
+        self.mode = Mode::Editing { triage: false };
+    }
+
+    /// Stops typing the filter, keeping the triage tree if it is shown.
+    pub fn stop_editing(&mut self) {
+        self.mode = if self.triage() {
+            Mode::Triage
+        } else {
+            Mode::List
         };
     }
 }
