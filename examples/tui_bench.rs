@@ -76,7 +76,7 @@ impl Bench {
 
     /// Hands the model's jobs to the engine (as the event loop does).
     fn submit(&mut self) {
-        for job in self.app.requests.drain(..) {
+        for job in self.app.out.requests.drain(..) {
             self.engine.submit(job);
         }
     }
@@ -113,7 +113,7 @@ impl Bench {
     fn settle(&mut self) {
         self.submit();
         let deadline = Instant::now() + Duration::from_secs(10);
-        while self.app.loading.is_some() && Instant::now() < deadline {
+        while self.app.detail.loading().is_some() && Instant::now() < deadline {
             if let Ok(e) = self.rx.recv_timeout(Duration::from_millis(100)) {
                 self.app.update(Msg::Engine(e));
             }
@@ -169,7 +169,7 @@ fn main() {
     // the event loop: drain what arrived, draw, about 60 frames a second
     let mut first_rows = None;
     let mut load_frames = Vec::new();
-    while b.app.progress.running || b.app.progress.total == 0 {
+    while b.app.run.progress.running || b.app.run.progress.total == 0 {
         match b.rx.recv_timeout(Duration::from_millis(16)) {
             Ok(e) => b.app.update(Msg::Engine(e)),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
@@ -178,15 +178,15 @@ fn main() {
         b.drain();
         b.submit();
         load_frames.push(b.draw());
-        if first_rows.is_none() && !b.app.view.is_empty() {
+        if first_rows.is_none() && !b.app.list.view.is_empty() {
             first_rows = Some(start.elapsed());
         }
     }
     let loaded = start.elapsed();
     b.settle();
     let (hwm, rss) = memory();
-    let n = b.app.store.len();
-    let store = b.app.store.heap_bytes();
+    let n = b.app.list.store.len();
+    let store = b.app.list.store.heap_bytes();
 
     // frame render with everything loaded
     let render = stats((0..frames).map(|_| b.draw()).collect());
@@ -247,7 +247,7 @@ fn main() {
             let first = b.key(k);
             filter[i].push(first);
             complete[i].push(first + b.finish());
-            matched[i] = b.app.view.len();
+            matched[i] = b.app.list.view.len();
             b.submit();
             b.drain();
         }
@@ -277,7 +277,7 @@ fn main() {
             b.key(KeyCode::Char(c));
         }
         tok.push(b.key(KeyCode::Char('a')) + b.finish());
-        let got = b.app.view.len();
+        let got = b.app.list.view.len();
         b.key(KeyCode::Esc);
         b.key(KeyCode::Esc);
         b.settle();

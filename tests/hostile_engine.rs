@@ -53,7 +53,7 @@ impl Tui {
         };
         t.settle(Duration::from_secs(20));
         assert!(
-            !t.app.progress.running,
+            !t.app.run.progress.running,
             "the first run did not finish (a hang)"
         );
         t
@@ -64,14 +64,15 @@ impl Tui {
     fn settle(&mut self, deadline: Duration) {
         let start = Instant::now();
         loop {
-            for j in std::mem::take(&mut self.app.requests) {
+            for j in std::mem::take(&mut self.app.out.requests) {
                 self.engine.submit(j);
             }
             match self.rx.recv_timeout(Duration::from_millis(300)) {
                 Ok(e) => self.app.update(Msg::Engine(e)),
                 Err(_) => {
-                    let waiting = self.app.progress.running || self.app.loading.is_some();
-                    if self.app.requests.is_empty() && !waiting {
+                    let waiting =
+                        self.app.run.progress.running || self.app.detail.loading().is_some();
+                    if self.app.out.requests.is_empty() && !waiting {
                         return;
                     }
                 }
@@ -94,10 +95,10 @@ impl Tui {
 
     /// Selects the capture with this source and waits for its detail.
     fn select(&mut self, source: &str) {
-        let pos = (0..self.app.view.len())
+        let pos = (0..self.app.list.view.len())
             .find(|&p| {
-                let r = &self.app.store.rows[self.app.view[p] as usize];
-                self.app.store.source(r) == source
+                let r = &self.app.list.store.rows[self.app.list.view[p] as usize];
+                self.app.list.store.source(r) == source
             })
             .unwrap_or_else(|| panic!("no row for {source}"));
         self.app.select(pos);
@@ -108,8 +109,8 @@ impl Tui {
     fn shown_id(&self) -> String {
         let ev = self
             .app
-            .shown
-            .as_ref()
+            .detail
+            .evaluation()
             .expect("the selected capture is loaded");
         ev.verdict.id.clone()
     }
@@ -208,7 +209,7 @@ fn watch_verdicts(root: &Path) -> Vec<(String, String, String)> {
 
 /// The TUI's rows after its first run.
 fn tui_verdicts(t: &Tui) -> Vec<(String, String, String)> {
-    let s = &t.app.store;
+    let s = &t.app.list.store;
     let mut v: Vec<_> = s
         .rows
         .iter()
@@ -305,10 +306,11 @@ fn assert_tui_matches_check(t: &mut Tui, step: &str) {
     let want = check_by_source(&t.root);
     let rows: Vec<String> = t
         .app
+        .list
         .store
         .rows
         .iter()
-        .map(|r| t.app.store.source(r))
+        .map(|r| t.app.list.store.source(r))
         .collect();
     let mut sorted = rows.clone();
     sorted.sort();
@@ -321,8 +323,8 @@ fn assert_tui_matches_check(t: &mut Tui, step: &str) {
         t.select(&source);
         let ev = t
             .app
-            .shown
-            .as_ref()
+            .detail
+            .evaluation()
             .unwrap_or_else(|| panic!("{step}: {source} not loaded"));
         let got = serde_json::to_value(&ev.verdict).unwrap();
         assert_eq!(
@@ -516,8 +518,8 @@ fn the_selection_follows_its_capture_when_a_line_above_is_deleted() {
     let after = [line("b", "\\\"x\\\""), line("c", "3"), line("d", "4")].concat();
     std::fs::write(ws.path().join("captures/log.jsonl"), &after).unwrap();
     t.changed(&["captures/log.jsonl"]);
-    assert_eq!(t.app.selected.as_deref(), Some("captures/log.jsonl:2"));
+    assert_eq!(t.app.list.selected.as_deref(), Some("captures/log.jsonl:2"));
     assert_eq!(t.shown_id(), "c");
-    assert!(t.app.flips.is_empty(), "{:?}", t.app.flips);
-    assert_eq!(t.app.store.len(), 3);
+    assert!(t.app.history.flips.is_empty(), "{:?}", t.app.history.flips);
+    assert_eq!(t.app.list.store.len(), 3);
 }

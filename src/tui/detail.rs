@@ -215,12 +215,8 @@ pub fn strip(stage: Stage) -> Vec<(Stage, Mark)> {
     if stage == Stage::Input {
         out.push((Stage::Input, Mark::Fail));
     }
-    for s in [
-        Stage::Response,
-        Stage::Parse,
-        Stage::Schema,
-        Stage::Business,
-    ] {
+    // response, parse, schema, business: the stages between input and ready
+    for &s in &Stage::ALL[1..5] {
         let m = if stage == Stage::Input || s > stage {
             Mark::NotReached
         } else if s == stage {

@@ -68,23 +68,23 @@ pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
     let result = (|| -> anyhow::Result<()> {
         let size = terminal.size()?;
         let mut app = App::new(label, Some(ws), Rect::new(0, 0, size.width, size.height));
-        app.theme = theme::Theme::from_env().with_palette(config.palette);
-        app.keymap = config.keymap;
+        app.settings.theme = theme::Theme::from_env().with_palette(config.palette);
+        app.settings.keymap = config.keymap;
         if watcher.is_some() {
-            app.watch = WatchState::Live;
+            app.watch.state = WatchState::Live;
         }
         app.request_validation(false);
         spawn_input(tx, gate.clone())?;
         terminal.draw(|f| ui::draw(&app, f))?;
         loop {
-            for job in app.requests.drain(..) {
+            for job in app.out.requests.drain(..) {
                 engine.submit(job);
             }
-            for effect in std::mem::take(&mut app.effects) {
+            for effect in std::mem::take(&mut app.out.effects) {
                 run_effect(&mut terminal, &gate, &mut app, effect)?;
             }
             let busy = app.busy();
-            if !drain(&rx, &mut app, !busy) || app.quit {
+            if !drain(&rx, &mut app, !busy) || app.out.quit {
                 break;
             }
             if busy {
@@ -268,7 +268,7 @@ fn drain(rx: &Receiver<Msg>, app: &mut App, wait: bool) -> bool {
     }
     while let Ok(m) = rx.try_recv() {
         app.update(m);
-        if app.quit {
+        if app.out.quit {
             break;
         }
     }

@@ -1,0 +1,234 @@
+//! The model's update for engine events: a run's batches, a change batch's results (with
+//! the verdict flips they cause), and loaded evaluations.
+
+use super::detail_pane::Change;
+use super::{App, ContractChange, FlipEntry};
+use crate::core::review::Flip;
+use crate::core::workspace::Workspace;
+use crate::engine::EngineEvent;
+use crate::engine::worker::{Removed, Updated};
+use crate::tui::store::FLIPPED;
+use std::sync::Arc;
+use std::time::Duration;
+
+impl App {
+    /// Applies one engine event (events of an older generation than the one shown are
+    /// dropped).
+    pub(super) fn engine(&mut self, e: EngineEvent) {
+        match e {
+            EngineEvent::Started {
+                generation,
+                workspace,
+                total,
+            } => {
+                let p = &mut self.run.progress;
+                if generation < p.generation {
+                    return;
+                }
+                p.generation = generation;
+                p.total = total;
+                p.done = 0;
+                p.running = true;
+                self.workspace = Some(workspace);
+                self.status = None;
+                let store = &mut self.list.store;
+                store.reserve(total.saturating_sub(store.len()));
+            }
+            EngineEvent::Batch {
+                generation,
+                captures,
+            } => {
+                if generation < self.run.progress.generation {
+                    return;
+                }
+                self.run.progress.done += captures.len();
+                let selected = self.list.selected_row();
+                let mut touched = false;
+                for s in &captures {
+                    let i = self.list.put(s, generation, &self.history.flipped);
+                    touched |= i.is_some() && i == selected;
+                }
+                let due = self
+                    .run
+                    .last_rebuild
+                    .is_none_or(|t| t.elapsed() > Duration::from_millis(150));
+                if due || self.list.selected.is_none() {
+                    self.rebuild();
+                }
+                if touched {
+                    self.refresh_detail(Change::Replaced(None));
+                }
+            }
+            EngineEvent::Finished {
+                generation,
+                elapsed,
+            } => {
+                let p = &mut self.run.progress;
+                if generation < p.generation {
+                    return;
+                }
+                p.running = false;
+                p.elapsed = Some(elapsed);
+                self.list.retain_generation(generation as u32);
+                self.rebuild();
+            }
+            EngineEvent::Applied {
+                generation,
+                workspace,
+                at,
+                causes,
+                contracts,
+                updated,
+                removed,
+            } => self.applied(
+                generation, workspace, at, causes, contracts, updated, removed,
+            ),
+            EngineEvent::Failed {
+                generation,
+                message,
+            } => {
+                if generation < self.run.progress.generation {
+                    return;
+                }
+                self.run.progress.running = false;
+                self.status = Some(crate::core::text::escape_control(&message).into_owned());
+            }
+            EngineEvent::Loaded { source, evaluation } => {
+                self.refresh_detail(Change::Loaded(source, evaluation));
+            }
+        }
+    }
+
+    /// Applies the engine's result for a batch of file changes.
+    #[allow(clippy::too_many_arguments)]
+    fn applied(
+        &mut self,
+        generation: u64,
+        workspace: Arc<Workspace>,
+        at: String,
+        causes: Vec<String>,
+        contracts: Vec<String>,
+        updated: Vec<Updated>,
+        removed: Vec<Removed>,
+    ) {
+        self.workspace = Some(workspace);
+        self.watch.last_change = Some(at.clone());
+        self.status = None;
+        let list = &mut self.list;
+        // the selected capture, by file and id: if a line above it is deleted or inserted,
+        // its source changes and the selection follows it instead of staying on the line
+        let followed: Option<(String, String)> = list.selected.as_ref().and_then(|sel| {
+            let r = list.store.rows[list.store.find_source(sel)?];
+            Some((
+                list.store.file(&r).to_string(),
+                list.store.id(&r).to_string(),
+            ))
+        });
+        let mut new_flips = Vec::new();
+        let mut touched = false;
+        let mut fresh = None;
+        for u in updated {
+            let s = &u.summary;
+            let source = s.loc.source();
+            let store = &self.list.store;
+            let old = store.find_source(&source).map(|i| store.rows[i]);
+            if old.is_some_and(|r| r.generation > generation as u32) {
+                continue;
+            }
+            let flip = u.previous.as_ref().and_then(|prev| {
+                let new = crate::tui::store::Kind::of(s).outcome();
+                let kind = crate::core::review::flip_kind(prev, &new)?;
+                let cause = match &s.reason {
+                    Some(reason) => {
+                        let mut f = crate::core::verdict::Finding::new(
+                            s.stage,
+                            reason.clone(),
+                            s.message.clone().unwrap_or_default(),
+                        )
+                        .with_decision(s.decision);
+                        if s.first_has_pointer {
+                            f = f.with_pointer(s.pointers[0].clone());
+                        }
+                        Some(f)
+                    }
+                    None => old.and_then(|r| store.first_error(&r)),
+                };
+                Some(Flip {
+                    id: s.id.clone(),
+                    source: source.clone(),
+                    contract: s
+                        .contract
+                        .clone()
+                        .or_else(|| old.and_then(|r| store.kind(&r).contract.clone())),
+                    kind,
+                    old: prev.clone(),
+                    new,
+                    cause,
+                })
+            });
+            let Some(i) = self.list.put(s, generation, &self.history.flipped) else {
+                continue;
+            };
+            if self.list.selected.as_deref() == Some(source.as_str()) {
+                touched = true;
+                fresh = u.evaluation;
+            }
+            if let Some(flip) = flip {
+                self.list.store.rows[i].flags |= FLIPPED;
+                self.history.flipped.insert(source);
+                new_flips.push(FlipEntry {
+                    at: at.clone(),
+                    flip,
+                    cause: u.cause,
+                });
+            }
+        }
+        for mut r in removed {
+            let list = &mut self.list;
+            if r.id.is_empty()
+                && let Some(i) = list.store.find_source(&r.source)
+            {
+                r.id = list.store.id(&list.store.rows[i]).to_string();
+            }
+            if list.remove(&r.source, generation) && list.selected.as_deref() == Some(&r.source) {
+                self.detail.set_gone(r);
+            }
+        }
+        self.history.flips.extend(new_flips.iter().cloned());
+        if !contracts.is_empty() {
+            self.history.contract_change = Some(ContractChange {
+                contracts,
+                at,
+                causes,
+                flips: new_flips,
+            });
+        }
+        let list = &mut self.list;
+        if let (Some((file, id)), Some(sel)) = (&followed, list.selected.clone()) {
+            let store = &list.store;
+            let same = store
+                .find_source(&sel)
+                .is_some_and(|i| store.id(&store.rows[i]) == id);
+            let moved = (!same)
+                .then(|| {
+                    store
+                        .rows
+                        .iter()
+                        .find(|r| store.file(r) == file.as_str() && store.id(r) == id.as_str())
+                })
+                .flatten()
+                .map(|r| store.source(r));
+            if let Some(source) = moved {
+                list.selected = Some(source);
+                self.detail.clear_gone();
+                touched = true;
+                fresh = None;
+            }
+        }
+        self.rebuild();
+        if touched {
+            // the shown capture changed: its fresh evaluation came along, or it is re-read
+            self.refresh_detail(Change::Replaced(fresh));
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! The model's update for keys and the mouse: the keymap's actions, the filter prompt,
+//! the overlays, clicks and the wheel.
+
+use super::layout::tab_at;
+use super::{App, Effect, Focus, Overlay, WatchState};
+use crate::tui::filter::pointer_label;
+use crate::tui::keymap::{Action, Tab};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Position;
+
+impl App {
+    /// Applies one key: an open overlay closes, the filter prompt takes typed keys, else
+    /// the keymap decides.
+    pub(super) fn key(&mut self, k: KeyEvent) {
+        let editing = self.modes.editing();
+        if self.modes.overlay.is_some() {
+            // any key closes the overlay; `q` and Ctrl-C still quit
+            if matches!(self.settings.keymap.lookup(&k), Some(Action::Quit)) && !editing {
+                self.out.quit = true;
+            }
+            self.modes.overlay = None;
+            return;
+        }
+        if editing {
+            match k.code {
+                KeyCode::Esc => {
+                    self.modes.stop_editing();
+                    self.set_filter(String::new());
+                }
+                KeyCode::Enter => self.modes.stop_editing(),
+                KeyCode::Backspace => {
+                    let mut f = self.filter.text.clone();
+                    f.pop();
+                    self.set_filter(f);
+                }
+                KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                    self.out.quit = true
+                }
+                KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                    self.set_filter(String::new())
+                }
+                KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
+                    let mut f = self.filter.text.clone();
+                    f.push(c);
+                    self.set_filter(f);
+                }
+                KeyCode::Down | KeyCode::Up => {
+                    if let Some(a) = self.settings.keymap.lookup(&k) {
+                        self.action(a);
+                    }
+                }
+                _ => {}
+            }
+            return;
+        }
+        if let Some(a) = self.settings.keymap.lookup(&k) {
+            self.action(a);
+        }
+    }
+
+    /// Applies one keymap action.
+    pub fn action(&mut self, a: Action) {
+        let page = (self.screen.areas.list.height as usize)
+            .saturating_sub(3)
+            .max(1);
+        let detail = self.modes.focus == Focus::Detail;
+        let scroll = &mut self.detail.scroll;
+        match a {
+            Action::Down if detail => *scroll += 1,
+            Action::Up if detail => *scroll = scroll.saturating_sub(1),
+            Action::PageDown if detail => *scroll += page,
+            Action::PageUp if detail => *scroll = scroll.saturating_sub(page),
+            Action::First if detail => *scroll = 0,
+            Action::Last if detail => *scroll = usize::MAX / 2,
+            Action::Down => self.move_by(1),
+            Action::Up => self.move_by(-1),
+            Action::PageDown => self.move_by(page as isize),
+            Action::PageUp => self.move_by(-(page as isize)),
+            Action::First => self.move_by(isize::MIN / 2),
+            Action::Last => self.move_by(isize::MAX / 2),
+            Action::NextPane | Action::PrevPane => {
+                self.modes.focus = match self.modes.focus {
+                    Focus::List => Focus::Detail,
+                    Focus::Detail => Focus::List,
+                }
+            }
+            Action::ShowTab(t) => {
+                self.detail.tab = t;
+                self.detail.scroll_to_error(self.screen.areas.content);
+            }
+            Action::Filter => {
+                self.modes.start_editing();
+                self.modes.focus = Focus::List;
+            }
+            Action::Clear => {
+                if self.modes.triage() {
+                    self.modes.set_triage(false);
+                } else if !self.filter.text.is_empty() {
+                    self.set_filter(String::new());
+                } else {
+                    self.modes.focus = Focus::List;
+                }
+            }
+            Action::Triage => {
+                let on = !self.modes.triage();
+                self.modes.set_triage(on);
+                if on {
+                    self.modes.focus = Focus::List;
+                    self.triage.build(&self.list.store);
+                    self.follow();
+                }
+            }
+            Action::Open => {
+                if self.modes.triage() {
+                    if let Some(n) = self.triage.tree.get(self.triage.cursor) {
+                        let q = n.query.clone();
+                        self.modes.set_triage(false);
+                        self.list.cursor = 0;
+                        self.list.selected = None;
+                        self.set_filter(q);
+                    }
+                } else {
+                    self.modes.focus = Focus::Detail;
+                }
+            }
+            Action::NextError | Action::PrevError => {
+                let n = self.detail.detail().map_or(0, |d| d.errors.len());
+                if n > 0 {
+                    let pane = &mut self.detail;
+                    pane.error = if a == Action::NextError {
+                        (pane.error + 1) % n
+                    } else {
+                        (pane.error + n - 1) % n
+                    };
+                    if !matches!(pane.tab, Tab::Proposal | Tab::Raw | Tab::Contract) {
+                        pane.tab = Tab::Proposal;
+                    }
+                    pane.scroll_to_error(self.screen.areas.content);
+                }
+            }
+            Action::Revalidate => {
+                self.request_validation(true);
+            }
+            Action::Pause => match self.watch.state {
+                WatchState::Live => self.watch.state = WatchState::Paused,
+                WatchState::Paused => {
+                    self.watch.state = WatchState::Live;
+                    let paths = std::mem::take(&mut self.watch.pending);
+                    self.submit_changes(paths);
+                }
+                WatchState::Off => self.status = Some("not watching this workspace".into()),
+            },
+            Action::Copy => self.copy(),
+            Action::Edit => self.edit(),
+            Action::Review => self.modes.overlay = Some(Overlay::Review),
+            Action::Help => self.modes.overlay = Some(Overlay::Help),
+            Action::Quit => self.out.quit = true,
+        }
+    }
+
+    /// Copies the current error's pointer, or on the Feedback tab the feedback text.
+    fn copy(&mut self) {
+        if self.list.current().is_none() {
+            return;
+        }
+        let (text, what) = if self.detail.tab == Tab::Feedback {
+            match self.detail.detail().and_then(|d| d.feedback_text.clone()) {
+                Some(t) => (t, "the feedback".to_string()),
+                None => {
+                    self.status = Some("no feedback to copy".into());
+                    return;
+                }
+            }
+        } else {
+            let Some(e) = self
+                .detail
+                .evaluation()
+                .filter(|e| Some(e.verdict.source.as_str()) == self.list.selected.as_deref())
+            else {
+                self.status = Some("the capture is still loading".into());
+                return;
+            };
+            match e
+                .verdict
+                .errors
+                .get(self.detail.error)
+                .and_then(|f| f.pointer.clone())
+            {
+                Some(p) => {
+                    let shown = crate::core::text::escape_control(pointer_label(&p)).into_owned();
+                    (p, shown)
+                }
+                None => {
+                    self.status = Some("this error has no pointer to copy".into());
+                    return;
+                }
+            }
+        };
+        self.out.effects.push(Effect::Copy(text));
+        self.status = Some(format!("copied {what} to the clipboard (OSC 52)"));
+    }
+
+    /// Asks the event loop to open the selected capture in `$EDITOR`.
+    fn edit(&mut self) {
+        let (Some(r), Some(ws)) = (self.list.current(), self.workspace.as_ref()) else {
+            return;
+        };
+        let line = if r.line > 0 { r.line as usize } else { 1 };
+        let path = ws.root.join(self.list.store.file(r));
+        self.out.effects.push(Effect::Edit { path, line });
+    }
+
+    /// Moves the selection (of the list, or of the triage tree) by `delta` rows.
+    fn move_by(&mut self, mut delta: isize) {
+        if self.detail.clear_gone() && delta > 0 {
+            // the deleted row's neighbour took its place: the first step lands on it
+            delta -= 1;
+        }
+        if self.modes.triage() {
+            self.triage.move_by(delta);
+            self.follow();
+            return;
+        }
+        let n = self.list.view.len();
+        if n == 0 {
+            return;
+        }
+        let c = self.list.cursor.saturating_add_signed(delta).min(n - 1);
+        self.select(c);
+    }
+
+    /// Applies one mouse event: a click selects a row, a tab or a pane, the wheel moves
+    /// the list or scrolls the detail.
+    pub(super) fn mouse(&mut self, m: MouseEvent) {
+        let l = self.screen.areas;
+        let at = Position::new(m.column, m.row);
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                if l.list.contains(at) {
+                    self.modes.focus = Focus::List;
+                    let row = m.row.saturating_sub(l.list.y + 1) as usize;
+                    if self.modes.triage() {
+                        let i = self.triage.offset + row;
+                        if i < self.triage.tree.len() {
+                            self.triage.cursor = i;
+                        }
+                    } else if m.row > l.list.y {
+                        self.select(self.list.offset + row);
+                    }
+                } else if l.tabs.contains(at) {
+                    if let Some(t) = tab_at(l.tabs, m.column, self.detail.tab) {
+                        self.action(Action::ShowTab(t));
+                    }
+                    self.modes.focus = Focus::Detail;
+                } else if l.detail.contains(at) {
+                    self.modes.focus = Focus::Detail;
+                }
+            }
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let d: isize = if m.kind == MouseEventKind::ScrollDown {
+                    3
+                } else {
+                    -3
+                };
+                if l.list.contains(at) {
+                    self.move_by(d);
+                } else if l.detail.contains(at) {
+                    self.detail.scroll = self.detail.scroll.saturating_add_signed(d);
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The detail pane: its tabs, the error table, a deleted capture.
+
+use super::*;
+
+#[test]
+fn schema_failure_selected_shows_the_pointer_in_the_proposal() {
+    let mut app = refund(120, 30);
+    select(&mut app, "amount-as-string");
+    key(&mut app, KeyCode::Char('2'));
+    assert_eq!(app.detail.tab, Tab::Proposal);
+    let t = terminal(&app);
+    // the failing pointer's line is highlighted
+    let buf = t.backend().buffer();
+    let row = (0..buf.area.height)
+        .find(|&y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .contains("\"amount_minor\": \"5000\"")
+        })
+        .expect("the amount line is on screen");
+    let x = (0..buf.area.width)
+        .find(|&x| buf[(x, row)].symbol() == "\"" && x > buf.area.width / 3)
+        .unwrap();
+    assert_eq!(buf[(x, row)].bg, ratatui::style::Color::LightRed);
+    assert_screen_snapshot!(
+        "schema_failure_selected_shows_the_pointer_in_the_proposal",
+        t.backend().to_string()
+    );
+}
+
+#[test]
+fn schema_failure_contract_tab_highlights_the_keyword() {
+    let mut app = refund(120, 30);
+    select(&mut app, "negative-amount");
+    key(&mut app, KeyCode::Char('5'));
+    assert_screen_snapshot!(
+        "schema_failure_contract_tab_highlights_the_keyword",
+        screen(&app)
+    );
+}
+
+#[test]
+fn intent_diff_side_by_side() {
+    let mut app = refund(120, 30);
+    select(&mut app, "amount-8000-intent-5000");
+    key(&mut app, KeyCode::Char('1'));
+    let s = screen(&app);
+    assert!(s.contains("8000") && s.contains("5000") && s.contains("/amount_minor"));
+    assert_screen_snapshot!("intent_diff_side_by_side", s);
+}
+
+#[test]
+fn parse_error_marked_in_raw() {
+    let mut app = refund(120, 30);
+    select(&mut app, "broken-json-missing-comma");
+    key(&mut app, KeyCode::Char('3'));
+    assert_screen_snapshot!("parse_error_marked_in_raw", screen(&app));
+}
+
+#[test]
+fn n_steps_through_errors() {
+    let mut app = refund(120, 30);
+    select(&mut app, "extra-field-approved");
+    assert_eq!(app.detail.error, 0);
+    let n = app.detail.detail().unwrap().errors.len();
+    keys(&mut app, "n");
+    assert_eq!(app.detail.tab, Tab::Proposal);
+    assert_eq!(app.detail.error, 1 % n);
+    keys(&mut app, "N");
+    assert_eq!(app.detail.error, 0);
+}
+
+#[test]
+fn no_color_keeps_modifiers_and_drops_colours() {
+    let mut app = refund(120, 30);
+    app.settings.theme = crate::tui::theme::Theme {
+        color: false,
+        ..Default::default()
+    };
+    select(&mut app, "amount-as-string");
+    keys(&mut app, "2");
+    let t = terminal(&app);
+    let buf = t.backend().buffer();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            let c = &buf[(x, y)];
+            assert_eq!(c.fg, ratatui::style::Color::Reset, "fg at {x},{y}");
+            assert_eq!(c.bg, ratatui::style::Color::Reset, "bg at {x},{y}");
+        }
+    }
+}
+
+#[test]
+fn a_deleted_selected_capture_says_so() {
+    let mut app = refund(120, 30);
+    select(&mut app, "valid-proposal");
+    let n = app.list.store.len();
+    send(
+        &mut app,
+        applied(
+            2,
+            vec![],
+            vec![crate::engine::worker::Removed {
+                id: "valid-proposal".into(),
+                source: "captures/valid-proposal.json".into(),
+                cause: Some("captures/valid-proposal.json".into()),
+            }],
+            vec![],
+            vec!["captures/valid-proposal.json".into()],
+        ),
+    );
+    assert_eq!(app.list.store.len(), n - 1);
+    let s = screen(&app);
+    assert!(s.contains("valid-proposal was deleted"), "{s}");
+    assert!(s.contains("captures/valid-proposal.json no longer exists"));
+    assert!(!(0..app.list.view.len()).any(|p| app.list.id_at(p) == Some("valid-proposal")));
+    // moving selects another capture and the note goes away
+    key(&mut app, KeyCode::Char('k'));
+    assert!(app.detail.gone().is_none());
+    assert!(!screen(&app).contains("was deleted"));
+}
+
+#[test]
+fn the_detail_pane_loads_shows_keeps_the_detail_while_it_reloads_and_notes_a_missing_record() {
+    let mut app = refund(120, 30);
+    let pos = (0..app.list.view.len())
+        .position(|p| app.list.id_at(p) == Some("duplicate-key"))
+        .unwrap();
+    app.select(pos);
+    let source = app.list.selected.clone().unwrap();
+    // selecting asks for a load; until it arrives the pane says so
+    assert!(
+        matches!(&app.detail.state, DetailState::Loading { source: s, kept: None, .. } if *s == source),
+        "{:?}",
+        app.detail.state
+    );
+    assert!(screen(&app).contains("loading duplicate-key from disk…"));
+    // an answer for another capture changes nothing
+    app.update(Msg::Engine(EngineEvent::Loaded {
+        source: "captures/elsewhere.json".into(),
+        evaluation: None,
+    }));
+    assert_eq!(app.detail.loading(), Some(source.as_str()));
+    pump(&mut app);
+    assert!(matches!(app.detail.state, DetailState::Shown { .. }));
+    // re-validated without its evaluation: re-read, the old detail shown meanwhile
+    let ws = app.workspace.clone().unwrap();
+    let ev = evaluate_all(&ws)
+        .into_iter()
+        .find(|e| e.verdict.id == "duplicate-key")
+        .unwrap();
+    app.update(batch(app.run.progress.generation, &[ev]));
+    assert!(
+        matches!(&app.detail.state, DetailState::Loading { kept: Some(d), .. } if d.source == source),
+        "{:?}",
+        app.detail.state
+    );
+    assert!(matches!(
+        app.out.requests.as_slice(),
+        [Job::Load { source: s, .. }] if *s == source
+    ));
+    app.out.requests.clear();
+    let s = screen(&app);
+    assert!(
+        s.contains("┌ duplicate-key ") && !s.contains("loading"),
+        "{s}"
+    );
+    // the record is no longer in its file: noted, and not asked for again
+    app.update(Msg::Engine(EngineEvent::Loaded {
+        source: source.clone(),
+        evaluation: None,
+    }));
+    assert!(matches!(&app.detail.state, DetailState::Missing { source: s } if *s == source));
+    assert!(screen(&app).contains("duplicate-key: the record is no longer in its file"));
+    // a rebuild refreshes the pane: it waits for the re-validation, asking nothing
+    app.update(Msg::Engine(EngineEvent::Finished {
+        generation: app.run.progress.generation,
+        elapsed: Duration::from_millis(1),
+    }));
+    assert!(app.out.requests.is_empty(), "{:?}", app.out.requests);
+    assert_eq!(app.detail.missing(), Some(source.as_str()));
+}

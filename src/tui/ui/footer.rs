@@ -1,0 +1,55 @@
+//! The footer line: the filter prompt while it is typed, else the status message, else
+//! the keymap's hints (dropped from the middle until they fit, never help and quit).
+
+use crate::tui::keymap::Keymap;
+use crate::tui::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+/// Draws the footer into `r`: `editing` is the filter text while it is being typed,
+/// `status` the one-line status message.
+pub fn draw(
+    f: &mut Frame,
+    r: Rect,
+    t: &Theme,
+    keymap: &Keymap,
+    editing: Option<&str>,
+    status: Option<&str>,
+) {
+    if let Some(filter) = editing {
+        let line = Line::from(vec![
+            Span::styled(" /", t.key()),
+            Span::raw(crate::core::text::escape_control(filter).into_owned()),
+            Span::styled("█", t.key()),
+            Span::styled(
+                "   Enter keep  Esc clear  stage: reason: decision: contract: pointer: flipped unmet  ! negates",
+                t.dim(),
+            ),
+        ]);
+        f.render_widget(Paragraph::new(line), r);
+        return;
+    }
+    if let Some(s) = status {
+        f.render_widget(Paragraph::new(Span::styled(format!(" {s}"), t.warn())), r);
+        return;
+    }
+    // drop hints from the middle (never help and quit) until the line fits
+    let mut hs: Vec<(String, &str)> = keymap.hints();
+    let width = |hs: &[(String, &str)]| -> usize {
+        1 + hs
+            .iter()
+            .map(|(k, h)| k.chars().count() + h.chars().count() + 3)
+            .sum::<usize>()
+    };
+    while width(&hs) > r.width as usize && hs.len() > 2 {
+        hs.remove(hs.len() - 3);
+    }
+    let mut spans = vec![Span::raw(" ")];
+    for (k, h) in hs {
+        spans.push(Span::styled(k, t.key()));
+        spans.push(Span::raw(format!(" {h}  ")));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), r);
+}

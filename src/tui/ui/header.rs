@@ -1,0 +1,146 @@
+//! The two header lines: the workspace, the watching state, counts, the run's progress or
+//! the last change, the funnel, and the note of the last contract change.
+
+use crate::core::workspace::Workspace;
+use crate::tui::app::{ContractChange, History, Run, Watch, WatchState};
+use crate::tui::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{LineGauge, Paragraph};
+
+/// What the header reads.
+pub struct Header<'a> {
+    /// The workspace as named on the command line.
+    pub label: &'a str,
+    /// The workspace (its contracts are counted).
+    pub workspace: Option<&'a Workspace>,
+    /// The runs: progress, funnel, warnings.
+    pub run: &'a Run,
+    /// Watching state, changes waiting, the last change.
+    pub watch: &'a Watch,
+    /// The flips: how many captures flipped, the last contract change.
+    pub history: &'a History,
+}
+
+/// Draws the header into the two lines of `r`.
+pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
+    let [l1, l2] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(r);
+    let (state, style) = match h.watch.state {
+        WatchState::Live => ("● live", t.pass()),
+        WatchState::Paused => ("‖ paused", t.warn()),
+        WatchState::Off => ("○ not watching", t.dim()),
+    };
+    let contracts = h.workspace.map_or(0, |w| w.contracts.by_name.len());
+    let warnings = h.run.warnings;
+    let mut spans = vec![
+        Span::styled(
+            " verdict ",
+            t.bold().add_modifier(ratatui::style::Modifier::REVERSED),
+        ),
+        Span::raw("  "),
+        Span::styled(
+            crate::core::text::escape_control(h.label).into_owned(),
+            t.bold(),
+        ),
+        Span::raw("  "),
+        Span::styled(state, style),
+        Span::raw("  "),
+        Span::raw(format!(
+            "{contracts} contract{}",
+            if contracts == 1 { "" } else { "s" }
+        )),
+        Span::styled("  ·  ", t.dim()),
+        Span::styled(
+            format!(
+                "{} warning{}",
+                warnings,
+                if warnings == 1 { "" } else { "s" }
+            ),
+            if warnings > 0 { t.warn() } else { Style::new() },
+        ),
+    ];
+    let pending = h.watch.pending.len();
+    if pending > 0 {
+        spans.push(Span::styled("  ·  ", t.dim()));
+        spans.push(Span::styled(
+            format!(
+                "{} change{} waiting",
+                pending,
+                if pending == 1 { "" } else { "s" }
+            ),
+            t.warn(),
+        ));
+    }
+    if !h.history.flipped.is_empty() {
+        spans.push(Span::styled("  ·  ", t.dim()));
+        spans.push(Span::styled(
+            format!("↺ {} flipped", h.history.flipped.len()),
+            t.flip(),
+        ));
+    }
+    let p = &h.run.progress;
+    let right = if p.running {
+        format!("validating {}/{} ", p.done, p.total)
+    } else if let Some(at) = &h.watch.last_change {
+        format!("last change {at} ")
+    } else if let Some(e) = p.elapsed {
+        format!("validated in {} ms ", e.as_millis())
+    } else {
+        String::new()
+    };
+    let left = Line::from(spans);
+    f.render_widget(Paragraph::new(left.clone()), l1);
+    // the time goes only where it does not overwrite the left part
+    if left.width() + right.chars().count() < l1.width as usize {
+        f.render_widget(
+            Paragraph::new(Span::styled(right, t.dim())).alignment(Alignment::Right),
+            l1,
+        );
+    }
+    let funnel = format!(" {}", h.run.summary.funnel_line());
+    if p.running {
+        let gw = 24.min(l2.width / 3);
+        let [a, b] = Layout::horizontal([Constraint::Fill(1), Constraint::Length(gw)]).areas(l2);
+        f.render_widget(Paragraph::new(funnel), a);
+        let ratio = if p.total == 0 {
+            0.0
+        } else {
+            (p.done as f64 / p.total as f64).clamp(0.0, 1.0)
+        };
+        f.render_widget(
+            LineGauge::default()
+                .filled_style(t.gauge())
+                .ratio(ratio)
+                .label(format!("{:>3}%", (ratio * 100.0) as u32)),
+            b,
+        );
+    } else if let Some(c) = &h.history.contract_change {
+        let note = contract_note(c);
+        let nw = (note.chars().count() as u16 + 1).min(l2.width / 2);
+        let [a, b] = Layout::horizontal([Constraint::Fill(1), Constraint::Length(nw)]).areas(l2);
+        f.render_widget(Paragraph::new(funnel), a);
+        f.render_widget(
+            Paragraph::new(Span::styled(note, t.flip())).alignment(Alignment::Right),
+            b,
+        );
+    } else {
+        f.render_widget(Paragraph::new(funnel), l2);
+    }
+}
+
+/// `refund-v1 changed: 3 newly failing, 1 newly passing` (escaped).
+pub fn contract_note(c: &ContractChange) -> String {
+    use crate::core::review::FlipKind;
+    let names = crate::core::text::escape_control(&c.contracts.join(", ")).into_owned();
+    let mut parts: Vec<String> = FlipKind::ALL
+        .into_iter()
+        .filter(|k| c.count(*k) > 0)
+        .map(|k| format!("{} {}", c.count(k), k.title()))
+        .collect();
+    if parts.is_empty() {
+        parts.push("no verdict changed".into());
+    }
+    format!("{names} changed: {} ", parts.join(", "))
+}

@@ -1,0 +1,167 @@
+//! The left pane: the capture list (only the rows on screen are built) or the triage tree.
+
+use super::{pad, pane};
+use crate::core::verdict::Stage;
+use crate::report::human::glyph;
+use crate::tui::app::{FilterJob, List, Triage};
+use crate::tui::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+/// What the list reads besides its rows.
+pub struct Status<'a> {
+    /// The filter (its text and progress go in the title).
+    pub filter: &'a FilterJob,
+    /// Whether the list has the keyboard.
+    pub focused: bool,
+    /// Whether a validation run is going on (an empty list says so).
+    pub running: bool,
+    /// Whether the selected capture was deleted (its row is gone: no row is highlighted).
+    pub gone: bool,
+}
+
+/// Draws the capture list into `r`.
+pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) {
+    let (store, view) = (&list.store, &list.view);
+    let mut title = vec![Span::styled(" Captures ", t.bold())];
+    if view.len() != store.len() {
+        title.push(Span::raw(format!("{}/{} ", view.len(), store.len())));
+    } else {
+        title.push(Span::raw(format!("{} ", store.len())));
+    }
+    if !s.filter.text.is_empty() {
+        title.push(Span::styled(
+            format!("/{} ", crate::core::text::escape_control(&s.filter.text)),
+            t.key(),
+        ));
+    }
+    if let Some(p) = s.filter.progress() {
+        title.push(Span::styled(format!("filtering {p}% "), t.dim()));
+    }
+    let block = pane(t, Line::from(title), s.focused);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let h = inner.height as usize;
+    if view.is_empty() {
+        let msg = if store.is_empty() {
+            if s.running {
+                "validating…"
+            } else {
+                "no captures in this workspace"
+            }
+        } else {
+            "no capture matches the filter (Esc clears it)"
+        };
+        f.render_widget(Paragraph::new(Span::styled(msg, t.dim())), inner);
+        return;
+    }
+    let reason_w = view
+        .iter()
+        .skip(list.offset)
+        .take(h)
+        .map(|&i| {
+            store
+                .kind(&store.rows[i as usize])
+                .reason
+                .as_ref()
+                .map_or(0, |r| r.as_str().chars().count())
+        })
+        .max()
+        .unwrap_or(0)
+        .min(19)
+        .min(inner.width.saturating_sub(14) as usize / 2);
+    let id_w = (inner.width as usize).saturating_sub(3 + 8 + 1 + reason_w + 1);
+    let lines: Vec<Line> = view
+        .iter()
+        .enumerate()
+        .skip(list.offset)
+        .take(h)
+        .map(|(pos, &i)| {
+            let row = &store.rows[i as usize];
+            let v = store.kind(row);
+            let id = store.id(row);
+            let ds = t.decision(v.decision);
+            let reason = v.reason.as_ref().map_or("", |r| r.as_str());
+            let flipped = row.flags & crate::tui::store::FLIPPED != 0;
+            let mut line = Line::from(vec![
+                Span::styled(if flipped { "↺" } else { " " }, t.flip()),
+                Span::styled(format!("{} ", glyph(v.decision)), ds),
+                Span::styled(pad(v.stage.as_str(), 8), ds),
+                Span::raw(" "),
+                Span::styled(
+                    pad(&crate::core::text::escape_control(reason), reason_w),
+                    ds,
+                ),
+                Span::raw(" "),
+            ]);
+            if v.unmet() && id_w > 4 {
+                // like `check`'s NOT AS EXPECTED: the verdict misses the capture's `expect`
+                line.spans.push(Span::raw(pad(
+                    &crate::core::text::escape_control(id),
+                    id_w - 2,
+                )));
+                line.spans.push(Span::styled(" ≠", t.fail()));
+            } else {
+                line.spans
+                    .push(Span::raw(pad(&crate::core::text::escape_control(id), id_w)));
+            }
+            if pos == list.cursor && !s.gone {
+                line = line.patch_style(t.selected());
+            }
+            line
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Draws the triage tree into `r`.
+pub fn draw_tree(f: &mut Frame, r: Rect, t: &Theme, triage: &Triage, focused: bool) {
+    let block = pane(
+        t,
+        Line::from(vec![
+            Span::styled(" Triage ", t.bold()),
+            Span::styled("stage > reason > pointer ", t.dim()),
+        ]),
+        focused,
+    );
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let w = inner.width as usize;
+    let lines: Vec<Line> = triage
+        .tree
+        .iter()
+        .enumerate()
+        .skip(triage.offset)
+        .take(inner.height as usize)
+        .map(|(i, n)| {
+            let indent = "  ".repeat(n.depth as usize);
+            let count = format!("{} ", n.count);
+            let style = match n.depth {
+                0 => t.bold(),
+                1 => Style::new(),
+                _ => t.dim(),
+            };
+            let marker = if n.depth == 0 { "▾ " } else { "" };
+            let left = format!(" {indent}{marker}{}", n.label);
+            let room = w.saturating_sub(count.chars().count());
+            let left = pad(&left, room);
+            let color = if n.stage == Stage::Ready {
+                t.pass()
+            } else {
+                Style::new()
+            };
+            let mut line = Line::from(vec![
+                Span::styled(left, style.patch(color)),
+                Span::styled(count, t.bold()),
+            ]);
+            if i == triage.cursor {
+                line = line.patch_style(t.selected());
+            }
+            line
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,149 @@
+//! Drawing: [`draw`] is a pure function of the [`App`]. It builds only what is visible
+//! (the list renders the rows on screen, never the whole workspace), does no I/O and
+//! validates nothing. It draws into the rectangles the model laid out
+//! ([`crate::tui::app::layout`]), so mouse clicks and scrolling use the very rectangles
+//! that were drawn.
+//!
+//! One file per screen region, each drawing function given only the part of the model it
+//! reads: [`header`], [`list`] (the list and the triage tree), [`detail`] (the pane's frame,
+//! stage strip, error table and tab bar), [`tabs`] (one function per tab), [`footer`] and
+//! [`overlays`] (help, review).
+
+pub mod detail;
+pub mod footer;
+pub mod header;
+pub mod list;
+pub mod overlays;
+pub mod tabs;
+
+pub use header::contract_note;
+pub use overlays::help_rows;
+
+use crate::tui::app::layout::{MIN_SIZE, too_small};
+use crate::tui::app::{App, Focus, Overlay};
+use crate::tui::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+
+/// Draws the whole screen.
+pub fn draw(app: &App, f: &mut Frame) {
+    let area = f.area();
+    let model_area = app.screen.area;
+    if too_small(area) || area != model_area && too_small(model_area) {
+        draw_too_small(f, area);
+        return;
+    }
+    let l = &app.screen.areas;
+    let t = &app.settings.theme;
+    let focus = app.modes.focus;
+    header::draw(
+        f,
+        l.header,
+        t,
+        header::Header {
+            label: &app.label,
+            workspace: app.workspace.as_deref(),
+            run: &app.run,
+            watch: &app.watch,
+            history: &app.history,
+        },
+    );
+    if app.modes.triage() {
+        list::draw_tree(f, l.list, t, &app.triage, focus == Focus::List);
+    } else {
+        list::draw_list(
+            f,
+            l.list,
+            t,
+            &app.list,
+            list::Status {
+                filter: &app.filter,
+                focused: focus == Focus::List,
+                running: app.run.progress.running,
+                gone: app.detail.gone().is_some(),
+            },
+        );
+    }
+    detail::draw(
+        f,
+        l,
+        t,
+        &app.detail,
+        detail::Context {
+            focused: focus == Focus::Detail,
+            current_id: app.list.current_id(),
+            running: app.run.progress.running,
+            history: &app.history,
+        },
+    );
+    footer::draw(
+        f,
+        l.footer,
+        t,
+        &app.settings.keymap,
+        app.modes.editing().then_some(app.filter.text.as_str()),
+        app.status.as_deref(),
+    );
+    match app.modes.overlay {
+        Some(Overlay::Review) => {
+            overlays::draw_review(f, area, t, app.history.contract_change.as_ref())
+        }
+        Some(Overlay::Help) => overlays::draw_help(f, area, t, &app.settings.keymap),
+        None => {}
+    }
+}
+
+fn draw_too_small(f: &mut Frame, area: Rect) {
+    let lines = vec![
+        Line::from("terminal too small"),
+        Line::from(format!(
+            "{}x{}, verdict needs at least {}x{}",
+            area.width, area.height, MIN_SIZE.0, MIN_SIZE.1
+        )),
+        Line::from("enlarge the window, or q to quit"),
+    ];
+    let y = area.height.saturating_sub(3) / 2;
+    let r = Rect::new(
+        area.x,
+        area.y + y,
+        area.width,
+        area.height.saturating_sub(y).min(3),
+    );
+    f.render_widget(
+        Paragraph::new(lines)
+            .alignment(Alignment::Center)
+            .wrap(Wrap { trim: true }),
+        r,
+    );
+}
+
+/// A bordered pane with `title`, its border marked when `focused`.
+fn pane(t: &Theme, title: Line<'static>, focused: bool) -> Block<'static> {
+    Block::bordered().title(title).border_style(if focused {
+        t.focus_border()
+    } else {
+        t.border()
+    })
+}
+
+/// `s` padded with spaces to `w` characters, or cut to `w` with a trailing `…`.
+fn pad(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n > w {
+        let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
+        out.push('…');
+        out
+    } else {
+        format!("{s}{}", " ".repeat(w - n))
+    }
+}
+
+/// A dim, wrapped note filling `r` (a tab with nothing to show, an empty overlay).
+fn message(t: &Theme, f: &mut Frame, r: Rect, s: &str) {
+    f.render_widget(
+        Paragraph::new(Span::styled(s.to_string(), t.dim())).wrap(Wrap { trim: true }),
+        r,
+    );
+}

@@ -1,0 +1,315 @@
+//! The detail tabs' content: one function per tab, over one scrolled-text helper.
+
+use super::message;
+use crate::report::human::glyph;
+use crate::tui::app::History;
+use crate::tui::app::layout::{RawRow, raw_rows};
+use crate::tui::detail::{Detail, DiffKind, DiffView, JsonView, RawView, Role};
+use crate::tui::keymap::Tab;
+use crate::tui::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+/// Which tab, scrolled how far, with which error current.
+#[derive(Debug, Clone, Copy)]
+pub struct View {
+    /// The tab shown.
+    pub tab: Tab,
+    /// Its scroll, in lines (clamped to the content).
+    pub scroll: usize,
+    /// The current error (highlighted in the Proposal and Contract tabs).
+    pub error: usize,
+}
+
+/// Draws tab `v.tab` of the detail `d` into `r` (`history`: for the History tab).
+pub fn draw(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, v: View, history: &History) {
+    let s = v.scroll;
+    match v.tab {
+        Tab::Diff => draw_diff(f, r, t, &d.diff, s),
+        Tab::Proposal => draw_proposal(f, r, t, &d.proposal, s, v.error),
+        Tab::Raw => draw_raw(f, r, t, &d.raw, s),
+        Tab::Response => scrolled(f, r, role_lines(t, &d.response), s, true),
+        Tab::Contract => draw_contract(f, r, t, d, s, v.error),
+        Tab::Context => scrolled(f, r, role_lines(t, &d.context), s, false),
+        Tab::Feedback => scrolled(f, r, role_lines(t, &d.feedback), s, true),
+        Tab::History => draw_history(f, r, t, history, &d.source, s),
+    }
+}
+
+/// `lines` in `r`, scrolled by `scroll` lines (never past the last line), wrapped when
+/// `wrap`.
+fn scrolled(f: &mut Frame, r: Rect, lines: Vec<Line<'_>>, scroll: usize, wrap: bool) {
+    let s = scroll
+        .min(lines.len().saturating_sub(1))
+        .min(u16::MAX as usize) as u16;
+    let p = Paragraph::new(lines);
+    let p = if wrap {
+        p.wrap(Wrap { trim: false })
+    } else {
+        p
+    };
+    f.render_widget(p.scroll((s, 0)), r);
+}
+
+/// A pretty JSON view's lines, numbered, the marked pointers highlighted (the `current`
+/// error's more strongly).
+fn json_lines<'a>(t: &Theme, j: &'a JsonView, current: usize) -> Vec<Line<'a>> {
+    let gutter = j.lines.len().to_string().len().max(3);
+    j.lines
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let style = match j.mark_of(i, current) {
+                Some(true) => t.current(),
+                Some(false) => t.highlight(),
+                None => Style::new(),
+            };
+            Line::from(vec![
+                Span::styled(format!("{:>gutter$} ", i + 1), t.dim()),
+                Span::styled(s.as_str(), style),
+            ])
+        })
+        .collect()
+}
+
+/// Styled text lines.
+fn role_lines<'a>(t: &Theme, lines: &'a [(String, Role)]) -> Vec<Line<'a>> {
+    lines
+        .iter()
+        .map(|(s, r)| {
+            let style = match r {
+                Role::Heading => t.bold(),
+                Role::Text => Style::new(),
+                Role::Dim => t.dim(),
+                Role::Highlight => t.highlight(),
+            };
+            Line::from(Span::styled(s.as_str(), style))
+        })
+        .collect()
+}
+
+/// The Diff tab: the proposal and the confirmed intent side by side.
+fn draw_diff(f: &mut Frame, r: Rect, t: &Theme, diff: &Result<DiffView, String>, scroll: usize) {
+    let diff = match diff {
+        Err(m) => return message(t, f, r, m),
+        Ok(diff) => diff,
+    };
+    let [top, body] = Layout::vertical([Constraint::Length(2), Constraint::Fill(1)]).areas(r);
+    let note = match &diff.compared {
+        Some(false) => Line::from(vec![
+            Span::raw(" the proposal differs from the confirmed intent at "),
+            Span::styled(diff.mismatches.join(", "), t.highlight()),
+        ]),
+        Some(true) => Line::from(Span::styled(
+            " the proposal agrees with the confirmed intent",
+            t.pass(),
+        )),
+        None => Line::from(Span::styled(
+            " not compared (decided before the intent check): for reference only",
+            t.dim(),
+        )),
+    };
+    let [nr, heads] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(top);
+    f.render_widget(Paragraph::new(note), nr);
+    let halves = || {
+        Layout::horizontal([
+            Constraint::Fill(1),
+            Constraint::Length(1),
+            Constraint::Fill(1),
+        ])
+    };
+    let [lh, _, rh] = halves().areas(heads);
+    let [lb, sep, rb] = halves().areas(body);
+    f.render_widget(Paragraph::new(Span::styled(" proposal", t.bold())), lh);
+    f.render_widget(
+        Paragraph::new(Span::styled(" confirmed intent", t.bold())),
+        rh,
+    );
+    let side = |left: bool| -> Vec<Line> {
+        diff.rows
+            .iter()
+            .map(|row| {
+                let text = if left { &row.left } else { &row.right };
+                let base = match (row.kind, left) {
+                    (DiffKind::Same, _) => Style::new(),
+                    (DiffKind::Changed, true) | (DiffKind::LeftOnly, true) => {
+                        if row.kind == DiffKind::LeftOnly {
+                            t.dim()
+                        } else {
+                            t.removed()
+                        }
+                    }
+                    (DiffKind::Changed, false) | (DiffKind::RightOnly, false) => t.added(),
+                    _ => Style::new(),
+                };
+                let style = if row.mismatch && text.is_some() {
+                    t.highlight()
+                } else {
+                    base
+                };
+                let sign = match (row.kind, left, text.is_some()) {
+                    (_, _, false) => " ",
+                    (DiffKind::Same | DiffKind::LeftOnly, _, _) => " ",
+                    (_, true, _) => "-",
+                    (_, false, _) => "+",
+                };
+                Line::from(vec![
+                    Span::styled(sign, base),
+                    Span::styled(text.as_deref().unwrap_or(""), style),
+                ])
+            })
+            .collect()
+    };
+    scrolled(f, lb, side(true), scroll, false);
+    f.render_widget(
+        Paragraph::new(vec![
+            Line::from(Span::styled("│", t.border()));
+            body.height as usize
+        ]),
+        sep,
+    );
+    scrolled(f, rb, side(false), scroll, false);
+}
+
+/// The Proposal tab: the proposal as pretty JSON.
+fn draw_proposal(
+    f: &mut Frame,
+    r: Rect,
+    t: &Theme,
+    proposal: &Result<JsonView, String>,
+    scroll: usize,
+    error: usize,
+) {
+    match proposal {
+        Err(m) => message(t, f, r, m),
+        Ok(j) => scrolled(f, r, json_lines(t, j, error), scroll, false),
+    }
+}
+
+/// The Raw tab: the output as captured, hard-wrapped, the parse error marked.
+fn draw_raw(f: &mut Frame, r: Rect, t: &Theme, raw: &Result<RawView, String>, scroll: usize) {
+    let raw = match raw {
+        Err(m) => return message(t, f, r, m),
+        Ok(raw) => raw,
+    };
+    let (rows, _) = raw_rows(raw, r.width);
+    let mut lines: Vec<Line> = rows
+        .iter()
+        .map(|row| match row {
+            RawRow::Text(gutter, pieces) => {
+                let mut spans = vec![Span::styled(gutter.clone(), t.dim())];
+                spans.extend(pieces.iter().map(|(s, m)| {
+                    Span::styled(s.as_str(), if *m { t.mark() } else { Style::new() })
+                }));
+                Line::from(spans)
+            }
+            RawRow::Caret(col) => {
+                Line::from(Span::styled(format!("{}^", " ".repeat(*col)), t.fail()))
+            }
+        })
+        .collect();
+    if let Some((at, msg)) = &raw.error {
+        lines.push(Line::from(""));
+        lines.push(Line::from(vec![
+            Span::styled(format!("▲ {at} "), t.fail()),
+            Span::raw(msg.as_str()),
+        ]));
+    }
+    scrolled(f, r, lines, scroll, true);
+}
+
+/// The Contract tab: the rules, then the schema.
+fn draw_contract(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, scroll: usize, error: usize) {
+    let c = match &d.contract {
+        Err(m) => return message(t, f, r, m),
+        Ok(c) => c,
+    };
+    let mut lines = role_lines(t, &c.rules);
+    lines.push(Line::from(""));
+    lines.push(Line::from(Span::styled(
+        format!("schema  {}", c.heading),
+        t.bold(),
+    )));
+    lines.extend(json_lines(t, &c.schema, error));
+    scrolled(f, r, lines, scroll, false);
+}
+
+/// The History tab: this capture's flips this session.
+fn draw_history(f: &mut Frame, r: Rect, t: &Theme, h: &History, source: &str, scroll: usize) {
+    let lines = history_lines(t, h, source);
+    if lines.is_empty() {
+        message(
+            t,
+            f,
+            r,
+            "no verdict flips this session: edit the capture, its schema or its rules and the flips show here",
+        );
+    } else {
+        scrolled(f, r, lines, scroll, true);
+    }
+}
+
+/// The History tab's lines: this capture's flips, newest first (when, from, to, the cause).
+fn history_lines(t: &Theme, h: &History, source: &str) -> Vec<Line<'static>> {
+    let esc = |s: &str| crate::core::text::escape_control(s).into_owned();
+    let mut lines = Vec::new();
+    for e in h.of(source) {
+        let fl = &e.flip;
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {} ", e.at), t.dim()),
+            Span::styled(format!("↺ {}", flip_title(fl)), t.flip()),
+        ]));
+        lines.push(Line::from(vec![
+            Span::styled("   from ", t.dim()),
+            Span::styled(
+                format!("{} {}", glyph(fl.old.decision), esc(&fl.old.label())),
+                t.decision(fl.old.decision),
+            ),
+            Span::styled(format!(" ({})", fl.old.decision.as_str()), t.dim()),
+        ]));
+        lines.push(Line::from(vec![
+            Span::styled("     to ", t.dim()),
+            Span::styled(
+                format!("{} {}", glyph(fl.new.decision), esc(&fl.new.label())),
+                t.decision(fl.new.decision),
+            ),
+            Span::styled(format!(" ({})", fl.new.decision.as_str()), t.dim()),
+        ]));
+        if let Some(c) = &e.cause {
+            lines.push(Line::from(vec![
+                Span::styled("     by ", t.dim()),
+                Span::raw(format!("change to {}", esc(c))),
+            ]));
+        }
+        if let Some(err) = &fl.cause {
+            let ptr = err
+                .pointer
+                .as_deref()
+                .map(|p| format!("{} ", esc(crate::tui::filter::pointer_label(p))))
+                .unwrap_or_default();
+            lines.push(Line::from(vec![
+                Span::styled("    why ", t.dim()),
+                Span::styled(ptr, t.bold()),
+                Span::raw(esc(&err.message)),
+            ]));
+        }
+        lines.push(Line::from(""));
+    }
+    lines
+}
+
+/// `newly failing` / `newly passing` / `changed`; a capture with an expected outcome
+/// (`expect`) passes when it meets it, so a verdict that became ready can be newly failing:
+/// say so.
+fn flip_title(fl: &crate::core::review::Flip) -> String {
+    use crate::core::review::FlipKind;
+    let ready = fl.new.decision == crate::core::verdict::Decision::ReadyForCommit;
+    match fl.kind {
+        FlipKind::NewlyFailing if ready => "newly failing its expected outcome".into(),
+        FlipKind::NewlyPassing if !ready => "newly meeting its expected outcome".into(),
+        k => k.title().into(),
+    }
+}
