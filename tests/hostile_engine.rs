@@ -217,8 +217,8 @@ fn tui_verdicts(t: &Tui) -> Vec<(String, String, String)> {
             let k = s.kind(r);
             (
                 s.source(r),
-                k.stage.as_str().to_string(),
-                k.reason.as_ref().map_or("-", |r| r.as_str()).to_string(),
+                k.outcome.stage.as_str().to_string(),
+                k.outcome.reason.as_ref().map_or("-", |r| r.as_str()).to_string(),
             )
         })
         .collect();

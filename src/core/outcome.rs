@@ -81,8 +81,8 @@ impl Outcome {
         Some(match (was, is) {
             (true, false) if expected => FlipKind::NoLongerMeetsExpect,
             (false, true) if expected => FlipKind::NowMeetsExpect,
-            (true, false) => FlipKind::NewlyFailing,
-            (false, true) => FlipKind::NewlyPassing,
+            (true, false) => FlipKind::NowFailing,
+            (false, true) => FlipKind::NowPassing,
             _ => FlipKind::Changed,
         })
     }
@@ -109,13 +109,11 @@ impl Serialize for Outcome {
 #[serde(rename_all = "kebab-case")]
 pub enum FlipKind {
     /// `now-failing`: a capture without `expect` was ready and fails now.
-    #[serde(rename = "now-failing")]
-    NewlyFailing,
+    NowFailing,
     /// `no-longer-meets-expect`: a capture met its `expect` and misses it now.
     NoLongerMeetsExpect,
     /// `now-passing`: a capture without `expect` failed and is ready now.
-    #[serde(rename = "now-passing")]
-    NewlyPassing,
+    NowPassing,
     /// `now-meets-expect`: a capture missed its `expect` and meets it now.
     NowMeetsExpect,
     /// `changed`: the same pass/fail, another stage, reason or decision (and, in `review`,
@@ -126,9 +124,9 @@ pub enum FlipKind {
 impl FlipKind {
     /// Every kind, in report order (what fails first).
     pub const ALL: [FlipKind; 5] = [
-        FlipKind::NewlyFailing,
+        FlipKind::NowFailing,
         FlipKind::NoLongerMeetsExpect,
-        FlipKind::NewlyPassing,
+        FlipKind::NowPassing,
         FlipKind::NowMeetsExpect,
         FlipKind::Changed,
     ];
@@ -136,9 +134,9 @@ impl FlipKind {
     /// `now failing`, `no longer meets expect`, `now passing`, `now meets expect`, `changed`.
     pub fn title(self) -> &'static str {
         match self {
-            FlipKind::NewlyFailing => "now failing",
+            FlipKind::NowFailing => "now failing",
             FlipKind::NoLongerMeetsExpect => "no longer meets expect",
-            FlipKind::NewlyPassing => "now passing",
+            FlipKind::NowPassing => "now passing",
             FlipKind::NowMeetsExpect => "now meets expect",
             FlipKind::Changed => "changed",
         }
@@ -147,7 +145,7 @@ impl FlipKind {
     /// Whether the capture went from passing to failing a `check` run (`now failing`,
     /// `no longer meets expect`): what makes `review` exit 1.
     pub fn fails(self) -> bool {
-        matches!(self, FlipKind::NewlyFailing | FlipKind::NoLongerMeetsExpect)
+        matches!(self, FlipKind::NowFailing | FlipKind::NoLongerMeetsExpect)
     }
 }
 
@@ -181,8 +179,8 @@ mod tests {
         let ready = o(Stage::Ready, None, None);
         let schema = o(Stage::Schema, Some(Reason::SCHEMA_MISMATCH), None);
         assert_eq!(ready.flip_from(&ready), None);
-        assert_eq!(schema.flip_from(&ready), Some(FlipKind::NewlyFailing));
-        assert_eq!(ready.flip_from(&schema), Some(FlipKind::NewlyPassing));
+        assert_eq!(schema.flip_from(&ready), Some(FlipKind::NowFailing));
+        assert_eq!(ready.flip_from(&schema), Some(FlipKind::NowPassing));
         let parse = o(Stage::Parse, Some(Reason::INVALID_JSON), None);
         assert_eq!(parse.flip_from(&schema), Some(FlipKind::Changed));
         // only whether `expect` is met changes: a flip
@@ -193,7 +191,7 @@ mod tests {
         // ready -> SCHEMA_MISMATCH that its expect asks for: it only now meets its expect
         let ready_unmet = o(Stage::Ready, None, Some(false));
         assert_eq!(met.flip_from(&ready_unmet), Some(FlipKind::NowMeetsExpect));
-        assert!(FlipKind::NoLongerMeetsExpect.fails() && FlipKind::NewlyFailing.fails());
+        assert!(FlipKind::NoLongerMeetsExpect.fails() && FlipKind::NowFailing.fails());
         assert!(!FlipKind::NowMeetsExpect.fails() && !FlipKind::Changed.fails());
         // an expect added that the verdict meets: same pass/fail, same outcome otherwise
         assert_eq!(

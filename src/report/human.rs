@@ -8,11 +8,6 @@ use crate::core::verdict::{Decision, Stage, Verdict};
 use crate::report::{Item, Renderer, ReportOptions, Sink, expect_mismatch};
 use std::io::{self, Seek, Write};
 
-/// The glyph of a decision ([`Decision::glyph`]); kept until the TUI calls core directly.
-pub fn glyph(d: Decision) -> &'static str {
-    d.glyph()
-}
-
 #[derive(Clone, Copy)]
 struct Paint {
     on: bool,

@@ -97,9 +97,9 @@ pub fn json(out: &mut dyn Write, r: &Review) -> io::Result<()> {
     let doc = serde_json::json!({
         "summary": {
             "base": r.base, "captures": r.captures,
-            "now_failing": r.count(FlipKind::NewlyFailing),
+            "now_failing": r.count(FlipKind::NowFailing),
             "no_longer_meets_expect": r.count(FlipKind::NoLongerMeetsExpect),
-            "now_passing": r.count(FlipKind::NewlyPassing),
+            "now_passing": r.count(FlipKind::NowPassing),
             "now_meets_expect": r.count(FlipKind::NowMeetsExpect),
             "changed": r.count(FlipKind::Changed),
         },

@@ -4,7 +4,7 @@
 //! themselves stay on disk and are re-read when one is shown.
 
 use crate::core::review::Outcome;
-use crate::core::verdict::{Decision, Finding, Reason, Stage};
+use crate::core::verdict::Finding;
 use crate::engine::summary::{CaptureSummary, Locator};
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -151,44 +151,20 @@ pub struct Row {
 /// A verdict's outcome as the list needs it (interned: a log has few distinct ones).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Kind {
-    /// The deciding stage.
-    pub stage: Stage,
-    /// The decision.
-    pub decision: Decision,
-    /// The first failure's reason.
-    pub reason: Option<Reason>,
+    /// The verdict's outcome (stage, decision, reason, `expect` met).
+    pub outcome: Outcome,
     /// The contract.
     pub contract: Option<String>,
-    /// `Some(met)` when the capture has an `expect`.
-    pub expect: Option<bool>,
     /// Whether the first error has a pointer (the first of the row's pointer set).
     pub first_has_pointer: bool,
 }
 
 impl Kind {
-    /// Whether the verdict misses its capture's `expect`.
-    pub fn unmet(&self) -> bool {
-        self.expect == Some(false)
-    }
-
-    /// The outcome for flips.
-    pub fn outcome(&self) -> Outcome {
-        Outcome {
-            stage: self.stage,
-            decision: self.decision,
-            reason: self.reason.clone(),
-            expect_met: self.expect,
-        }
-    }
-
     /// The outcome part of a capture's summary.
     pub(crate) fn of(s: &CaptureSummary) -> Kind {
         Kind {
-            stage: s.stage,
-            decision: s.decision,
-            reason: s.reason.clone(),
+            outcome: s.outcome(),
             contract: s.contract.clone(),
-            expect: s.expect,
             first_has_pointer: s.first_has_pointer,
         }
     }
@@ -331,9 +307,9 @@ impl Store {
     /// pointer, message), for a flip's cause.
     pub fn first_error(&self, r: &Row) -> Option<Finding> {
         let k = self.kind(r);
-        let reason = k.reason.clone()?;
-        let mut f = Finding::new(k.stage, reason, self.message(r).unwrap_or_default())
-            .with_decision(k.decision);
+        let reason = k.outcome.reason.clone()?;
+        let mut f = Finding::new(k.outcome.stage, reason, self.message(r).unwrap_or_default())
+            .with_decision(k.outcome.decision);
         if k.first_has_pointer {
             f = f.with_pointer(self.pointers(r)[0].clone());
         }
@@ -431,8 +407,8 @@ impl Store {
                 let old = self.rows[i as usize];
                 row.flags = old.flags;
                 self.garbage += Store::text_len(&old);
-                let moved = self.kinds[old.kind as usize].decision
-                    != self.kinds[kind as usize].decision
+                let moved = self.kinds[old.kind as usize].outcome.decision
+                    != self.kinds[kind as usize].outcome.decision
                     || self.id(&old) != id;
                 self.rows[i as usize] = row;
                 if self.garbage > 1 << 20 && self.garbage > self.text.len() / 2 {
@@ -491,8 +467,9 @@ impl Store {
     pub fn cmp(&self, a: usize, b: usize) -> Ordering {
         let (x, y) = (&self.rows[a], &self.rows[b]);
         self.kinds[x.kind as usize]
+            .outcome
             .decision
-            .cmp(&self.kinds[y.kind as usize].decision)
+            .cmp(&self.kinds[y.kind as usize].outcome.decision)
             .then_with(|| self.id(x).cmp(self.id(y)))
             .then_with(|| {
                 if x.file == y.file {

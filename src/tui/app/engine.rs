@@ -136,8 +136,8 @@ impl App {
                 continue;
             }
             let flip = u.previous.as_ref().and_then(|prev| {
-                let new = crate::tui::store::Kind::of(s).outcome();
-                let kind = crate::core::review::flip_kind(prev, &new)?;
+                let new = s.outcome();
+                let kind = u.flip?;
                 let cause = match &s.reason {
                     Some(reason) => {
                         let mut f = crate::core::verdict::Finding::new(

@@ -44,7 +44,7 @@ impl<'a> FastText<'a> {
                     store
                         .kinds
                         .iter()
-                        .map(|k| table(w, &[k.reason.as_ref().map_or("", |r| r.as_str())]))
+                        .map(|k| table(w, &[k.outcome.reason.as_ref().map_or("", |r| r.as_str())]))
                         .collect()
                 })
                 .collect(),
@@ -276,9 +276,9 @@ impl FilterJob {
             .iter()
             .map(|k| {
                 q.kind_matches(
-                    k.stage,
-                    k.decision,
-                    k.reason.as_ref().map(|r| r.as_str()),
+                    k.outcome.stage,
+                    k.outcome.decision,
+                    k.outcome.reason.as_ref().map(|r| r.as_str()),
                     k.contract.as_deref(),
                 )
             })
@@ -294,7 +294,7 @@ impl FilterJob {
                     return false;
                 }
                 let k = store.kind(r);
-                if !q.flags_match(r.flags & FLIPPED != 0, k.unmet()) {
+                if !q.flags_match(r.flags & FLIPPED != 0, k.outcome.misses_expect()) {
                     return false;
                 }
                 if !text {
@@ -306,7 +306,7 @@ impl FilterJob {
                 write_haystack(
                     hay,
                     store.id(r),
-                    k.reason.as_ref().map(|r| r.as_str()),
+                    k.outcome.reason.as_ref().map(|r| r.as_str()),
                     store.pointers(r),
                     store.message(r),
                     |o| store.write_source(r, o),

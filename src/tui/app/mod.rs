@@ -440,7 +440,7 @@ impl App {
             if n == 0 {
                 continue;
             }
-            summary.add_outcomes(k.stage, k.decision, k.expect, n);
+            summary.add_outcomes(k.outcome.stage, k.outcome.decision, k.outcome.expect_met, n);
             if let Some(c) = &k.contract {
                 contracts.insert(c.as_str());
             }

@@ -47,9 +47,11 @@ impl Triage {
         }
         for ((kind, pset), n) in pairs {
             let k = &store.kinds[kind as usize];
-            let s = stages.entry(k.stage).or_default();
+            let s = stages.entry(k.outcome.stage).or_default();
             s.0 += n;
-            let Some(reason) = &k.reason else { continue };
+            let Some(reason) = &k.outcome.reason else {
+                continue;
+            };
             let rr = s.1.entry(reason.as_str().to_string()).or_default();
             rr.0 += n;
             for p in &store.psets[pset as usize] {

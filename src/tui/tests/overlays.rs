@@ -72,7 +72,10 @@ fn a_contract_change_is_summed_up_in_the_header_and_listed_in_review() {
         ),
     );
     let s = screen(&app);
-    assert!(s.contains("refund-v1 changed: 1 newly failing"), "{s}");
+    assert!(
+        s.contains("refund-v1 changed: 1 no longer meets expect"),
+        "{s}"
+    );
     keys(&mut app, "v");
     assert_eq!(app.modes.overlay, Some(Overlay::Review));
     let s = screen(&app);

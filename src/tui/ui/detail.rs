@@ -3,7 +3,6 @@
 //! bar, and the shown tab ([`super::tabs`]).
 
 use super::{pane, tabs};
-use crate::report::human::glyph;
 use crate::tui::app::layout::tab_labels;
 use crate::tui::app::{Areas, DetailPane, DetailState, History};
 use crate::tui::detail::{Detail, ErrorRow, Mark};
@@ -120,7 +119,7 @@ fn draw_strip(f: &mut Frame, r: Rect, t: &Theme, d: &Detail) {
         ));
         spans.push(Span::styled(g, st));
     }
-    let decision = format!(" {} {} ", glyph(d.decision), d.decision.as_str());
+    let decision = format!(" {} {} ", d.decision.glyph(), d.decision.as_str());
     let dw = (decision.chars().count() as u16).min(r.width);
     let [left, right] = Layout::horizontal([Constraint::Fill(1), Constraint::Length(dw)]).areas(r);
     f.render_widget(Paragraph::new(Line::from(spans)), left);

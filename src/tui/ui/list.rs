@@ -2,7 +2,6 @@
 
 use super::{pad, pane};
 use crate::core::verdict::Stage;
-use crate::report::human::glyph;
 use crate::tui::app::{FilterJob, List, Triage};
 use crate::tui::theme::Theme;
 use ratatui::Frame;
@@ -65,6 +64,7 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
         .map(|&i| {
             store
                 .kind(&store.rows[i as usize])
+                .outcome
                 .reason
                 .as_ref()
                 .map_or(0, |r| r.as_str().chars().count())
@@ -83,13 +83,13 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
             let row = &store.rows[i as usize];
             let v = store.kind(row);
             let id = store.id(row);
-            let ds = t.decision(v.decision);
-            let reason = v.reason.as_ref().map_or("", |r| r.as_str());
+            let ds = t.decision(v.outcome.decision);
+            let reason = v.outcome.reason.as_ref().map_or("", |r| r.as_str());
             let flipped = row.flags & crate::tui::store::FLIPPED != 0;
             let mut line = Line::from(vec![
                 Span::styled(if flipped { "↺" } else { " " }, t.flip()),
-                Span::styled(format!("{} ", glyph(v.decision)), ds),
-                Span::styled(pad(v.stage.as_str(), 8), ds),
+                Span::styled(format!("{} ", v.outcome.decision.glyph()), ds),
+                Span::styled(pad(v.outcome.stage.as_str(), 8), ds),
                 Span::raw(" "),
                 Span::styled(
                     pad(&crate::core::text::escape_control(reason), reason_w),
@@ -97,7 +97,7 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
                 ),
                 Span::raw(" "),
             ]);
-            if v.unmet() && id_w > 4 {
+            if v.outcome.misses_expect() && id_w > 4 {
                 // like `check`'s NOT AS EXPECTED: the verdict misses the capture's `expect`
                 line.spans.push(Span::raw(pad(
                     &crate::core::text::escape_control(id),

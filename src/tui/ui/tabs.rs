@@ -1,7 +1,6 @@
 //! The detail tabs' content: one function per tab, over one scrolled-text helper.
 
 use super::message;
-use crate::report::human::glyph;
 use crate::tui::app::History;
 use crate::tui::app::layout::{RawRow, raw_rows};
 use crate::tui::detail::{Detail, DiffKind, DiffView, JsonView, RawView, Role};
@@ -260,12 +259,12 @@ fn history_lines(t: &Theme, h: &History, source: &str) -> Vec<Line<'static>> {
         let fl = &e.flip;
         lines.push(Line::from(vec![
             Span::styled(format!(" {} ", e.at), t.dim()),
-            Span::styled(format!("↺ {}", flip_title(fl)), t.flip()),
+            Span::styled(format!("↺ {}", fl.kind.title()), t.flip()),
         ]));
         lines.push(Line::from(vec![
             Span::styled("   from ", t.dim()),
             Span::styled(
-                format!("{} {}", glyph(fl.old.decision), esc(&fl.old.label())),
+                format!("{} {}", fl.old.decision.glyph(), esc(&fl.old.label())),
                 t.decision(fl.old.decision),
             ),
             Span::styled(format!(" ({})", fl.old.decision.as_str()), t.dim()),
@@ -273,7 +272,7 @@ fn history_lines(t: &Theme, h: &History, source: &str) -> Vec<Line<'static>> {
         lines.push(Line::from(vec![
             Span::styled("     to ", t.dim()),
             Span::styled(
-                format!("{} {}", glyph(fl.new.decision), esc(&fl.new.label())),
+                format!("{} {}", fl.new.decision.glyph(), esc(&fl.new.label())),
                 t.decision(fl.new.decision),
             ),
             Span::styled(format!(" ({})", fl.new.decision.as_str()), t.dim()),
@@ -299,17 +298,4 @@ fn history_lines(t: &Theme, h: &History, source: &str) -> Vec<Line<'static>> {
         lines.push(Line::from(""));
     }
     lines
-}
-
-/// `newly failing` / `newly passing` / `changed`; a capture with an expected outcome
-/// (`expect`) passes when it meets it, so a verdict that became ready can be newly failing:
-/// say so.
-fn flip_title(fl: &crate::core::review::Flip) -> String {
-    use crate::core::review::FlipKind;
-    let ready = fl.new.decision == crate::core::verdict::Decision::ReadyForCommit;
-    match fl.kind {
-        FlipKind::NewlyFailing if ready => "newly failing its expected outcome".into(),
-        FlipKind::NewlyPassing if !ready => "newly meeting its expected outcome".into(),
-        k => k.title().into(),
-    }
 }
