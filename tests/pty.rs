@@ -1,7 +1,7 @@
 //! End-to-end tests of the TUI in a real pseudo-terminal (portable-pty + vt100): the binary
 //! runs on a temporary copy of a workspace, keys are typed, the screen is read back. Every
 //! wait polls the screen with a deadline; nothing relies on a fixed sleep.
-mod common;
+use crate::common;
 use common::copy_dir;
 use common::refund_copy;
 

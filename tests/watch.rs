@@ -1,7 +1,7 @@
 //! `verdict watch --json`: the first pass, then one line per changed verdict within the
 //! debounce plus a second, for an atomic save, a new folder and a deletion.
 
-mod common;
+use crate::common;
 use common::refund_copy;
 use common::watch::WatchJson;
 
