@@ -14,6 +14,7 @@ mod cli;
 mod hostile;
 mod hostile_engine;
 mod json_schema_suite;
+mod layering;
 mod lint;
 mod provider_samples;
 mod pty;
