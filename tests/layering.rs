@@ -1,15 +1,23 @@
 //! The layering rule (README "Development"): `src/core` and `src/engine` know no terminal,
 //! so no source file under them names `ratatui` or `crossterm` (a `use`, an `extern crate`
-//! or a path written inline). The files are scanned as text: comments and string literals
-//! are left out, so a doc comment may still mention either crate.
+//! or a path written inline), and `src/core` watches no files either (no `notify`). The
+//! files are scanned as text: comments and string literals are left out, so a doc comment
+//! may still mention a crate.
 
 use std::path::{Path, PathBuf};
 
 /// The crates that draw on or read from the terminal.
-const TERMINAL_CRATES: [&str; 2] = ["ratatui", "crossterm"];
+const TERMINAL_CRATES: &[&str] = &["ratatui", "crossterm"];
 
-/// The folders (below the repository root) that must not use them.
-const PURE: [&str; 2] = ["src/core", "src/engine"];
+/// The folders (below the repository root) and the crates they must not use: the terminal's,
+/// and in `src/core` the file watcher's too.
+const BANNED: [(&str, &[&str]); 2] = [
+    (
+        "src/core",
+        &["ratatui", "crossterm", "notify", "notify_debouncer_full"],
+    ),
+    ("src/engine", TERMINAL_CRATES),
+];
 
 /// Every `.rs` file below `dir`, sorted.
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
@@ -84,24 +92,24 @@ fn names(code: &str, name: &str) -> bool {
     })
 }
 
-/// The lines of `text` that use a terminal crate: `file:line: the line`, 1-based.
-fn violations(file: &str, text: &str) -> Vec<String> {
+/// The lines of `text` that use one of the `banned` crates: `file:line: the line`, 1-based.
+fn violations(file: &str, text: &str, banned: &[&str]) -> Vec<String> {
     text.lines()
         .enumerate()
         .filter(|(_, line)| {
             let code = code_of(line);
-            TERMINAL_CRATES.iter().any(|c| names(&code, c))
+            banned.iter().any(|c| names(&code, c))
         })
         .map(|(i, line)| format!("{file}:{}: {}", i + 1, line.trim()))
         .collect()
 }
 
 #[test]
-fn core_and_engine_import_neither_ratatui_nor_crossterm() {
+fn core_and_engine_import_neither_ratatui_nor_crossterm_and_core_no_notify() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut scanned = 0;
     let mut found = Vec::new();
-    for dir in PURE {
+    for (dir, banned) in BANNED {
         let files = rust_files(&root.join(dir));
         assert!(!files.is_empty(), "{dir}: no Rust files found");
         for f in files {
@@ -110,15 +118,16 @@ fn core_and_engine_import_neither_ratatui_nor_crossterm() {
                 .unwrap()
                 .to_string_lossy()
                 .replace('\\', "/");
-            found.extend(violations(&rel, &std::fs::read_to_string(&f).unwrap()));
+            let text = std::fs::read_to_string(&f).unwrap();
+            found.extend(violations(&rel, &text, banned));
             scanned += 1;
         }
     }
     assert!(scanned >= 20, "only {scanned} files scanned");
     assert!(
         found.is_empty(),
-        "src/core and src/engine must not use a terminal crate (ratatui, crossterm); \
-         move the code to src/tui or src/cli:\n{}",
+        "src/core and src/engine must not use a terminal crate (ratatui, crossterm), nor \
+         src/core the file watcher (notify); move the code to src/tui, src/engine or src/cli:\n{}",
         found.join("\n")
     );
 }
@@ -137,7 +146,7 @@ let my_ratatui = ratatuix; use crossterm_x;
 let c = '\"'; crossterm::terminal::size();
 ";
     assert_eq!(
-        violations("src/core/x.rs", text),
+        violations("src/core/x.rs", text, TERMINAL_CRATES),
         [
             "src/core/x.rs:2: use ratatui::layout::Rect;",
             "src/core/x.rs:3: let k = crossterm::event::read();",
@@ -146,4 +155,13 @@ let c = '\"'; crossterm::terminal::size();
             "src/core/x.rs:9: let c = '\"'; crossterm::terminal::size();",
         ]
     );
+}
+
+#[test]
+fn core_may_not_use_the_file_watcher_and_engine_may() {
+    let text = "use notify_debouncer_full::new_debouncer;\nlet n = notify::recommended_watcher;\n";
+    let core = BANNED.iter().find(|(d, _)| *d == "src/core").unwrap().1;
+    let engine = BANNED.iter().find(|(d, _)| *d == "src/engine").unwrap().1;
+    assert_eq!(violations("f.rs", text, core).len(), 2);
+    assert!(violations("f.rs", text, engine).is_empty());
 }
