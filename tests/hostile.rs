@@ -3,7 +3,7 @@
 //! panic, hang or out-of-memory; input files never written; no control characters from
 //! model text on the terminal; deterministic output).
 
-mod common;
+use crate::common;
 use common::run::run;
 
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! regular file, broke a promise (the detail shows the selected record; no hang; the same
 //! verdicts from `check`, `watch --json` and the TUI).
 
-mod common;
+use crate::common;
 
 use ratatui::layout::Rect;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! End-to-end tests of the TUI in a real pseudo-terminal (portable-pty + vt100): the binary
 //! runs on a temporary copy of a workspace, keys are typed, the screen is read back. Every
 //! wait polls the screen with a deadline; nothing relies on a fixed sleep.
-mod common;
+use crate::common;
 use common::copy_dir;
 use common::refund_copy;
 
@@ -354,6 +354,9 @@ fn atomic_save(path: &Path, text: &str) {
 
 const LONG: Duration = Duration::from_secs(15);
 
+/// The deadline for a change on disk to reach the screen: generous, for a loaded machine.
+const EVENTUALLY: Duration = Duration::from_secs(20);
+
 #[test]
 fn filter_see_the_mismatch_fix_it_on_disk_see_it_flip_help_quit() {
     let (_dir, ws) = refund_copy();
@@ -390,11 +393,10 @@ fn filter_see_the_mismatch_fix_it_on_disk_see_it_flip_help_quit() {
         .collect();
     assert_ne!(fixed, text);
     atomic_save(&file, &fixed);
-    let took = tui.wait_for(
-        "the flip to ready-for-commit",
-        Duration::from_secs(2),
-        |s| s.contains("┌ amount-8000-intent-5000") && s.contains("✓ ready-for-commit"),
-    );
+    // eventually: how fast a save reaches the screen is the benchmark's question (bench/)
+    let took = tui.wait_for("the flip to ready-for-commit", EVENTUALLY, |s| {
+        s.contains("┌ amount-8000-intent-5000") && s.contains("✓ ready-for-commit")
+    });
     eprintln!("save to screen: {took:?}");
     let s = tui.screen();
     assert!(s.contains("↺ 1 flipped"), "{s}");

@@ -1,7 +1,7 @@
 //! The bundled sample workspaces meet every `expect`, through the library and the binary;
 //! editing a capture on disk changes exactly its verdict.
 
-mod common;
+use crate::common;
 use common::refund_copy;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,24 @@
+//! The integration tests, as one test binary: each file beside this one is a module here,
+//! so the library and its dependencies are linked once (`autotests = false` and one
+//! `[[test]]` in `Cargo.toml`). Run a file's tests with its module path as the filter, for
+//! example `cargo test --test main json_schema_suite::` or `cargo test --test main pty::`.
+//!
+//! The modules share one process and run on parallel threads: a test must not change the
+//! process's environment or current folder, and works in its own temporary folder.
+
+mod common;
+
+mod bad_input;
+mod capture_schema;
+mod cli;
+mod hostile;
+mod hostile_engine;
+mod json_schema_suite;
+mod layering;
+mod lint;
+mod provider_samples;
+mod pty;
+mod reasons;
+mod review;
+mod samples;
+mod watch;
