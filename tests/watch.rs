@@ -238,7 +238,7 @@ fn an_edit_that_only_changes_whether_expect_is_met_is_a_flip() {
     );
     assert_ne!(text, edited);
     std::fs::write(&file, edited).unwrap();
-    let batch = w.batch(Duration::from_secs(20));
+    let batch = w.batch("the expect-only edit");
     let v = batch
         .iter()
         .find(|l| l["data"]["id"] == "valid-proposal")
