@@ -720,3 +720,102 @@ fn validator_mode(
     stream(input, &check, Some(&fast), render, emit)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Collects what a run delivers: `(source, path, line, column)` per item, and the runs of
+    /// passing lines as `(model source, n)`.
+    #[derive(Default)]
+    struct Collect {
+        items: Vec<(String, String, usize, usize)>,
+        passes: Vec<(String, usize)>,
+        progress: usize,
+    }
+
+    impl Deliver for Collect {
+        fn item(&mut self, item: &Item) -> std::io::Result<()> {
+            self.items.push((
+                item.verdict.source.to_string(),
+                item.path.to_string(),
+                item.line,
+                item.column,
+            ));
+            Ok(())
+        }
+        fn passes(&mut self, model: &Item, _: &[u8], n: usize) -> std::io::Result<()> {
+            self.passes.push((model.verdict.source.to_string(), n));
+            Ok(())
+        }
+        fn progress(&mut self, checked: usize) {
+            self.progress = checked;
+        }
+    }
+
+    #[test]
+    fn instances_are_delivered_in_order_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = dir.path().join("s.schema.json");
+        std::fs::write(&schema, r#"{"type": "object", "required": ["a"]}"#).unwrap();
+        let log = dir.path().join("odd:l.jsonl");
+        std::fs::write(&log, "{\"a\": 1}\n\n[]\n{\"a\": 2}\n{\"a\"\n").unwrap();
+        let one = dir.path().join("one.json");
+        std::fs::write(&one, "{}").unwrap();
+        let instances = InstanceOptions {
+            schema,
+            format_assertion: false,
+        };
+        let paths = [log.clone(), one.clone()];
+        let name = |p: &Path| p.to_string_lossy().replace('\\', "/");
+        let (log, one) = (name(&log), name(&one));
+        let mut got = Collect::default();
+        let summary =
+            check_instances(&instances, &paths, &BatchOptions::default(), &mut got).unwrap();
+        let want = |source: String, path: &str, line| (source, path.to_string(), line, 1);
+        assert_eq!(
+            got.items,
+            [
+                want(format!("{log}:1"), &log, 1),
+                want(format!("{log}:3"), &log, 3),
+                want(format!("{log}:4"), &log, 4),
+                want(format!("{log}:5"), &log, 5),
+                want(one.clone(), &one, 1),
+            ]
+        );
+        // no renderer: the fast path's passing runs come as items
+        assert!(got.passes.is_empty());
+        assert_eq!(
+            (summary.captures, summary.passed, summary.failed),
+            (5, 2, 3)
+        );
+        assert_eq!(got.progress, 5);
+        // passing instances counted, not delivered
+        let mut quiet = Collect::default();
+        let opts = BatchOptions {
+            skip_passing: true,
+            ..BatchOptions::default()
+        };
+        let again = check_instances(&instances, &paths, &opts, &mut quiet).unwrap();
+        let sources: Vec<&str> = quiet.items.iter().map(|i| i.0.as_str()).collect();
+        assert_eq!(
+            sources,
+            [format!("{log}:3"), format!("{log}:5"), one.clone()]
+        );
+        assert_eq!((again.captures, again.failed), (5, 3));
+    }
+
+    #[test]
+    fn a_missing_path_stops_the_run_before_anything_is_delivered() {
+        let mut got = Collect::default();
+        let missing = PathBuf::from("no/such/folder/for/this/test");
+        let err = check_workspaces(
+            std::slice::from_ref(&missing),
+            &BatchOptions::default(),
+            &mut got,
+        )
+        .unwrap_err();
+        assert!(matches!(err, BatchError::Check(CheckError::NoSuchPath(p)) if p == missing));
+        assert!(got.items.is_empty());
+    }
+}
