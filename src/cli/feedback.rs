@@ -31,10 +31,7 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         .filter(|ev| ev.verdict.id == args.id || ev.verdict.source == args.id)
         .collect();
     if found.len() > 1 {
-        let sources: Vec<String> = found
-            .iter()
-            .map(|ev| ev.verdict.source.to_string())
-            .collect();
+        let sources: Vec<&str> = found.iter().map(|ev| ev.verdict.source.as_str()).collect();
         anyhow::bail!(
             "{} captures have the id {:?} ({}); name one by its source instead",
             found.len(),

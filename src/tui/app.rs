@@ -1363,11 +1363,11 @@ impl App {
                 }
             }
         } else {
-            let Some(e) = self.shown.as_ref().filter(|e| {
-                self.selected
-                    .as_ref()
-                    .is_some_and(|s| e.verdict.source == *s)
-            }) else {
+            let Some(e) = self
+                .shown
+                .as_ref()
+                .filter(|e| Some(e.verdict.source.as_str()) == self.selected.as_deref())
+            else {
                 self.status = Some("the capture is still loading".into());
                 return;
             };

@@ -331,10 +331,7 @@ pub fn haystack(ev: &Evaluation) -> String {
         v.reason.as_ref().map(|r| r.as_str()),
         &pointers,
         v.errors.first().map(|f| f.message.as_str()),
-        |o| {
-            use std::fmt::Write;
-            let _ = write!(o, "{}", v.source);
-        },
+        |o| o.push_str(v.source.as_str()),
     );
     s
 }
