@@ -6,7 +6,8 @@
 //!
 //! Layering (ripgrep-style): [`core`] is pure and synchronous, with no terminal types;
 //! [`report`] turns verdicts into text for `verdict check`; [`cli`] is the thin command layer;
-//! [`engine`] runs validation on a background thread; [`tui`] is the terminal workbench and
+//! [`engine`] runs validation: `check`'s batch pipeline, and on a background thread for the
+//! TUI and `watch`; [`tui`] is the terminal workbench and
 //! the only module that imports ratatui or crossterm. The TUI and `check` share `core`, so
 //! they can never disagree.
 

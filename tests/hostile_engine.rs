@@ -218,7 +218,11 @@ fn tui_verdicts(t: &Tui) -> Vec<(String, String, String)> {
             (
                 s.source(r),
                 k.outcome.stage.as_str().to_string(),
-                k.outcome.reason.as_ref().map_or("-", |r| r.as_str()).to_string(),
+                k.outcome
+                    .reason
+                    .as_ref()
+                    .map_or("-", |r| r.as_str())
+                    .to_string(),
             )
         })
         .collect();

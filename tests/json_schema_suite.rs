@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use verdict::core::capture::RawRecord;
 use verdict::core::config::{Config, Dialect};
+use verdict::core::record_ref::RecordRef;
 use verdict::core::verdict::Stage;
 use verdict::core::workspace::Workspace;
 
@@ -135,9 +136,7 @@ fn run_dir(sub: &str, dialect: Dialect, format_assertion: bool) -> Outcome {
                 out.cases += 1;
                 let record = json!({"id": format!("t{i}"), "output": test["data"].to_string()});
                 let raw = RawRecord {
-                    source: format!("t{i}"),
-                    file: "t".into(),
-                    line: None,
+                    source: RecordRef::new(format!("t{i}"), None),
                     text: Ok(record.to_string()),
                 };
                 let v = ws.check(&raw);

@@ -11,18 +11,12 @@ use std::path::{Path, PathBuf};
 /// optional `:LINE`: its workspace-relative source (`captures/log.jsonl:9`); `None` when it
 /// names no file inside the workspace.
 fn as_source(id: &str, root: &Path) -> Option<String> {
-    let (file, line) = match id.rsplit_once(':') {
-        Some((f, l)) if !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) => (f, Some(l)),
-        _ => (id, None),
-    };
-    let file = Path::new(file).canonicalize().ok()?;
+    let named = crate::core::record_ref::RecordRef::parse(id);
+    let file = Path::new(&**named.file()).canonicalize().ok()?;
     let root = root.canonicalize().ok()?;
     let rel = file.strip_prefix(&root).ok()?;
     let rel = rel.to_string_lossy().replace('\\', "/");
-    Some(match line {
-        Some(l) => format!("{rel}:{l}"),
-        None => rel,
-    })
+    Some(crate::core::record_ref::RecordRef::new(rel, named.line()).to_string())
 }
 
 /// Runs `feedback`. Returns `Ok(false)` when no capture has that id (after printing why).

@@ -5,6 +5,8 @@
 //! an input-stage `INVALID_CAPTURE` finding for that record alone.
 
 use crate::core::hint::hint_for;
+use crate::core::record_ref::RecordRef;
+pub use crate::core::record_ref::is_log;
 use crate::core::stage::parse;
 use crate::core::text::json_kind;
 use crate::core::verdict::{Decision, Expect, Finding, Reason, Stage};
@@ -34,12 +36,9 @@ pub const OUTPUT_STATUSES: [&str; 4] = ["completed", "refusal", "incomplete", "r
 /// One record's text as read from a capture file, before it is parsed.
 #[derive(Debug, Clone)]
 pub struct RawRecord {
-    /// Where it came from, relative to the workspace: `captures/a.json` or `captures/log.jsonl:9`.
-    pub source: String,
-    /// The file, relative to the workspace (`/`-separated).
-    pub file: String,
-    /// 1-based line in a JSONL file; `None` for a `.json` file.
-    pub line: Option<usize>,
+    /// Where it came from: its file relative to the workspace (`/`-separated) and, in a
+    /// log, its 1-based line (`captures/a.json`, `captures/log.jsonl:9`).
+    pub source: RecordRef,
     /// The record's text, or why it could not be read (`INVALID_CAPTURE`).
     pub text: Result<String, Finding>,
 }
@@ -50,8 +49,7 @@ fn invalid(message: impl Into<String>) -> Finding {
 
 /// Whether a path is a capture file by its extension (`.json`, `.jsonl`, `.ndjson`).
 pub fn is_capture_file(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e == "json" || e == "jsonl" || e == "ndjson")
+    is_log(path) || path.extension().is_some_and(|e| e == "json")
 }
 
 /// Reads every record of one capture file. `rel` is the file's workspace-relative name;
@@ -66,20 +64,16 @@ pub fn read_file(path: &Path, rel: &str, max_bytes: u64) -> Vec<RawRecord> {
 /// Streams the records of one capture file to `each`, in file order, holding one record
 /// at a time (a JSONL log of any size reads in constant memory). As [`read_file`].
 pub fn for_each_record(path: &Path, rel: &str, max_bytes: u64, mut each: impl FnMut(RawRecord)) {
-    let jsonl = path
-        .extension()
-        .is_some_and(|e| e == "jsonl" || e == "ndjson");
+    let name: std::sync::Arc<str> = rel.into();
     let one = |text| RawRecord {
-        source: rel.to_string(),
-        file: rel.to_string(),
-        line: None,
+        source: RecordRef::new(name.clone(), None),
         text,
     };
     let (file, meta) = match open_regular(path) {
         Ok(f) => f,
         Err(message) => return each(one(Err(invalid(format!("cannot read {rel}: {message}"))))),
     };
-    if !jsonl {
+    if !is_log(path) {
         let len = meta.map_or(0, |m| m.len());
         if len > max_bytes {
             return each(one(Err(too_large(len, max_bytes))));
@@ -102,9 +96,7 @@ pub fn for_each_record(path: &Path, rel: &str, max_bytes: u64, mut each: impl Fn
         max_bytes,
         |line_no, line| {
             each(RawRecord {
-                source: format!("{rel}:{line_no}"),
-                file: rel.to_string(),
-                line: Some(line_no),
+                source: RecordRef::new(name.clone(), Some(line_no)),
                 text: line,
             });
         },

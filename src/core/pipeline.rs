@@ -25,15 +25,16 @@ pub struct Evaluation {
 }
 
 /// The id a record gets when it has none: its source (`captures/a.json`, `captures/log.jsonl:9`).
-pub fn default_id(raw: &RawRecord) -> &str {
-    &raw.source
+pub fn default_id(raw: &RawRecord) -> String {
+    raw.source.to_string()
 }
 
 impl Workspace {
     /// Runs the whole pipeline on one record.
     pub fn evaluate(&self, raw: &RawRecord) -> Evaluation {
         let mut ev = Evaluation {
-            verdict: Verdict::from_errors(raw.source.clone(), raw.source.clone(), None, Vec::new()),
+            // a placeholder: every way out below sets the verdict
+            verdict: Verdict::from_errors(String::new(), raw.source.clone(), None, Vec::new()),
             capture: None,
             raw_output: None,
             proposal: None,
@@ -42,7 +43,7 @@ impl Workspace {
             Ok(t) => t,
             Err(f) => {
                 ev.verdict = Verdict::from_errors(
-                    raw.source.clone(),
+                    default_id(raw),
                     raw.source.clone(),
                     None,
                     vec![f.clone()],
@@ -50,10 +51,10 @@ impl Workspace {
                 return ev;
             }
         };
-        let capture = match capture::parse_record(text, default_id(raw)) {
+        let capture = match capture::parse_record(text, &default_id(raw)) {
             Ok(c) => c,
             Err(e) => {
-                let id = e.id.unwrap_or_else(|| raw.source.clone());
+                let id = e.id.unwrap_or_else(|| default_id(raw));
                 ev.verdict = Verdict::from_errors(id, raw.source.clone(), None, vec![e.finding]);
                 if let Some(x) = e.expect {
                     ev.verdict.apply_expect(x);
@@ -165,12 +166,8 @@ impl Workspace {
         let value = match proposal {
             Proposal::Structured(v) => v,
             Proposal::Text(text) => {
-                if text.trim().is_empty() {
-                    let f = Finding::new(
-                        Stage::Response,
-                        Reason::NO_OUTPUT,
-                        "the response completed but its output is empty",
-                    );
+                if let Some(f) = no_output(&text, "the response completed but its output is empty")
+                {
                     return (name, vec![f], info);
                 }
                 let parsed = parse::parse_strict(&text);
@@ -218,6 +215,28 @@ impl Workspace {
     }
 }
 
+/// The pipeline of one plain JSON instance, with no capture record and no workspace (what
+/// `check --schema` runs on each `.json` file or JSONL line): the parse stage (an empty or
+/// blank text is the response stage's `NO_OUTPUT`), then the schema stage against
+/// `validator`, its findings located in `text` (line:column and byte spans). Returns the
+/// findings of the first failing stage, in order; empty when the instance passes.
+pub fn validate_instance(text: &str, validator: &jsonschema::Validator) -> Vec<Finding> {
+    if let Some(f) = no_output(text, "the instance is empty") {
+        return vec![f];
+    }
+    match parse::parse_strict(text) {
+        Ok(v) => schema::validate(validator, &v, Some(text)),
+        Err(f) => vec![f],
+    }
+}
+
+/// `NO_OUTPUT` when a text to parse is empty or blank (`message` says what is empty).
+fn no_output(text: &str, message: &str) -> Option<Finding> {
+    text.trim()
+        .is_empty()
+        .then(|| Finding::new(Stage::Response, Reason::NO_OUTPUT, message))
+}
+
 /// Sets a finding's span and line:column from its pointer in the raw text, within `budget`
 /// (see [`parse::locate_within`]).
 fn locate(f: &mut Finding, text: &str, budget: &mut usize) {
@@ -226,5 +245,53 @@ fn locate(f: &mut Finding, text: &str, budget: &mut usize) {
     {
         f.span = Some(span);
         f.at = Some(crate::core::text::line_col(text, span.start));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_instances_run_the_parse_then_the_schema_stage() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer"}},
+            "required": ["a"]
+        });
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let findings = |text: &str| {
+            validate_instance(text, &validator)
+                .into_iter()
+                .map(|f| {
+                    let at = f.at.map(|a| a.to_string());
+                    (f.stage, f.reason.to_string(), f.pointer, at)
+                })
+                .collect::<Vec<_>>()
+        };
+        assert!(findings("{\"a\": 1}").is_empty());
+        for blank in ["", " \r\n\t"] {
+            let f = validate_instance(blank, &validator);
+            assert_eq!(f.len(), 1);
+            assert_eq!(
+                (f[0].stage, f[0].reason.as_str(), f[0].message.as_str()),
+                (Stage::Response, "NO_OUTPUT", "the instance is empty")
+            );
+        }
+        let parse = findings("{\"a\": 1} x");
+        assert_eq!(parse.len(), 1);
+        assert_eq!(
+            (parse[0].0, parse[0].1.as_str()),
+            (Stage::Parse, "TRAILING_CONTENT")
+        );
+        assert_eq!(
+            findings("{\n  \"a\": \"x\"\n}"),
+            [(
+                Stage::Schema,
+                "SCHEMA_MISMATCH".to_string(),
+                Some("/a".to_string()),
+                Some("2:8".to_string())
+            )]
+        );
     }
 }

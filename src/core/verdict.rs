@@ -6,6 +6,7 @@
 //! agent loop or a person should do next. Each problem is a [`Finding`] that names its
 //! [`Reason`] code and, where one exists, the JSON Pointer (RFC 6901) at fault.
 
+use crate::core::record_ref::RecordRef;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -442,8 +443,9 @@ pub struct ResponseInfo {
 pub struct Verdict {
     /// The capture's id (`valid-proposal`, or `captures/log.jsonl:9`).
     pub id: String,
-    /// Where it came from, relative to the workspace: `captures/a.json` or `captures/log.jsonl:9`.
-    pub source: String,
+    /// Where it came from, relative to the workspace: `captures/a.json` or `captures/log.jsonl:9`
+    /// (a [`RecordRef`], serialized as that text; DESIGN 3).
+    pub source: RecordRef,
     /// The contract it was checked against, when one was found.
     pub contract: Option<String>,
     /// The first failing stage, or `ready`.
@@ -470,7 +472,7 @@ impl Verdict {
     /// A verdict decided by `errors[0]` (which must exist), or ready when `errors` is empty.
     pub fn from_errors(
         id: String,
-        source: String,
+        source: RecordRef,
         contract: Option<String>,
         errors: Vec<Finding>,
     ) -> Verdict {

@@ -1,6 +1,8 @@
 //! The engine: what turns "these files changed" into updated verdicts, shared by the TUI
 //! and `verdict watch --json`, with no terminal types.
 //!
+//! * [`batch`] is `verdict check`'s pipeline: files and logs read in blocks, validated in
+//!   parallel batches, delivered in order to a report (what `check` runs on).
 //! * [`session`] keeps compact state for every capture and re-validates incrementally
 //!   (pure, no threads): what `watch --json` runs on.
 //! * [`summary`] is the compact per-capture summary a front end keeps, where each record
@@ -9,6 +11,7 @@
 //! * [`worker`] validates on a background thread with coalescing jobs and generations:
 //!   what the TUI runs on.
 
+pub mod batch;
 pub mod session;
 pub mod summary;
 pub mod watcher;

@@ -21,6 +21,7 @@
 use crate::core::capture;
 use crate::core::outcome::{FlipKind, Outcome};
 use crate::core::pipeline::Evaluation;
+use crate::core::record_ref::RecordRef;
 use crate::core::summary::Summary;
 use crate::core::verdict::{Decision, Reason, Stage, Verdict};
 use crate::core::workspace::{Workspace, WorkspaceError};
@@ -54,7 +55,7 @@ pub enum Change {
         /// Its last id.
         id: String,
         /// Its source.
-        source: String,
+        source: RecordRef,
         /// Its last contract.
         contract: Option<String>,
     },
@@ -209,14 +210,6 @@ pub struct Session {
     changed_contracts: Vec<String>,
 }
 
-/// The capture file of a verdict's `source` (`captures/log.jsonl:3` -> `captures/log.jsonl`).
-pub fn file_of(source: &str) -> &str {
-    source
-        .rsplit_once(':')
-        .filter(|(_, l)| !l.is_empty() && l.chars().all(|c| c.is_ascii_digit()))
-        .map_or(source, |(f, _)| f)
-}
-
 /// The changed path (workspace-relative, among `causes`) that explains a new verdict: its
 /// own capture file, else the schema or rules file of its contract, else the first cause.
 pub fn cause_of<'a>(verdict: &Verdict, causes: &'a [String]) -> Option<&'a String> {
@@ -225,11 +218,11 @@ pub fn cause_of<'a>(verdict: &Verdict, causes: &'a [String]) -> Option<&'a Strin
 
 /// [`cause_of`] for a capture known by its source and contract.
 pub fn cause_for<'a>(
-    source: &str,
+    source: &RecordRef,
     contract: Option<&str>,
     causes: &'a [String],
 ) -> Option<&'a String> {
-    let file = file_of(source);
+    let file = &**source.file();
     causes
         .iter()
         .find(|c| *c == file)
@@ -505,11 +498,7 @@ impl Session {
             let old = self.files.remove(&*rel);
             let removed = |old: &FileState, i: usize, kinds: &Kinds| {
                 let b = &old.briefs[i];
-                let source = if b.line == 0 {
-                    rel.to_string()
-                } else {
-                    format!("{rel}:{}", b.line)
-                };
+                let source = RecordRef::new(rel.clone(), (b.line != 0).then_some(b.line as usize));
                 Change::Removed {
                     id: old.id(i),
                     source,

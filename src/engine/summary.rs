@@ -6,9 +6,10 @@
 //! A front end keeps one summary per capture (no record text, no findings beyond the
 //! first) and asks for the full evaluation of the one capture it shows.
 
-use crate::core::capture::{self, RawRecord};
+use crate::core::capture::{self, RawRecord, is_log};
 use crate::core::outcome::Outcome;
 use crate::core::pipeline::Evaluation;
+use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Decision, Reason, Stage, Verdict};
 use crate::core::workspace::Workspace;
 use std::cell::Cell;
@@ -34,25 +35,30 @@ pub struct Locator {
 }
 
 impl Locator {
-    /// The verdict `source` of the record: `captures/a.json` or `captures/log.jsonl:9`.
+    /// The record it locates: its verdict `source` (`captures/a.json` or
+    /// `captures/log.jsonl:9`).
+    pub fn record_ref(&self) -> RecordRef {
+        RecordRef::new(self.file.clone(), self.line.map(|l| l as usize))
+    }
+
+    /// The verdict `source` of the record, as text: `captures/a.json` or `captures/log.jsonl:9`.
     pub fn source(&self) -> String {
-        match self.line {
-            Some(l) => format!("{}:{l}", self.file),
-            None => self.file.to_string(),
+        self.record_ref().to_string()
+    }
+
+    /// The locator of a record, with the offset unknown.
+    pub fn of_ref(source: &RecordRef) -> Locator {
+        Locator {
+            file: source.file().clone(),
+            line: source.line().and_then(|l| u32::try_from(l).ok()),
+            offset: UNKNOWN_OFFSET,
         }
     }
 
-    /// The locator of a verdict `source`, with the offset unknown.
+    /// The locator of a verdict `source` given as text ([`RecordRef::parse`]), with the
+    /// offset unknown.
     pub fn of_source(source: &str) -> Locator {
-        let file = crate::engine::session::file_of(source);
-        let line = source[file.len()..]
-            .strip_prefix(':')
-            .and_then(|l| l.parse().ok());
-        Locator {
-            file: Arc::from(file),
-            line,
-            offset: UNKNOWN_OFFSET,
-        }
+        Locator::of_ref(&RecordRef::parse(source))
     }
 }
 
@@ -112,7 +118,7 @@ impl CaptureSummary {
     /// The summary of an evaluation whose location is only known by its source (offset
     /// unknown: re-reading scans the file).
     pub fn of_evaluation(ev: &Evaluation) -> CaptureSummary {
-        CaptureSummary::of(ev, Locator::of_source(&ev.verdict.source))
+        CaptureSummary::of(ev, Locator::of_ref(&ev.verdict.source))
     }
 
     /// Whether `check` counts it as passing (its `expect` met, or none and ready).
@@ -176,11 +182,6 @@ impl<R: BufRead> BufRead for Stoppable<'_, R> {
     }
 }
 
-fn is_jsonl(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e == "jsonl" || e == "ndjson")
-}
-
 /// Streams the records of one capture file to `each` with their [`Locator`]s, in file
 /// order, one record in memory at a time, until `each` returns false. `rel` is the file's
 /// workspace-relative name, `max_bytes` the workspace's `max_capture_bytes`. Records are
@@ -195,17 +196,18 @@ pub fn for_each_located(
     let whole = |each: &mut dyn FnMut(RawRecord, Locator) -> bool| {
         let mut go = true;
         capture::for_each_record(path, rel, max_bytes, |r| {
+            let line = r.source.line();
             let loc = Locator {
                 file: rel.clone(),
-                line: r.line.map(|l| l as u32),
-                offset: if r.line.is_some() { UNKNOWN_OFFSET } else { 0 },
+                line: line.map(|l| l as u32),
+                offset: if line.is_some() { UNKNOWN_OFFSET } else { 0 },
             };
             if go {
                 go = each(r, loc);
             }
         })
     };
-    if !is_jsonl(path) {
+    if !is_log(path) {
         return whole(&mut each);
     }
     // never a plain `File::open`: on a FIFO it waits for a writer forever
@@ -227,9 +229,7 @@ pub fn for_each_located(
         };
         let go = each(
             RawRecord {
-                source: format!("{rel}:{line_no}"),
-                file: rel.to_string(),
-                line: Some(line_no),
+                source: RecordRef::new(rel.clone(), Some(line_no)),
                 text,
             },
             loc,
@@ -241,7 +241,7 @@ pub fn for_each_located(
 /// Counts the records of a JSONL file (non-blank lines) without decoding them, for a
 /// progress gauge; a `.json` file counts 1.
 pub fn count_records(path: &Path) -> usize {
-    if !is_jsonl(path) {
+    if !is_log(path) {
         return 1;
     }
     let Ok((f, _)) = capture::open_regular(path) else {
@@ -280,9 +280,7 @@ pub fn read_record(ws: &Workspace, loc: &Locator) -> Option<RawRecord> {
     };
     let max = ws.config.max_capture_bytes;
     let record = |text| RawRecord {
-        source: format!("{}:{line}", loc.file),
-        file: loc.file.to_string(),
-        line: Some(line as usize),
+        source: RecordRef::new(loc.file.clone(), Some(line as usize)),
         text,
     };
     let (mut file, _) = capture::open_regular(&path).ok()?;
@@ -371,10 +369,10 @@ mod tests {
             let again = read_record(&ws, loc).unwrap();
             assert_eq!(again.source, r.source);
             assert_eq!(again.text.as_ref().ok(), r.text.as_ref().ok());
-            let scanned = read_record(&ws, &Locator::of_source(&r.source)).unwrap();
+            let scanned = read_record(&ws, &Locator::of_ref(&r.source)).unwrap();
             assert_eq!(scanned.text.as_ref().ok(), r.text.as_ref().ok());
         }
-        assert_eq!(got[1].0.line, Some(4));
+        assert_eq!(got[1].0.source.line(), Some(4));
         // an offset that no longer starts a line: the line is scanned for
         let mut moved = got[2].1.clone();
         moved.offset += 3;

@@ -436,7 +436,9 @@ fn apply(
         } => {
             let cause = cause_of(&evaluation.verdict, &causes).cloned();
             let summary = CaptureSummary::of(&evaluation, loc);
-            let full = (shown == Some(evaluation.verdict.source.as_str())).then_some(evaluation);
+            let full = shown
+                .is_some_and(|s| evaluation.verdict.source == s)
+                .then_some(evaluation);
             updated.push(Updated {
                 summary,
                 previous,
@@ -452,7 +454,7 @@ fn apply(
         } => removed.push(Removed {
             cause: cause_for(&source, contract.as_deref(), &causes).cloned(),
             id,
-            source,
+            source: source.to_string(),
         }),
     });
     if let Err(e) = result {

@@ -214,7 +214,7 @@ fn write_verdict(out: &mut dyn Write, p: &Paint, it: &Item) -> io::Result<()> {
         p.decision(v.decision, &reason),
         escape_control(&v.id),
         p.decision(v.decision, v.decision.as_str()),
-        p.dim(&escape_control(&v.source)),
+        p.dim(&escape_control(&v.source.to_string())),
         mark
     )?;
     if let Some(m) = expect_mismatch(v) {

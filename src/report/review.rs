@@ -81,7 +81,7 @@ pub fn human(out: &mut dyn Write, r: &Review) -> io::Result<()> {
                 escape_control(&f.id),
                 f.old.label(),
                 f.new.label(),
-                escape_control(&f.source)
+                escape_control(&f.source.to_string())
             )?;
             let c = cause(f);
             if !c.is_empty() {
@@ -168,11 +168,7 @@ pub fn markdown(out: &mut dyn Write, r: &Review) -> io::Result<()> {
 pub fn github(out: &mut dyn Write, r: &Review, root: &std::path::Path) -> io::Result<()> {
     for f in &r.flips {
         let cmd = if f.kind.fails() { "error" } else { "notice" };
-        let file = f
-            .source
-            .rsplit_once(':')
-            .filter(|(_, l)| l.parse::<u32>().is_ok());
-        let (path, line) = file.map_or((f.source.as_str(), "1"), |(p, l)| (p, l));
+        let (path, line) = (&**f.source.file(), f.source.line().unwrap_or(1));
         let joined = root.join(path).to_string_lossy().replace('\\', "/");
         let path = joined.strip_prefix("./").unwrap_or(&joined);
         let msg = format!(

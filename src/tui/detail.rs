@@ -273,7 +273,7 @@ impl Detail {
             }),
         };
         Detail {
-            source: v.source.clone(),
+            source: v.source.to_string(),
             title: esc(&v.id),
             decision: v.decision,
             strip: strip(v.stage),

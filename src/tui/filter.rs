@@ -331,7 +331,7 @@ pub fn haystack(ev: &Evaluation) -> String {
         v.reason.as_ref().map(|r| r.as_str()),
         &pointers,
         v.errors.first().map(|f| f.message.as_str()),
-        |o| o.push_str(&v.source),
+        |o| o.push_str(v.source.as_str()),
     );
     s
 }
@@ -339,6 +339,7 @@ pub fn haystack(ev: &Evaluation) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::record_ref::RecordRef;
     use crate::core::verdict::{Finding, Reason, Stage, Verdict};
 
     fn ev(id: &str, stage: Stage, reason: Reason, pointer: &str) -> Evaluation {
@@ -346,7 +347,7 @@ mod tests {
         Evaluation {
             verdict: Verdict::from_errors(
                 id.into(),
-                format!("captures/{id}.json"),
+                RecordRef::new(format!("captures/{id}.json"), None),
                 Some("refund-v1".into()),
                 vec![f],
             ),

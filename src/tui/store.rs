@@ -3,6 +3,7 @@
 //! pointer sets, file names) interned. A million captures take about 80 MB; the records
 //! themselves stay on disk and are re-read when one is shown.
 
+use crate::core::record_ref::RecordRef;
 use crate::core::review::Outcome;
 use crate::core::verdict::Finding;
 use crate::engine::summary::{CaptureSummary, Locator};
@@ -322,12 +323,12 @@ impl Store {
         self.index[f as usize].get(line).map(|i| i as usize)
     }
 
-    /// The row of a verdict `source`.
+    /// The row of a verdict `source` given as text ([`RecordRef::parse`]).
     pub fn find_source(&self, source: &str) -> Option<usize> {
-        let file = crate::engine::session::file_of(source);
-        match source[file.len()..].strip_prefix(':') {
-            Some(l) => self.find(file, l.parse().ok()?),
-            None => self.find(file, 0),
+        let source = RecordRef::parse(source);
+        match source.line() {
+            Some(l) => self.find(source.file(), u32::try_from(l).ok()?),
+            None => self.find(source.file(), 0),
         }
     }
 

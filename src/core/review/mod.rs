@@ -10,6 +10,7 @@ pub mod diff;
 
 use crate::core::contract::Contracts;
 use crate::core::lint::declared_dialect;
+use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Finding, Verdict};
 use crate::core::workspace::Workspace;
 use serde::Serialize;
@@ -24,8 +25,8 @@ pub use crate::core::outcome::{FlipKind, Outcome};
 pub struct Flip {
     /// The capture id.
     pub id: String,
-    /// Where it came from (`captures/a.json`).
-    pub source: String,
+    /// Where it came from (`captures/a.json`, `captures/log.jsonl:9`; serialized as that text).
+    pub source: RecordRef,
     /// Its contract (new side, else old).
     pub contract: Option<String>,
     /// How it changed.
@@ -139,16 +140,7 @@ pub fn review(ws: &Workspace, old: Contracts, base: &str) -> Review {
         }
     }
     // by kind, then file, then JSONL line as a number (`log.jsonl:9` before `log.jsonl:13`)
-    let key = |f: &Flip| {
-        let (file, line) = match f.source.rsplit_once(':') {
-            Some((a, b)) if b.parse::<u64>().is_ok() => {
-                (a.to_string(), b.parse::<u64>().unwrap_or(0))
-            }
-            _ => (f.source.clone(), 0),
-        };
-        (f.kind, file, line)
-    };
-    flips.sort_by_key(key);
+    flips.sort_by(|a, b| (a.kind, &a.source).cmp(&(b.kind, &b.source)));
     Review {
         base: base.to_string(),
         captures,

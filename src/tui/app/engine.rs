@@ -155,7 +155,7 @@ impl App {
                 };
                 Some(Flip {
                     id: s.id.clone(),
-                    source: source.clone(),
+                    source: s.loc.record_ref(),
                     contract: s
                         .contract
                         .clone()

@@ -4,8 +4,9 @@
 //! other line takes the full path. The report is byte for byte the full path's.
 
 use super::{LineAt, LineBlock, Out, Render};
+use crate::core::item::Item;
+use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Finding, Verdict};
-use crate::report::Item;
 use std::sync::Arc;
 
 /// `check --schema`'s fast path for JSONL lines: an instance that parses and meets the
@@ -14,15 +15,13 @@ use std::sync::Arc;
 pub(super) struct Fast<'a> {
     /// An instance text's findings (none: it passes), as `check` finds them.
     pub(super) errors: &'a (dyn Fn(&str) -> Vec<Finding> + Sync),
-    /// The verdict `check` gives the instance at `source` (`file:line`) with these findings.
-    pub(super) verdict: &'a (dyn Fn(String, Vec<Finding>) -> Verdict + Sync),
+    /// The verdict `check` gives the instance at `source` (a log's line) with these findings.
+    pub(super) verdict: &'a (dyn Fn(RecordRef, Vec<Finding>) -> Verdict + Sync),
 }
 
 /// The report of one log's passing instances: a model item, and the sink's rendering of it
 /// split around the line number, so a passing line is rendered by copying bytes.
 pub(super) struct PassModel {
-    /// The log's name in ids and sources (`proposals.jsonl`).
-    rel: String,
     /// A passing item of the log (line 0).
     pub(super) item: Item,
     /// The rendered model split where the line number goes (`None`: the sink has no
@@ -41,16 +40,15 @@ impl PassModel {
     /// The model of log `rel` (shown as `path`); the template is checked against the
     /// sink's own rendering of two items at `probe` lines.
     pub(super) fn new(
-        rel: &str,
+        rel: &Arc<str>,
         path: Arc<str>,
-        verdict: &dyn Fn(String, Vec<Finding>) -> Verdict,
+        verdict: &dyn Fn(RecordRef, Vec<Finding>) -> Verdict,
         render: Option<&Render>,
         probe: [usize; 2],
     ) -> PassModel {
         let mut model = PassModel {
-            rel: rel.to_string(),
             item: Item {
-                verdict: verdict(format!("{rel}:0"), Vec::new()),
+                verdict: verdict(RecordRef::new(rel.clone(), Some(0)), Vec::new()),
                 path,
                 line: 0,
                 column: 1,
@@ -65,7 +63,8 @@ impl PassModel {
         }
         let mut marked = model.item.clone();
         marked.verdict.id = format!("{rel}:{}", Self::MARK);
-        marked.verdict.source = marked.verdict.id.clone();
+        // the mark where the line number goes: a "file" that prints as `rel:MARK`
+        marked.verdict.source = RecordRef::new(marked.verdict.id.as_str(), None);
         let mut bytes = Vec::new();
         (render.renderer)(&marked, &mut bytes);
         let pieces = split_bytes(&bytes, Self::MARK.as_bytes());
@@ -86,8 +85,8 @@ impl PassModel {
     /// The passing item at `line`.
     pub(super) fn at(&self, line: usize) -> Item {
         let mut item = self.item.clone();
-        item.verdict.id = format!("{}:{line}", self.rel);
-        item.verdict.source = item.verdict.id.clone();
+        item.verdict.source = self.item.verdict.source.at_line(line);
+        item.verdict.id = item.verdict.source.as_str().to_string();
         item.line = line;
         item
     }
@@ -197,7 +196,7 @@ pub(super) fn fast_part(
             continue;
         }
         run.flush(&mut outs, model, lines.len() - i);
-        let verdict = (fast.verdict)(format!("{}:{line_no}", block.rel), errors);
+        let verdict = (fast.verdict)(RecordRef::new(block.rel.clone(), Some(*line_no)), errors);
         outs.push(Out::Item(Box::new(failed(verdict, *line_no))));
     }
     run.flush(&mut outs, model, 0);
@@ -241,8 +240,8 @@ mod tests {
 
     #[test]
     fn pass_templates_print_what_the_sinks_print() {
-        let verdict = |source: String, errors: Vec<Finding>| {
-            let mut v = Verdict::from_errors(source.clone(), source, Some("s".into()), errors);
+        let verdict = |source: RecordRef, errors: Vec<Finding>| {
+            let mut v = Verdict::from_errors(source.to_string(), source, Some("s".into()), errors);
             v.warnings = vec![Warning {
                 code: "FORMAT_NOT_ASSERTED".into(),
                 severity: Some("warning".into()),
@@ -260,7 +259,8 @@ mod tests {
         ];
         for rel in names {
             for (sink, render) in renderers() {
-                let model = PassModel::new(rel, Arc::from(rel), &verdict, Some(&render), [7, 8]);
+                let model =
+                    PassModel::new(&rel.into(), Arc::from(rel), &verdict, Some(&render), [7, 8]);
                 // every sink with a renderer gets a template, unless the name holds the mark
                 assert_eq!(
                     model.template.is_some(),
@@ -290,13 +290,13 @@ mod tests {
     /// The pass model of log `rel` for the jsonl sink (`quiet`: `-q`).
     fn jsonl_model(
         rel: &str,
-        verdict: &dyn Fn(String, Vec<Finding>) -> Verdict,
+        verdict: &dyn Fn(RecordRef, Vec<Finding>) -> Verdict,
         quiet: bool,
     ) -> Arc<PassModel> {
         let (_, mut render) = renderers().remove(3);
         render.quiet = quiet;
         Arc::new(PassModel::new(
-            rel,
+            &rel.into(),
             Arc::from(rel),
             verdict,
             Some(&render),
@@ -306,8 +306,8 @@ mod tests {
 
     #[test]
     fn quiet_runs_count_lines_without_rendering_them() {
-        let verdict = |source: String, errors: Vec<Finding>| {
-            Verdict::from_errors(source.clone(), source, None, errors)
+        let verdict = |source: RecordRef, errors: Vec<Finding>| {
+            Verdict::from_errors(source.to_string(), source, None, errors)
         };
         let model = jsonl_model("l.jsonl", &verdict, true);
         let mut run = Passes::new(&model, 64);
@@ -340,8 +340,8 @@ mod tests {
                 "no",
             )],
         };
-        let verdict = |source: String, errors: Vec<Finding>| {
-            Verdict::from_errors(source.clone(), source, Some("s".into()), errors)
+        let verdict = |source: RecordRef, errors: Vec<Finding>| {
+            Verdict::from_errors(source.to_string(), source, Some("s".into()), errors)
         };
         let fast = Fast {
             errors: &errors,

@@ -1,0 +1,247 @@
+//! Where a capture record is (DESIGN 3, [`crate::core::capture`]): its capture file and, in
+//! a log (`.jsonl` / `.ndjson`, see [`is_log`]), its 1-based line. This is a verdict's
+//! `source`, printed and serialized as `captures/a.json` or `captures/log.jsonl:9`.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Whether a capture file is a log (one record per line) by its extension: `.jsonl` or
+/// `.ndjson` (DESIGN 3). Every reader of capture files decides it with this.
+pub fn is_log(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e == "jsonl" || e == "ndjson")
+}
+
+/// Where one capture record is (DESIGN 3; the records are read by [`crate::core::capture`]):
+/// the capture file and, for a record of a log, its line.
+///
+/// [`Display`](fmt::Display), [`RecordRef::as_str`] and serde all give the text form, `file`
+/// or `file:line` (`captures/a.json`, `captures/log.jsonl:9`), made once when the reference
+/// is made; [`RecordRef::parse`] reads it back. Cheap to clone (two shared strings). Equal,
+/// hashed and ordered by file, then line (a `.json` file's one record first).
+#[derive(Debug, Clone)]
+pub struct RecordRef {
+    /// The capture file: workspace-relative and `/`-separated (`captures/log.jsonl`), or as
+    /// named on the command line for `check --schema`; shared between the records of a log.
+    file: Arc<str>,
+    /// The 1-based line of the record in a log; `None` for a file of one record.
+    line: Option<usize>,
+    /// The text form (`file` itself when there is no line).
+    text: Arc<str>,
+}
+
+impl RecordRef {
+    /// The record at `line` of `file` (`None`: the file's one record).
+    pub fn new(file: impl Into<Arc<str>>, line: Option<usize>) -> RecordRef {
+        let file = file.into();
+        let text = match line {
+            None => file.clone(),
+            Some(line) => {
+                let mut digits = itoa::Buffer::new();
+                let digits = digits.format(line);
+                let mut text = String::with_capacity(file.len() + 1 + digits.len());
+                text.push_str(&file);
+                text.push(':');
+                text.push_str(digits);
+                Arc::from(text)
+            }
+        };
+        RecordRef { file, line, text }
+    }
+
+    /// The record at `line` of the same file (the file shared, not copied).
+    pub fn at_line(&self, line: usize) -> RecordRef {
+        RecordRef::new(self.file.clone(), Some(line))
+    }
+
+    /// The capture file (workspace-relative, `/`-separated).
+    pub fn file(&self) -> &Arc<str> {
+        &self.file
+    }
+
+    /// The 1-based line in a log; `None` for a file of one record.
+    pub fn line(&self) -> Option<usize> {
+        self.line
+    }
+
+    /// The text form: `captures/a.json`, `captures/log.jsonl:9`.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Reads the text form back. A file name may itself hold `:`, so the text is split at
+    /// its last `:` only when what follows is a line number (ASCII digits) and what comes
+    /// before names a log ([`is_log`]): `odd:name.jsonl:12` is line 12 of `odd:name.jsonl`;
+    /// `a:b.json` and `notes:3` are files of one record. Never fails.
+    pub fn parse(text: &str) -> RecordRef {
+        let split = text.rsplit_once(':').and_then(|(file, line)| {
+            let digits = !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit());
+            if !digits || !is_log(Path::new(file)) {
+                return None;
+            }
+            Some((file, line.parse::<usize>().ok()?))
+        });
+        match split {
+            Some((file, line)) => RecordRef {
+                file: Arc::from(file),
+                line: Some(line),
+                text: Arc::from(text),
+            },
+            None => RecordRef::new(text, None),
+        }
+    }
+}
+
+impl PartialEq for RecordRef {
+    fn eq(&self, other: &RecordRef) -> bool {
+        self.line == other.line && self.file == other.file
+    }
+}
+
+impl Eq for RecordRef {}
+
+impl std::hash::Hash for RecordRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.file.hash(state);
+        self.line.hash(state);
+    }
+}
+
+impl PartialOrd for RecordRef {
+    fn partial_cmp(&self, other: &RecordRef) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for RecordRef {
+    fn cmp(&self, other: &RecordRef) -> std::cmp::Ordering {
+        (&self.file, self.line).cmp(&(&other.file, other.line))
+    }
+}
+
+impl fmt::Display for RecordRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Compares with the text form.
+impl PartialEq<str> for RecordRef {
+    fn eq(&self, text: &str) -> bool {
+        *self.text == *text
+    }
+}
+
+impl PartialEq<&str> for RecordRef {
+    fn eq(&self, text: &&str) -> bool {
+        *self == **text
+    }
+}
+
+impl PartialEq<String> for RecordRef {
+    fn eq(&self, text: &String) -> bool {
+        *self == **text
+    }
+}
+
+impl Serialize for RecordRef {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordRef {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<RecordRef, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Ok(RecordRef::parse(&text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_form_round_trips() {
+        let cases = [
+            ("captures/a.json", "captures/a.json", None),
+            ("captures/log.jsonl:9", "captures/log.jsonl", Some(9)),
+            ("in/x.ndjson:1234567", "in/x.ndjson", Some(1_234_567)),
+            ("odd:name.jsonl:12", "odd:name.jsonl", Some(12)),
+            ("a:b.json", "a:b.json", None),
+            // a line number only follows a log's name
+            ("notes:3", "notes:3", None),
+            ("x.json:3", "x.json:3", None),
+            // not a line number
+            ("log.jsonl:", "log.jsonl:", None),
+            ("log.jsonl:+9", "log.jsonl:+9", None),
+            ("log.jsonl:9a", "log.jsonl:9a", None),
+            (
+                "log.jsonl:99999999999999999999999",
+                "log.jsonl:99999999999999999999999",
+                None,
+            ),
+            ("", "", None),
+        ];
+        for (text, file, line) in cases {
+            let r = RecordRef::parse(text);
+            assert_eq!((&**r.file(), r.line()), (file, line), "{text:?}");
+            assert_eq!(r.to_string(), text);
+            assert_eq!(r.as_str(), text);
+            assert_eq!(RecordRef::new(r.file().clone(), r.line()).as_str(), text);
+            assert!(r == text, "{text:?}");
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(json, serde_json::to_string(text).unwrap());
+            assert_eq!(serde_json::from_str::<RecordRef>(&json).unwrap(), r);
+        }
+    }
+
+    #[test]
+    fn serialized_as_escaped_text() {
+        let r = RecordRef::new("odd \"q\" \\ \u{1b}[31m é.jsonl", Some(7));
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(json, r#""odd \"q\" \\ \u001b[31m é.jsonl:7""#);
+        assert_eq!(serde_json::from_str::<RecordRef>(&json).unwrap(), r);
+    }
+
+    #[test]
+    fn compares_with_the_text_form() {
+        let r = RecordRef::new("captures/log.jsonl", Some(9));
+        assert!(r == "captures/log.jsonl:9");
+        for other in [
+            "captures/log.jsonl",
+            "captures/log.jsonl:90",
+            "captures/log.jsonl:",
+            "captures/log.jsonl9",
+            "aptures/log.jsonl:9",
+        ] {
+            assert!(r != other, "{other:?}");
+        }
+        let one = RecordRef::new("captures/a.json", None);
+        assert!(one == "captures/a.json");
+        assert!(one != "captures/a.json:1");
+        let text = String::from("captures/a.json");
+        assert!(one == text);
+    }
+
+    #[test]
+    fn other_lines_share_the_file() {
+        let r = RecordRef::new("captures/log.jsonl", Some(1));
+        let s = r.at_line(12);
+        assert!(Arc::ptr_eq(r.file(), s.file()));
+        assert_eq!(s.to_string(), "captures/log.jsonl:12");
+        assert!(RecordRef::new("a.jsonl", None) < RecordRef::new("a.jsonl", Some(1)));
+        assert!(RecordRef::new("a.jsonl", Some(9)) < RecordRef::new("a.jsonl", Some(10)));
+    }
+
+    #[test]
+    fn logs_by_extension() {
+        assert!(is_log(Path::new("a/b.jsonl")));
+        assert!(is_log(Path::new("b.ndjson")));
+        assert!(!is_log(Path::new("b.json")));
+        assert!(!is_log(Path::new("jsonl")));
+        assert!(!is_log(Path::new("b.jsonl.bak")));
+    }
+}

@@ -1,0 +1,821 @@
+//! `verdict check`'s batch pipeline (DESIGN 7), with no terminal or argument types: the
+//! files of one or more workspaces ([`check_workspaces`]), or plain JSON instances against
+//! one schema ([`check_instances`], `check --schema`), read on one thread (small files in
+//! parallel, JSONL logs in blocks of lines), validated in parallel batches, and delivered in
+//! capture order to a [`Deliver`] (the report), so memory does not grow with the number of
+//! captures. Items may be rendered on the validation threads ([`BatchOptions::renderer`]);
+//! `check --schema`'s JSONL lines take a fast path ([`fast`]).
+
+use crate::core::capture::{self, RawRecord, is_log};
+use crate::core::config::Config;
+use crate::core::contract::Contracts;
+use crate::core::item::{Item, Renderer};
+use crate::core::pipeline::validate_instance;
+use crate::core::record_ref::RecordRef;
+use crate::core::stage::parse;
+use crate::core::summary::Summary;
+use crate::core::text::line_col;
+use crate::core::verdict::{Finding, Verdict};
+use crate::core::workspace::{Workspace, find_root};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+mod fast;
+use fast::{Fast, PassModel, Passes, fast_part};
+
+/// Why `check` could not run at all (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// A path given on the command line does not exist.
+    #[error("{0}: no such file or folder")]
+    NoSuchPath(PathBuf),
+    /// The workspace cannot be opened.
+    #[error(transparent)]
+    Workspace(#[from] crate::core::workspace::WorkspaceError),
+    /// Nothing to check: a mistyped path would otherwise pass.
+    #[error(
+        "no captures found (no *.json, *.jsonl or *.ndjson files in the workspace's captures folders); pass a workspace folder, e.g. `verdict check samples/refund`"
+    )]
+    NoCaptures,
+    /// The `--schema` file cannot be used.
+    #[error("{0}")]
+    Schema(String),
+}
+
+/// Records per batch handed from the reader thread to the evaluators.
+const BATCH: usize = 2048;
+
+/// Lines per task of the fast path (a task gathers its passing lines into runs).
+const FAST_CHUNK: usize = 256;
+
+/// Why a batch run stopped.
+#[derive(Debug)]
+pub enum BatchError {
+    /// The run cannot proceed (before anything is delivered).
+    Check(CheckError),
+    /// Delivering failed (an I/O error writing the report, a closed pipe included).
+    Deliver(std::io::Error),
+}
+
+impl From<CheckError> for BatchError {
+    fn from(e: CheckError) -> BatchError {
+        BatchError::Check(e)
+    }
+}
+
+impl From<std::io::Error> for BatchError {
+    fn from(e: std::io::Error) -> BatchError {
+        BatchError::Deliver(e)
+    }
+}
+
+/// Where a batch run delivers its checked records, in capture order, on the calling thread
+/// (a report sink).
+pub trait Deliver {
+    /// One checked record.
+    ///
+    /// # Errors
+    /// Delivering failed: the run stops.
+    fn item(&mut self, item: &Item) -> std::io::Result<()>;
+
+    /// `n` passing records of one log, rendered by [`BatchOptions::renderer`] back to back in
+    /// `bytes` (empty under [`BatchOptions::quiet`]), that differ from `model` only in their
+    /// id, source and line: `check --schema`'s fast path. Only called when a renderer is set.
+    ///
+    /// # Errors
+    /// Delivering failed: the run stops.
+    fn passes(&mut self, model: &Item, bytes: &[u8], n: usize) -> std::io::Result<()>;
+
+    /// `checked` records have been counted so far (for a progress display); called after
+    /// each delivery. The default does nothing.
+    fn progress(&mut self, checked: usize) {
+        let _ = checked;
+    }
+}
+
+/// How a batch run renders and delivers.
+#[derive(Clone, Default)]
+pub struct BatchOptions {
+    /// Renders each delivered item on the validation threads ([`Item::rendered`]); `None`:
+    /// items are delivered unrendered.
+    pub renderer: Option<Renderer>,
+    /// `-q`: passing records are not rendered.
+    pub quiet: bool,
+    /// Passing records are counted in the summary but not delivered.
+    pub skip_passing: bool,
+}
+
+/// `check --schema`: plain JSON instances (each `.json` file or JSONL line is one raw
+/// instance) against one schema file.
+#[derive(Debug, Clone)]
+pub struct InstanceOptions {
+    /// The JSON Schema file.
+    pub schema: PathBuf,
+    /// Assert `format` (`--format-assertion`).
+    pub format_assertion: bool,
+}
+
+/// Checks the captures of the workspaces that hold `paths` (workspaces, folders in them or
+/// capture files; none: the current folder), workspace by workspace in order of first
+/// appearance, each file once. Every workspace is opened before anything is delivered.
+/// Returns the counts of what was checked (no captures is not an error here).
+///
+/// # Errors
+/// [`CheckError`] (a path does not exist, a workspace cannot be opened) before anything is
+/// delivered; a delivery error, which stops the run.
+pub fn check_workspaces(
+    paths: &[PathBuf],
+    opts: &BatchOptions,
+    out: &mut dyn Deliver,
+) -> Result<Summary, BatchError> {
+    let mut summary = Summary::default();
+    workspace_mode(paths, render(opts), &mut delivery(opts, &mut summary, out))?;
+    Ok(summary)
+}
+
+/// Checks plain JSON instances (`check --schema`): every `.json`, `.jsonl` or `.ndjson`
+/// file under `paths` (folders recursively, the schema itself left out; none: the current
+/// folder) or named by them, each file or log line one instance, with the schema's lint
+/// findings as every verdict's warnings. Returns the counts of what was checked.
+///
+/// # Errors
+/// [`CheckError`] (a path does not exist, the schema file cannot be used) before anything is
+/// delivered; a delivery error, which stops the run.
+pub fn check_instances(
+    schema: &InstanceOptions,
+    paths: &[PathBuf],
+    opts: &BatchOptions,
+    out: &mut dyn Deliver,
+) -> Result<Summary, BatchError> {
+    let mut summary = Summary::default();
+    validator_mode(
+        &schema.schema,
+        paths,
+        schema.format_assertion,
+        render(opts),
+        &mut delivery(opts, &mut summary, out),
+    )?;
+    Ok(summary)
+}
+
+fn render(opts: &BatchOptions) -> Option<Render> {
+    opts.renderer.clone().map(|renderer| Render {
+        renderer,
+        quiet: opts.quiet,
+    })
+}
+
+/// The ordered delivery: counts each record, then hands it to `out` (unless it passes and
+/// passing records are skipped).
+fn delivery<'a>(
+    opts: &BatchOptions,
+    summary: &'a mut Summary,
+    out: &'a mut dyn Deliver,
+) -> impl FnMut(Out) -> std::io::Result<()> + 'a {
+    let skip_passing = opts.skip_passing;
+    move |o: Out| -> std::io::Result<()> {
+        match o {
+            Out::Item(item) => {
+                summary.add(&item.verdict);
+                out.progress(summary.captures);
+                if skip_passing && item.verdict.passes() {
+                    return Ok(());
+                }
+                out.item(&item)
+            }
+            Out::Passes(run) => {
+                let model = &run.model.item;
+                let n = run.lines.len();
+                let v = &model.verdict;
+                summary.add_outcomes(v.stage, v.decision, v.expect.as_ref().map(|e| e.met), n);
+                out.progress(summary.captures);
+                if skip_passing {
+                    return Ok(());
+                }
+                match &run.rendered {
+                    Some(bytes) => out.passes(model, bytes, n),
+                    None => run
+                        .lines
+                        .iter()
+                        .try_for_each(|line| out.item(&run.model.at(*line))),
+                }
+            }
+        }
+    }
+}
+
+/// Where a record's report should point: the capture file as the user can open it
+/// (`root` joined with the workspace-relative `file`).
+fn display_path(root: &Path, file: &str) -> Arc<str> {
+    let path = root.join(file).to_string_lossy().replace('\\', "/");
+    Arc::from(path.strip_prefix("./").unwrap_or(&path))
+}
+
+/// The line and column of the record (JSONL) or of its `output`/`response` value (a `.json`
+/// capture record; `records` false: the file is a plain instance, so 1:1).
+fn locate_record(raw: &RawRecord, records: bool) -> (usize, usize) {
+    if let Some(line) = raw.source.line() {
+        return (line, 1);
+    }
+    if records && let Ok(text) = &raw.text {
+        for key in ["/output", "/response"] {
+            if let Some(span) = parse::locate(text, key) {
+                let at = line_col(text, span.start);
+                return (at.line as usize, at.column as usize);
+            }
+        }
+    }
+    (1, 1)
+}
+
+/// Pre-rendering on the validation threads (see [`Renderer`]).
+#[derive(Clone)]
+struct Render {
+    renderer: Renderer,
+    /// `-q`: passing captures are not printed, so they are not rendered.
+    quiet: bool,
+}
+
+/// What the validation threads hand the reporter, in capture order.
+enum Out {
+    /// One capture with its verdict (boxed: most of a fast-path batch is small runs).
+    Item(Box<Item>),
+    /// Consecutive instances of one log that passed `check --schema`'s fast path.
+    Passes(Passes),
+}
+
+type Emit<'a> = dyn FnMut(Out) -> std::io::Result<()> + 'a;
+
+/// What [`stream`] reads.
+struct Input<'a> {
+    /// Joined to a file's name for the printed path.
+    root: &'a Path,
+    /// The files, in report order.
+    files: Vec<PathBuf>,
+    /// A file's name for reports (workspace-relative).
+    rel: &'a (dyn Fn(&Path) -> String + Sync),
+    /// `max_capture_bytes`.
+    max_bytes: u64,
+    /// The files hold capture records (false: plain instances, `--schema`).
+    records: bool,
+}
+
+/// Reads the input's files on a reader thread (small files in parallel, JSONL logs line by
+/// line), validates each batch in parallel with `check`, and hands the items to `emit` in
+/// order.
+fn stream(
+    input: Input<'_>,
+    check: &(dyn Fn(&RawRecord) -> Verdict + Sync),
+    fast: Option<&Fast<'_>>,
+    render: Option<Render>,
+    emit: &mut Emit<'_>,
+) -> std::io::Result<()> {
+    let Input {
+        root,
+        files,
+        rel,
+        max_bytes,
+        records,
+    } = input;
+    // three stages overlap: the reader thread reads batch k+2, the validator thread checks
+    // batch k+1 on the rayon pool, and this thread reports batch k (in order)
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(4);
+    // a batch as the validation tasks made it: in order, one part per task
+    let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Vec<Vec<Out>>>(2);
+    std::thread::scope(|scope| {
+        scope.spawn(move || read_batches(&files, rel, max_bytes, &tx));
+        scope.spawn(move || {
+            let mut paths: HashMap<Arc<str>, Arc<str>> = HashMap::new();
+            // an item of a verdict, rendered
+            let finish = |verdict: Verdict, path: Arc<str>, (line, column): (usize, usize)| {
+                let mut item = Item {
+                    verdict,
+                    path,
+                    line,
+                    column,
+                    rendered: None,
+                };
+                if let Some(r) = &render
+                    && !(r.quiet && item.verdict.passes())
+                {
+                    let mut bytes = Vec::with_capacity(256);
+                    (r.renderer)(&item, &mut bytes);
+                    item.rendered = Some(bytes);
+                }
+                item
+            };
+            let item = |raw: RawRecord, path: Arc<str>| {
+                let verdict = check(&raw);
+                finish(verdict, path, locate_record(&raw, records))
+            };
+            // a line of a block as a record (decoded here, on the validation threads, which
+            // also free it)
+            let line_record = |block: &LineBlock, line_no: usize, at: &LineAt| {
+                let text = match at {
+                    Ok(range) => capture::decode(block.bytes[range.clone()].to_vec()),
+                    Err(f) => Err(Finding::clone(f)),
+                };
+                RawRecord {
+                    source: RecordRef::new(block.rel.clone(), Some(line_no)),
+                    text,
+                }
+            };
+            for chunk in rx {
+                // a batch is mostly the lines of one log: one display path per file
+                paths.clear();
+                let outs: Vec<Vec<Out>> = match chunk {
+                    Chunk::Records(batch) => {
+                        for raw in &batch {
+                            let file = raw.source.file();
+                            if !paths.contains_key(file) {
+                                paths.insert(file.clone(), display_path(root, file));
+                            }
+                        }
+                        let paths = &paths;
+                        let outs = batch
+                            .into_par_iter()
+                            .map(|raw| {
+                                let path = paths[raw.source.file()].clone();
+                                Out::Item(Box::new(item(raw, path)))
+                            })
+                            .collect::<Vec<Out>>();
+                        vec![outs]
+                    }
+                    Chunk::Lines(block) => {
+                        let path = display_path(root, &block.rel);
+                        let block = &block;
+                        match fast {
+                            None => vec![
+                                block
+                                    .lines
+                                    .par_iter()
+                                    .map(|(line_no, at)| {
+                                        let raw = line_record(block, *line_no, at);
+                                        Out::Item(Box::new(item(raw, path.clone())))
+                                    })
+                                    .collect::<Vec<Out>>(),
+                            ],
+                            Some(fast) => {
+                                let first = block.lines.first().map_or(1, |l| l.0);
+                                let model = Arc::new(PassModel::new(
+                                    &block.rel,
+                                    path.clone(),
+                                    fast.verdict,
+                                    render.as_ref(),
+                                    [first, first + 1],
+                                ));
+                                let parts: Vec<Vec<Out>> = block
+                                    .lines
+                                    .par_chunks(FAST_CHUNK)
+                                    .map(|lines| {
+                                        fast_part(
+                                            lines,
+                                            block,
+                                            fast,
+                                            &model,
+                                            &|verdict, line| {
+                                                finish(verdict, path.clone(), (line, 1))
+                                            },
+                                            &|line, at| {
+                                                item(line_record(block, line, at), path.clone())
+                                            },
+                                        )
+                                    })
+                                    .collect();
+                                parts
+                            }
+                        }
+                    }
+                };
+                // the reporter stopped (a write error): dropping `rx` stops the reader
+                if done_tx.send(outs).is_err() {
+                    return;
+                }
+            }
+        });
+        for parts in done_rx {
+            for out in parts.into_iter().flatten() {
+                // on error `done_rx` is dropped, which stops the validator and the reader
+                emit(out)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// What the reader thread hands to the validator thread, in file order.
+enum Chunk {
+    /// Records read whole (one-record files, or a log that could not be opened).
+    Records(Vec<RawRecord>),
+    /// Lines of one JSONL log, copied into one buffer as read: split by the reader (the
+    /// same splitting as [`capture::read_lines`]), decoded on the validation threads.
+    Lines(LineBlock),
+}
+
+/// Up to [`BATCH`] consecutive non-blank lines of one log.
+struct LineBlock {
+    /// The log, workspace-relative (shared by its records' sources).
+    rel: Arc<str>,
+    /// The lines' bytes, back to back.
+    bytes: Vec<u8>,
+    /// Per line: its 1-based number and its byte range in `bytes`, or why it is unusable
+    /// (too long, a read error).
+    lines: Vec<(usize, LineAt)>,
+}
+
+/// Where one line's bytes are in its [`LineBlock`], or why the line is unusable (boxed: a
+/// block holds one per line, and a finding is hundreds of bytes).
+type LineAt = Result<std::ops::Range<usize>, Box<Finding>>;
+
+fn read_batches(
+    files: &[PathBuf],
+    rel: &(dyn Fn(&Path) -> String + Sync),
+    max_bytes: u64,
+    tx: &std::sync::mpsc::SyncSender<Chunk>,
+) {
+    let mut batch = Vec::with_capacity(BATCH);
+    // hands the pending records on; false when the receiver is gone
+    let flush = |batch: &mut Vec<RawRecord>| {
+        tx.send(Chunk::Records(std::mem::replace(
+            batch,
+            Vec::with_capacity(BATCH),
+        )))
+        .is_ok()
+    };
+    let mut i = 0;
+    while i < files.len() {
+        if is_log(&files[i]) {
+            // what came before goes first, in order
+            if !batch.is_empty() && !flush(&mut batch) {
+                return;
+            }
+            let name = rel(&files[i]);
+            let Ok((file, _)) = capture::open_regular(&files[i]) else {
+                // not readable: the one INVALID_CAPTURE record `for_each_record` makes
+                capture::for_each_record(&files[i], &name, max_bytes, |r| batch.push(r));
+                i += 1;
+                continue;
+            };
+            if !read_log_blocks(file, name.into(), max_bytes, tx) {
+                return;
+            }
+            i += 1;
+            continue;
+        }
+        // a run of one-record files: read them in parallel, in order
+        let end = (i..files.len())
+            .take_while(|j| !is_log(&files[*j]))
+            .take(BATCH)
+            .last()
+            .map_or(i + 1, |j| j + 1);
+        let read: Vec<Vec<RawRecord>> = files[i..end]
+            .par_iter()
+            .map(|f| capture::read_file(f, &rel(f), max_bytes))
+            .collect();
+        batch.extend(read.into_iter().flatten());
+        if batch.len() >= BATCH && !flush(&mut batch) {
+            return;
+        }
+        i = end;
+    }
+    if !batch.is_empty() {
+        let _ = tx.send(Chunk::Records(batch));
+    }
+}
+
+/// Reads one log into [`LineBlock`]s of up to [`BATCH`] lines and sends them; false when the
+/// receiver is gone (stop reading).
+fn read_log_blocks(
+    file: std::fs::File,
+    rel: Arc<str>,
+    max_bytes: u64,
+    tx: &std::sync::mpsc::SyncSender<Chunk>,
+) -> bool {
+    let fresh = || LineBlock {
+        rel: rel.clone(),
+        bytes: Vec::with_capacity(256 * 1024),
+        lines: Vec::with_capacity(BATCH),
+    };
+    let mut block = fresh();
+    let mut open = true;
+    capture::read_line_bytes(
+        std::io::BufReader::with_capacity(256 * 1024, file),
+        max_bytes,
+        |line_no, line| {
+            if !open {
+                return;
+            }
+            let entry = line
+                .map(|b| {
+                    let start = block.bytes.len();
+                    block.bytes.extend_from_slice(b);
+                    start..block.bytes.len()
+                })
+                .map_err(Box::new);
+            block.lines.push((line_no, entry));
+            // at most BATCH lines, and sent once past 64 MiB (lines of large records)
+            if (block.lines.len() >= BATCH || block.bytes.len() >= 64 << 20)
+                && tx
+                    .send(Chunk::Lines(std::mem::replace(&mut block, fresh())))
+                    .is_err()
+            {
+                open = false;
+            }
+        },
+    );
+    if open && !block.lines.is_empty() {
+        open = tx.send(Chunk::Lines(block)).is_ok();
+    }
+    open
+}
+
+fn workspace_mode(
+    paths: &[PathBuf],
+    render: Option<Render>,
+    emit: &mut Emit<'_>,
+) -> Result<(), BatchError> {
+    let paths: Vec<PathBuf> = if paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        paths.to_vec()
+    };
+    // group the paths by workspace, keeping the order of first appearance
+    let mut groups: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
+    for p in &paths {
+        if !p.exists() {
+            return Err(CheckError::NoSuchPath(p.clone()).into());
+        }
+        let root = find_root(p);
+        match groups.iter_mut().find(|(r, _)| *r == root) {
+            Some((_, v)) => v.push(p.clone()),
+            None => groups.push((root, vec![p.clone()])),
+        }
+    }
+    // open every workspace first: a broken one stops the run before anything is printed
+    let mut opened = Vec::new();
+    for (root, targets) in groups {
+        let ws = Workspace::open(&root).map_err(CheckError::from)?;
+        let mut files: Vec<PathBuf> = Vec::new();
+        for t in &targets {
+            if same_dir(t, &root) {
+                files.extend(ws.capture_files());
+            } else if t.is_dir() {
+                let canon = t.canonicalize().unwrap_or_else(|_| t.clone());
+                files.extend(
+                    ws.capture_files()
+                        .into_iter()
+                        .filter(|f| f.canonicalize().is_ok_and(|c| c.starts_with(&canon))),
+                );
+            } else {
+                files.push(t.clone());
+            }
+        }
+        // one row per file, however often it is named (`a.json . ./a.json`); a symlink
+        // keeps its own name, so only the folder is resolved
+        let mut seen = std::collections::HashSet::new();
+        files.retain(|f| {
+            let dir = f.parent().and_then(|d| {
+                let d = if d.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    d
+                };
+                d.canonicalize().ok()
+            });
+            seen.insert(
+                dir.map_or_else(|| f.clone(), |d| d.join(f.file_name().unwrap_or_default())),
+            )
+        });
+        opened.push((root, ws, files));
+    }
+    for (root, ws, files) in opened {
+        let max = ws.config.max_capture_bytes;
+        let input = Input {
+            root: &root,
+            files,
+            rel: &|f| ws.relative(f),
+            max_bytes: max,
+            records: true,
+        };
+        stream(input, &|raw| ws.check(raw), None, render.clone(), emit)?;
+    }
+    Ok(())
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// `--schema FILE`: each `.json` file or JSONL line is one raw instance (the output text).
+fn validator_mode(
+    schema_file: &Path,
+    paths: &[PathBuf],
+    format_assertion: bool,
+    render: Option<Render>,
+    emit: &mut Emit<'_>,
+) -> Result<(), BatchError> {
+    if !schema_file.exists() {
+        return Err(CheckError::NoSuchPath(schema_file.to_path_buf()).into());
+    }
+    if !schema_file.is_file() {
+        return Err(CheckError::Schema(format!(
+            "{}: not a regular file (the --schema file must be a JSON Schema document)",
+            schema_file.display()
+        ))
+        .into());
+    }
+    let dir = schema_file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let config = Config {
+        format_assertion,
+        ..Config::default()
+    };
+    let contracts = Contracts::load_files(dir, &[schema_file.to_path_buf()], dir, &config);
+    let contract = contracts.by_name.values().next().cloned().ok_or_else(|| {
+        CheckError::Schema(format!("{}: not a schema file", schema_file.display()))
+    })?;
+    let name = contract.name.clone();
+    // the lint findings every verdict carries, computed once; in this mode format assertion
+    // is the `--format-assertion` flag, not a verdict.toml key
+    let warnings: Vec<crate::core::verdict::Warning> = contract
+        .lint
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            if f.code == crate::core::lint::codes::FORMAT_NOT_ASSERTED {
+                f.hint = Some("pass --format-assertion, or add a `pattern`".into());
+            }
+            f.to_warning()
+        })
+        .collect();
+    let mut files = Vec::new();
+    let paths: Vec<PathBuf> = if paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        paths.to_vec()
+    };
+    for p in &paths {
+        if !p.exists() {
+            return Err(CheckError::NoSuchPath(p.clone()).into());
+        }
+        if p.is_dir() {
+            let ws = Workspace {
+                root: p.clone(),
+                config: Config {
+                    // empty, not ".": `in/./a.json` would become the id
+                    captures: vec![PathBuf::new()],
+                    ..Config::default()
+                },
+                contracts: Contracts::default(),
+            };
+            // a folder's files, but not the schema itself (`check --schema s.json` in the
+            // folder that holds it would validate the schema against itself)
+            let schema = schema_file.canonicalize().ok();
+            let is_schema = |f: &Path| {
+                f.file_name() == schema_file.file_name()
+                    && schema.is_some()
+                    && f.canonicalize().ok() == schema
+            };
+            files.extend(ws.capture_files().into_iter().filter(|f| !is_schema(f)));
+        } else {
+            files.push(p.clone());
+        }
+    }
+    let rel = |f: &Path| {
+        let rel = f.to_string_lossy().replace('\\', "/");
+        rel.strip_prefix("./").unwrap_or(&rel).to_string()
+    };
+    // one definition of an instance's errors and verdict, for the fast path and the rest
+    let errors = |text: &str| match &contract.compiled {
+        Ok(validator) => validate_instance(text, validator),
+        Err(errs) => errs.clone(),
+    };
+    let verdict = |source: RecordRef, errors: Vec<Finding>| {
+        let mut v = Verdict::from_errors(source.to_string(), source, Some(name.clone()), errors);
+        v.warnings = warnings.clone();
+        v
+    };
+    let check = |raw: &RawRecord| match &raw.text {
+        Ok(text) => verdict(raw.source.clone(), errors(text)),
+        Err(f) => verdict(raw.source.clone(), vec![f.clone()]),
+    };
+    let input = Input {
+        root: Path::new(""),
+        files,
+        rel: &rel,
+        max_bytes: crate::core::config::DEFAULT_MAX_CAPTURE_BYTES,
+        records: false,
+    };
+    let fast = Fast {
+        errors: &errors,
+        verdict: &verdict,
+    };
+    stream(input, &check, Some(&fast), render, emit)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Collects what a run delivers: `(source, path, line, column)` per item, and the runs of
+    /// passing lines as `(model source, n)`.
+    #[derive(Default)]
+    struct Collect {
+        items: Vec<(String, String, usize, usize)>,
+        passes: Vec<(String, usize)>,
+        progress: usize,
+    }
+
+    impl Deliver for Collect {
+        fn item(&mut self, item: &Item) -> std::io::Result<()> {
+            self.items.push((
+                item.verdict.source.to_string(),
+                item.path.to_string(),
+                item.line,
+                item.column,
+            ));
+            Ok(())
+        }
+        fn passes(&mut self, model: &Item, _: &[u8], n: usize) -> std::io::Result<()> {
+            self.passes.push((model.verdict.source.to_string(), n));
+            Ok(())
+        }
+        fn progress(&mut self, checked: usize) {
+            self.progress = checked;
+        }
+    }
+
+    #[test]
+    fn instances_are_delivered_in_order_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = dir.path().join("s.schema.json");
+        std::fs::write(&schema, r#"{"type": "object", "required": ["a"]}"#).unwrap();
+        let log = dir.path().join("odd:l.jsonl");
+        std::fs::write(&log, "{\"a\": 1}\n\n[]\n{\"a\": 2}\n{\"a\"\n").unwrap();
+        let one = dir.path().join("one.json");
+        std::fs::write(&one, "{}").unwrap();
+        let instances = InstanceOptions {
+            schema,
+            format_assertion: false,
+        };
+        let paths = [log.clone(), one.clone()];
+        let name = |p: &Path| p.to_string_lossy().replace('\\', "/");
+        let (log, one) = (name(&log), name(&one));
+        let mut got = Collect::default();
+        let summary =
+            check_instances(&instances, &paths, &BatchOptions::default(), &mut got).unwrap();
+        let want = |source: String, path: &str, line| (source, path.to_string(), line, 1);
+        assert_eq!(
+            got.items,
+            [
+                want(format!("{log}:1"), &log, 1),
+                want(format!("{log}:3"), &log, 3),
+                want(format!("{log}:4"), &log, 4),
+                want(format!("{log}:5"), &log, 5),
+                want(one.clone(), &one, 1),
+            ]
+        );
+        // no renderer: the fast path's passing runs come as items
+        assert!(got.passes.is_empty());
+        assert_eq!(
+            (summary.captures, summary.passed, summary.failed),
+            (5, 2, 3)
+        );
+        assert_eq!(got.progress, 5);
+        // passing instances counted, not delivered
+        let mut quiet = Collect::default();
+        let opts = BatchOptions {
+            skip_passing: true,
+            ..BatchOptions::default()
+        };
+        let again = check_instances(&instances, &paths, &opts, &mut quiet).unwrap();
+        let sources: Vec<&str> = quiet.items.iter().map(|i| i.0.as_str()).collect();
+        assert_eq!(
+            sources,
+            [format!("{log}:3"), format!("{log}:5"), one.clone()]
+        );
+        assert_eq!((again.captures, again.failed), (5, 3));
+    }
+
+    #[test]
+    fn a_missing_path_stops_the_run_before_anything_is_delivered() {
+        let mut got = Collect::default();
+        let missing = PathBuf::from("no/such/folder/for/this/test");
+        let err = check_workspaces(
+            std::slice::from_ref(&missing),
+            &BatchOptions::default(),
+            &mut got,
+        )
+        .unwrap_err();
+        assert!(matches!(err, BatchError::Check(CheckError::NoSuchPath(p)) if p == missing));
+        assert!(got.items.is_empty());
+    }
+}
