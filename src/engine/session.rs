@@ -92,11 +92,11 @@ impl<'a> KindRef<'a> {
 
     fn of_summary(s: &'a CaptureSummary) -> KindRef<'a> {
         KindRef {
-            stage: s.stage,
-            decision: s.decision,
-            reason: s.reason.as_ref(),
+            stage: s.outcome.stage,
+            decision: s.outcome.decision,
+            reason: s.outcome.reason.as_ref(),
             contract: s.contract.as_deref(),
-            expect: s.expect,
+            expect: s.outcome.expect_met,
         }
     }
 }

@@ -10,7 +10,7 @@ use crate::core::capture::{self, RawRecord, is_log};
 use crate::core::outcome::Outcome;
 use crate::core::pipeline::Evaluation;
 use crate::core::record_ref::RecordRef;
-use crate::core::verdict::{Decision, Reason, Stage, Verdict};
+use crate::core::verdict::Verdict;
 use crate::core::workspace::Workspace;
 use std::cell::Cell;
 use std::hash::Hasher;
@@ -73,20 +73,14 @@ pub struct CaptureSummary {
     pub id: String,
     /// The contract it was checked against, or the one it names.
     pub contract: Option<String>,
-    /// The deciding stage.
-    pub stage: Stage,
-    /// The decision.
-    pub decision: Decision,
-    /// The first failure's reason; `None` when ready.
-    pub reason: Option<Reason>,
+    /// The verdict's outcome (stage, decision, reason, `expect` met).
+    pub outcome: Outcome,
     /// Every distinct pointer of the verdict's errors, in error order.
     pub pointers: Vec<String>,
     /// Whether the first error has a pointer (then it is `pointers[0]`).
     pub first_has_pointer: bool,
     /// The first error's message (`None` when ready).
     pub message: Option<String>,
-    /// `Some(met)` when the capture has an `expect`.
-    pub expect: Option<bool>,
 }
 
 impl CaptureSummary {
@@ -105,13 +99,10 @@ impl CaptureSummary {
             loc,
             id: v.id.clone(),
             contract: v.contract.clone(),
-            stage: v.stage,
-            decision: v.decision,
-            reason: v.reason.clone(),
+            outcome: v.outcome(),
             pointers,
             first_has_pointer: v.errors.first().is_some_and(|f| f.pointer.is_some()),
             message: v.errors.first().map(|f| f.message.clone()),
-            expect: v.expect.as_ref().map(|e| e.met),
         }
     }
 
@@ -123,17 +114,7 @@ impl CaptureSummary {
 
     /// Whether `check` counts it as passing (its `expect` met, or none and ready).
     pub fn passes(&self) -> bool {
-        crate::core::outcome::passes(self.stage, self.expect)
-    }
-
-    /// Its outcome (stage, decision, reason, `expect` met).
-    pub fn outcome(&self) -> Outcome {
-        Outcome {
-            stage: self.stage,
-            decision: self.decision,
-            reason: self.reason.clone(),
-            expect_met: self.expect,
-        }
+        self.outcome.passes()
     }
 }
 

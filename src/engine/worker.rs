@@ -683,7 +683,7 @@ mod tests {
         let u = &updated[0];
         assert_eq!(u.summary.id, "valid-proposal");
         assert_eq!(u.previous.as_ref().unwrap().stage, Stage::Ready);
-        assert_ne!(u.summary.stage, Stage::Ready);
+        assert_ne!(u.summary.outcome.stage, Stage::Ready);
         assert!(!u.evaluation.as_ref().unwrap().verdict.is_ready());
         assert_eq!(u.cause.as_deref(), Some("captures/valid-proposal.json"));
         assert!(

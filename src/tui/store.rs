@@ -164,7 +164,7 @@ impl Kind {
     /// The outcome part of a capture's summary.
     pub(crate) fn of(s: &CaptureSummary) -> Kind {
         Kind {
-            outcome: s.outcome(),
+            outcome: s.outcome.clone(),
             contract: s.contract.clone(),
             first_has_pointer: s.first_has_pointer,
         }

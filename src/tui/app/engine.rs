@@ -136,16 +136,16 @@ impl App {
                 continue;
             }
             let flip = u.previous.as_ref().and_then(|prev| {
-                let new = s.outcome();
+                let new = s.outcome.clone();
                 let kind = u.flip?;
-                let cause = match &s.reason {
+                let cause = match &s.outcome.reason {
                     Some(reason) => {
                         let mut f = crate::core::verdict::Finding::new(
-                            s.stage,
+                            s.outcome.stage,
                             reason.clone(),
                             s.message.clone().unwrap_or_default(),
                         )
-                        .with_decision(s.decision);
+                        .with_decision(s.outcome.decision);
                         if s.first_has_pointer {
                             f = f.with_pointer(s.pointers[0].clone());
                         }
