@@ -19,6 +19,7 @@ pub mod feedback;
 pub mod hint;
 pub mod lint;
 pub mod pipeline;
+pub mod pointer;
 pub mod review;
 pub mod rules;
 pub mod stage;
