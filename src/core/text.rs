@@ -22,9 +22,100 @@ pub fn line_col(text: &str, offset: usize) -> LineCol {
     LineCol { line, column }
 }
 
+/// The line starts of one text, found once, so that many offsets of that text map to
+/// line:column ([`LineIndex::line_col`]) without rescanning what comes before them.
+///
+/// Building it is one pass over the text for `\n` (memchr); each lookup is a binary search
+/// over the line starts plus a character count of the part of that one line before the
+/// offset. The results are exactly [`line_col`]'s.
+#[derive(Debug, Clone)]
+pub struct LineIndex<'t> {
+    text: &'t str,
+    /// Byte offset of the start of every line: 0, then one past each `\n`.
+    starts: Vec<usize>,
+}
+
+impl<'t> LineIndex<'t> {
+    /// The index of `text` (one scan for line feeds).
+    pub fn new(text: &'t str) -> LineIndex<'t> {
+        let mut starts = Vec::with_capacity(1 + text.len() / 64);
+        starts.push(0);
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        LineIndex { text, starts }
+    }
+
+    /// Line:column (1-based, column in characters) of byte `offset`, as [`line_col`] gives
+    /// it: an offset past the end is clamped to the end; an offset inside a multi-byte
+    /// character counts that character.
+    pub fn line_col(&self, offset: usize) -> LineCol {
+        let offset = offset.min(self.text.len());
+        // the last line that starts at or before `offset` (`starts[0]` is 0)
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let before = &self.text.as_bytes()[self.starts[line]..offset];
+        LineCol {
+            line: line as u32 + 1,
+            column: count_chars(before) as u32 + 1,
+        }
+    }
+}
+
+/// The characters that start in `bytes` (UTF-8): every byte that is not a continuation byte.
+fn count_chars(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| (b & 0xC0) != 0x80).count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_index_agrees_with_line_col() {
+        let t = "{\"éé\": tru}\nx";
+        let idx = LineIndex::new(t);
+        assert_eq!(idx.line_col(0), LineCol { line: 1, column: 1 });
+        assert_eq!(idx.line_col(9), LineCol { line: 1, column: 8 });
+        assert_eq!(idx.line_col(t.len() - 1), LineCol { line: 2, column: 1 });
+        assert_eq!(idx.line_col(999), LineCol { line: 2, column: 2 });
+        // inside the first `é` (bytes 2..4): that character counts, as in `line_col`
+        assert_eq!(idx.line_col(3), LineCol { line: 1, column: 4 });
+        assert_eq!(line_col(t, 3), LineCol { line: 1, column: 4 });
+        let empty = LineIndex::new("");
+        assert_eq!(empty.line_col(0), LineCol { line: 1, column: 1 });
+        assert_eq!(empty.line_col(5), LineCol { line: 1, column: 1 });
+        let lf = LineIndex::new("\n\n");
+        assert_eq!(lf.line_col(1), LineCol { line: 2, column: 1 });
+        assert_eq!(lf.line_col(2), LineCol { line: 3, column: 1 });
+    }
+
+    /// Property: over random texts of multi-byte characters, CR, LF and CRLF, every offset
+    /// (and some past the end) maps to what the whole-prefix [`line_col`] gives.
+    #[test]
+    fn line_index_equals_line_col_on_random_texts() {
+        let alphabet = [
+            "a", " ", "\n", "\r", "\r\n", "é", "€", "𝄞", "\"", "\n\n", "x\u{0}",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..300 {
+            let len = (next() % 80) as usize;
+            let text: String = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let idx = LineIndex::new(&text);
+            for offset in 0..=text.len() + 3 {
+                assert_eq!(
+                    idx.line_col(offset),
+                    line_col(&text, offset),
+                    "{text:?} @{offset}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn columns_count_characters() {
