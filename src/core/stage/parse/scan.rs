@@ -68,6 +68,8 @@ struct Frame {
     node: u32,
     /// Locate: the node of the current member (objects; [`NONE`]: no wanted path).
     child: u32,
+    /// Locate: the next wanted element in the node's `indices` (arrays).
+    cursor: u32,
 }
 
 /// No trie node.
@@ -87,9 +89,10 @@ struct Targets<'p> {
 /// One node of the [`Targets`] trie: a pointer prefix.
 #[derive(Default)]
 struct Node<'p> {
-    /// Children by (unescaped) reference token, sorted by token: member names, and for an
-    /// array the tokens that are an index (RFC 6901 section 4: the decimal, no leading zero).
+    /// Children by (unescaped) member name, sorted by name.
     keys: Vec<(&'p str, u32)>,
+    /// The children whose token is an array index (RFC 6901 section 4), by increasing index.
+    indices: Vec<(usize, u32)>,
     /// A wanted pointer ends here.
     wanted: bool,
     /// One past the last node of this node's subtree.
@@ -222,7 +225,18 @@ impl<'p> Targets<'p> {
                 .map(|&(_, c)| nodes[c as usize].end)
                 .max()
                 .unwrap_or(n as u32 + 1);
-            nodes[n].end = end;
+            // the index tokens, already in name order, by length: increasing index
+            let mut indices: Vec<(usize, usize, u32)> = nodes[n]
+                .keys
+                .iter()
+                .filter_map(|&(k, c)| Some((k.len(), pointer::array_index(k)?, c)))
+                .collect();
+            if indices.windows(2).any(|w| w[0].0 > w[1].0) {
+                indices.sort_by_key(|&(len, ..)| len);
+            }
+            let node = &mut nodes[n];
+            node.end = end;
+            node.indices = indices.into_iter().map(|(_, i, c)| (i, c)).collect();
         }
         let remaining = nodes.iter().filter(|n| n.wanted).count();
         let targets = Targets {
@@ -243,15 +257,6 @@ impl<'p> Targets<'p> {
         let keys = &self.nodes[node as usize].keys;
         keys.binary_search_by(|(k, _)| (*k).cmp(key))
             .map_or(NONE, |i| keys[i].1)
-    }
-
-    /// The child of `node` for array element `index`, or [`NONE`]: the child of the
-    /// element's one index token, its decimal.
-    fn index_child(&self, node: u32, index: usize) -> u32 {
-        if !self.keyed(node) {
-            return NONE;
-        }
-        self.key_child(node, itoa::Buffer::new().format(index))
     }
 
     /// Records the span of the value at `node`, when a pointer ends there.
@@ -591,6 +596,7 @@ impl<'a, 'p> Scanner<'a, 'p> {
                         keys: HashSet::new(),
                         node,
                         child: NONE,
+                        cursor: 0,
                     });
                     self.pos += 1;
                     self.skip_ws();
@@ -682,15 +688,23 @@ impl<'a, 'p> Scanner<'a, 'p> {
     }
 
     /// Locate: the trie node of the value about to start ([`NONE`]: on no wanted path).
-    fn child_node(&self) -> u32 {
+    /// In an array the elements come in increasing index, as the wanted indices are kept:
+    /// one comparison with the next wanted one.
+    fn child_node(&mut self) -> u32 {
         let Some(t) = &self.target else {
             return NONE;
         };
-        match self.stack.last() {
+        match self.stack.last_mut() {
             None => 0,
             Some(f) if f.node == NONE => NONE,
             Some(f) if f.object => f.child,
-            Some(f) => t.index_child(f.node, f.index),
+            Some(f) => match t.nodes[f.node as usize].indices.get(f.cursor as usize) {
+                Some(&(i, child)) if i == f.index => {
+                    f.cursor += 1;
+                    child
+                }
+                _ => NONE,
+            },
         }
     }
 
