@@ -21,6 +21,7 @@ pub mod item;
 pub mod lint;
 pub mod outcome;
 pub mod pipeline;
+pub mod pointer;
 pub mod record_ref;
 pub mod review;
 pub mod rules;

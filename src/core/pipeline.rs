@@ -191,7 +191,7 @@ impl Workspace {
                 rules.evaluate(value, capture.context.as_ref(), capture.intent.as_ref())
         {
             if let Some(text) = ev.raw_output.as_deref() {
-                locate(&mut f, text, &mut { parse::LOCATE_BUDGET });
+                parse::locate_findings(text, std::slice::from_mut(&mut f));
             }
             return (name, vec![f], info);
         }
@@ -202,10 +202,7 @@ impl Workspace {
                 .and_then(|r| r.intent_fields.as_deref());
             let mut errors = intent::compare(value, i, fields);
             if let Some(text) = ev.raw_output.as_deref() {
-                let mut budget = parse::LOCATE_BUDGET;
-                for f in &mut errors {
-                    locate(f, text, &mut budget);
-                }
+                parse::locate_findings(text, &mut errors);
             }
             if !errors.is_empty() {
                 return (name, errors, info);
@@ -235,17 +232,6 @@ fn no_output(text: &str, message: &str) -> Option<Finding> {
     text.trim()
         .is_empty()
         .then(|| Finding::new(Stage::Response, Reason::NO_OUTPUT, message))
-}
-
-/// Sets a finding's span and line:column from its pointer in the raw text, within `budget`
-/// (see [`parse::locate_within`]).
-fn locate(f: &mut Finding, text: &str, budget: &mut usize) {
-    if let Some(p) = &f.pointer
-        && let Some(span) = parse::locate_within(text, p, budget)
-    {
-        f.span = Some(span);
-        f.at = Some(crate::core::text::line_col(text, span.start));
-    }
 }
 
 #[cfg(test)]

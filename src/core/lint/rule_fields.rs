@@ -32,7 +32,7 @@ pub fn lint_rule_fields(file: &str, rules: &RuleSet, schema: &Value) -> Vec<Lint
                     let mut pointer = String::new();
                     for f in &path[..depth] {
                         pointer.push_str("/properties/");
-                        pointer.push_str(&f.replace('~', "~0").replace('/', "~1"));
+                        crate::core::pointer::push_escaped(&mut pointer, f);
                     }
                     out.push(LintFinding {
                         code: codes::RULES_UNKNOWN_FIELD.into(),

@@ -73,9 +73,7 @@ pub struct Node<'a> {
 }
 
 /// Escapes a reference token (RFC 6901 section 3: `~` as `~0`, `/` as `~1`).
-pub fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
+pub use crate::core::pointer::escape;
 
 /// Every object subschema of `schema` (the root first), for `dialect`.
 pub fn walk(schema: &Value, dialect: Dialect) -> Vec<Node<'_>> {

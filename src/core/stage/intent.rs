@@ -2,6 +2,7 @@
 //! capture's `intent` (or each pointer of the rules file's `[intent] fields`) must equal the
 //! proposal at the same JSON Pointer; numbers compare by value (5000 equals 5000.0).
 
+use crate::core::pointer;
 use crate::core::verdict::{Finding, Reason, Stage};
 use serde_json::{Map, Value};
 
@@ -24,18 +25,18 @@ pub fn compare(
                     continue;
                 }
                 // the intent does not state this field: nothing was confirmed, nothing to compare
-                let Some(want) = strip_root(p).and_then(|rest| resolve_map(intent, rest)) else {
+                let Some(want) = resolve_map(intent, p) else {
                     continue;
                 };
-                check(resolve(proposal, p), want, p, &mut findings);
+                check(pointer::resolve(proposal, p), want, p, &mut findings);
             }
         }
         None => {
             let mut at = String::new();
             for (k, want) in intent {
                 let len = at.len();
-                push_token(&mut at, k);
-                leaves(child(proposal, k), want, &mut at, &mut findings);
+                pointer::push(&mut at, k);
+                leaves(pointer::child(proposal, k), want, &mut at, &mut findings);
                 at.truncate(len);
             }
         }
@@ -50,8 +51,8 @@ fn leaves(got: Option<&Value>, want: &Value, at: &mut String, out: &mut Vec<Find
         Value::Object(m) if !m.is_empty() => {
             for (k, w) in m {
                 let len = at.len();
-                push_token(at, k);
-                leaves(got.and_then(|g| child(g, k)), w, at, out);
+                pointer::push(at, k);
+                leaves(got.and_then(|g| pointer::child(g, k)), w, at, out);
                 at.truncate(len);
             }
         }
@@ -61,7 +62,7 @@ fn leaves(got: Option<&Value>, want: &Value, at: &mut String, out: &mut Vec<Find
                 let token = i.to_string();
                 at.push('/');
                 at.push_str(&token);
-                leaves(got.and_then(|g| child(g, &token)), w, at, out);
+                leaves(got.and_then(|g| pointer::child(g, &token)), w, at, out);
                 at.truncate(len);
             }
         }
@@ -84,81 +85,13 @@ fn check(got: Option<&Value>, want: &Value, pointer: &str, out: &mut Vec<Finding
     );
 }
 
-/// Appends `/token` with RFC 6901 escaping (`~` as `~0`, `/` as `~1`).
-fn push_token(at: &mut String, token: &str) {
-    at.push('/');
-    if token.contains(['~', '/']) {
-        at.push_str(&token.replace('~', "~0").replace('/', "~1"));
-    } else {
-        at.push_str(token);
-    }
-}
-
-/// The child of `v` named by one unescaped reference token: an object member, or an array
-/// element when the token is an index (digits, no leading zero), as RFC 6901 resolves it.
-fn child<'v>(v: &'v Value, token: &str) -> Option<&'v Value> {
-    match v {
-        Value::Object(m) => m.get(token),
-        Value::Array(a) => {
-            let index_like = !token.is_empty()
-                && token.bytes().all(|b| b.is_ascii_digit())
-                && (token == "0" || !token.starts_with('0'));
-            if index_like {
-                a.get(token.parse::<usize>().ok()?)
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
-}
-
-/// `pointer` without its leading `/` (`Some("")` for the whole document `""`), or `None`
-/// when it is not a JSON Pointer.
-fn strip_root(pointer: &str) -> Option<&str> {
-    if pointer.is_empty() {
-        Some("")
-    } else {
-        pointer.strip_prefix('/')
-    }
-}
-
-/// Resolves an RFC 6901 JSON Pointer without allocating (unless a token holds `~`).
-fn resolve<'v>(v: &'v Value, pointer: &str) -> Option<&'v Value> {
-    let rest = strip_root(pointer)?;
-    if pointer.is_empty() {
-        return Some(v);
-    }
-    rest.split('/').try_fold(v, |v, token| step(v, token))
-}
-
-fn resolve_map<'v>(m: &'v Map<String, Value>, rest: &str) -> Option<&'v Value> {
-    let (first, tail) = rest
-        .split_once('/')
-        .map_or((rest, None), |(a, b)| (a, Some(b)));
-    let mut v = if first.contains('~') {
-        m.get(&unescape(first))?
-    } else {
-        m.get(first)?
-    };
-    if let Some(tail) = tail {
-        for token in tail.split('/') {
-            v = step(v, token)?;
-        }
-    }
-    Some(v)
-}
-
-fn step<'v>(v: &'v Value, token: &str) -> Option<&'v Value> {
-    if token.contains('~') {
-        child(v, &unescape(token))
-    } else {
-        child(v, token)
-    }
-}
-
-fn unescape(token: &str) -> String {
-    token.replace("~1", "/").replace("~0", "~")
+/// The value at `at` in the intent object `m` (RFC 6901; `None` for `""`, which names
+/// the object itself, or a malformed pointer).
+fn resolve_map<'v>(m: &'v Map<String, Value>, at: &str) -> Option<&'v Value> {
+    let mut tokens = pointer::raw_tokens(at).ok()?;
+    let first = pointer::unescape(tokens.next()?).ok()?;
+    let v = m.get(first.as_ref())?;
+    tokens.try_fold(v, |v, raw| pointer::child(v, &pointer::unescape(raw).ok()?))
 }
 
 /// JSON equality with numbers compared by value: `5000 == 5000.0`, `-0 == 0`.

@@ -17,9 +17,11 @@ mod strict;
 #[cfg(test)]
 mod tests;
 
-use crate::core::text::line_col;
+use crate::core::pointer;
+use crate::core::text::{LineIndex, line_col};
 use crate::core::verdict::{Finding, Reason, Span, Stage};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// Maximum nesting depth of arrays and objects; deeper is `TOO_DEEP`.
 ///
@@ -104,23 +106,64 @@ pub fn diagnose(text: &str) -> Option<Finding> {
 /// includes its quotes, a container's its brackets. A malformed pointer gives `None`.
 /// The text must be valid JSON apart from duplicate keys (the `serde_json` grammar).
 pub fn locate(text: &str, pointer: &str) -> Option<Span> {
-    let tokens = scan::pointer_tokens(pointer)?;
+    let tokens = pointer::tokens(pointer).ok()?;
     scan::locate(text, &tokens)
 }
 
-/// How many bytes of text the positions of one capture's findings may scan in total
-/// ([`locate_within`]). Each [`locate`] scans the whole text, so without a budget 100,000
-/// findings on a 1 MB output would scan 100 GB.
-pub const LOCATE_BUDGET: usize = 64 << 20;
+/// The spans of the values at `pointers` in a text that parsed with [`parse_strict`] (so
+/// it has no duplicate member names), all found in ONE walk of the text that stops once
+/// every value is found: the same spans [`locate`] gives, in the order of `pointers`
+/// (`None` where nothing is there or the pointer is malformed). The work is one scan of
+/// at most the text, whatever the number of pointers (each member name on a wanted path
+/// is looked up in a sorted trie of the pointers).
+pub fn locate_all_in_strict(text: &str, pointers: &[&str]) -> Vec<Option<Span>> {
+    let tokens: Vec<Option<Vec<Cow<'_, str>>>> =
+        pointers.iter().map(|p| pointer::tokens(p).ok()).collect();
+    let refs: Vec<Option<&[Cow<'_, str>]>> = tokens.iter().map(Option::as_deref).collect();
+    scan::locate_all_in_strict(text, &refs)
+}
 
-/// [`locate`] in a text that parsed with [`parse_strict`] (so it has no duplicate member
-/// names and the scan can stop at the value), drawing on a shared `budget` of bytes to scan:
-/// once it cannot cover another pass over `text`, `None` (the finding keeps its pointer,
-/// without line:column).
-pub fn locate_within(text: &str, pointer: &str, budget: &mut usize) -> Option<Span> {
-    *budget = budget.checked_sub(text.len().max(1))?;
-    let tokens = scan::pointer_tokens(pointer)?;
-    scan::locate_in_strict(text, &tokens)
+/// Sets the span and line:column of every finding in `findings` (and in their `anyOf` /
+/// `oneOf` branches, recursively) that has a pointer, from its value in `text`, a text that
+/// parsed with [`parse_strict`]: one scan for all the spans ([`locate_all_in_strict`]) and
+/// one [`LineIndex`] for all the positions. A finding whose value is not found is left as
+/// it is.
+pub fn locate_findings(text: &str, findings: &mut [Finding]) {
+    fn pointers<'f>(findings: &'f [Finding], out: &mut Vec<&'f str>) {
+        for f in findings {
+            if let Some(p) = &f.pointer {
+                out.push(p);
+            }
+            for b in &f.branches {
+                pointers(&b.errors, out);
+            }
+        }
+    }
+    fn assign(
+        findings: &mut [Finding],
+        spans: &mut impl Iterator<Item = Option<Span>>,
+        lines: &LineIndex,
+    ) {
+        for f in findings {
+            if f.pointer.is_some()
+                && let Some(span) = spans.next().flatten()
+            {
+                f.span = Some(span);
+                f.at = Some(lines.line_col(span.start));
+            }
+            for b in &mut f.branches {
+                assign(&mut b.errors, spans, lines);
+            }
+        }
+    }
+    let mut wanted = Vec::new();
+    pointers(findings, &mut wanted);
+    if wanted.is_empty() {
+        return;
+    }
+    let spans = locate_all_in_strict(text, &wanted);
+    let lines = LineIndex::new(text);
+    assign(findings, &mut spans.into_iter(), &lines);
 }
 
 /// Fallback when the scanner finds nothing wrong but `serde_json` did (should not happen):

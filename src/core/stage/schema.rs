@@ -7,7 +7,6 @@
 //! `anyOf`/`oneOf` the branches' own errors are kept, the best-matching branch first.
 
 use crate::core::stage::parse;
-use crate::core::text::line_col;
 use crate::core::verdict::{Branch, Finding, Reason, Stage};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
@@ -19,11 +18,11 @@ pub fn validate(validator: &Validator, value: &Value, raw: Option<&str>) -> Vec<
     if validator.is_valid(value) {
         return Vec::new();
     }
-    let mut budget = parse::LOCATE_BUDGET;
-    let mut findings: Vec<Finding> = validator
-        .iter_errors(value)
-        .map(|e| finding(&e, raw, &mut budget))
-        .collect();
+    let mut findings: Vec<Finding> = validator.iter_errors(value).map(|e| finding(&e)).collect();
+    // every value (the branches' too) located in one scan of the text
+    if let Some(text) = raw {
+        parse::locate_findings(text, &mut findings);
+    }
     // A regex that hit the backtrack limit did not judge the value: the contract is at
     // fault, not the model, so regenerating cannot help.
     let stalled: Vec<Finding> = findings
@@ -45,7 +44,7 @@ pub fn validate(validator: &Validator, value: &Value, raw: Option<&str>) -> Vec<
     findings
 }
 
-fn finding(e: &ValidationError<'_>, raw: Option<&str>, budget: &mut usize) -> Finding {
+fn finding(e: &ValidationError<'_>) -> Finding {
     let pointer = e.instance_path().as_str().to_string();
     let mut f = match e.kind() {
         ValidationErrorKind::BacktrackLimitExceeded { .. } => Finding::new(
@@ -61,11 +60,6 @@ fn finding(e: &ValidationError<'_>, raw: Option<&str>, budget: &mut usize) -> Fi
     };
     f.schema_path = Some(e.schema_path().as_str().to_string());
     f.keyword = Some(e.kind().keyword().to_string());
-    if let Some(text) = raw
-        && let Some(span) = parse::locate_within(text, &pointer, budget)
-    {
-        f = f.with_span(span, line_col(text, span.start));
-    }
     f.pointer = Some(pointer);
     let context = match e.kind() {
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
@@ -79,7 +73,7 @@ fn finding(e: &ValidationError<'_>, raw: Option<&str>, budget: &mut usize) -> Fi
             .enumerate()
             .map(|(index, errs)| Branch {
                 index,
-                errors: errs.iter().map(|e| finding(e, raw, budget)).collect(),
+                errors: errs.iter().map(finding).collect(),
             })
             .collect();
         let own = f.pointer.clone().unwrap_or_default();

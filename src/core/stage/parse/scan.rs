@@ -6,11 +6,14 @@
 //! with `serde_json` on what is valid: the same grammar (RFC 8259 sections 2 to 7), the
 //! same nesting limit ([`MAX_DEPTH`]), the same number range, the same surrogate rules.
 //!
-//! In locate mode it skips duplicate detection and instead records the span of the value
-//! at a JSON Pointer (RFC 6901), the last duplicate winning as in the parsed value.
+//! In locate mode it skips duplicate detection and instead records the spans of the values
+//! at a set of JSON Pointers (RFC 6901) in the same single walk, the last duplicate winning
+//! as in the parsed value.
 
 use super::MAX_DEPTH;
+use crate::core::pointer;
 use crate::core::verdict::Span;
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
@@ -61,23 +64,41 @@ struct Frame {
     key: String,
     /// Every member name seen so far (objects, duplicate detection only).
     keys: HashSet<String>,
-    /// Locate: this container's path is a proper prefix of the target path.
-    on_path: bool,
-    /// Locate: the current member name is the next target token.
-    key_match: bool,
-    /// Locate: this container is the target value.
-    target: bool,
+    /// Locate: this container's node in the [`Targets`] trie ([`NONE`]: on no wanted path).
+    node: u32,
+    /// Locate: the node of the current member (objects; [`NONE`]: no wanted path).
+    child: u32,
+    /// Locate: the next wanted element in the node's `indices` (arrays).
+    cursor: u32,
 }
 
-/// Locate mode: the reference tokens of the pointer and the best span so far.
-struct Target<'p> {
-    tokens: &'p [String],
-    /// Each token read as an array index (RFC 6901 section 4), if it is one.
-    index: Vec<Option<usize>>,
-    found: Option<Span>,
-    /// Stop scanning once the value is found: the text is known to be strict JSON (no
-    /// duplicate member names), so nothing after it can replace it.
+/// No trie node.
+const NONE: u32 = u32::MAX;
+
+/// Locate mode: the wanted pointers as a trie of reference tokens, one node per distinct
+/// prefix, numbered in preorder (node 0 is the whole document), with what was found.
+struct Targets<'p> {
+    nodes: Vec<Node<'p>>,
+    /// Wanted nodes without a span yet.
+    remaining: usize,
+    /// Stop scanning once every wanted value is found: the text is known to be strict JSON
+    /// (no duplicate member names), so nothing after a value can replace it.
     stop_when_found: bool,
+}
+
+/// One node of the [`Targets`] trie: a pointer prefix.
+#[derive(Default)]
+struct Node<'p> {
+    /// Children by (unescaped) member name, sorted by name.
+    keys: Vec<(&'p str, u32)>,
+    /// The children whose token is an array index (RFC 6901 section 4), by increasing index.
+    indices: Vec<(usize, u32)>,
+    /// A wanted pointer ends here.
+    wanted: bool,
+    /// One past the last node of this node's subtree.
+    end: u32,
+    /// The span of the value here, once reached.
+    found: Option<Span>,
 }
 
 struct Scanner<'a, 'p> {
@@ -86,7 +107,7 @@ struct Scanner<'a, 'p> {
     pos: usize,
     stack: Vec<Frame>,
     dups: bool,
-    target: Option<Target<'p>>,
+    target: Option<Targets<'p>>,
 }
 
 /// Checks `text` as one strict JSON document; `Err` holds its first problem.
@@ -127,28 +148,144 @@ pub(crate) fn check(text: &str) -> Result<(), Problem> {
 
 /// The span of the value at the pointer with reference `tokens` (already unescaped),
 /// or `None` when the text is not valid JSON or nothing is there.
-pub(crate) fn locate(text: &str, tokens: &[String]) -> Option<Span> {
-    let mut s = Scanner::new(text, false, Some(Target::new(tokens, false)));
+pub(crate) fn locate(text: &str, tokens: &[Cow<'_, str>]) -> Option<Span> {
+    let (targets, nodes) = Targets::new(&[Some(tokens)], false);
+    let mut s = Scanner::new(text, false, Some(targets));
     s.document().ok()?;
-    s.target.and_then(|t| t.found)
+    s.target.and_then(|t| t.nodes[nodes[0] as usize].found)
 }
 
 /// [`locate`] in a text known to be strict JSON (it parsed with `parse_strict`: one value,
-/// no duplicate member names): the scan stops at the value instead of reading to the end.
-pub(crate) fn locate_in_strict(text: &str, tokens: &[String]) -> Option<Span> {
-    let mut s = Scanner::new(text, false, Some(Target::new(tokens, true)));
-    s.value().ok()?;
-    s.target.and_then(|t| t.found)
+/// no duplicate member names), for every pointer at once (`None`: a malformed pointer) in
+/// ONE walk of the text that stops as soon as every value is found. Same order as
+/// `pointers`; the same span [`locate`] gives each.
+pub(crate) fn locate_all_in_strict(
+    text: &str,
+    pointers: &[Option<&[Cow<'_, str>]>],
+) -> Vec<Option<Span>> {
+    let (targets, nodes) = Targets::new(pointers, true);
+    let mut s = Scanner::new(text, false, Some(targets));
+    let found = if s.target.as_ref().is_some_and(|t| t.remaining > 0) {
+        s.value().is_ok()
+    } else {
+        false
+    };
+    let t = s.target.expect("set above");
+    nodes
+        .iter()
+        .map(|&n| {
+            if n == NONE || !found {
+                None
+            } else {
+                t.nodes[n as usize].found
+            }
+        })
+        .collect()
 }
 
-impl<'p> Target<'p> {
-    fn new(tokens: &'p [String], stop_when_found: bool) -> Self {
-        Target {
-            tokens,
-            index: tokens.iter().map(|t| array_index(t)).collect(),
-            found: None,
-            stop_when_found,
+impl<'p> Targets<'p> {
+    /// The trie of `pointers` (reference tokens, unescaped; `None` is skipped) and the node
+    /// of each pointer ([`NONE`] for a skipped one).
+    fn new(
+        pointers: &[Option<&'p [Cow<'p, str>]>],
+        stop_when_found: bool,
+    ) -> (Targets<'p>, Vec<u32>) {
+        // in sorted order every prefix comes before its extensions and siblings come in
+        // name order: nodes are created in preorder, each node's children already sorted
+        let mut order: Vec<usize> = (0..pointers.len())
+            .filter(|&i| pointers[i].is_some())
+            .collect();
+        order.sort_by(|&a, &b| pointers[a].cmp(&pointers[b]));
+        let mut nodes = vec![Node::default()];
+        let mut of = vec![NONE; pointers.len()];
+        // the nodes of the previous pointer's path (root first)
+        let mut path: Vec<u32> = vec![0];
+        let mut prev: &'p [Cow<'p, str>] = &[];
+        for i in order {
+            let tokens = pointers[i].unwrap_or_default();
+            let shared = prev.iter().zip(tokens).take_while(|(a, b)| a == b).count();
+            path.truncate(shared + 1);
+            for t in &tokens[shared..] {
+                let id = nodes.len() as u32;
+                let parent = *path.last().expect("the root is never truncated");
+                nodes[parent as usize].keys.push((t.as_ref(), id));
+                nodes.push(Node::default());
+                path.push(id);
+            }
+            let here = *path.last().expect("the root is never truncated");
+            nodes[here as usize].wanted = true;
+            of[i] = here;
+            prev = tokens;
         }
+        // children have higher numbers than their parent: fill subtree ends backwards
+        for n in (0..nodes.len()).rev() {
+            let end = nodes[n]
+                .keys
+                .iter()
+                .map(|&(_, c)| nodes[c as usize].end)
+                .max()
+                .unwrap_or(n as u32 + 1);
+            // the index tokens, already in name order, by length: increasing index
+            let mut indices: Vec<(usize, usize, u32)> = nodes[n]
+                .keys
+                .iter()
+                .filter_map(|&(k, c)| Some((k.len(), pointer::array_index(k)?, c)))
+                .collect();
+            if indices.windows(2).any(|w| w[0].0 > w[1].0) {
+                indices.sort_by_key(|&(len, ..)| len);
+            }
+            let node = &mut nodes[n];
+            node.end = end;
+            node.indices = indices.into_iter().map(|(_, i, c)| (i, c)).collect();
+        }
+        let remaining = nodes.iter().filter(|n| n.wanted).count();
+        let targets = Targets {
+            nodes,
+            remaining,
+            stop_when_found,
+        };
+        (targets, of)
+    }
+
+    /// Whether members of an object at `node` can lead to a wanted value.
+    fn keyed(&self, node: u32) -> bool {
+        node != NONE && !self.nodes[node as usize].keys.is_empty()
+    }
+
+    /// The child of `node` for member name `key`, or [`NONE`].
+    fn key_child(&self, node: u32, key: &str) -> u32 {
+        let keys = &self.nodes[node as usize].keys;
+        keys.binary_search_by(|(k, _)| (*k).cmp(key))
+            .map_or(NONE, |i| keys[i].1)
+    }
+
+    /// Records the span of the value at `node`, when a pointer ends there.
+    fn reached(&mut self, node: u32, span: Span) {
+        if node == NONE {
+            return;
+        }
+        let n = &mut self.nodes[node as usize];
+        if n.wanted {
+            if n.found.is_none() {
+                self.remaining -= 1;
+            }
+            n.found = Some(span);
+        }
+    }
+
+    /// A later duplicate member replaces the earlier one: forget everything found under it.
+    fn forget(&mut self, node: u32) {
+        let end = self.nodes[node as usize].end;
+        for n in &mut self.nodes[node as usize..end as usize] {
+            if n.found.take().is_some() {
+                self.remaining += 1;
+            }
+        }
+    }
+
+    /// Every wanted value is found and nothing later can replace one.
+    fn done(&self) -> bool {
+        self.stop_when_found && self.remaining == 0
     }
 }
 
@@ -176,53 +313,6 @@ pub(crate) fn find_embedded(text: &str) -> Option<Span> {
         }
     }
     None
-}
-
-/// RFC 6901 section 4: `0` or a decimal without leading zeros.
-fn array_index(token: &str) -> Option<usize> {
-    let b = token.as_bytes();
-    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) || (b.len() > 1 && b[0] == b'0') {
-        return None;
-    }
-    token.parse().ok()
-}
-
-/// Appends `token` escaped as an RFC 6901 reference token (`~` as `~0`, `/` as `~1`).
-pub(crate) fn push_pointer_token(out: &mut String, token: &str) {
-    for c in token.chars() {
-        match c {
-            '~' => out.push_str("~0"),
-            '/' => out.push_str("~1"),
-            c => out.push(c),
-        }
-    }
-}
-
-/// Splits an RFC 6901 pointer into unescaped reference tokens; `None` if it is malformed
-/// (not empty and not starting with `/`, or a `~` not followed by `0` or `1`).
-pub(crate) fn pointer_tokens(pointer: &str) -> Option<Vec<String>> {
-    if pointer.is_empty() {
-        return Some(Vec::new());
-    }
-    let rest = pointer.strip_prefix('/')?;
-    rest.split('/')
-        .map(|raw| {
-            let mut t = String::with_capacity(raw.len());
-            let mut chars = raw.chars();
-            while let Some(c) = chars.next() {
-                if c == '~' {
-                    match chars.next() {
-                        Some('0') => t.push('~'),
-                        Some('1') => t.push('/'),
-                        _ => return None,
-                    }
-                } else {
-                    t.push(c);
-                }
-            }
-            Some(t)
-        })
-        .collect()
 }
 
 /// A short excerpt in double quotes, control characters and quotes escaped.
@@ -275,7 +365,7 @@ fn is_word_char(c: char) -> bool {
 }
 
 impl<'a, 'p> Scanner<'a, 'p> {
-    fn new(text: &'a str, dups: bool, target: Option<Target<'p>>) -> Self {
+    fn new(text: &'a str, dups: bool, target: Option<Targets<'p>>) -> Self {
         Scanner {
             text,
             b: text.as_bytes(),
@@ -482,7 +572,7 @@ impl<'a, 'p> Scanner<'a, 'p> {
         'value: loop {
             self.skip_ws();
             let start = self.pos;
-            let matched = self.child_matched();
+            let node = self.child_node();
             match self.b.get(start).copied() {
                 Some(open @ (b'{' | b'[')) => {
                     let depth = self.stack.len();
@@ -498,20 +588,15 @@ impl<'a, 'p> Scanner<'a, 'p> {
                             ),
                         ));
                     }
-                    let is_target = matched
-                        && self
-                            .target
-                            .as_ref()
-                            .is_some_and(|t| t.tokens.len() == depth);
                     self.stack.push(Frame {
                         start,
                         object: open == b'{',
                         index: 0,
                         key: String::new(),
                         keys: HashSet::new(),
-                        on_path: matched && !is_target,
-                        key_match: false,
-                        target: is_target,
+                        node,
+                        child: NONE,
+                        cursor: 0,
                     });
                     self.pos += 1;
                     self.skip_ws();
@@ -528,33 +613,29 @@ impl<'a, 'p> Scanner<'a, 'p> {
                 }
                 Some(b'"') => {
                     self.string(None)?;
-                    self.scalar_done(start, matched);
+                    self.scalar_done(start, node);
                 }
                 Some(b'-' | b'0'..=b'9') => {
                     self.number()?;
-                    self.scalar_done(start, matched);
+                    self.scalar_done(start, node);
                 }
                 Some(b't') => {
                     self.literal("true")?;
-                    self.scalar_done(start, matched);
+                    self.scalar_done(start, node);
                 }
                 Some(b'f') => {
                     self.literal("false")?;
-                    self.scalar_done(start, matched);
+                    self.scalar_done(start, node);
                 }
                 Some(b'n') => {
                     self.literal("null")?;
-                    self.scalar_done(start, matched);
+                    self.scalar_done(start, node);
                 }
                 _ => return Err(self.unexpected_value(start)),
             }
             // a value is complete: close containers, or go on to the next element
             loop {
-                if self
-                    .target
-                    .as_ref()
-                    .is_some_and(|t| t.stop_when_found && t.found.is_some())
-                {
+                if self.target.as_ref().is_some_and(Targets::done) {
                     return Ok(());
                 }
                 let Some(top) = self.stack.last() else {
@@ -606,39 +687,48 @@ impl<'a, 'p> Scanner<'a, 'p> {
         }
     }
 
-    /// Locate: whether the value about to start is on the target path.
-    fn child_matched(&self) -> bool {
+    /// Locate: the trie node of the value about to start ([`NONE`]: on no wanted path).
+    /// In an array the elements come in increasing index, as the wanted indices are kept:
+    /// one comparison with the next wanted one.
+    fn child_node(&mut self) -> u32 {
         let Some(t) = &self.target else {
-            return false;
+            return NONE;
         };
-        match self.stack.last() {
-            None => true,
-            Some(f) if !f.on_path => false,
-            Some(f) if f.object => f.key_match,
-            Some(f) => t.index.get(self.stack.len() - 1).copied().flatten() == Some(f.index),
+        match self.stack.last_mut() {
+            None => 0,
+            Some(f) if f.node == NONE => NONE,
+            Some(f) if f.object => f.child,
+            Some(f) => match t.nodes[f.node as usize].indices.get(f.cursor as usize) {
+                Some(&(i, child)) if i == f.index => {
+                    f.cursor += 1;
+                    child
+                }
+                _ => NONE,
+            },
         }
     }
 
-    fn scalar_done(&mut self, start: usize, matched: bool) {
-        if matched {
-            let depth = self.stack.len();
+    fn scalar_done(&mut self, start: usize, node: u32) {
+        if node != NONE {
             let end = self.pos;
-            if let Some(t) = self.target.as_mut().filter(|t| t.tokens.len() == depth) {
-                t.found = Some(Span { start, end });
+            if let Some(t) = self.target.as_mut() {
+                t.reached(node, Span { start, end });
             }
         }
     }
 
     fn pop(&mut self) {
-        if let Some(f) = self.stack.pop() {
-            if f.target {
-                if let Some(t) = self.target.as_mut() {
-                    t.found = Some(Span {
-                        start: f.start,
-                        end: self.pos,
-                    });
-                }
-            }
+        if let Some(f) = self.stack.pop()
+            && f.node != NONE
+            && let Some(t) = self.target.as_mut()
+        {
+            t.reached(
+                f.node,
+                Span {
+                    start: f.start,
+                    end: self.pos,
+                },
+            );
         }
     }
 
@@ -648,7 +738,7 @@ impl<'a, 'p> Scanner<'a, 'p> {
         for f in &self.stack {
             p.push('/');
             if f.object {
-                push_pointer_token(&mut p, &f.key);
+                pointer::push_escaped(&mut p, &f.key);
             } else {
                 let _ = write!(p, "{}", f.index);
             }
@@ -667,24 +757,23 @@ impl<'a, 'p> Scanner<'a, 'p> {
                 return Err(self.unexpected(start, "an object key in double quotes").0);
             }
         }
-        let on_path = self.stack.last().is_some_and(|f| f.on_path);
+        let node = self.stack.last().map_or(NONE, |f| f.node);
+        let keyed = self.target.as_ref().is_some_and(|t| t.keyed(node));
         let mut dup = false;
-        if !(self.dups || on_path) {
+        if !(self.dups || keyed) {
             self.string(None)?;
         } else {
             let mut key = String::new();
             self.string(Some(&mut key))?;
-            let depth = self.stack.len() - 1;
-            if on_path {
-                if let Some(t) = self.target.as_mut() {
-                    let m = t.tokens.get(depth).is_some_and(|tok| *tok == key);
-                    if m {
-                        // a later duplicate replaces everything found under the earlier one
-                        t.found = None;
-                    }
-                    if let Some(top) = self.stack.last_mut() {
-                        top.key_match = m;
-                    }
+            if keyed && let Some(t) = self.target.as_mut() {
+                let child = t.key_child(node, &key);
+                if child != NONE && !t.stop_when_found {
+                    // a later duplicate replaces everything found under the earlier one
+                    // (a strict text has no duplicates: nothing to forget)
+                    t.forget(child);
+                }
+                if let Some(top) = self.stack.last_mut() {
+                    top.child = child;
                 }
             }
             if self.dups {

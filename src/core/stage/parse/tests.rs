@@ -474,8 +474,7 @@ fn pointers(v: &Value, here: String, out: &mut Vec<(String, Value)>) {
         Value::Object(m) => {
             for (k, x) in m {
                 let mut p = here.clone();
-                p.push('/');
-                p.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                crate::core::pointer::push(&mut p, k);
                 pointers(x, p, out);
             }
         }
@@ -715,7 +714,7 @@ fn all_pointers(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
     match v {
         serde_json::Value::Object(m) => {
             for (k, c) in m {
-                let k = k.replace('~', "~0").replace('/', "~1");
+                let k = crate::core::pointer::escape(k);
                 all_pointers(c, format!("{at}/{k}"), out);
             }
         }
@@ -775,12 +774,92 @@ fn locating_in_strict_text_stops_early_and_finds_the_same_spans() {
         let mut pointers = Vec::new();
         all_pointers(&value, String::new(), &mut pointers);
         pointers.extend(["/nope".to_string(), "/0/nope".into(), "/a/9".into()]);
-        for p in &pointers {
-            let whole = locate(&text, p);
-            let early = locate_within(&text, p, &mut usize::MAX.clone());
-            assert_eq!(early, whole, "{p} in {text}");
+        // malformed pointers and non-index tokens never match
+        pointers.extend(["a".to_string(), "/~2".into(), "/01".into(), "/-".into()]);
+        let whole: Vec<Option<Span>> = pointers.iter().map(|p| locate(&text, p)).collect();
+        for (p, whole) in pointers.iter().zip(&whole) {
+            let early = locate_all_in_strict(&text, &[p.as_str()]);
+            assert_eq!(early, [*whole], "{p} in {text}");
             checked += 1;
         }
+        // all at once, in one scan: each pointer's own span, in the order asked, repeats too
+        let mut asked: Vec<&str> = pointers.iter().map(String::as_str).collect();
+        let mut want = whole.clone();
+        if round % 3 == 0 {
+            // a random subset, shuffled, with a repeat
+            let mut picked = Vec::new();
+            for _ in 0..=next(asked.len() as u64) {
+                picked.push(next(asked.len() as u64) as usize);
+            }
+            picked.push(picked[0]);
+            asked = picked.iter().map(|&i| pointers[i].as_str()).collect();
+            want = picked.iter().map(|&i| whole[i]).collect();
+        }
+        assert_eq!(
+            locate_all_in_strict(&text, &asked),
+            want,
+            "{asked:?} in {text}"
+        );
     }
     assert!(checked > 2000, "{checked}");
+}
+
+#[test]
+fn locate_all_in_strict_answers_nothing_asked_and_nested_pointers() {
+    assert_eq!(locate_all_in_strict("[1]", &[]), Vec::<Option<Span>>::new());
+    let text = r#"{"a": {"b": [10, {"c": "x"}]}, "0": 5}"#;
+    let at = |s: Option<Span>| s.map(|s| &text[s.start..s.end]);
+    let got = locate_all_in_strict(text, &["/a/b/1/c", "", "/a", "/0", "/a/b/0", "/a/b/01"]);
+    let got: Vec<_> = got.into_iter().map(at).collect();
+    assert_eq!(
+        got,
+        [
+            Some("\"x\""),
+            Some(text),
+            Some(r#"{"b": [10, {"c": "x"}]}"#),
+            Some("5"),
+            Some("10"),
+            None
+        ]
+    );
+}
+
+/// 100,000 findings on one large output all get their span and line:column (there is no
+/// budget: one scan finds every span, one line index gives every position).
+#[test]
+fn every_one_of_100_000_findings_is_located() {
+    let n = 100_000;
+    // one element a line: `{"v": "é"}`, the value of element i at line i + 2, column 7
+    let mut text = String::from("[\n");
+    let mut spans = Vec::with_capacity(n);
+    for i in 0..n {
+        text.push_str(if i == 0 { "" } else { ",\n" });
+        let start = text.len() + 6;
+        text.push_str("{\"v\": \"é\"}");
+        spans.push(Span {
+            start,
+            end: start + 4,
+        });
+    }
+    text.push_str("\n]\n");
+    // (a strict JSON text by construction; parsing it would take longer than locating)
+    // in reverse order of the text, as no scan would meet them
+    let mut findings: Vec<Finding> = (0..n)
+        .rev()
+        .map(|i| {
+            Finding::new(Stage::Schema, Reason::SCHEMA_MISMATCH, "x")
+                .with_pointer(format!("/{i}/v"))
+        })
+        .collect();
+    locate_findings(&text, &mut findings);
+    for (k, f) in findings.iter().enumerate() {
+        let i = n - 1 - k;
+        assert_eq!(f.span, Some(spans[i]), "finding {i}");
+        let at = LineCol {
+            line: i as u32 + 2,
+            column: 7,
+        };
+        assert_eq!(f.at, Some(at), "finding {i}");
+    }
+    assert_eq!(&text[spans[7].start..spans[7].end], "\"é\"");
 }
