@@ -62,6 +62,9 @@ pub struct ReviewArgs {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = ReviewFormat::Human)]
     pub format: ReviewFormat,
+    /// Colour in human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 /// Report formats of `review`.
