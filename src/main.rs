@@ -15,13 +15,21 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// The subcommands, for the typo check below.
 const COMMANDS: [&str; 5] = ["check", "feedback", "watch", "lint", "review"];
 
+/// The auxiliary subcommands (completion scripts, the man page): never a typo, and not
+/// offered as a guess.
+const AUXILIARY: [&str; 2] = ["completions", "man"];
+
 /// `verdict chek samples/refund`: the first argument is neither a path nor a command but
 /// looks like a misspelt command. Without this, clap reads it as the TUI's WORKSPACE and
 /// reports that "the subcommand 'samples/refund' cannot be used with '[WORKSPACE]'".
 fn misspelt_command() -> Option<String> {
     let first = std::env::args_os().nth(1)?;
     let first = first.to_str()?;
-    if first.starts_with('-') || COMMANDS.contains(&first) || std::path::Path::new(first).exists() {
+    if first.starts_with('-')
+        || COMMANDS.contains(&first)
+        || AUXILIARY.contains(&first)
+        || std::path::Path::new(first).exists()
+    {
         return None;
     }
     let guess = verdict::core::hint::did_you_mean(first, COMMANDS)?;
@@ -85,6 +93,19 @@ fn main() -> ExitCode {
                     ExitCode::from(1)
                 }
             })
+        }
+        Some(Command::Completions(args)) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            verdict::cli::completions::completions(args.shell, &mut out)
+                .map(|_| ExitCode::SUCCESS)
+                .map_err(Into::into)
+        }
+        Some(Command::Man(args)) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            verdict::cli::completions::man(args.command.as_deref(), &mut out)
+                .map(|_| ExitCode::SUCCESS)
         }
         None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
             let root = cli

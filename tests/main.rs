@@ -11,6 +11,7 @@ mod common;
 mod bad_input;
 mod capture_schema;
 mod cli;
+mod cli_docs;
 mod hostile;
 mod hostile_engine;
 mod json_schema_suite;

@@ -46,6 +46,31 @@ pub enum Command {
     ///
     /// Exit 1 when any capture becomes newly failing, 0 otherwise, 2 when it cannot run.
     Review(ReviewArgs),
+    /// Print a shell completion script to stdout.
+    ///
+    /// For example `verdict completions bash > ~/.local/share/bash-completion/completions/verdict`
+    /// (see `docs/commands.md` for each shell).
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) to stdout: `verdict man > verdict.1`, or
+    /// `verdict man check > verdict-check.1` for one command's page.
+    Man(ManArgs),
+}
+
+/// `verdict completions`.
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell the script is for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `verdict man`.
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// A command whose own page to print (`check` gives `verdict-check(1)`); none gives
+    /// `verdict(1)`.
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
 }
 
 /// `verdict review`.
@@ -62,6 +87,9 @@ pub struct ReviewArgs {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = ReviewFormat::Human)]
     pub format: ReviewFormat,
+    /// Colour in human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 /// Report formats of `review`.

@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod check;
+pub mod completions;
 pub mod feedback;
 pub mod lint;
 pub mod review;

@@ -139,7 +139,7 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     };
     let r = review::review(&ws, old, &base);
     match args.format {
-        ReviewFormat::Human => printer::human(out, &r)?,
+        ReviewFormat::Human => printer::human(out, &r, args.color.enabled())?,
         ReviewFormat::Json => printer::json(out, &r)?,
         ReviewFormat::Markdown => printer::markdown(out, &r)?,
         ReviewFormat::Github => printer::github(out, &r, &root)?,

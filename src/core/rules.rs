@@ -202,6 +202,20 @@ const RULE_KEYS: [&str; 6] = [
 ];
 const FILE_KEYS: [&str; 2] = ["rule", "intent"];
 
+/// The keys of the table an unknown key was found in, from serde's message (`unknown field
+/// `x`, expected one of `a`, `b`` or `expected `a``); [`RULE_KEYS`] when it names none.
+fn valid_keys(serde_message: &str) -> Vec<&str> {
+    let keys: Vec<&str> = serde_message
+        .split_once("expected")
+        .map(|(_, list)| list.split('`').skip(1).step_by(2).collect())
+        .unwrap_or_default();
+    if keys.is_empty() {
+        RULE_KEYS.to_vec()
+    } else {
+        keys
+    }
+}
+
 fn env() -> &'static Arc<Env> {
     static ENV: OnceLock<Arc<Env>> = OnceLock::new();
     ENV.get_or_init(|| Arc::new(Env::stdlib()))
@@ -261,10 +275,13 @@ impl RuleSet {
                 .strip_prefix("unknown field `")
                 .and_then(|r| r.split('`').next())
             {
-                let hint = hint_for(unknown, RULE_KEYS.into_iter().chain(FILE_KEYS))
-                    .map(|h| format!(" ({h})"))
-                    .unwrap_or_default();
-                msg = format!("unknown key `{unknown}`{hint}");
+                msg = match hint_for(unknown, RULE_KEYS.into_iter().chain(FILE_KEYS)) {
+                    Some(h) => format!("unknown key `{unknown}` ({h})"),
+                    None => format!(
+                        "unknown key `{unknown}`; valid keys: {}",
+                        valid_keys(&msg).join(", ")
+                    ),
+                };
             }
             let at = e
                 .span()
@@ -983,6 +1000,29 @@ mod tests {
             e[0].message.starts_with("schemas/x.rules.toml:4:22: rule 1 (R): `rule` does not compile at expression line 1, column 14: "),
             "{}",
             e[0].message
+        );
+    }
+
+    #[test]
+    fn unknown_keys_without_a_hint_get_the_valid_keys() {
+        let e = RuleSet::load(
+            "x.rules.toml",
+            "[[rule]]\nreason = \"R\"\nexpr = \"true\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e[0].message,
+            "x.rules.toml:3:1: unknown key `expr`; valid keys: reason, rule, message, message_expression, decision, field"
+        );
+        let e = RuleSet::load("x.rules.toml", "[intent]\npointers = []\n").unwrap_err();
+        assert_eq!(
+            e[0].message,
+            "x.rules.toml:2:1: unknown key `pointers`; valid keys: fields"
+        );
+        let e = RuleSet::load("x.rules.toml", "zzz = 1\n").unwrap_err();
+        assert_eq!(
+            e[0].message,
+            "x.rules.toml:1:1: unknown key `zzz`; valid keys: rule, intent"
         );
     }
 

@@ -2,6 +2,7 @@
 
 use crate::core::review::{Flip, FlipKind, Review};
 use crate::core::text::escape_control;
+use crate::core::verdict::Decision;
 use crate::report::github::{data, property};
 use std::io::{self, Write};
 
@@ -49,21 +50,68 @@ pub fn cause(f: &Flip) -> String {
     }
 }
 
-/// Schema changes, then the flips grouped by kind, then the summary line.
-pub fn human(out: &mut dyn Write, r: &Review) -> io::Result<()> {
+/// ANSI colour for the human report, as `check --format human` colours: off writes the text
+/// unchanged.
+#[derive(Clone, Copy)]
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn wrap(self, code: &str, s: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+
+    /// A decision's colour, the same as `check`'s.
+    fn decision(self, d: Decision, s: &str) -> String {
+        let code = match d {
+            Decision::ReadyForCommit => "32",
+            Decision::Retry => "33",
+            Decision::Regenerate => "31",
+            Decision::Recheck => "35",
+            Decision::Reject => "1;31",
+        };
+        self.wrap(code, s)
+    }
+
+    /// A group title: bold red for what now fails, bold green for what now passes, bold
+    /// for `changed`.
+    fn title(self, k: FlipKind) -> String {
+        let code = match k {
+            FlipKind::NowFailing | FlipKind::NoLongerMeetsExpect => "1;31",
+            FlipKind::NowPassing | FlipKind::NowMeetsExpect => "1;32",
+            FlipKind::Changed => "1",
+        };
+        self.wrap(code, k.title())
+    }
+}
+
+/// Schema changes, then the flips grouped by kind, then the summary line. Each flip line
+/// starts with the glyph of its new decision ([`Decision::glyph`], as `check` marks a
+/// verdict); with `color` the group titles, glyphs and outcomes are coloured as `check`
+/// colours them (ANSI SGR), without it the text has no escape bytes.
+pub fn human(out: &mut dyn Write, r: &Review, color: bool) -> io::Result<()> {
+    let p = Paint { on: color };
     if !r.changes.is_empty() {
-        writeln!(out, "schema changes:")?;
+        writeln!(out, "{}", p.wrap("1", "schema changes:"))?;
         for c in &r.changes {
             writeln!(
                 out,
                 "  {} {} {}: {}",
                 c.contract,
                 c.kind,
-                if c.pointer.is_empty() {
-                    "(root)"
-                } else {
-                    &c.pointer
-                },
+                p.wrap(
+                    "1",
+                    if c.pointer.is_empty() {
+                        "(root)"
+                    } else {
+                        &c.pointer
+                    }
+                ),
                 escape_control(&c.message)
             )?;
         }
@@ -73,15 +121,21 @@ pub fn human(out: &mut dyn Write, r: &Review) -> io::Result<()> {
         if group.is_empty() {
             continue;
         }
-        writeln!(out, "{} ({}):", kind.title(), group.len())?;
+        writeln!(
+            out,
+            "{} {}:",
+            p.title(kind),
+            p.wrap("2", &format!("({})", group.len()))
+        )?;
         for f in group {
             writeln!(
                 out,
-                "  {}  {} -> {}  {}",
+                "  {} {}  {} -> {}  {}",
+                p.decision(f.new.decision, f.new.decision.glyph()),
                 escape_control(&f.id),
-                f.old.label(),
-                f.new.label(),
-                escape_control(&f.source.to_string())
+                p.decision(f.old.decision, &f.old.label()),
+                p.decision(f.new.decision, &f.new.label()),
+                p.wrap("2", &escape_control(f.source.as_str()))
             )?;
             let c = cause(f);
             if !c.is_empty() {
