@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Deterministic workloads for the verdict benchmark (issue 5).
+"""Deterministic workloads for the verdict benchmark (bench/README.md).
 
     python3 bench/gen.py OUT_DIR [--n 100000] [--m 1000000] [--seed 5]
 

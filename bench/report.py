@@ -37,7 +37,7 @@ def watch_section(path, note):
     print(f"## Watch: file save to verdict, {m} captures (one file each, {w['folders']} folders)\n")
     print(f"`bench/watch-latency.py`: `verdict watch --json --debounce-ms D` on the refund contract "
           f"with {m} capture files. Latency = the verdict line's `ts_ms` - the wall clock just after "
-          f"`os.rename` of an atomic save. Target (issue 5): capture save to updated verdict within "
+          f"`os.rename` of an atomic save. Target: capture save to updated verdict within "
           f"D + 50 ms. inotify: {w['inotify_max_user_watches']} watches allowed per user.\n")
     if note:
         print(f"> {note}\n")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The verdict benchmark (issue 5). One command, from the repository root:
+# The verdict benchmark (bench/README.md). One command, from the repository root:
 #
 #   bash bench/run.sh                      # full sizes: N=100000 proposals, M=1000000 captures
 #   SIZE=2000 bash bench/run.sh            # smoke run: N=M=2000 (SIZE sets both)

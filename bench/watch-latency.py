@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""File-save-to-verdict latency of `verdict watch --json` (issue 5), stdlib only.
+"""File-save-to-verdict latency of `verdict watch --json` (bench/README.md), stdlib only.
 
     python3 bench/watch-latency.py --verdict target/release/verdict --work DIR \\
         [--m 100000] [--seed 5] [--debounce 200,50] [--saves 30] [--contract-saves 10] \\

@@ -1,4 +1,4 @@
-//! The TUI at scale (issue 5): loads a workspace through the real engine into the real
+//! The TUI at scale (`BENCHMARKS.md`): loads a workspace through the real engine into the real
 //! model, draws into ratatui's `TestBackend`, and prints a markdown table of
 //!
 //! * time to the first frame and to the full load, peak resident memory (`VmHWM`) against

@@ -358,11 +358,11 @@ const VERDICT_KEYS: [&str; 11] = [
     "warnings",
     "expect",
     "next_action",
-    // not in DESIGN 5: what the response stage read (provider, stop reason, model, usage)
+    // not in the example of docs/verdicts.md: what the response stage read (provider, stop reason, model, usage)
     "response",
 ];
 
-/// `v` cut down to the keys of DESIGN 5's example.
+/// `v` cut down to the keys of the example in docs/verdicts.md.
 fn design_view(v: &Value) -> Value {
     let mut out = serde_json::Map::new();
     for k in [

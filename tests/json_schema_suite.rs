@@ -18,7 +18,7 @@ use verdict::core::workspace::Workspace;
 /// Expected failures, as `folder/file :: group description`. Every one needs the suite's
 /// remote documents (`http://localhost:1234/...`: a remote `$ref`, or a remote metaschema as
 /// `$schema` in the vocabulary groups), which the fixtures do not ship and which verdict
-/// never fetches: such a contract is a `CONTRACT_ERROR` naming the URI, by design (DESIGN 2).
+/// never fetches: such a contract is a `CONTRACT_ERROR` naming the URI, by design (docs/README.md#workspace-layout).
 /// The test fails if one of these starts passing, or if anything else fails.
 const XFAIL: &[&str] = &[
     "draft2020-12/dynamicRef.json :: $ref and $dynamicAnchor are independent of order - $defs first",

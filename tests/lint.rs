@@ -1,4 +1,4 @@
-//! `verdict lint` (issue 6): one test per finding code on a small schema, with its pointer
+//! `verdict lint` (docs/commands.md#lint): one test per finding code on a small schema, with its pointer
 //! and line:column; one passing and one failing schema per provider profile; warnings on
 //! verdicts and `strict_schemas`; the CLI's formats and exit codes.
 

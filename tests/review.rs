@@ -1,4 +1,4 @@
-//! `verdict review` (issue 6) in a temporary git repository: tighten a bound, drop an enum
+//! `verdict review` (docs/commands.md#review) in a temporary git repository: tighten a bound, drop an enum
 //! value, add a required property, loosen a type; each gives exactly the expected flips
 //! and summary lines. Also `--old-schemas`, the formats, and exit 2.
 

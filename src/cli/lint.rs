@@ -1,4 +1,4 @@
-//! `verdict lint [WORKSPACE|SCHEMA...]`: schema lint (DESIGN 7, issue 6). Exit 0 when no
+//! `verdict lint [WORKSPACE|SCHEMA...]`: schema lint (`docs/commands.md#lint`). Exit 0 when no
 //! finding is an error, 1 otherwise, 2 when it cannot run.
 
 use crate::cli::args::{LintArgs, LintFormat};

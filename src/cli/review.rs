@@ -1,5 +1,5 @@
 //! `verdict review [WORKSPACE]`: the verdicts that flip between the old and the new
-//! contracts (issue 6; DESIGN 7). The old side is `--base REV` (the schemas folder at a git
+//! contracts (`docs/commands.md#review`). The old side is `--base REV` (the schemas folder at a git
 //! revision, read with `git show REV:path`; default `HEAD`) or `--old-schemas DIR`. Exit 1
 //! when any capture becomes newly failing, 0 otherwise, 2 when it cannot run.
 

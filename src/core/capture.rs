@@ -1,4 +1,4 @@
-//! Capture records (DESIGN 3): reading capture files and checking each record strictly.
+//! Capture records (`docs/capture-record.md`): reading capture files and checking each record strictly.
 //!
 //! A `.json` file holds one record; a `.jsonl` / `.ndjson` file holds one record per line
 //! (blank lines are skipped). Anything that cannot be read or breaks the record table is
@@ -311,7 +311,7 @@ pub enum Payload {
     },
 }
 
-/// A capture record that passed the checks of DESIGN 3.
+/// A capture record that passed the checks of `docs/capture-record.md`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Capture {
     /// `id`, or the default from the source.

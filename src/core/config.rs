@@ -1,4 +1,4 @@
-//! The workspace config `verdict.toml` (DESIGN 6). Every key is optional; an unknown key
+//! The workspace config `verdict.toml` (`docs/config.md`). Every key is optional; an unknown key
 //! is an error with a "did you mean" hint, so a typo never silently disables a setting.
 
 use crate::core::hint::hint_for;

@@ -55,7 +55,7 @@ pub struct Contract {
     pub rules_text: Arc<str>,
     /// The schema's lint findings (`core::lint`, without a profile), computed once at load.
     /// Every verdict of the contract carries them as `warnings`; with `strict_schemas` the
-    /// error- and warning-level ones are also in `compiled` as `CONTRACT_ERROR` (DESIGN 5).
+    /// error- and warning-level ones are also in `compiled` as `CONTRACT_ERROR` (`docs/verdicts.md`).
     pub lint: Vec<LintFinding>,
 }
 

@@ -2,7 +2,7 @@
 //! of the pipeline and the verdict model.
 //!
 //! The pipeline ([`pipeline`]) runs the stages in a fixed order and stops at the first
-//! one that fails (DESIGN 1):
+//! one that fails (`docs/verdicts.md#stages`):
 //!
 //! 0. **input** ([`capture`], [`contract`]): is the record readable, is its contract usable?
 //! 1. **response** ([`adapter`]): did the provider finish normally, and what is the proposal?

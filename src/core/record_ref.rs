@@ -1,4 +1,4 @@
-//! Where a capture record is (DESIGN 3, [`crate::core::capture`]): its capture file and, in
+//! Where a capture record is (`docs/capture-record.md#ids-and-sources`, [`crate::core::capture`]): its capture file and, in
 //! a log (`.jsonl` / `.ndjson`, see [`is_log`]), its 1-based line. This is a verdict's
 //! `source`, printed and serialized as `captures/a.json` or `captures/log.jsonl:9`.
 
@@ -8,13 +8,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Whether a capture file is a log (one record per line) by its extension: `.jsonl` or
-/// `.ndjson` (DESIGN 3). Every reader of capture files decides it with this.
+/// `.ndjson` (`docs/capture-record.md`). Every reader of capture files decides it with this.
 pub fn is_log(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| e == "jsonl" || e == "ndjson")
 }
 
-/// Where one capture record is (DESIGN 3; the records are read by [`crate::core::capture`]):
+/// Where one capture record is (`docs/capture-record.md#ids-and-sources`; the records are read by [`crate::core::capture`]):
 /// the capture file and, for a record of a log, its line.
 ///
 /// [`Display`](fmt::Display), [`RecordRef::as_str`] and serde all give the text form, `file`

@@ -1,5 +1,5 @@
 //! Business rules: `schemas/NAME.rules.toml`, CEL expressions over `proposal`, `context`
-//! and `intent` (DESIGN 5; names after Kubernetes `x-kubernetes-validations`).
+//! and `intent` (`docs/verdicts.md`; names after Kubernetes `x-kubernetes-validations`).
 //!
 //! ```toml
 //! [[rule]]

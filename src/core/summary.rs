@@ -1,4 +1,4 @@
-//! Counts over a set of verdicts: the funnel of DESIGN 8 and the `expect` tally.
+//! Counts over a set of verdicts: the funnel of `docs/commands.md#the-terminal-workbench` and the `expect` tally.
 
 use crate::core::verdict::{Decision, Stage, Verdict};
 use serde::Serialize;

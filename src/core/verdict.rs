@@ -1,5 +1,5 @@
 //! The verdict model: the one vocabulary every front end (`check`, the TUI, `watch --json`)
-//! prints. Shapes follow `DESIGN.md` sections 1 and 5.
+//! prints. Shapes: `docs/verdicts.md`.
 //!
 //! A [`Verdict`] is decided by the FIRST stage that fails ([`Stage`] order:
 //! input < response < parse < schema < business < ready). Its [`Decision`] says what an
@@ -64,7 +64,7 @@ impl fmt::Display for Stage {
     }
 }
 
-/// What to do next with a capture (DESIGN 5).
+/// What to do next with a capture (`docs/verdicts.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Decision {
@@ -125,14 +125,14 @@ impl fmt::Display for Decision {
     }
 }
 
-/// A reason code. The built-in codes of DESIGN 5 are associated constants; a business
+/// A reason code. The built-in codes of `docs/verdicts.md#reasons` are associated constants; a business
 /// rule may name its own code (`EXCEEDS_REMAINING`). Codes are SCREAMING_SNAKE_CASE strings.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Reason(pub std::borrow::Cow<'static, str>);
 
 /// Declares every built-in reason once: its doc, its stage and its default decision
-/// (the tables of `docs/reasons.md`). Generates the associated constants, [`Reason::BUILT_IN`]
+/// (the tables of `docs/verdicts.md#reasons`). Generates the associated constants, [`Reason::BUILT_IN`]
 /// and the lookup behind [`Reason::builtin_stage`] and [`Reason::default_decision`].
 macro_rules! reasons {
     ($($(#[$doc:meta])* $name:ident => $stage:ident, $decision:ident;)*) => {
@@ -148,7 +148,7 @@ macro_rules! reasons {
 }
 
 reasons! {
-    /// input: the capture record is not JSON or breaks the record table (DESIGN 3).
+    /// input: the capture record is not JSON or breaks the record table (`docs/capture-record.md`).
     INVALID_CAPTURE => Input, Reject;
     /// input: the capture names a contract the workspace does not have.
     UNKNOWN_CONTRACT => Input, Reject;
@@ -217,7 +217,7 @@ impl Reason {
         self.built_in().map(|&(_, stage, _)| stage)
     }
 
-    /// The default decision of a reason (`docs/reasons.md`). `REQUEST_ERROR` defaults to
+    /// The default decision of a reason (`docs/verdicts.md#reasons`). `REQUEST_ERROR` defaults to
     /// `reject`; the response adapter sets `retry` on the finding when the error is transient.
     /// A rule's own code defaults to `reject` unless its rule says otherwise.
     pub fn default_decision(&self) -> Decision {
@@ -256,7 +256,7 @@ impl fmt::Display for LineCol {
     }
 }
 
-/// One problem found in a capture. Serialized as DESIGN 5 shows, with extra optional keys.
+/// One problem found in a capture. Serialized as `docs/verdicts.md#the-verdict-as-json` shows, with extra optional keys.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// The stage that produced it.
@@ -345,7 +345,7 @@ impl Finding {
     }
 }
 
-/// A lint finding attached to every verdict of a contract (issue: lint). Shown, not failing,
+/// A lint finding attached to every verdict of a contract (`docs/commands.md#lint`). Shown, not failing,
 /// unless `strict_schemas` is on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Warning {
@@ -444,7 +444,7 @@ pub struct Verdict {
     /// The capture's id (`valid-proposal`, or `captures/log.jsonl:9`).
     pub id: String,
     /// Where it came from, relative to the workspace: `captures/a.json` or `captures/log.jsonl:9`
-    /// (a [`RecordRef`], serialized as that text; DESIGN 3).
+    /// (a [`RecordRef`], serialized as that text; `docs/capture-record.md`).
     pub source: RecordRef,
     /// The contract it was checked against, when one was found.
     pub contract: Option<String>,

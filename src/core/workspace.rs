@@ -1,4 +1,4 @@
-//! A workspace (DESIGN 2): a folder with `verdict.toml` (optional), `schemas/` and
+//! A workspace (`docs/README.md#workspace-layout`): a folder with `verdict.toml` (optional), `schemas/` and
 //! `captures/`. Opening one reads the config and compiles every contract once.
 
 use crate::core::capture::{self, RawRecord};

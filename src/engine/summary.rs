@@ -1,4 +1,4 @@
-//! Compact per-capture state for large logs (issue 5): where a record lives on disk
+//! Compact per-capture state for large logs (`BENCHMARKS.md`): where a record lives on disk
 //! ([`Locator`]), what a list needs to show and filter it ([`CaptureSummary`]), reading a
 //! capture file with each record's byte offset ([`for_each_located`]), and re-reading one
 //! record to rebuild its full [`Evaluation`] ([`load`]).

@@ -1,5 +1,5 @@
 //! `--format json` (one document `{"verdicts": [...], "summary": {...}}`, verdicts streamed
-//! one per line) and `--format jsonl` (one verdict per line), the shapes of DESIGN 5.
+//! one per line) and `--format jsonl` (one verdict per line), the shapes of `docs/verdicts.md`.
 
 use crate::core::summary::Summary;
 use crate::report::{Item, Renderer, Sink};

@@ -1,4 +1,4 @@
-//! Report formats of `verdict lint`: human, json, sarif, github (DESIGN 7). Every format
+//! Report formats of `verdict lint`: human, json, sarif, github (`docs/commands.md`). Every format
 //! prints the same findings, in reading order per schema file.
 
 use crate::core::lint::{LintFinding, Severity, codes};

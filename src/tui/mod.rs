@@ -1,4 +1,4 @@
-//! The terminal workbench (DESIGN 8). The ONLY module that imports ratatui and crossterm.
+//! The terminal workbench (`docs/commands.md#the-terminal-workbench`). The ONLY module that imports ratatui and crossterm.
 //!
 //! Architecture (Elm-like, as in the ratatui event-driven template):
 //! - one [`app::App`] holds the state; [`app::App::update`] applies one [`app::Msg`];

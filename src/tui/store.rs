@@ -1,4 +1,4 @@
-//! The capture list's compact store (issue 5): one [`Row`] of 40 bytes per capture, its
+//! The capture list's compact store (`BENCHMARKS.md`): one [`Row`] of 40 bytes per capture, its
 //! id and first message in one shared text arena, and everything that repeats (outcomes,
 //! pointer sets, file names) interned. A million captures take about 80 MB; the records
 //! themselves stay on disk and are re-read when one is shown.

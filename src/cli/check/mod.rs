@@ -1,4 +1,4 @@
-//! `verdict check`: validate once, print a report, exit 0 / 1 / 2 (DESIGN 7). The pipeline
+//! `verdict check`: validate once, print a report, exit 0 / 1 / 2 (`docs/commands.md`). The pipeline
 //! is [`crate::engine::batch`]; this chooses the report format, shows progress and decides
 //! the exit code.
 

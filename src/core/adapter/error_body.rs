@@ -1,4 +1,4 @@
-//! Error bodies: what a provider returns instead of a response (DESIGN 4, `REQUEST_ERROR`).
+//! Error bodies: what a provider returns instead of a response (`docs/record-shapes.md#error-bodies`, `REQUEST_ERROR`).
 //!
 //! Shapes, from each provider's error documentation:
 //! - Anthropic "Errors" (docs.anthropic.com/en/api/errors):
@@ -19,7 +19,7 @@ use super::{Adapted, response_finding, show, str_at};
 use crate::core::verdict::{Decision, Finding, Reason, ResponseInfo};
 use serde_json::Value;
 
-/// Error `type` / `code` names that mean a transient failure (DESIGN 4: rate limits,
+/// Error `type` / `code` names that mean a transient failure (`docs/record-shapes.md#error-bodies`: rate limits,
 /// overload, server errors). `rate_limit_exceeded` is OpenAI's code for HTTP 429 rate
 /// limits; `timeout_error` is Anthropic's HTTP 504.
 const TRANSIENT_NAMES: [&str; 6] = [

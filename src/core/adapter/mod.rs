@@ -1,10 +1,10 @@
-//! The response stage: provider adapters (DESIGN 4).
+//! The response stage: provider adapters (`docs/record-shapes.md`).
 //!
 //! An adapter reads a provider's raw response (or a captured stream of its events) and
 //! decides whether the provider finished normally; if so it hands on the proposal: the
 //! named tool call's arguments, or the message text.
 //!
-//! Detection is by shape (DESIGN 4), in this order; a record's `provider` key overrides it:
+//! Detection is by shape (`docs/record-shapes.md#detection`), in this order; a record's `provider` key overrides it:
 //!
 //! | shape | adapter |
 //! |---|---|
@@ -54,10 +54,10 @@ pub struct Adapted {
     pub result: Result<Proposal, Finding>,
 }
 
-/// The provider names a record's `provider` key may hold (DESIGN 3), in DESIGN order.
+/// The provider names a record's `provider` key may hold (`docs/capture-record.md`), in the order of `docs/capture-record.md`.
 pub const PROVIDERS: [&str; 4] = ["openai-responses", "openai-chat", "anthropic", "gemini"];
 
-/// The statuses a record's `status` key may hold (DESIGN 3); `completed` is the default.
+/// The statuses a record's `status` key may hold (`docs/capture-record.md`); `completed` is the default.
 pub const STATUSES: [&str; 4] = ["completed", "refusal", "incomplete", "request_error"];
 
 /// `ResponseInfo::provider` when no adapter could be chosen (unknown shape or `provider`).
@@ -159,7 +159,7 @@ pub fn adapt_output(output: &Value, status: Option<&str>, status_detail: Option<
     output::adapt(output, status, status_detail)
 }
 
-/// The four provider adapters (DESIGN 3 names).
+/// The four provider adapters (the names of `docs/capture-record.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Provider {
     OpenAiResponses,
@@ -197,7 +197,7 @@ impl Provider {
     }
 }
 
-/// Detection by shape, DESIGN 4's table (error bodies are checked by the caller).
+/// Detection by shape, the detection table of `docs/record-shapes.md` (error bodies are checked by the caller).
 fn detect(v: &Value) -> Option<Provider> {
     let object = str_at(v, "object");
     if object == Some("response") {
@@ -345,7 +345,7 @@ pub(crate) fn args_text_or_value(v: Option<&Value>) -> Proposal {
     }
 }
 
-/// Whether a provider's stop value means the token limit (DESIGN 4 `TRUNCATED_OUTPUT`).
+/// Whether a provider's stop value means the token limit (`TRUNCATED_OUTPUT` in `docs/verdicts.md#reasons`).
 pub(crate) fn is_truncation(reason: &str) -> bool {
     matches!(
         reason,
@@ -357,7 +357,7 @@ pub(crate) fn is_truncation(reason: &str) -> bool {
     )
 }
 
-/// Gemini `finishReason` values that mean a filter stopped the output (DESIGN 4
+/// Gemini `finishReason` values that mean a filter stopped the output (`docs/record-shapes.md`
 /// `CONTENT_FILTERED`; Gemini API reference, `Candidate.FinishReason`).
 pub(crate) const GEMINI_FILTERS: [&str; 8] = [
     "SAFETY",

@@ -1,6 +1,6 @@
-//! Records that carry the output directly (DESIGN 3: `output`, `status`, `status_detail`).
+//! Records that carry the output directly (`docs/capture-record.md`: `output`, `status`, `status_detail`).
 //!
-//! The status vocabulary is verdict's own (DESIGN 3), with details that quote the
+//! The status vocabulary is verdict's own (`docs/capture-record.md`), with details that quote the
 //! providers' own values: `max_output_tokens` (OpenAI Responses), `length` (Chat
 //! Completions), `max_tokens` / `model_context_window_exceeded` (Anthropic), `MAX_TOKENS`
 //! (Gemini), `content_filter` and Gemini's filter reasons; for request errors `rate_limit`,

@@ -1,4 +1,4 @@
-//! Captured streams (DESIGN 4, "stream"): a JSON array of events, or a string of SSE text
+//! Captured streams (`docs/record-shapes.md#streams`): a JSON array of events, or a string of SSE text
 //! (`event: ...\ndata: {...}\n\n`). The deltas are assembled into the provider's
 //! non-streamed response shape, which goes through the same completion logic; a stream
 //! without its provider's terminal event is `INCOMPLETE`.

@@ -1,5 +1,5 @@
 //! `FORMAT_NOT_ASSERTED`: `format` is an annotation unless format assertion is on
-//! (2020-12 Validation section 7.2, 2019-09 section 7.2; DESIGN 6 `format_assertion`).
+//! (2020-12 Validation section 7.2, 2019-09 section 7.2; `format_assertion` in `docs/config.md`).
 
 use super::walk::Node;
 use super::{LintFinding, Severity, codes};

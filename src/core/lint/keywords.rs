@@ -2,7 +2,7 @@
 //!
 //! A validator ignores keywords it does not know (2020-12 Core section 4.3.1, draft-07
 //! Core section 4.3.1), so a keyword of another dialect (`prefixItems` in draft-07,
-//! `dependencies` in 2020-12) or a typo (`minimun`) silently checks nothing (DESIGN 5).
+//! `dependencies` in 2020-12) or a typo (`minimun`) silently checks nothing (`docs/verdicts.md`).
 
 use super::walk::{Node, escape, rank};
 use super::{LintFinding, Severity, codes};

@@ -1,4 +1,4 @@
-//! Schema lint (`verdict lint`, DESIGN 5 and 7): what in a schema checks nothing, checks
+//! Schema lint (`verdict lint`, `docs/verdicts.md` and 7): what in a schema checks nothing, checks
 //! less than it seems, or can never pass. One file per finding family:
 //!
 //! * [`keywords`] has `FOREIGN_KEYWORD` (a keyword of another dialect, which the declared one
@@ -161,7 +161,7 @@ impl LintFinding {
         }
     }
 
-    /// As a verdict warning (DESIGN 5).
+    /// As a verdict warning (`docs/verdicts.md`).
     pub fn to_warning(&self) -> Warning {
         let mut message = self.message.clone();
         if let Some(h) = &self.hint {

@@ -1,4 +1,4 @@
-//! The structural summary of a schema change (issue 6): required properties added or
+//! The structural summary of a schema change (`docs/commands.md#review`): required properties added or
 //! removed, types narrowed or widened, enum values added or removed, bounds tightened or
 //! loosened, properties added or removed, objects closed or opened. Each change names the
 //! JSON Pointer (in the new schema; in the old one for what was removed).

@@ -1,4 +1,4 @@
-//! Schema change review (`verdict review`, issue 6; DESIGN 7): re-validate the captures
+//! Schema change review (`verdict review`, `docs/commands.md#review`): re-validate the captures
 //! under the old and the new contracts and report every capture whose verdict changes,
 //! grouped (newly failing, newly passing, changed stage or reason), each with the error
 //! that causes the flip, plus a structural summary of each schema change ([`diff`]).

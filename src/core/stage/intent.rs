@@ -1,4 +1,4 @@
-//! The confirmed-intent comparison (DESIGN 5): the last business check. Every leaf of the
+//! The confirmed-intent comparison (`docs/verdicts.md`): the last business check. Every leaf of the
 //! capture's `intent` (or each pointer of the rules file's `[intent] fields`) must equal the
 //! proposal at the same JSON Pointer; numbers compare by value (5000 equals 5000.0).
 

@@ -1,4 +1,4 @@
-//! `verdict check`'s batch pipeline (DESIGN 7), with no terminal or argument types: the
+//! `verdict check`'s batch pipeline (`docs/commands.md`), with no terminal or argument types: the
 //! files of one or more workspaces ([`check_workspaces`]), or plain JSON instances against
 //! one schema ([`check_instances`], `check --schema`), read on one thread (small files in
 //! parallel, JSONL logs in blocks of lines), validated in parallel batches, and delivered in

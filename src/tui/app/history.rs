@@ -1,5 +1,5 @@
 //! The session's verdict flips: every flip seen, the captures that flipped, and what the
-//! last schema or rules change did (issue 6: the header line, the review overlay, the
+//! last schema or rules change did (`docs/commands.md#review`: the header line, the review overlay, the
 //! History tab).
 
 use crate::core::review::{Flip, FlipKind};
@@ -16,7 +16,7 @@ pub struct FlipEntry {
     pub cause: Option<String>,
 }
 
-/// What the last schema or rules change did (issue 6: the header line and the review pane).
+/// What the last schema or rules change did (`docs/commands.md#review`: the header line and the review pane).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContractChange {
     /// The contracts whose schema or rules changed.
