@@ -5,6 +5,8 @@
 //! `rules/bind-once+5-rules` is what the pipeline does; `rules/bind-per-rule` is what it
 //! would cost to bind the capture's JSON again for each of the five rules.
 
+// a benchmark/example: a failed setup step may panic
+#![allow(clippy::unwrap_used)]
 #![allow(clippy::result_large_err)]
 
 use criterion::{Criterion, criterion_group, criterion_main};

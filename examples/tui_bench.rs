@@ -17,6 +17,9 @@
 //!
 //! Options: `--frames N` (frames per measurement, default 300), `--size WxH` (120x40).
 
+// a benchmark/example: a failed setup step may panic
+#![allow(clippy::unwrap_used)]
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -6,6 +6,9 @@
 //! The modules share one process and run on parallel threads: a test must not change the
 //! process's environment or current folder, and works in its own temporary folder.
 
+// helpers outside #[test] functions unwrap too: a failed setup step fails its test
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 mod bad_input;

@@ -109,10 +109,10 @@ fn run(resp: &Value, tool: Option<&str>, info: &mut ResponseInfo) -> Result<Prop
                     a => args_text_or_value(a),
                 },
             });
-        } else if let Some(t) = str_at(part, "text") {
-            if part.get("thought").and_then(Value::as_bool) != Some(true) {
-                text.get_or_insert_with(String::new).push_str(t);
-            }
+        } else if let Some(t) = str_at(part, "text")
+            && part.get("thought").and_then(Value::as_bool) != Some(true)
+        {
+            text.get_or_insert_with(String::new).push_str(t);
         }
     }
     note_tool(info, &calls, tool);

@@ -827,7 +827,7 @@ mod tests {
                 0 => Value::Null,
                 1 => Value::from(self.next() % 600),
                 2 => Value::from(self.pick(STRS)),
-                3 => Value::Bool(self.next() % 2 == 0),
+                3 => Value::Bool(self.next().is_multiple_of(2)),
                 4 => Value::Array(
                     (0..self.next() % 4)
                         .map(|_| self.value(depth - 1))

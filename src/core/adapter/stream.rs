@@ -243,10 +243,11 @@ pub(crate) fn parse_sse(text: &str) -> Result<Vec<Value>, Finding> {
             saw_data_line = true;
         }
     }
-    if has_data && data.trim() != "[DONE]" {
-        if let Ok(v) = serde_json::from_str::<Value>(&data) {
-            events.push(v);
-        }
+    if has_data
+        && data.trim() != "[DONE]"
+        && let Ok(v) = serde_json::from_str::<Value>(&data)
+    {
+        events.push(v);
     }
     if !saw_data_line {
         return Err(invalid_capture(
@@ -711,10 +712,8 @@ mod tests {
     fn sse(events: &[Value], named: bool) -> Value {
         let mut s = String::new();
         for e in events {
-            if named {
-                if let Some(t) = e.get("type").and_then(Value::as_str) {
-                    s.push_str(&format!("event: {t}\n"));
-                }
+            if named && let Some(t) = e.get("type").and_then(Value::as_str) {
+                s.push_str(&format!("event: {t}\n"));
             }
             s.push_str(&format!("data: {e}\n\n"));
         }

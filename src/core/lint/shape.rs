@@ -76,26 +76,27 @@ pub(super) fn check(node: &Node<'_>, out: &mut Vec<LintFinding>) {
     let forbidden = s.get("additionalProperties") == Some(&Value::Bool(false))
         || (s.get("additionalProperties").is_none()
             && s.get("unevaluatedProperties") == Some(&Value::Bool(false)));
-    if forbidden && !has_pattern {
-        if let Some(Value::Array(names)) = s.get("required") {
-            for (i, n) in names.iter().enumerate() {
-                let Some(n) = n.as_str() else { continue };
-                if props.is_some_and(|p| p.contains_key(n)) {
-                    continue;
-                }
-                let hint = props
-                    .and_then(|p| crate::core::hint::hint_for(n, p.keys().map(String::as_str)))
-                    .unwrap_or_else(|| {
-                        format!("declare `{n}` in `properties`, or drop it from `required`")
-                    });
-                out.push(LintFinding::new(
+    if forbidden
+        && !has_pattern
+        && let Some(Value::Array(names)) = s.get("required")
+    {
+        for (i, n) in names.iter().enumerate() {
+            let Some(n) = n.as_str() else { continue };
+            if props.is_some_and(|p| p.contains_key(n)) {
+                continue;
+            }
+            let hint = props
+                .and_then(|p| crate::core::hint::hint_for(n, p.keys().map(String::as_str)))
+                .unwrap_or_else(|| {
+                    format!("declare `{n}` in `properties`, or drop it from `required`")
+                });
+            out.push(LintFinding::new(
                     codes::UNSATISFIABLE_REQUIRED,
                     Severity::Error,
                     format!("{ptr}/required/{i}"),
                     format!("`{n}` is required but not declared, and additional properties are forbidden: no output can pass"),
                     Some(hint),
                 ));
-            }
         }
     }
 }

@@ -117,31 +117,31 @@ pub(crate) fn check(text: &str) -> Result<(), Problem> {
     let Err(mut p) = s.document() else {
         return Ok(());
     };
-    if p.prose {
-        if let Some(inner) = find_embedded(text) {
-            let before = &text[..inner.start];
-            let fence = before.trim_end().rsplit('\n').next().is_some_and(|l| {
-                l.trim_start().starts_with("```") || l.trim_start().starts_with("~~~")
-            });
-            // the first line of what stands before the value, as the user sees it
-            let first = text[p.span.start..inner.start]
-                .split('\n')
-                .next()
-                .unwrap_or("")
-                .trim_end();
-            let message = if fence {
-                format!(
-                    "the JSON value is wrapped in a markdown code fence: expected the text to start with the value, found {}",
-                    quote(first)
-                )
-            } else {
-                format!(
-                    "the JSON value is preceded by prose: expected the text to start with the value, found {}",
-                    quote(first)
-                )
-            };
-            p = Problem::new(Kind::Fenced, inner.start, inner.end, message);
-        }
+    if p.prose
+        && let Some(inner) = find_embedded(text)
+    {
+        let before = &text[..inner.start];
+        let fence = before.trim_end().rsplit('\n').next().is_some_and(|l| {
+            l.trim_start().starts_with("```") || l.trim_start().starts_with("~~~")
+        });
+        // the first line of what stands before the value, as the user sees it
+        let first = text[p.span.start..inner.start]
+            .split('\n')
+            .next()
+            .unwrap_or("")
+            .trim_end();
+        let message = if fence {
+            format!(
+                "the JSON value is wrapped in a markdown code fence: expected the text to start with the value, found {}",
+                quote(first)
+            )
+        } else {
+            format!(
+                "the JSON value is preceded by prose: expected the text to start with the value, found {}",
+                quote(first)
+            )
+        };
+        p = Problem::new(Kind::Fenced, inner.start, inner.end, message);
     }
     Err(p)
 }
