@@ -15,6 +15,7 @@ pub mod adapter;
 pub mod capture;
 pub mod config;
 pub mod contract;
+pub mod escape;
 pub mod feedback;
 pub mod hint;
 pub mod item;

@@ -195,27 +195,8 @@ mod tests {
     }
 }
 
-/// `s` with every control character (C0, DEL, C1) and the Unicode bidi controls escaped as
-/// `\n`, `\t`, `\u{1b}`..., so untrusted model text can never drive the terminal.
-/// Returns the input unchanged (borrowed) when there is nothing to escape.
-pub fn escape_control(s: &str) -> std::borrow::Cow<'_, str> {
-    let bad =
-        |c: char| c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
-    if !s.chars().any(bad) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if bad(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
+/// Untrusted text made safe for a terminal: [`crate::core::escape::for_terminal`].
+pub use crate::core::escape::for_terminal as escape_control;
 
 #[cfg(test)]
 mod escape_tests {

@@ -300,18 +300,10 @@ pub(crate) fn invalid_capture(message: impl Into<String>) -> Finding {
     Finding::new(Stage::Input, Reason::INVALID_CAPTURE, message)
 }
 
-/// A string as a JSON string literal (escaped, so control characters never reach a
-/// terminal), cut to 120 characters.
+/// A provider string for a message: quoted, cut to 120 characters, control characters
+/// escaped ([`crate::core::escape::quote`]).
 pub(crate) fn quote(s: &str) -> String {
-    const MAX: usize = 120;
-    let cut: String = if s.chars().count() > MAX {
-        let mut c: String = s.chars().take(MAX).collect();
-        c.push('…');
-        c
-    } else {
-        s.to_owned()
-    };
-    serde_json::to_string(&cut).unwrap_or_else(|_| "\"?\"".to_owned())
+    crate::core::escape::quote(s, 120)
 }
 
 /// A provider value for a message: strings quoted, scalars as JSON, containers by kind.

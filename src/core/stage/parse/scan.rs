@@ -11,6 +11,7 @@
 //! as in the parsed value.
 
 use super::MAX_DEPTH;
+use crate::core::escape;
 use crate::core::pointer;
 use crate::core::verdict::Span;
 use std::borrow::Cow;
@@ -315,45 +316,14 @@ pub(crate) fn find_embedded(text: &str) -> Option<Span> {
     None
 }
 
-/// A short excerpt in double quotes, control characters and quotes escaped.
+/// A short excerpt (32 characters) in double quotes, for a message ([`escape::quote`]).
 pub(crate) fn quote(s: &str) -> String {
-    const MAX: usize = 32;
-    let mut out = String::with_capacity(s.len().min(MAX) + 2);
-    out.push('"');
-    for (i, c) in s.chars().enumerate() {
-        if i == MAX {
-            out.push('…');
-            break;
-        }
-        push_escaped(&mut out, c, true);
-    }
-    out.push('"');
-    out
+    escape::quote(s, 32)
 }
 
 /// `s` with control and invisible characters escaped, for a message.
 fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        push_escaped(&mut out, c, false);
-    }
-    out
-}
-
-fn push_escaped(out: &mut String, c: char, quoted: bool) {
-    match c {
-        '"' if quoted => out.push_str("\\\""),
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        c if c.is_control()
-            || (c.is_whitespace() && c != ' ')
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{feff}') =>
-        {
-            let _ = write!(out, "\\u{:04x}", c as u32);
-        }
-        c => out.push(c),
-    }
+    escape::for_message(s)
 }
 
 fn is_ws(c: u8) -> bool {
