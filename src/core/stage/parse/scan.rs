@@ -131,14 +131,27 @@ pub(crate) fn check(text: &str) -> Result<(), Problem> {
             .next()
             .unwrap_or("")
             .trim_end();
+        // an XML-style tag right before the value (`<json>`, `<output format="json">`)
+        let tag = before.trim_end().strip_suffix('>').and_then(|b| {
+            let lt = b.rfind('<')?;
+            let name = &b[lt + 1..];
+            (name.starts_with(|c: char| c.is_ascii_alphabetic()) && !name.contains('<'))
+                .then(|| &before.trim_end()[lt..])
+        });
         let message = if fence {
             format!(
                 "the JSON value is wrapped in a markdown code fence: expected the text to start with the value, found {}",
                 quote(first)
             )
+        } else if let Some(tag) = tag {
+            format!(
+                "the JSON value is wrapped in a tag {}: expected the text to start with the value, found {}",
+                quote(tag),
+                quote(first)
+            )
         } else {
             format!(
-                "the JSON value is preceded by prose: expected the text to start with the value, found {}",
+                "the JSON value is preceded by prose, with no fence or tag around it: expected the text to start with the value, found {}",
                 quote(first)
             )
         };

@@ -261,7 +261,17 @@ fn fenced_json() {
     );
     let text = "Here is the JSON: {\"a\": [1, 2]}.";
     let m = check(text, Reason::FENCED_JSON, (1, 19), (18, 31));
-    assert!(m.contains("preceded by prose"), "{m}");
+    assert_eq!(
+        m,
+        "the JSON value is preceded by prose, with no fence or tag around it: expected the text to start with the value, found \"Here is the JSON:\""
+    );
+    // a tag around the value says so
+    let text = "<json>\n{\"a\": 1}\n</json>";
+    let m = check(text, Reason::FENCED_JSON, (2, 1), (7, 15));
+    assert_eq!(
+        m,
+        "the JSON value is wrapped in a tag \"<json>\": expected the text to start with the value, found \"<json>\""
+    );
     // non-ASCII prose: the column counts characters
     let text = "Вот JSON:\n\n  Ответ — [1, {\"b\": null}] ok";
     let start = text.find('[').unwrap();
