@@ -8,11 +8,12 @@ use crate::core::feedback::feedback;
 use crate::core::pipeline::Evaluation;
 use crate::core::stage::parse::locate;
 use crate::core::text::{escape_control, line_col};
-use crate::core::verdict::{Decision, Finding, Span, Stage};
+use crate::core::verdict::{Decision, Finding, Stage};
 use crate::core::workspace::Workspace;
 use serde_json::Value;
-use similar::{Algorithm, DiffTag};
 use std::ops::RangeInclusive;
+
+pub use crate::tui::diff::{DiffKind, DiffRow, DiffView, diff_view};
 
 /// How a stage of the strip fared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,44 +96,6 @@ impl JsonView {
     pub fn target(&self, error: usize) -> Option<usize> {
         self.marks.get(error)?.as_ref().map(|r| *r.start())
     }
-}
-
-/// What kind of difference a diff row shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiffKind {
-    /// The same on both sides.
-    Same,
-    /// Different text on the two sides.
-    Changed,
-    /// Only in the proposal.
-    LeftOnly,
-    /// Only in the confirmed intent.
-    RightOnly,
-}
-
-/// One side-by-side diff row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiffRow {
-    /// Proposal line, escaped.
-    pub left: Option<String>,
-    /// Intent line, escaped.
-    pub right: Option<String>,
-    /// The kind of row.
-    pub kind: DiffKind,
-    /// Whether the row holds a mismatching pointer's value (on either side).
-    pub mismatch: bool,
-}
-
-/// The proposal vs the confirmed intent.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiffView {
-    /// Side-by-side rows (line diff of pretty JSON with keys sorted).
-    pub rows: Vec<DiffRow>,
-    /// The pointers where the proposal differs from the intent (from the verdict).
-    pub mismatches: Vec<String>,
-    /// Whether the pipeline's intent comparison ran and passed (`Some(true)`), ran and
-    /// failed (`Some(false)`), or did not run because an earlier check decided (`None`).
-    pub compared: Option<bool>,
 }
 
 /// The raw output with the parse error position.
@@ -303,94 +266,6 @@ impl Detail {
             },
         }
     }
-}
-
-fn diff_view(ev: &Evaluation) -> Result<DiffView, String> {
-    let intent = ev
-        .capture
-        .as_ref()
-        .and_then(|c| c.intent.as_ref())
-        .ok_or_else(|| {
-            "this capture has no confirmed intent (`intent`), so there is nothing to compare the proposal with".to_string()
-        })?;
-    let proposal = ev.proposal.as_ref().ok_or_else(|| {
-        "no proposal to compare with the confirmed intent: the capture failed before the schema stage".to_string()
-    })?;
-    let mismatches: Vec<String> = ev
-        .verdict
-        .errors
-        .iter()
-        .filter(|f| f.reason.as_str() == "INTENT_MISMATCH")
-        .filter_map(|f| f.pointer.clone())
-        .collect();
-    let a = pretty(proposal) + "\n";
-    let b = pretty(&Value::Object(intent.clone())) + "\n";
-    let lines_of = |text: &str| -> Vec<bool> {
-        let n = text.lines().count();
-        let mut hl = vec![false; n];
-        for p in &mismatches {
-            if let Some(Span { start, end }) = locate(text, p) {
-                let first = line_col(text, start).line as usize - 1;
-                let last = line_col(text, end.saturating_sub(1).max(start)).line as usize - 1;
-                for h in hl.iter_mut().take(last + 1).skip(first) {
-                    *h = true;
-                }
-            }
-        }
-        hl
-    };
-    let (hl_a, hl_b) = (lines_of(&a), lines_of(&b));
-    let la: Vec<&str> = a.lines().collect();
-    let lb: Vec<&str> = b.lines().collect();
-    // compare lines without their trailing comma: the last member of an object has none,
-    // and that must not make an equal member look changed
-    let key = |l: &&str| l.trim_end_matches(',').to_string();
-    let (ka, kb): (Vec<String>, Vec<String>) =
-        (la.iter().map(key).collect(), lb.iter().map(key).collect());
-    let ops = similar::capture_diff_slices(Algorithm::Patience, &ka, &kb);
-    let mut rows = Vec::new();
-    let row = |l: Option<usize>, r: Option<usize>, kind: DiffKind| DiffRow {
-        left: l.map(|i| esc(la[i])),
-        right: r.map(|i| esc(lb[i])),
-        kind,
-        mismatch: l.is_some_and(|i| hl_a[i]) || r.is_some_and(|i| hl_b[i]),
-    };
-    for op in &ops {
-        let (tag, old, new) = op.as_tag_tuple();
-        match tag {
-            DiffTag::Equal => {
-                for (i, j) in old.zip(new) {
-                    rows.push(row(Some(i), Some(j), DiffKind::Same));
-                }
-            }
-            DiffTag::Delete => rows.extend(old.map(|i| row(Some(i), None, DiffKind::LeftOnly))),
-            DiffTag::Insert => rows.extend(new.map(|j| row(None, Some(j), DiffKind::RightOnly))),
-            DiffTag::Replace => {
-                let (o, n): (Vec<usize>, Vec<usize>) = (old.collect(), new.collect());
-                for k in 0..o.len().max(n.len()) {
-                    let (l, r) = (o.get(k).copied(), n.get(k).copied());
-                    let kind = match (l, r) {
-                        (Some(_), Some(_)) => DiffKind::Changed,
-                        (Some(_), None) => DiffKind::LeftOnly,
-                        _ => DiffKind::RightOnly,
-                    };
-                    rows.push(row(l, r, kind));
-                }
-            }
-        }
-    }
-    let compared = if !mismatches.is_empty() {
-        Some(false)
-    } else if ev.verdict.stage == Stage::Ready {
-        Some(true)
-    } else {
-        None
-    };
-    Ok(DiffView {
-        rows,
-        mismatches: mismatches.iter().map(|p| esc(p)).collect(),
-        compared,
-    })
 }
 
 fn raw_view(ev: &Evaluation) -> Result<RawView, String> {
