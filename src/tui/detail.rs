@@ -243,7 +243,7 @@ impl Detail {
             errors: v.errors.iter().map(error_row).collect(),
             diff: diff_view(ev),
             proposal,
-            raw: raw_view(ev),
+            raw: raw_view(ev, 0),
             response: response_lines(ev),
             contract: contract_view(ws, ev),
             context: context_lines(ev),
@@ -268,12 +268,18 @@ impl Detail {
     }
 }
 
-fn raw_view(ev: &Evaluation) -> Result<RawView, String> {
+/// The Raw tab with error `error`'s position marked (the first located error's when that
+/// one has no position).
+pub fn raw_view(ev: &Evaluation, error: usize) -> Result<RawView, String> {
     let text = ev.raw_output.as_deref().ok_or_else(|| match ev.proposal {
         Some(_) => "the output was already structured (a tool call's arguments object): there is no raw text".to_string(),
         None => "no raw output: the capture failed before its output was read".to_string(),
     })?;
-    let located = ev.verdict.errors.iter().find(|f| f.span.is_some());
+    let errors = &ev.verdict.errors;
+    let located = errors
+        .get(error)
+        .filter(|f| f.span.is_some())
+        .or_else(|| errors.iter().find(|f| f.span.is_some()));
     let span = located.and_then(|f| f.span);
     let mut lines = Vec::new();
     let mut error_line = 0;

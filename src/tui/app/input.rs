@@ -127,11 +127,11 @@ impl App {
                 let n = self.detail.detail().map_or(0, |d| d.errors.len());
                 if n > 0 {
                     let pane = &mut self.detail;
-                    pane.error = if a == Action::NextError {
+                    pane.set_error(if a == Action::NextError {
                         (pane.error + 1) % n
                     } else {
                         (pane.error + n - 1) % n
-                    };
+                    });
                     if !matches!(pane.tab, Tab::Proposal | Tab::Raw | Tab::Contract) {
                         pane.tab = Tab::Proposal;
                     }

@@ -181,3 +181,64 @@ fn the_detail_pane_loads_shows_keeps_the_detail_while_it_reloads_and_notes_a_mis
     assert!(app.out.requests.is_empty(), "{:?}", app.out.requests);
     assert_eq!(app.detail.missing(), Some(source.as_str()));
 }
+
+/// The line of the Raw tab that says where the marked error is (`▲ 1:40 …`), trimmed.
+fn raw_error_line(app: &App) -> String {
+    let s = screen(app);
+    let line = s
+        .lines()
+        .find(|l| l.contains('▲'))
+        .unwrap_or_else(|| panic!("no error line in {s}"));
+    let at = line.find('▲').unwrap();
+    line[at..].trim_end_matches(['"', '│', ' ']).to_string()
+}
+
+#[test]
+fn the_raw_tab_follows_the_selected_error() {
+    let output = r#"{"schema_version":"refund-v1","order_id":"","amount_minor":"x","currency":"EUR","expected_version":7}"#;
+    let record = serde_json::json!({"id": "three-errors", "output": output}).to_string();
+    let dir = refund_workspace_with(&[("three.json", &record)]);
+    let mut app = app_on(dir.path(), "ws", 120, 30);
+    select(&mut app, "three-errors");
+    let errors = app.detail.detail().unwrap().errors.clone();
+    assert!(errors.len() >= 3, "{errors:?}");
+    let ats: Vec<&str> = errors.iter().map(|e| e.at.as_str()).collect();
+    key(&mut app, KeyCode::Char('3'));
+    assert!(raw_error_line(&app).starts_with(&format!("▲ {} ", ats[0])));
+    keys(&mut app, "n");
+    assert_eq!(app.detail.tab, Tab::Raw);
+    assert_eq!(app.detail.error, 1);
+    let raw = app.detail.detail().unwrap().raw.as_ref().unwrap();
+    assert_eq!(raw.error.as_ref().unwrap().0, ats[1]);
+    assert!(
+        raw_error_line(&app).starts_with(&format!("▲ {} ", ats[1])),
+        "{}",
+        raw_error_line(&app)
+    );
+    // the marked characters are error 1's value, not error 0's
+    let marked: String = raw.lines[0]
+        .iter()
+        .filter(|(_, m)| *m)
+        .map(|(s, _)| s.as_str())
+        .collect();
+    let col: usize = ats[1].split(':').nth(1).unwrap().parse().unwrap();
+    assert!(
+        output[col - 1..].starts_with(&marked),
+        "{marked:?} at {}",
+        ats[1]
+    );
+    keys(&mut app, "N");
+    assert_eq!(
+        app.detail
+            .detail()
+            .unwrap()
+            .raw
+            .as_ref()
+            .unwrap()
+            .error
+            .as_ref()
+            .unwrap()
+            .0,
+        ats[0]
+    );
+}
