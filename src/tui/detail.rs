@@ -129,7 +129,8 @@ pub struct ContractView {
     pub heading: String,
     /// The schema text with each error's keyword location marked.
     pub schema: JsonView,
-    /// The rules, each as lines with a role (the failing rule highlighted).
+    /// The contract's lint findings (as `check` prints them), then the rules, each as
+    /// lines with a role (the failing rule highlighted).
     pub rules: Vec<(String, Role)>,
 }
 
@@ -381,9 +382,15 @@ fn response_lines(ev: &Evaluation) -> Vec<(String, Role)> {
             &format!("{}: {want}", if e.met { "met" } else { "NOT MET" }),
         );
     }
-    for w in &v.warnings {
+    // the capture's own warnings; a contract's lint findings are on the Contract tab
+    for w in v.warnings.iter().filter(|w| w.file.is_none()) {
         out.push((
-            esc(&format!("warning {}: {}", w.code, w.message)),
+            esc(&format!(
+                "{} {}: {}",
+                w.severity.as_deref().unwrap_or("warning"),
+                w.code,
+                w.message
+            )),
             Role::Highlight,
         ));
     }
@@ -435,6 +442,32 @@ fn contract_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<ContractView
         })
         .collect();
     let mut rules = Vec::new();
+    let lint = c.warnings();
+    if !lint.is_empty() {
+        let n = lint.len();
+        rules.push((
+            format!("lint  {n} finding{}", if n == 1 { "" } else { "s" }),
+            Role::Heading,
+        ));
+        for w in &lint {
+            // as `check` prints them: place, severity[CODE], message
+            let place = match (&w.file, w.at) {
+                (Some(f), Some(at)) => format!("{f}:{at} "),
+                (Some(f), None) => format!("{f} "),
+                _ => String::new(),
+            };
+            let severity = w.severity.as_deref().unwrap_or("warning");
+            rules.push((
+                esc(&format!("{place}{severity}[{}] {}", w.code, w.message)),
+                if severity == "info" {
+                    Role::Text
+                } else {
+                    Role::Highlight
+                },
+            ));
+        }
+        rules.push((String::new(), Role::Text));
+    }
     match &c.rules {
         Some(rs) => {
             rules.push((format!("rules  {}", esc(&rs.file)), Role::Heading));

@@ -232,3 +232,14 @@ fn refund_workspace_with(captures: &[(&str, &str)]) -> tempfile::TempDir {
     }
     dir
 }
+
+/// A temporary workspace of these files (path relative to the workspace, text).
+fn workspace_of(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}

@@ -242,3 +242,41 @@ fn the_raw_tab_follows_the_selected_error() {
         ats[0]
     );
 }
+
+#[test]
+fn the_response_tab_labels_a_captures_own_warning_by_its_severity() {
+    use crate::core::verdict::Warning;
+    let ws = Workspace::open(&sample("refund")).unwrap();
+    let mut ev = evaluate_all(&ws)
+        .into_iter()
+        .find(|e| e.verdict.id == "valid-proposal")
+        .unwrap();
+    let w = |code: &str, severity: Option<&str>, file: Option<&str>| Warning {
+        code: code.into(),
+        severity: severity.map(Into::into),
+        file: file.map(Into::into),
+        pointer: None,
+        at: None,
+        message: "m".into(),
+    };
+    ev.verdict.warnings = vec![
+        w("CANDIDATES_IGNORED", None, None),
+        w("SOME_NOTE", Some("info"), None),
+        w(
+            "OPEN_OBJECT",
+            Some("warning"),
+            Some("schemas/x.schema.json"),
+        ),
+    ];
+    let d = crate::tui::detail::Detail::new(Some(&ws), &ev);
+    let lines: Vec<&str> = d
+        .response
+        .iter()
+        .map(|(l, _)| l.as_str())
+        .filter(|l| l.contains(": m"))
+        .collect();
+    assert_eq!(
+        lines,
+        ["warning CANDIDATES_IGNORED: m", "info SOME_NOTE: m"]
+    );
+}
