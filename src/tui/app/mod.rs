@@ -257,6 +257,9 @@ pub struct Run {
     pub summary: Summary,
     /// Distinct lint findings over every capture's contract, by severity.
     pub lint: LintCounts,
+    /// Whether the run going on was asked for with `r` (its start and end go in the
+    /// status line).
+    pub asked: bool,
     /// When the list was last rebuilt (batches rebuild it at most every 150 ms).
     last_rebuild: Option<Instant>,
 }

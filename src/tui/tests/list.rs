@@ -123,3 +123,28 @@ fn the_list_filter_agrees_with_the_query_on_each_evaluation() {
         assert_eq!(got, want, "{q}");
     }
 }
+
+#[test]
+fn an_empty_workspace_gets_the_layout_hint_check_gives() {
+    let dir = workspace_of(&[("schemas/note.schema.json", r#"{"type": "string"}"#)]);
+    let app = app_on(dir.path(), "ws", 120, 30);
+    assert!(app.list.store.is_empty());
+    let s = screen(&app);
+    // the list pane's text, its wrapped lines joined
+    let text: Vec<String> = s
+        .lines()
+        .skip(3)
+        .take_while(|l| l.starts_with("\"│"))
+        .map(|l| {
+            let inner: String = l.chars().skip(2).take_while(|&c| c != '│').collect();
+            inner.trim().to_string()
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(text.join(" "), crate::core::workspace::NO_CAPTURES, "{s}");
+    assert!(
+        crate::cli::check::CheckError::NoCaptures
+            .to_string()
+            .starts_with(crate::core::workspace::NO_CAPTURES)
+    );
+}

@@ -49,12 +49,16 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
             if s.running {
                 "validating…"
             } else {
-                "no captures in this workspace"
+                // the layout hint `check` gives
+                crate::core::workspace::NO_CAPTURES
             }
         } else {
             "no capture matches the filter (Esc clears it)"
         };
-        f.render_widget(Paragraph::new(Span::styled(msg, t.dim())), inner);
+        f.render_widget(
+            Paragraph::new(Span::styled(msg, t.dim())).wrap(ratatui::widgets::Wrap { trim: true }),
+            inner,
+        );
         return;
     }
     let reason_w = view
