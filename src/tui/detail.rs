@@ -274,14 +274,50 @@ impl Detail {
 pub fn raw_view(ev: &Evaluation, error: usize) -> Result<RawView, String> {
     let text = ev.raw_output.as_deref().ok_or_else(|| match ev.proposal {
         Some(_) => "the output was already structured (a tool call's arguments object): there is no raw text".to_string(),
+        None if ev.capture.is_none() && ev.verdict.stage == Stage::Input => format!(
+            "the capture record could not be read: {}",
+            esc(ev.verdict.errors.first().map_or("", |f| f.message.as_str()))
+        ),
         None => "no raw output: the capture failed before its output was read".to_string(),
     })?;
+    if ev.capture.is_none() && ev.verdict.stage == Stage::Input {
+        return Ok(record_view(text, ev));
+    }
     let errors = &ev.verdict.errors;
     let located = errors
         .get(error)
         .filter(|f| f.span.is_some())
         .or_else(|| errors.iter().find(|f| f.span.is_some()));
-    let span = located.and_then(|f| f.span);
+    let mut view = marked_lines(text, located.and_then(|f| f.span));
+    view.error = located.map(|f| {
+        (
+            f.at.map(|a| a.to_string()).unwrap_or_default(),
+            esc(&f.message),
+        )
+    });
+    Ok(view)
+}
+
+/// The Raw tab of a record that is not a capture (`INVALID_CAPTURE`): the record's text,
+/// with the position where it stops being JSON when that is why.
+fn record_view(text: &str, ev: &Evaluation) -> RawView {
+    let bad = crate::core::stage::parse::parse_strict(text).err();
+    let mut view = marked_lines(text, bad.as_ref().and_then(|f| f.span));
+    view.error = ev.verdict.errors.first().map(|f| {
+        (
+            bad.as_ref()
+                .and_then(|b| b.at)
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            esc(&format!("the capture record, as read: {}", f.message)),
+        )
+    });
+    view
+}
+
+/// `text` split at `\n` and escaped, the characters of `span` marked (only its first when
+/// it is longer than 40 bytes; an end-of-text cell when it starts at the end).
+fn marked_lines(text: &str, span: Option<crate::core::verdict::Span>) -> RawView {
     let mut lines = Vec::new();
     let mut error_line = 0;
     let mut offset = 0usize;
@@ -315,16 +351,11 @@ pub fn raw_view(ev: &Evaluation, error: usize) -> Result<RawView, String> {
             l.push(("⏎end".to_string(), true));
         }
     }
-    Ok(RawView {
+    RawView {
         lines,
-        error: located.map(|f| {
-            (
-                f.at.map(|a| a.to_string()).unwrap_or_default(),
-                esc(&f.message),
-            )
-        }),
+        error: None,
         error_line,
-    })
+    }
 }
 
 fn kv(out: &mut Vec<(String, Role)>, k: &str, v: &str) {
@@ -423,10 +454,12 @@ fn context_lines(ev: &Evaluation) -> Vec<(String, Role)> {
 
 fn contract_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<ContractView, String> {
     let v = &ev.verdict;
-    let name = v
-        .contract
-        .as_deref()
-        .ok_or_else(|| "no contract: the capture names none the workspace has".to_string())?;
+    let unread = ev.capture.is_none() && v.stage == Stage::Input;
+    let name = match v.contract.as_deref() {
+        Some(name) => name,
+        None if unread => return Err(unread_contract(ws)),
+        None => return Err("no contract: the capture names none the workspace has".to_string()),
+    };
     let ws = ws.ok_or_else(|| "the workspace is loading".to_string())?;
     let c = ws
         .contracts
@@ -511,4 +544,26 @@ fn contract_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<ContractView
         schema: JsonView::new(&c.text, &paths),
         rules,
     })
+}
+
+/// The Contract tab of a record that could not be read as a capture: which contract would
+/// apply to it (the record's own `contract` is unknown).
+fn unread_contract(ws: Option<&Workspace>) -> String {
+    let head =
+        "the capture record could not be read (see Raw), so the contract it names is unknown";
+    let Some(ws) = ws else {
+        return format!("{head}; the workspace is loading");
+    };
+    let by_name = &ws.contracts.by_name;
+    match ws.config.default_contract.as_deref() {
+        Some(d) => format!(
+            "{head}; without one, default_contract {} (verdict.toml) would apply",
+            esc(d)
+        ),
+        None if by_name.len() == 1 => format!(
+            "{head}; without one, {}, the workspace's only contract, would apply",
+            esc(by_name.keys().next().map_or("", String::as_str))
+        ),
+        None => format!("{head}; the workspace has no default_contract"),
+    }
 }

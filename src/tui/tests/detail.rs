@@ -280,3 +280,46 @@ fn the_response_tab_labels_a_captures_own_warning_by_its_severity() {
         ["warning CANDIDATES_IGNORED: m", "info SOME_NOTE: m"]
     );
 }
+
+#[test]
+fn an_invalid_capture_record_is_shown_raw_and_its_tabs_say_it_could_not_be_read() {
+    let dir = refund_workspace_with(&[(
+        "bad.jsonl",
+        "{\"id\": \"typo\", \"output\": \"{}\", \"intnet\": {}}\n{\"id\": \"cut\", \"output\": \"{}\"\n",
+    )]);
+    let mut app = app_on(dir.path(), "ws", 120, 30);
+    // the unknown key: the record is JSON, so no position
+    select(&mut app, "typo");
+    let d = app.detail.detail().unwrap();
+    assert_eq!(d.errors[0].reason, "INVALID_CAPTURE");
+    assert_eq!(
+        d.contract.as_ref().unwrap_err(),
+        "the capture record could not be read (see Raw), so the contract it names is unknown; without one, default_contract refund-v1 (verdict.toml) would apply"
+    );
+    assert_eq!(
+        d.diff.as_ref().unwrap_err(),
+        "the capture record could not be read, so its confirmed intent is unknown (see Raw)"
+    );
+    let raw = d.raw.as_ref().unwrap();
+    let text: Vec<String> = raw
+        .lines
+        .iter()
+        .map(|l| l.iter().map(|(s, _)| s.as_str()).collect())
+        .collect();
+    assert_eq!(text, [r#"{"id": "typo", "output": "{}", "intnet": {}}"#]);
+    let (at, msg) = raw.error.as_ref().unwrap();
+    assert_eq!(at, "");
+    assert!(
+        msg.starts_with("the capture record, as read: ") && msg.contains("intnet"),
+        "{msg}"
+    );
+    key(&mut app, KeyCode::Char('3'));
+    assert!(screen(&app).contains(r#"{"id": "typo", "output": "{}", "intnet": {}}"#));
+    // not JSON: the position where it stops is marked
+    select(&mut app, "captures/bad.jsonl:2");
+    let raw = app.detail.detail().unwrap().raw.clone().unwrap();
+    assert_eq!(raw.error.as_ref().unwrap().0, "1:29");
+    assert!(raw.lines[0].iter().any(|(_, m)| *m), "{:?}", raw.lines);
+    let s = screen(&app);
+    assert!(s.contains("▲ 1:29 the capture record, as read: "), "{s}");
+}
