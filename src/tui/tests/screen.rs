@@ -49,6 +49,16 @@ fn at_80x24_the_footer_keeps_help_and_quit_and_the_tabs_are_readable() {
         );
     }
     keys(&mut app, "8");
+    let s = screen(&app);
+    // every tab has a readable label, and an id keeps at least 20 characters
+    let bar = s
+        .lines()
+        .find(|l| l.contains(" Diff "))
+        .expect("the tab bar");
+    for tab in Tab::ALL {
+        assert!(bar.contains(&format!(" {} ", tab.short_title())), "{bar}");
+    }
+    assert!(s.contains("│ ⊘ CURREN… currency-usd-on-krw-…│"), "{s}");
     assert_screen_snapshot!(
         "at_80x24_the_footer_keeps_help_and_quit_and_the_tabs_are_readable",
         screen(&app)

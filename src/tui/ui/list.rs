@@ -10,6 +10,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+/// The id column's least width in a narrow list: 20 characters and the `…` of a cut id.
+const ID_MIN: usize = 21;
+
 /// What the list reads besides its rows.
 pub struct Status<'a> {
     /// The filter (its text and progress go in the title).
@@ -61,7 +64,10 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
         );
         return;
     }
-    let reason_w = view
+    // a narrow list drops the stage word (the decision glyph and the reason stay) and
+    // narrows the reason, so that an id keeps at least 20 characters (`ID_MIN` columns)
+    let compact = (inner.width as usize) < 3 + 9 + 8 + 1 + ID_MIN;
+    let widest = view
         .iter()
         .skip(list.offset)
         .take(h)
@@ -75,9 +81,16 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
         })
         .max()
         .unwrap_or(0)
-        .min(19)
-        .min(inner.width.saturating_sub(14) as usize / 2);
-    let id_w = (inner.width as usize).saturating_sub(3 + 8 + 1 + reason_w + 1);
+        .min(19);
+    let (stage_w, reason_w) = if compact {
+        (
+            0,
+            widest.min((inner.width as usize).saturating_sub(3 + 1 + ID_MIN)),
+        )
+    } else {
+        (9, widest.min(inner.width.saturating_sub(14) as usize / 2))
+    };
+    let id_w = (inner.width as usize).saturating_sub(3 + stage_w + reason_w + 1);
     let lines: Vec<Line> = view
         .iter()
         .enumerate()
@@ -93,8 +106,14 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
             let mut line = Line::from(vec![
                 Span::styled(if flipped { "↺" } else { " " }, t.flip()),
                 Span::styled(format!("{} ", v.outcome.decision.glyph()), ds),
-                Span::styled(pad(v.outcome.stage.as_str(), 8), ds),
-                Span::raw(" "),
+                Span::styled(
+                    if compact {
+                        String::new()
+                    } else {
+                        pad(v.outcome.stage.as_str(), 8) + " "
+                    },
+                    ds,
+                ),
                 Span::styled(
                     pad(&crate::core::text::escape_control(reason), reason_w),
                     ds,
