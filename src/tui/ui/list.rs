@@ -50,13 +50,19 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
     if view.is_empty() {
         let msg = if store.is_empty() {
             if s.running {
-                "validating…"
+                "validating…".to_string()
             } else {
                 // the layout hint `check` gives
-                crate::core::workspace::NO_CAPTURES
+                crate::core::workspace::NO_CAPTURES.to_string()
             }
         } else {
-            "no capture matches the filter (Esc clears it)"
+            match s.filter.hint() {
+                Some(h) => format!(
+                    "no capture matches the filter (Esc clears it): {}",
+                    crate::core::text::escape_control(h)
+                ),
+                None => "no capture matches the filter (Esc clears it)".to_string(),
+            }
         };
         f.render_widget(
             Paragraph::new(Span::styled(msg, t.dim())).wrap(ratatui::widgets::Wrap { trim: true }),
