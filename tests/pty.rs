@@ -364,9 +364,10 @@ fn filter_see_the_mismatch_fix_it_on_disk_see_it_flip_help_quit() {
     tui.wait_text("amount-8000-intent-50", LONG);
     tui.wait_text("● live", LONG);
     tui.send("/8000\r");
-    tui.wait_text("Captures 3/25", LONG);
-    // sorted by severity: amount-9000 (reject), then the 8000 case (recheck)
-    tui.send("j");
+    tui.wait_text("Captures 2/25", LONG);
+    // ranked by match: the id holding `8000` first, then amount-9000 (its message holds
+    // it), which stays selected
+    tui.send("k");
     // the detail is re-read from disk on the engine thread: wait for the diff itself
     tui.wait_for("the 8000 case's detail", LONG, |s| {
         s.contains("┌ amount-8000-intent-5000")
@@ -702,8 +703,8 @@ fn e_opens_the_capture_in_editor_at_its_line_gives_it_the_keys_and_the_tui_resum
     );
     wait_validated(&tui);
     tui.send("/8000\r");
-    tui.wait_text("Captures 3/25", LONG);
-    tui.send("j");
+    tui.wait_text("Captures 2/25", LONG);
+    tui.send("k");
     tui.wait_selected("amount-8000-intent-5000", LONG);
 
     tui.send("e");
@@ -734,17 +735,18 @@ fn e_opens_the_capture_in_editor_at_its_line_gives_it_the_keys_and_the_tui_resum
     // back: the same list and selection, the footer's key hints (no error status)
     wait_resumed(&tui, "amount-8000-intent-5000");
     tui.wait_for("the filtered list and the hints", LONG, |s| {
-        s.contains("Captures 3/25") && s.contains("INTENT_MISMATCH") && s.contains("? help")
+        s.contains("Captures 2/25") && s.contains("INTENT_MISMATCH") && s.contains("? help")
     });
     // and it still takes keys and clicks
     tui.send("?");
     tui.wait_text("this help", LONG);
     tui.send("?");
     tui.wait_for("the help closed", LONG, |s| !s.contains("this help"));
-    let list = tui.wait_list("the list", LONG, |l| l.rows.len() == 3);
-    let first = list.rows[0].1.clone();
-    tui.click(list.rows[0].0, 10);
-    tui.wait_selected(&first, LONG);
+    let list = tui.wait_list("the list", LONG, |l| l.rows.len() == 2);
+    // the other row (the selected 8000 case is first)
+    let other = list.rows[1].1.clone();
+    tui.click(list.rows[1].0, 10);
+    tui.wait_selected(&other, LONG);
     tui.send("q");
     let parser = tui.finish();
     let p = parser.lock().unwrap();

@@ -18,7 +18,8 @@ pub struct Evaluation {
     pub verdict: Verdict,
     /// The capture record, when it could be read.
     pub capture: Option<Capture>,
-    /// The proposal's raw text, when it came as text.
+    /// The proposal's raw text, when it came as text; for a record that is not a capture
+    /// (`INVALID_CAPTURE`, `capture` is `None`), the record's own text.
     pub raw_output: Option<String>,
     /// The parsed (or structured) proposal, when the parse stage passed.
     pub proposal: Option<Value>,
@@ -56,6 +57,7 @@ impl Workspace {
             Err(e) => {
                 let id = e.id.unwrap_or_else(|| default_id(raw));
                 ev.verdict = Verdict::from_errors(id, raw.source.clone(), None, vec![e.finding]);
+                ev.raw_output = Some(text.clone());
                 if let Some(x) = e.expect {
                     ev.verdict.apply_expect(x);
                 }

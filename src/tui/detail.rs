@@ -8,11 +8,12 @@ use crate::core::feedback::feedback;
 use crate::core::pipeline::Evaluation;
 use crate::core::stage::parse::locate;
 use crate::core::text::{escape_control, line_col};
-use crate::core::verdict::{Decision, Finding, Span, Stage};
+use crate::core::verdict::{Decision, Finding, Stage};
 use crate::core::workspace::Workspace;
 use serde_json::Value;
-use similar::{Algorithm, DiffTag};
 use std::ops::RangeInclusive;
+
+pub use crate::tui::diff::{DiffKind, DiffRow, DiffView, diff_view};
 
 /// How a stage of the strip fared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,44 +98,6 @@ impl JsonView {
     }
 }
 
-/// What kind of difference a diff row shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiffKind {
-    /// The same on both sides.
-    Same,
-    /// Different text on the two sides.
-    Changed,
-    /// Only in the proposal.
-    LeftOnly,
-    /// Only in the confirmed intent.
-    RightOnly,
-}
-
-/// One side-by-side diff row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiffRow {
-    /// Proposal line, escaped.
-    pub left: Option<String>,
-    /// Intent line, escaped.
-    pub right: Option<String>,
-    /// The kind of row.
-    pub kind: DiffKind,
-    /// Whether the row holds a mismatching pointer's value (on either side).
-    pub mismatch: bool,
-}
-
-/// The proposal vs the confirmed intent.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiffView {
-    /// Side-by-side rows (line diff of pretty JSON with keys sorted).
-    pub rows: Vec<DiffRow>,
-    /// The pointers where the proposal differs from the intent (from the verdict).
-    pub mismatches: Vec<String>,
-    /// Whether the pipeline's intent comparison ran and passed (`Some(true)`), ran and
-    /// failed (`Some(false)`), or did not run because an earlier check decided (`None`).
-    pub compared: Option<bool>,
-}
-
 /// The raw output with the parse error position.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawView {
@@ -166,7 +129,8 @@ pub struct ContractView {
     pub heading: String,
     /// The schema text with each error's keyword location marked.
     pub schema: JsonView,
-    /// The rules, each as lines with a role (the failing rule highlighted).
+    /// The contract's lint findings (as `check` prints them), then the rules, each as
+    /// lines with a role (the failing rule highlighted).
     pub rules: Vec<(String, Role)>,
 }
 
@@ -280,7 +244,7 @@ impl Detail {
             errors: v.errors.iter().map(error_row).collect(),
             diff: diff_view(ev),
             proposal,
-            raw: raw_view(ev),
+            raw: raw_view(ev, 0),
             response: response_lines(ev),
             contract: contract_view(ws, ev),
             context: context_lines(ev),
@@ -305,101 +269,55 @@ impl Detail {
     }
 }
 
-fn diff_view(ev: &Evaluation) -> Result<DiffView, String> {
-    let intent = ev
-        .capture
-        .as_ref()
-        .and_then(|c| c.intent.as_ref())
-        .ok_or_else(|| {
-            "this capture has no confirmed intent (`intent`), so there is nothing to compare the proposal with".to_string()
-        })?;
-    let proposal = ev.proposal.as_ref().ok_or_else(|| {
-        "no proposal to compare with the confirmed intent: the capture failed before the schema stage".to_string()
-    })?;
-    let mismatches: Vec<String> = ev
-        .verdict
-        .errors
-        .iter()
-        .filter(|f| f.reason.as_str() == "INTENT_MISMATCH")
-        .filter_map(|f| f.pointer.clone())
-        .collect();
-    let a = pretty(proposal) + "\n";
-    let b = pretty(&Value::Object(intent.clone())) + "\n";
-    let lines_of = |text: &str| -> Vec<bool> {
-        let n = text.lines().count();
-        let mut hl = vec![false; n];
-        for p in &mismatches {
-            if let Some(Span { start, end }) = locate(text, p) {
-                let first = line_col(text, start).line as usize - 1;
-                let last = line_col(text, end.saturating_sub(1).max(start)).line as usize - 1;
-                for h in hl.iter_mut().take(last + 1).skip(first) {
-                    *h = true;
-                }
-            }
-        }
-        hl
-    };
-    let (hl_a, hl_b) = (lines_of(&a), lines_of(&b));
-    let la: Vec<&str> = a.lines().collect();
-    let lb: Vec<&str> = b.lines().collect();
-    // compare lines without their trailing comma: the last member of an object has none,
-    // and that must not make an equal member look changed
-    let key = |l: &&str| l.trim_end_matches(',').to_string();
-    let (ka, kb): (Vec<String>, Vec<String>) =
-        (la.iter().map(key).collect(), lb.iter().map(key).collect());
-    let ops = similar::capture_diff_slices(Algorithm::Patience, &ka, &kb);
-    let mut rows = Vec::new();
-    let row = |l: Option<usize>, r: Option<usize>, kind: DiffKind| DiffRow {
-        left: l.map(|i| esc(la[i])),
-        right: r.map(|i| esc(lb[i])),
-        kind,
-        mismatch: l.is_some_and(|i| hl_a[i]) || r.is_some_and(|i| hl_b[i]),
-    };
-    for op in &ops {
-        let (tag, old, new) = op.as_tag_tuple();
-        match tag {
-            DiffTag::Equal => {
-                for (i, j) in old.zip(new) {
-                    rows.push(row(Some(i), Some(j), DiffKind::Same));
-                }
-            }
-            DiffTag::Delete => rows.extend(old.map(|i| row(Some(i), None, DiffKind::LeftOnly))),
-            DiffTag::Insert => rows.extend(new.map(|j| row(None, Some(j), DiffKind::RightOnly))),
-            DiffTag::Replace => {
-                let (o, n): (Vec<usize>, Vec<usize>) = (old.collect(), new.collect());
-                for k in 0..o.len().max(n.len()) {
-                    let (l, r) = (o.get(k).copied(), n.get(k).copied());
-                    let kind = match (l, r) {
-                        (Some(_), Some(_)) => DiffKind::Changed,
-                        (Some(_), None) => DiffKind::LeftOnly,
-                        _ => DiffKind::RightOnly,
-                    };
-                    rows.push(row(l, r, kind));
-                }
-            }
-        }
-    }
-    let compared = if !mismatches.is_empty() {
-        Some(false)
-    } else if ev.verdict.stage == Stage::Ready {
-        Some(true)
-    } else {
-        None
-    };
-    Ok(DiffView {
-        rows,
-        mismatches: mismatches.iter().map(|p| esc(p)).collect(),
-        compared,
-    })
-}
-
-fn raw_view(ev: &Evaluation) -> Result<RawView, String> {
+/// The Raw tab with error `error`'s position marked (the first located error's when that
+/// one has no position).
+pub fn raw_view(ev: &Evaluation, error: usize) -> Result<RawView, String> {
     let text = ev.raw_output.as_deref().ok_or_else(|| match ev.proposal {
         Some(_) => "the output was already structured (a tool call's arguments object): there is no raw text".to_string(),
+        None if ev.capture.is_none() && ev.verdict.stage == Stage::Input => format!(
+            "the capture record could not be read: {}",
+            esc(ev.verdict.errors.first().map_or("", |f| f.message.as_str()))
+        ),
         None => "no raw output: the capture failed before its output was read".to_string(),
     })?;
-    let located = ev.verdict.errors.iter().find(|f| f.span.is_some());
-    let span = located.and_then(|f| f.span);
+    if ev.capture.is_none() && ev.verdict.stage == Stage::Input {
+        return Ok(record_view(text, ev));
+    }
+    let errors = &ev.verdict.errors;
+    let located = errors
+        .get(error)
+        .filter(|f| f.span.is_some())
+        .or_else(|| errors.iter().find(|f| f.span.is_some()));
+    let mut view = marked_lines(text, located.and_then(|f| f.span));
+    view.error = located.map(|f| {
+        (
+            f.at.map(|a| a.to_string()).unwrap_or_default(),
+            esc(&f.message),
+        )
+    });
+    Ok(view)
+}
+
+/// The Raw tab of a record that is not a capture (`INVALID_CAPTURE`): the record's text,
+/// with the position where it stops being JSON when that is why.
+fn record_view(text: &str, ev: &Evaluation) -> RawView {
+    let bad = crate::core::stage::parse::parse_strict(text).err();
+    let mut view = marked_lines(text, bad.as_ref().and_then(|f| f.span));
+    view.error = ev.verdict.errors.first().map(|f| {
+        (
+            bad.as_ref()
+                .and_then(|b| b.at)
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            esc(&format!("the capture record, as read: {}", f.message)),
+        )
+    });
+    view
+}
+
+/// `text` split at `\n` and escaped, the characters of `span` marked (only its first when
+/// it is longer than 40 bytes; an end-of-text cell when it starts at the end).
+fn marked_lines(text: &str, span: Option<crate::core::verdict::Span>) -> RawView {
     let mut lines = Vec::new();
     let mut error_line = 0;
     let mut offset = 0usize;
@@ -433,16 +351,11 @@ fn raw_view(ev: &Evaluation) -> Result<RawView, String> {
             l.push(("⏎end".to_string(), true));
         }
     }
-    Ok(RawView {
+    RawView {
         lines,
-        error: located.map(|f| {
-            (
-                f.at.map(|a| a.to_string()).unwrap_or_default(),
-                esc(&f.message),
-            )
-        }),
+        error: None,
         error_line,
-    })
+    }
 }
 
 fn kv(out: &mut Vec<(String, Role)>, k: &str, v: &str) {
@@ -500,9 +413,15 @@ fn response_lines(ev: &Evaluation) -> Vec<(String, Role)> {
             &format!("{}: {want}", if e.met { "met" } else { "NOT MET" }),
         );
     }
-    for w in &v.warnings {
+    // the capture's own warnings; a contract's lint findings are on the Contract tab
+    for w in v.warnings.iter().filter(|w| w.file.is_none()) {
         out.push((
-            esc(&format!("warning {}: {}", w.code, w.message)),
+            esc(&format!(
+                "{} {}: {}",
+                w.severity.as_deref().unwrap_or("warning"),
+                w.code,
+                w.message
+            )),
             Role::Highlight,
         ));
     }
@@ -535,10 +454,12 @@ fn context_lines(ev: &Evaluation) -> Vec<(String, Role)> {
 
 fn contract_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<ContractView, String> {
     let v = &ev.verdict;
-    let name = v
-        .contract
-        .as_deref()
-        .ok_or_else(|| "no contract: the capture names none the workspace has".to_string())?;
+    let unread = ev.capture.is_none() && v.stage == Stage::Input;
+    let name = match v.contract.as_deref() {
+        Some(name) => name,
+        None if unread => return Err(unread_contract(ws)),
+        None => return Err("no contract: the capture names none the workspace has".to_string()),
+    };
     let ws = ws.ok_or_else(|| "the workspace is loading".to_string())?;
     let c = ws
         .contracts
@@ -554,6 +475,32 @@ fn contract_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<ContractView
         })
         .collect();
     let mut rules = Vec::new();
+    let lint = c.warnings();
+    if !lint.is_empty() {
+        let n = lint.len();
+        rules.push((
+            format!("lint  {n} finding{}", if n == 1 { "" } else { "s" }),
+            Role::Heading,
+        ));
+        for w in &lint {
+            // as `check` prints them: place, severity[CODE], message
+            let place = match (&w.file, w.at) {
+                (Some(f), Some(at)) => format!("{f}:{at} "),
+                (Some(f), None) => format!("{f} "),
+                _ => String::new(),
+            };
+            let severity = w.severity.as_deref().unwrap_or("warning");
+            rules.push((
+                esc(&format!("{place}{severity}[{}] {}", w.code, w.message)),
+                if severity == "info" {
+                    Role::Text
+                } else {
+                    Role::Highlight
+                },
+            ));
+        }
+        rules.push((String::new(), Role::Text));
+    }
     match &c.rules {
         Some(rs) => {
             rules.push((format!("rules  {}", esc(&rs.file)), Role::Heading));
@@ -597,4 +544,26 @@ fn contract_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<ContractView
         schema: JsonView::new(&c.text, &paths),
         rules,
     })
+}
+
+/// The Contract tab of a record that could not be read as a capture: which contract would
+/// apply to it (the record's own `contract` is unknown).
+fn unread_contract(ws: Option<&Workspace>) -> String {
+    let head =
+        "the capture record could not be read (see Raw), so the contract it names is unknown";
+    let Some(ws) = ws else {
+        return format!("{head}; the workspace is loading");
+    };
+    let by_name = &ws.contracts.by_name;
+    match ws.config.default_contract.as_deref() {
+        Some(d) => format!(
+            "{head}; without one, default_contract {} (verdict.toml) would apply",
+            esc(d)
+        ),
+        None if by_name.len() == 1 => format!(
+            "{head}; without one, {}, the workspace's only contract, would apply",
+            esc(by_name.keys().next().map_or("", String::as_str))
+        ),
+        None => format!("{head}; the workspace has no default_contract"),
+    }
 }

@@ -37,6 +37,69 @@ pub struct Query {
     /// `'`, `!`, `$` or `\\`): then an ASCII haystack matches when each word is a
     /// subsequence of it, which is what nucleo decides, without scoring.
     plain: Option<Vec<Vec<u8>>>,
+    /// `stage:parss matches no stage; did you mean `stage:parse`?` for a `stage:` or
+    /// `decision:` value that no stage or decision starts with.
+    hint: Option<String>,
+}
+
+/// How well a capture matches the fuzzy text, to rank the filtered list: the better
+/// [`Rank::tier`] first, then the higher nucleo score, then the list order (severity).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rank {
+    /// 2: every word is a substring of the id; 1: of the haystack (a pointer, the
+    /// reason, the message, the source); 0: a fuzzy (subsequence) match only. Always 1
+    /// for a query with nucleo syntax (`^`, `'`, `$`, `!`, `\\`) or non-ASCII text.
+    pub tier: u8,
+    /// nucleo-matcher's score (consecutive and word-boundary characters score higher).
+    pub score: u32,
+}
+
+/// Which ranked matches stay: when some match has every word as a substring (tier 1 or
+/// 2), only those (the scattered subsequence matches of a word typed whole are noise:
+/// `stream-sse` also matched `openai-responses/refusal`); else, a typo or an
+/// abbreviation (`a8000`), the fuzzy matches scoring at least half the best one.
+pub fn keeps(best: Rank) -> impl Fn(&Rank) -> bool {
+    move |r: &Rank| {
+        if best.tier > 0 {
+            r.tier > 0
+        } else {
+            r.score * 2 >= best.score
+        }
+    }
+}
+
+/// Whether lower-case ASCII `word` is a substring of `hay`, ignoring case.
+fn contains_word(hay: &str, word: &[u8]) -> bool {
+    if !hay.is_ascii() {
+        let word = std::str::from_utf8(word).unwrap_or_default();
+        return hay.to_lowercase().contains(word);
+    }
+    word.is_empty()
+        || hay.as_bytes().windows(word.len()).any(|w| {
+            w.iter()
+                .zip(word)
+                .all(|(a, b)| a.to_ascii_lowercase() == *b)
+        })
+}
+
+/// The hint for a `field:value` token whose value starts no word of `names`.
+fn field_hint<'a>(
+    field: &str,
+    value: &str,
+    names: impl Iterator<Item = &'a str> + Clone,
+) -> Option<String> {
+    if names.clone().any(|n| n.starts_with(value)) {
+        return None;
+    }
+    let kind = if field == "stage" {
+        "stage"
+    } else {
+        "decision"
+    };
+    Some(match crate::core::hint::did_you_mean(value, names) {
+        Some(n) => format!("{field}:{value} matches no {kind}; did you mean `{field}:{n}`?"),
+        None => format!("{field}:{value} matches no {kind}"),
+    })
 }
 
 /// Whether a verdict misses its capture's `expect` (`check`'s NOT AS EXPECTED).
@@ -104,13 +167,52 @@ impl Query {
             });
         let text = (!text.is_empty())
             .then(|| Pattern::parse(&text.join(" "), CaseMatching::Ignore, Normalization::Smart));
+        let hint = tokens.iter().find_map(|t| match t.field {
+            Field::Stage => field_hint("stage", &t.value, Stage::ALL.iter().map(|s| s.as_str())),
+            Field::Decision => field_hint(
+                "decision",
+                &t.value,
+                Decision::ALL.iter().map(|d| d.as_str()),
+            ),
+            _ => None,
+        });
         Query {
             tokens,
             flipped,
             unmet,
             text,
             plain,
+            hint,
         }
+    }
+
+    /// A did-you-mean for a `stage:` or `decision:` value that matches no stage or
+    /// decision (`stage:parss`), if any.
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
+
+    /// How well `haystack` (whose first part is `id`) matches the fuzzy text; `None` when
+    /// it does not match or there is no fuzzy text.
+    pub fn rank(&self, id: &str, haystack: &str, m: &mut FuzzyMatcher) -> Option<Rank> {
+        let score = self
+            .text
+            .as_ref()?
+            .score(Utf32Str::new(haystack, &mut m.1), &mut m.0)?;
+        let tier = match &self.plain {
+            Some(words) => {
+                let all_in = |hay: &str| words.iter().all(|w| contains_word(hay, w));
+                if all_in(id) {
+                    2
+                } else if all_in(haystack) {
+                    1
+                } else {
+                    0
+                }
+            }
+            _ => 1,
+        };
+        Some(Rank { tier, score })
     }
 
     /// Whether the query matches nothing-specific (every capture passes).

@@ -11,6 +11,7 @@
 pub mod app;
 pub mod config;
 pub mod detail;
+pub mod diff;
 pub mod filter;
 pub mod keymap;
 pub mod store;

@@ -212,3 +212,34 @@ fn applied(
         removed,
     })
 }
+
+/// A temporary workspace with the refund sample's config and schemas, and these capture
+/// files (name under `captures/`, text).
+fn refund_workspace_with(captures: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let src = sample("refund");
+    for sub in ["", "schemas"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        for e in std::fs::read_dir(src.join(sub)).unwrap().flatten() {
+            if e.path().is_file() {
+                std::fs::copy(e.path(), dir.path().join(sub).join(e.file_name())).unwrap();
+            }
+        }
+    }
+    std::fs::create_dir_all(dir.path().join("captures")).unwrap();
+    for (name, text) in captures {
+        std::fs::write(dir.path().join("captures").join(name), text).unwrap();
+    }
+    dir
+}
+
+/// A temporary workspace of these files (path relative to the workspace, text).
+fn workspace_of(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}

@@ -36,7 +36,8 @@ pub enum CheckError {
     Workspace(#[from] crate::core::workspace::WorkspaceError),
     /// Nothing to check: a mistyped path would otherwise pass.
     #[error(
-        "no captures found (no *.json, *.jsonl or *.ndjson files in the workspace's captures folders); pass a workspace folder, e.g. `verdict check samples/refund`"
+        "{}; pass a workspace folder, e.g. `verdict check samples/refund`",
+        crate::core::workspace::NO_CAPTURES
     )]
     NoCaptures,
     /// The `--schema` file cannot be used.

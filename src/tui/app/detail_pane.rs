@@ -6,7 +6,7 @@ use crate::core::pipeline::Evaluation;
 use crate::core::workspace::Workspace;
 use crate::engine::Job;
 use crate::engine::worker::Removed;
-use crate::tui::detail::Detail;
+use crate::tui::detail::{Detail, raw_view};
 use crate::tui::keymap::Tab;
 use crate::tui::store::{Row, Store};
 use ratatui::layout::Rect;
@@ -297,8 +297,25 @@ impl DetailPane {
             self.error = 0;
         }
         let n = self.detail().map_or(0, |d| d.errors.len());
-        self.error = self.error.min(n.saturating_sub(1));
+        let error = self.error.min(n.saturating_sub(1));
+        if error == 0 {
+            // the detail was built for the first error
+            self.error = 0;
+        } else {
+            self.set_error(error);
+        }
         (Refreshed::Built { changed }, None)
+    }
+
+    /// Makes error `error` of the shown capture the current one: the Proposal and
+    /// Contract tabs mark it when drawn, the Raw tab's caret and message are rebuilt for it.
+    pub fn set_error(&mut self, error: usize) {
+        self.error = error;
+        if let DetailState::Shown { evaluation, detail } = self.state.base_mut()
+            && detail.raw.is_ok()
+        {
+            detail.raw = raw_view(evaluation, error);
+        }
     }
 
     /// Scrolls the current tab of a `content` area so that the current error is in view.

@@ -30,7 +30,7 @@ impl App {
                 p.done = 0;
                 p.running = true;
                 self.workspace = Some(workspace);
-                self.status = None;
+                self.status = self.run.asked.then(|| super::input::revalidating(total));
                 let store = &mut self.list.store;
                 store.reserve(total.saturating_sub(store.len()));
             }
@@ -69,6 +69,14 @@ impl App {
                 }
                 p.running = false;
                 p.elapsed = Some(elapsed);
+                if std::mem::take(&mut self.run.asked) {
+                    let n = p.total;
+                    self.status = Some(format!(
+                        "re-validated {n} capture{} in {} ms",
+                        if n == 1 { "" } else { "s" },
+                        elapsed.as_millis()
+                    ));
+                }
                 self.list.retain_generation(generation as u32);
                 self.rebuild();
             }
@@ -91,6 +99,7 @@ impl App {
                     return;
                 }
                 self.run.progress.running = false;
+                self.run.asked = false;
                 self.status = Some(crate::core::text::escape_control(&message).into_owned());
             }
             EngineEvent::Loaded { source, evaluation } => {

@@ -2,7 +2,7 @@
 //! rows into the list's view, done in slices between frames when there are many rows.
 
 use super::list::List;
-use crate::tui::filter::{FuzzyMatcher, Query, advance, narrows, write_haystack};
+use crate::tui::filter::{FuzzyMatcher, Query, Rank, advance, keeps, narrows, write_haystack};
 use crate::tui::store::{FLIPPED, Row, Store};
 use std::time::{Duration, Instant};
 
@@ -115,6 +115,8 @@ struct PendingFilter {
     text: String,
     /// See [`FilterJob::start`].
     top_if_lost: bool,
+    /// The matches so far with their rank, in list order (fuzzy text only).
+    ranks: Vec<(u32, Rank)>,
 }
 
 /// What one [`FilterJob::step`] did.
@@ -143,6 +145,9 @@ pub struct FilterJob {
     view_filter: Option<String>,
     /// A filter still running (the view holds the matches so far).
     pending: Option<PendingFilter>,
+    /// Every match of the view's filter in list order, when the view is ranked and cut
+    /// (fuzzy text): what a narrowing filter starts from.
+    matched: Option<Vec<u32>>,
     /// Scratch buffer for fuzzy haystacks.
     hay: String,
 }
@@ -155,6 +160,7 @@ impl Default for FilterJob {
             matcher: FuzzyMatcher::default(),
             view_filter: None,
             pending: None,
+            matched: None,
             hay: String::new(),
         }
     }
@@ -172,6 +178,18 @@ impl FilterJob {
     pub fn reset(&mut self) {
         self.view_filter = None;
         self.pending = None;
+        self.matched = None;
+    }
+
+    /// Every row the finished filter matched, in list order (the view before ranking and
+    /// dropping weak fuzzy matches): row indices into `list`'s store.
+    pub fn all_matches<'a>(&'a self, list: &'a List) -> &'a [u32] {
+        self.matched.as_deref().unwrap_or(&list.view)
+    }
+
+    /// A did-you-mean for a `stage:` or `decision:` value that matches nothing.
+    pub fn hint(&self) -> Option<&str> {
+        self.query.hint()
     }
 
     /// Whether a filter is still running ([`FilterJob::step`] goes on with it).
@@ -189,11 +207,14 @@ impl FilterJob {
     /// Starts filtering `list`'s sorted rows (or, when the filter only narrowed, its
     /// previous view) for the current query. With no query the view is every row at once
     /// and this returns true (the filter is done); else the view is emptied and the rows
-    /// are tested by [`FilterJob::step`], the view growing as matches are found.
+    /// are tested by [`FilterJob::step`], the view growing as matches are found; with
+    /// fuzzy text the finished view is ranked (see [`Rank`]) and its weak matches dropped
+    /// (see [`keeps`]).
     /// `top_if_lost`: when the selected capture is filtered out, select the first row (a
     /// new filter), rather than the row at the cursor.
     pub fn start(&mut self, list: &mut List, top_if_lost: bool) -> bool {
         let pending = self.pending.take();
+        let matched = self.matched.take();
         if self.query.is_empty() {
             let mut view = list.buffer();
             view.extend_from_slice(list.order());
@@ -212,7 +233,15 @@ impl FilterJob {
                 list.recycle(p.from);
                 v
             }
-            (None, Some(old)) if narrows(old, &self.text) => std::mem::take(&mut list.view),
+            (None, Some(old)) if narrows(old, &self.text) => match matched {
+                // the view was ranked and cut: start from every match, in list order
+                Some(m) => {
+                    let old = std::mem::take(&mut list.view);
+                    list.recycle(old);
+                    m
+                }
+                None => std::mem::take(&mut list.view),
+            },
             (p, _) => {
                 if let Some(p) = p {
                     list.recycle(p.from);
@@ -231,6 +260,7 @@ impl FilterJob {
             pos: 0,
             text: self.text.clone(),
             top_if_lost,
+            ranks: Vec::new(),
         });
         false
     }
@@ -244,7 +274,7 @@ impl FilterJob {
         let start = Instant::now();
         loop {
             let end = (p.pos + 4096).min(p.from.len());
-            let found = self.filter_rows(&list.store, &p.from[p.pos..end]);
+            let found = self.filter_rows(&list.store, &p.from[p.pos..end], &mut p.ranks);
             list.view.extend(found);
             p.pos = end;
             if p.pos == p.from.len() {
@@ -262,13 +292,35 @@ impl FilterJob {
         }
         self.view_filter = Some(p.text);
         list.recycle(p.from);
+        if self.query.has_text() {
+            self.rank(list, p.ranks);
+        }
         Step::Done {
             top_if_lost: p.top_if_lost,
         }
     }
 
-    /// Filters `from` (row indices in list order) with the current query.
-    fn filter_rows(&mut self, store: &Store, from: &[u32]) -> Vec<u32> {
+    /// Orders the finished view by rank (the list order breaking ties) and drops the
+    /// weak matches; keeps every match, in list order, for a narrowing filter.
+    fn rank(&mut self, list: &mut List, mut ranks: Vec<(u32, Rank)>) {
+        // stable: equal ranks keep the list order (severity)
+        ranks.sort_by_key(|r| std::cmp::Reverse(r.1));
+        let mut view = list.buffer();
+        if let Some(&(_, best)) = ranks.first() {
+            let keep = keeps(best);
+            view.extend(ranks.iter().filter(|(_, r)| keep(r)).map(|(i, _)| *i));
+        }
+        self.matched = Some(std::mem::replace(&mut list.view, view));
+    }
+
+    /// Filters `from` (row indices in list order) with the current query; with fuzzy text
+    /// each match's rank is pushed to `ranks`.
+    fn filter_rows(
+        &mut self,
+        store: &Store,
+        from: &[u32],
+        ranks: &mut Vec<(u32, Rank)>,
+    ) -> Vec<u32> {
         let (q, m, hay) = (&self.query, &mut self.matcher, &mut self.hay);
         // the tokens depend only on a row's outcome and pointer set: decide each once
         let kind_ok: Vec<bool> = store
@@ -286,7 +338,8 @@ impl FilterJob {
         let pset_ok: Vec<bool> = store.psets.iter().map(|p| q.pointers_match(p)).collect();
         let text = q.has_text();
         let fast = q.plain_words().map(|w| FastText::new(w, store));
-        from.iter()
+        let found: Vec<u32> = from
+            .iter()
             .copied()
             .filter(|&i| {
                 let r = &store.rows[i as usize];
@@ -313,6 +366,26 @@ impl FilterJob {
                 );
                 q.text_matches(hay, m)
             })
-            .collect()
+            .collect();
+        if text {
+            for &i in &found {
+                let r = &store.rows[i as usize];
+                let k = store.kind(r);
+                write_haystack(
+                    hay,
+                    store.id(r),
+                    k.outcome.reason.as_ref().map(|r| r.as_str()),
+                    store.pointers(r),
+                    store.message(r),
+                    |o| store.write_source(r, o),
+                );
+                // a match by the fast path that nucleo does not score ranks last
+                let rank = q
+                    .rank(store.id(r), hay, m)
+                    .unwrap_or(Rank { tier: 0, score: 0 });
+                ranks.push((i, rank));
+            }
+        }
+        found
     }
 }

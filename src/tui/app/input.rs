@@ -127,11 +127,11 @@ impl App {
                 let n = self.detail.detail().map_or(0, |d| d.errors.len());
                 if n > 0 {
                     let pane = &mut self.detail;
-                    pane.error = if a == Action::NextError {
+                    pane.set_error(if a == Action::NextError {
                         (pane.error + 1) % n
                     } else {
                         (pane.error + n - 1) % n
-                    };
+                    });
                     if !matches!(pane.tab, Tab::Proposal | Tab::Raw | Tab::Contract) {
                         pane.tab = Tab::Proposal;
                     }
@@ -140,6 +140,8 @@ impl App {
             }
             Action::Revalidate => {
                 self.request_validation(true);
+                self.run.asked = true;
+                self.status = Some(revalidating(self.list.store.len()));
             }
             Action::Pause => match self.watch.state {
                 WatchState::Live => self.watch.state = WatchState::Paused,
@@ -271,4 +273,12 @@ impl App {
             _ => {}
         }
     }
+}
+
+/// The status line while a run asked for with `r` goes on.
+pub(super) fn revalidating(n: usize) -> String {
+    format!(
+        "re-validating {n} capture{}…",
+        if n == 1 { "" } else { "s" }
+    )
 }

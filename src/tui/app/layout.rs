@@ -74,7 +74,10 @@ pub fn areas(area: Rect, errors: usize) -> Areas {
         Constraint::Length(1),
     ])
     .areas(area);
-    let left = (body.width * 2 / 5).clamp(30, 64);
+    // below 100 columns the list takes 42.5% (34 of 80): room for 20 characters of id
+    // and 7 of the reason once the stage word is dropped (see `ui::list`)
+    let share = if body.width < 100 { 17 } else { 16 };
+    let left = (body.width * share / 40).clamp(30, 64);
     let [list, detail] =
         Layout::horizontal([Constraint::Length(left), Constraint::Fill(1)]).areas(body);
     let inner = Block::bordered().inner(detail);
@@ -98,8 +101,10 @@ pub fn areas(area: Rect, errors: usize) -> Areas {
 }
 
 /// The tab bar's labels (` 1 Diff `...), in order, short ones when `width` is too narrow
-/// for the full titles, and only numbers (the `active` tab keeps its short title) when it
-/// is too narrow even for those; shared by drawing and mouse clicks.
+/// for the full titles, short ones without their number key (` Diff`, ` Prop`...; the
+/// footer says `1-8 tabs`) when it is too narrow for those, and only numbers (the `active`
+/// tab keeps its short title) when it is too narrow even for that; shared by drawing and
+/// mouse clicks.
 pub fn tab_labels(width: u16, active: Tab) -> Vec<(Tab, String)> {
     let full: Vec<(Tab, String)> = Tab::ALL
         .into_iter()
@@ -116,6 +121,13 @@ pub fn tab_labels(width: u16, active: Tab) -> Vec<(Tab, String)> {
         .collect();
     if short.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
         return short;
+    }
+    let bare: Vec<(Tab, String)> = Tab::ALL
+        .into_iter()
+        .map(|t| (t, format!(" {}", t.short_title())))
+        .collect();
+    if bare.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
+        return bare;
     }
     Tab::ALL
         .into_iter()

@@ -212,6 +212,40 @@ pub struct Progress {
     pub elapsed: Option<Duration>,
 }
 
+/// Lint findings counted by severity, as `check` and `lint` count them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LintCounts {
+    /// `error` findings.
+    pub errors: usize,
+    /// `warning` findings (and findings without a severity).
+    pub warnings: usize,
+    /// `info` findings.
+    pub info: usize,
+}
+
+impl LintCounts {
+    /// `2 warnings, 1 info` (the parts that are not zero; `0 warnings` when all are).
+    pub fn label(&self) -> String {
+        let pl = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let mut parts = Vec::new();
+        if self.errors > 0 {
+            parts.push(pl(self.errors, "error"));
+        }
+        if self.warnings > 0 || self.errors + self.info == 0 {
+            parts.push(pl(self.warnings, "warning"));
+        }
+        if self.info > 0 {
+            parts.push(format!("{} info", self.info));
+        }
+        parts.join(", ")
+    }
+
+    /// Whether there is any finding.
+    pub fn any(&self) -> bool {
+        self.errors + self.warnings + self.info > 0
+    }
+}
+
 /// The validation runs and their totals.
 #[derive(Debug, Default)]
 pub struct Run {
@@ -221,8 +255,11 @@ pub struct Run {
     pub generation: u64,
     /// Counts over every capture.
     pub summary: Summary,
-    /// Distinct lint warnings over every capture's contract.
-    pub warnings: usize,
+    /// Distinct lint findings over every capture's contract, by severity.
+    pub lint: LintCounts,
+    /// Whether the run going on was asked for with `r` (its start and end go in the
+    /// status line).
+    pub asked: bool,
     /// When the list was last rebuilt (batches rebuild it at most every 150 ms).
     last_rebuild: Option<Instant>,
 }
@@ -449,12 +486,20 @@ impl App {
             for c in contracts {
                 if let Some(contract) = ws.contracts.get(c) {
                     for w in contract.warnings() {
-                        warnings.insert((c, w.code, w.pointer, w.message));
+                        warnings.insert((c, w.code, w.pointer, w.message, w.severity));
                     }
                 }
             }
         }
-        self.run.warnings = warnings.len();
+        let mut lint = LintCounts::default();
+        for (.., severity) in &warnings {
+            match severity.as_deref() {
+                Some("error") => lint.errors += 1,
+                Some("info") => lint.info += 1,
+                _ => lint.warnings += 1,
+            }
+        }
+        self.run.lint = lint;
         self.run.summary = summary;
         if self.modes.triage() {
             self.triage.build(&self.list.store);

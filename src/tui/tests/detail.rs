@@ -181,3 +181,145 @@ fn the_detail_pane_loads_shows_keeps_the_detail_while_it_reloads_and_notes_a_mis
     assert!(app.out.requests.is_empty(), "{:?}", app.out.requests);
     assert_eq!(app.detail.missing(), Some(source.as_str()));
 }
+
+/// The line of the Raw tab that says where the marked error is (`▲ 1:40 …`), trimmed.
+fn raw_error_line(app: &App) -> String {
+    let s = screen(app);
+    let line = s
+        .lines()
+        .find(|l| l.contains('▲'))
+        .unwrap_or_else(|| panic!("no error line in {s}"));
+    let at = line.find('▲').unwrap();
+    line[at..].trim_end_matches(['"', '│', ' ']).to_string()
+}
+
+#[test]
+fn the_raw_tab_follows_the_selected_error() {
+    let output = r#"{"schema_version":"refund-v1","order_id":"","amount_minor":"x","currency":"EUR","expected_version":7}"#;
+    let record = serde_json::json!({"id": "three-errors", "output": output}).to_string();
+    let dir = refund_workspace_with(&[("three.json", &record)]);
+    let mut app = app_on(dir.path(), "ws", 120, 30);
+    select(&mut app, "three-errors");
+    let errors = app.detail.detail().unwrap().errors.clone();
+    assert!(errors.len() >= 3, "{errors:?}");
+    let ats: Vec<&str> = errors.iter().map(|e| e.at.as_str()).collect();
+    key(&mut app, KeyCode::Char('3'));
+    assert!(raw_error_line(&app).starts_with(&format!("▲ {} ", ats[0])));
+    keys(&mut app, "n");
+    assert_eq!(app.detail.tab, Tab::Raw);
+    assert_eq!(app.detail.error, 1);
+    let raw = app.detail.detail().unwrap().raw.as_ref().unwrap();
+    assert_eq!(raw.error.as_ref().unwrap().0, ats[1]);
+    assert!(
+        raw_error_line(&app).starts_with(&format!("▲ {} ", ats[1])),
+        "{}",
+        raw_error_line(&app)
+    );
+    // the marked characters are error 1's value, not error 0's
+    let marked: String = raw.lines[0]
+        .iter()
+        .filter(|(_, m)| *m)
+        .map(|(s, _)| s.as_str())
+        .collect();
+    let col: usize = ats[1].split(':').nth(1).unwrap().parse().unwrap();
+    assert!(
+        output[col - 1..].starts_with(&marked),
+        "{marked:?} at {}",
+        ats[1]
+    );
+    keys(&mut app, "N");
+    assert_eq!(
+        app.detail
+            .detail()
+            .unwrap()
+            .raw
+            .as_ref()
+            .unwrap()
+            .error
+            .as_ref()
+            .unwrap()
+            .0,
+        ats[0]
+    );
+}
+
+#[test]
+fn the_response_tab_labels_a_captures_own_warning_by_its_severity() {
+    use crate::core::verdict::Warning;
+    let ws = Workspace::open(&sample("refund")).unwrap();
+    let mut ev = evaluate_all(&ws)
+        .into_iter()
+        .find(|e| e.verdict.id == "valid-proposal")
+        .unwrap();
+    let w = |code: &str, severity: Option<&str>, file: Option<&str>| Warning {
+        code: code.into(),
+        severity: severity.map(Into::into),
+        file: file.map(Into::into),
+        pointer: None,
+        at: None,
+        message: "m".into(),
+    };
+    ev.verdict.warnings = vec![
+        w("CANDIDATES_IGNORED", None, None),
+        w("SOME_NOTE", Some("info"), None),
+        w(
+            "OPEN_OBJECT",
+            Some("warning"),
+            Some("schemas/x.schema.json"),
+        ),
+    ];
+    let d = crate::tui::detail::Detail::new(Some(&ws), &ev);
+    let lines: Vec<&str> = d
+        .response
+        .iter()
+        .map(|(l, _)| l.as_str())
+        .filter(|l| l.contains(": m"))
+        .collect();
+    assert_eq!(
+        lines,
+        ["warning CANDIDATES_IGNORED: m", "info SOME_NOTE: m"]
+    );
+}
+
+#[test]
+fn an_invalid_capture_record_is_shown_raw_and_its_tabs_say_it_could_not_be_read() {
+    let dir = refund_workspace_with(&[(
+        "bad.jsonl",
+        "{\"id\": \"typo\", \"output\": \"{}\", \"intnet\": {}}\n{\"id\": \"cut\", \"output\": \"{}\"\n",
+    )]);
+    let mut app = app_on(dir.path(), "ws", 120, 30);
+    // the unknown key: the record is JSON, so no position
+    select(&mut app, "typo");
+    let d = app.detail.detail().unwrap();
+    assert_eq!(d.errors[0].reason, "INVALID_CAPTURE");
+    assert_eq!(
+        d.contract.as_ref().unwrap_err(),
+        "the capture record could not be read (see Raw), so the contract it names is unknown; without one, default_contract refund-v1 (verdict.toml) would apply"
+    );
+    assert_eq!(
+        d.diff.as_ref().unwrap_err(),
+        "the capture record could not be read, so its confirmed intent is unknown (see Raw)"
+    );
+    let raw = d.raw.as_ref().unwrap();
+    let text: Vec<String> = raw
+        .lines
+        .iter()
+        .map(|l| l.iter().map(|(s, _)| s.as_str()).collect())
+        .collect();
+    assert_eq!(text, [r#"{"id": "typo", "output": "{}", "intnet": {}}"#]);
+    let (at, msg) = raw.error.as_ref().unwrap();
+    assert_eq!(at, "");
+    assert!(
+        msg.starts_with("the capture record, as read: ") && msg.contains("intnet"),
+        "{msg}"
+    );
+    key(&mut app, KeyCode::Char('3'));
+    assert!(screen(&app).contains(r#"{"id": "typo", "output": "{}", "intnet": {}}"#));
+    // not JSON: the position where it stops is marked
+    select(&mut app, "captures/bad.jsonl:2");
+    let raw = app.detail.detail().unwrap().raw.clone().unwrap();
+    assert_eq!(raw.error.as_ref().unwrap().0, "1:29");
+    assert!(raw.lines[0].iter().any(|(_, m)| *m), "{:?}", raw.lines);
+    let s = screen(&app);
+    assert!(s.contains("▲ 1:29 the capture record, as read: "), "{s}");
+}

@@ -49,3 +49,47 @@ fn editor_commands_and_osc52() {
     );
     assert_eq!(crate::tui::osc52(""), "\x1b]52;c;\x07");
 }
+
+#[test]
+fn r_says_it_re_validates_and_when_it_is_done() {
+    let mut app = refund(120, 30);
+    let footer = |app: &App| screen(app).lines().last().unwrap().to_string();
+    assert!(!footer(&app).contains("re-validating") && !footer(&app).contains("re-validated"));
+    keys(&mut app, "r");
+    assert!(matches!(
+        app.out.requests.as_slice(),
+        [Job::ValidateAll { reload: true, .. }]
+    ));
+    assert_eq!(app.status.as_deref(), Some("re-validating 25 captures…"));
+    assert!(
+        footer(&app).contains("re-validating 25 captures…"),
+        "{}",
+        footer(&app)
+    );
+    let generation = app.run.progress.generation;
+    let ws = app.workspace.clone().unwrap();
+    app.update(Msg::Engine(EngineEvent::Started {
+        generation,
+        workspace: ws.clone(),
+        total: 25,
+    }));
+    assert_eq!(app.status.as_deref(), Some("re-validating 25 captures…"));
+    app.update(batch(generation, &evaluate_all(&ws)));
+    app.update(Msg::Engine(EngineEvent::Finished {
+        generation,
+        elapsed: Duration::from_millis(7),
+    }));
+    assert_eq!(
+        app.status.as_deref(),
+        Some("re-validated 25 captures in 7 ms")
+    );
+    assert!(footer(&app).contains("re-validated 25 captures in 7 ms"));
+    // a run the watcher or the start asks for says nothing
+    let generation = app.request_validation(false);
+    app.update(Msg::Engine(EngineEvent::Started {
+        generation,
+        workspace: ws,
+        total: 25,
+    }));
+    assert_eq!(app.status, None);
+}

@@ -109,8 +109,13 @@ fn the_list_filter_agrees_with_the_query_on_each_evaluation() {
         let mut app = refund(120, 30);
         keys(&mut app, "/");
         keys(&mut app, q);
-        let mut got: Vec<String> = (0..app.list.view.len())
-            .map(|p| app.list.id_at(p).unwrap().to_string())
+        // every match, before the view ranks them and drops the weak fuzzy ones
+        let store = &app.list.store;
+        let mut got: Vec<String> = app
+            .filter
+            .all_matches(&app.list)
+            .iter()
+            .map(|&i| store.id(&store.rows[i as usize]).to_string())
             .collect();
         let query = Query::parse(q);
         let mut want: Vec<String> = evs
@@ -122,4 +127,118 @@ fn the_list_filter_agrees_with_the_query_on_each_evaluation() {
         want.sort();
         assert_eq!(got, want, "{q}");
     }
+}
+
+#[test]
+fn an_empty_workspace_gets_the_layout_hint_check_gives() {
+    let dir = workspace_of(&[("schemas/note.schema.json", r#"{"type": "string"}"#)]);
+    let app = app_on(dir.path(), "ws", 120, 30);
+    assert!(app.list.store.is_empty());
+    let s = screen(&app);
+    // the list pane's text, its wrapped lines joined
+    let text: Vec<String> = s
+        .lines()
+        .skip(3)
+        .take_while(|l| l.starts_with("\"│"))
+        .map(|l| {
+            let inner: String = l.chars().skip(2).take_while(|&c| c != '│').collect();
+            inner.trim().to_string()
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(text.join(" "), crate::core::workspace::NO_CAPTURES, "{s}");
+    assert!(
+        crate::cli::check::CheckError::NoCaptures
+            .to_string()
+            .starts_with(crate::core::workspace::NO_CAPTURES)
+    );
+}
+
+/// The ids of the list's view, in order.
+fn view_ids(app: &App) -> Vec<String> {
+    (0..app.list.view.len())
+        .map(|p| app.list.id_at(p).unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_fuzzy_filter_ranks_substring_matches_first_and_drops_scattered_ones() {
+    let mut app = app_on(&sample("providers"), "samples/providers", 120, 30);
+    assert_eq!(app.list.store.len(), 80);
+    let order = view_ids(&app);
+    keys(&mut app, "/stream-sse");
+    // the ids holding `stream-sse`, in the list's (severity) order: 27 fuzzy matches before
+    let want: Vec<String> = order
+        .iter()
+        .filter(|id| id.contains("stream-sse"))
+        .cloned()
+        .collect();
+    assert_eq!(want.len(), 5);
+    assert_eq!(view_ids(&app), want);
+    assert_eq!(app.filter.all_matches(&app.list).len(), 27);
+    let s = screen(&app);
+    assert!(s.contains("┌ Captures 5/80 /stream-sse "), "{s}");
+
+    let mut app = refund(120, 30);
+    keys(&mut app, "/amount-as");
+    assert_eq!(view_ids(&app), ["amount-as-string"]);
+}
+
+#[test]
+fn the_fuzzy_filter_puts_ids_holding_the_query_first_by_score_then_severity() {
+    let mut app = refund(120, 30);
+    let order = view_ids(&app);
+    keys(&mut app, "/amount");
+    let got = view_ids(&app);
+    // ids starting with `amount` (nucleo's prefix bonus), in list order; then an id that
+    // holds it later; then the captures where only a pointer or message holds it
+    let prefix: Vec<String> = order
+        .iter()
+        .filter(|id| id.starts_with("amount"))
+        .cloned()
+        .collect();
+    assert_eq!(prefix.len(), 5);
+    assert_eq!(&got[..5], &prefix[..]);
+    assert_eq!(got[5], "negative-amount");
+    assert!(got.len() > 6, "{got:?}");
+    assert!(got[6..].iter().all(|id| !id.contains("amount")), "{got:?}");
+    // no scattered a…m…o…u…n…t matches (`fenced-json` matched before)
+    assert!(!got.contains(&"fenced-json".to_string()), "{got:?}");
+}
+
+#[test]
+fn a_query_no_id_holds_keeps_the_fuzzy_matches_by_score() {
+    let mut app = refund(120, 30);
+    keys(&mut app, "/a8000");
+    assert_eq!(
+        view_ids(&app),
+        ["amount-8000-intent-5000", "amount-9000", "rate-limited"]
+    );
+}
+
+#[test]
+fn a_misspelt_stage_gets_a_did_you_mean() {
+    let mut app = refund(120, 30);
+    keys(&mut app, "/stage:parss");
+    assert!(app.list.view.is_empty());
+    assert_eq!(
+        app.filter.hint(),
+        Some("stage:parss matches no stage; did you mean `stage:parse`?")
+    );
+    let s = screen(&app);
+    assert!(
+        s.contains("no capture matches the filter (Esc clears it):"),
+        "{s}"
+    );
+    assert!(
+        s.contains("did you mean") && s.contains("`stage:parse`?"),
+        "{s}"
+    );
+    // `stage:pars` is a prefix of `parse`: no hint for it
+    let mut app = refund(120, 30);
+    keys(&mut app, "/stage:pars decision:rejct");
+    assert_eq!(
+        app.filter.hint(),
+        Some("decision:rejct matches no decision; did you mean `decision:reject`?")
+    );
 }

@@ -49,6 +49,16 @@ fn at_80x24_the_footer_keeps_help_and_quit_and_the_tabs_are_readable() {
         );
     }
     keys(&mut app, "8");
+    let s = screen(&app);
+    // every tab has a readable label, and an id keeps at least 20 characters
+    let bar = s
+        .lines()
+        .find(|l| l.contains(" Diff "))
+        .expect("the tab bar");
+    for tab in Tab::ALL {
+        assert!(bar.contains(&format!(" {} ", tab.short_title())), "{bar}");
+    }
+    assert!(s.contains("│ ⊘ CURREN… currency-usd-on-krw-…│"), "{s}");
     assert_screen_snapshot!(
         "at_80x24_the_footer_keeps_help_and_quit_and_the_tabs_are_readable",
         screen(&app)
@@ -79,4 +89,49 @@ fn the_stored_layout_follows_the_resize_and_the_error_count() {
     assert_eq!(app.screen.areas.footer.y, 39);
     app.update(Msg::Resize(50, 12));
     assert_eq!(app.screen.areas, crate::tui::app::Areas::default());
+}
+
+/// A schema with two `warning` lint findings (OPEN_OBJECT, FORMAT_NOT_ASSERTED) and one
+/// `info` (OPTIONAL_PROPERTY): `verdict lint` says `0 errors, 2 warnings, 1 info`.
+const LINTED_SCHEMA: &str = r#"{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {"to": {"type": "string", "format": "email"}, "n": {"type": "integer"}}, "required": ["to"]}"#;
+
+#[test]
+fn lint_findings_are_counted_and_labelled_by_severity_and_shown_on_the_contract_tab() {
+    let dir = workspace_of(&[
+        ("schemas/note.schema.json", LINTED_SCHEMA),
+        (
+            "captures/note.json",
+            r#"{"id": "note-1", "output": "{\"to\": \"a@b.c\"}"}"#,
+        ),
+    ]);
+    let mut app = app_on(dir.path(), "ws", 140, 30);
+    select(&mut app, "note-1");
+    let s = screen(&app);
+    let header = s.lines().next().unwrap();
+    assert!(
+        header.contains("1 contract  ·  2 warnings, 1 info  "),
+        "{header}"
+    );
+    // the Response tab no longer lists the contract's findings
+    keys(&mut app, "4");
+    let s = screen(&app);
+    assert!(
+        !s.contains("OPEN_OBJECT") && !s.contains("OPTIONAL_PROPERTY"),
+        "{s}"
+    );
+    // the Contract tab does, each under its own severity, as `check` prints them
+    keys(&mut app, "5");
+    let c = app.detail.detail().unwrap().contract.as_ref().unwrap();
+    let lines: Vec<&str> = c.rules.iter().take(4).map(|(l, _)| l.as_str()).collect();
+    assert_eq!(lines[0], "lint  3 findings");
+    assert!(lines[1].starts_with("schemas/note.schema.json:1:1 warning[OPEN_OBJECT] "));
+    assert!(lines[2].starts_with("schemas/note.schema.json:1:129 warning[FORMAT_NOT_ASSERTED] "));
+    assert!(
+        lines[3]
+            .starts_with("schemas/note.schema.json:1:144 info[OPTIONAL_PROPERTY] `n` is declared"),
+        "{}",
+        lines[3]
+    );
+    let s = screen(&app);
+    assert!(s.contains("info[OPTIONAL_PROPERTY]"), "{s}");
 }

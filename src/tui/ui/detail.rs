@@ -97,30 +97,40 @@ pub fn draw(f: &mut Frame, l: &Areas, t: &Theme, p: &DetailPane, cx: Context<'_>
     );
 }
 
-/// The stage strip (`response ✓ > parse ✗ > ...`) and the decision, right-aligned.
+/// The stage strip (`response ✓ > parse ✗ > ...`) and the decision, right-aligned; when
+/// that is too wide, only the failing stage keeps its name (`✓ ✓ ✓ business ✗`).
 fn draw_strip(f: &mut Frame, r: Rect, t: &Theme, d: &Detail) {
-    let mut spans = vec![Span::raw(" ")];
-    for (i, (s, m)) in d.strip.iter().enumerate() {
-        if i > 0 {
-            spans.push(Span::styled(" > ", t.dim()));
-        }
-        let (g, st) = match m {
-            Mark::Pass => ("✓", t.pass()),
-            Mark::Fail => ("✗", t.fail()),
-            Mark::NotReached => ("·", t.dim()),
-        };
-        spans.push(Span::styled(
-            format!("{} ", s.as_str()),
-            if *m == Mark::NotReached {
-                t.dim()
-            } else {
-                Style::new()
-            },
-        ));
-        spans.push(Span::styled(g, st));
-    }
     let decision = format!(" {} {} ", d.decision.glyph(), d.decision.as_str());
     let dw = (decision.chars().count() as u16).min(r.width);
+    let strip = |compact: bool| {
+        let mut spans = vec![Span::raw(" ")];
+        for (i, (s, m)) in d.strip.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::styled(if compact { " " } else { " > " }, t.dim()));
+            }
+            let (g, st) = match m {
+                Mark::Pass => ("✓", t.pass()),
+                Mark::Fail => ("✗", t.fail()),
+                Mark::NotReached => ("·", t.dim()),
+            };
+            if !compact || *m == Mark::Fail {
+                spans.push(Span::styled(
+                    format!("{} ", s.as_str()),
+                    if *m == Mark::NotReached {
+                        t.dim()
+                    } else {
+                        Style::new()
+                    },
+                ));
+            }
+            spans.push(Span::styled(g, st));
+        }
+        spans
+    };
+    let mut spans = strip(false);
+    if Line::from(spans.clone()).width() + dw as usize > r.width as usize {
+        spans = strip(true);
+    }
     let [left, right] = Layout::horizontal([Constraint::Fill(1), Constraint::Length(dw)]).areas(r);
     f.render_widget(Paragraph::new(Line::from(spans)), left);
     f.render_widget(

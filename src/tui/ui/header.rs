@@ -16,7 +16,7 @@ pub struct Header<'a> {
     pub label: &'a str,
     /// The workspace (its contracts are counted).
     pub workspace: Option<&'a Workspace>,
-    /// The runs: progress, funnel, warnings.
+    /// The runs: progress, funnel, lint findings.
     pub run: &'a Run,
     /// Watching state, changes waiting, the last change.
     pub watch: &'a Watch,
@@ -33,7 +33,7 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
         WatchState::Off => ("○ not watching", t.dim()),
     };
     let contracts = h.workspace.map_or(0, |w| w.contracts.by_name.len());
-    let warnings = h.run.warnings;
+    let lint = h.run.lint;
     let mut spans = vec![
         Span::styled(
             " verdict ",
@@ -53,12 +53,8 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
         )),
         Span::styled("  ·  ", t.dim()),
         Span::styled(
-            format!(
-                "{} warning{}",
-                warnings,
-                if warnings == 1 { "" } else { "s" }
-            ),
-            if warnings > 0 { t.warn() } else { Style::new() },
+            lint.label(),
+            if lint.any() { t.warn() } else { Style::new() },
         ),
     ];
     let pending = h.watch.pending.len();

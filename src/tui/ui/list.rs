@@ -10,6 +10,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+/// The id column's least width in a narrow list: 20 characters and the `…` of a cut id.
+const ID_MIN: usize = 21;
+
 /// What the list reads besides its rows.
 pub struct Status<'a> {
     /// The filter (its text and progress go in the title).
@@ -47,17 +50,30 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
     if view.is_empty() {
         let msg = if store.is_empty() {
             if s.running {
-                "validating…"
+                "validating…".to_string()
             } else {
-                "no captures in this workspace"
+                // the layout hint `check` gives
+                crate::core::workspace::NO_CAPTURES.to_string()
             }
         } else {
-            "no capture matches the filter (Esc clears it)"
+            match s.filter.hint() {
+                Some(h) => format!(
+                    "no capture matches the filter (Esc clears it): {}",
+                    crate::core::text::escape_control(h)
+                ),
+                None => "no capture matches the filter (Esc clears it)".to_string(),
+            }
         };
-        f.render_widget(Paragraph::new(Span::styled(msg, t.dim())), inner);
+        f.render_widget(
+            Paragraph::new(Span::styled(msg, t.dim())).wrap(ratatui::widgets::Wrap { trim: true }),
+            inner,
+        );
         return;
     }
-    let reason_w = view
+    // a narrow list drops the stage word (the decision glyph and the reason stay) and
+    // narrows the reason, so that an id keeps at least 20 characters (`ID_MIN` columns)
+    let compact = (inner.width as usize) < 3 + 9 + 8 + 1 + ID_MIN;
+    let widest = view
         .iter()
         .skip(list.offset)
         .take(h)
@@ -71,9 +87,16 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
         })
         .max()
         .unwrap_or(0)
-        .min(19)
-        .min(inner.width.saturating_sub(14) as usize / 2);
-    let id_w = (inner.width as usize).saturating_sub(3 + 8 + 1 + reason_w + 1);
+        .min(19);
+    let (stage_w, reason_w) = if compact {
+        (
+            0,
+            widest.min((inner.width as usize).saturating_sub(3 + 1 + ID_MIN)),
+        )
+    } else {
+        (9, widest.min(inner.width.saturating_sub(14) as usize / 2))
+    };
+    let id_w = (inner.width as usize).saturating_sub(3 + stage_w + reason_w + 1);
     let lines: Vec<Line> = view
         .iter()
         .enumerate()
@@ -89,8 +112,14 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
             let mut line = Line::from(vec![
                 Span::styled(if flipped { "↺" } else { " " }, t.flip()),
                 Span::styled(format!("{} ", v.outcome.decision.glyph()), ds),
-                Span::styled(pad(v.outcome.stage.as_str(), 8), ds),
-                Span::raw(" "),
+                Span::styled(
+                    if compact {
+                        String::new()
+                    } else {
+                        pad(v.outcome.stage.as_str(), 8) + " "
+                    },
+                    ds,
+                ),
                 Span::styled(
                     pad(&crate::core::text::escape_control(reason), reason_w),
                     ds,
