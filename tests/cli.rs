@@ -1371,3 +1371,44 @@ fn feedback_takes_a_capture_by_its_path_from_here() {
         "amount-as-string"
     );
 }
+
+#[test]
+fn feedback_by_path_finds_the_workspace_without_naming_it() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args([
+            "feedback",
+            "--format",
+            "json",
+            "samples/refund/captures/valid-proposal.json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["id"], "valid-proposal");
+}
+
+#[test]
+fn a_plain_json_file_given_to_check_gets_the_schema_mode_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("one.json"), r#"{"a": 2}"#).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["check", "-f", "json", "one.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+    let f = &doc["verdicts"][0]["errors"][0];
+    assert_eq!(f["reason"], "INVALID_CAPTURE");
+    assert_eq!(
+        f["hint"],
+        "this looks like a plain JSON value, not a capture record: to validate plain JSON files, run `verdict check --schema SCHEMA FILE..`"
+    );
+}

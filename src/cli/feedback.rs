@@ -24,7 +24,15 @@ fn as_source(id: &str, root: &Path) -> Option<String> {
 /// # Errors
 /// The workspace cannot be opened; I/O errors writing the message.
 pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
-    let path = args.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
+    // without a WORKSPACE, a capture named by its path finds its workspace from there
+    let named_file = PathBuf::from(&**crate::core::record_ref::RecordRef::parse(&args.id).file());
+    let path = args.workspace.clone().unwrap_or_else(|| {
+        if named_file.is_file() {
+            named_file
+        } else {
+            PathBuf::from(".")
+        }
+    });
     if !path.exists() {
         anyhow::bail!("{}: no such file or folder", path.display());
     }

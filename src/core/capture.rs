@@ -395,6 +395,11 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
             f.pointer = None;
             if let Some(h) = hint_for(key, RECORD_KEYS) {
                 f = f.with_hint(h);
+            } else if !obj.contains_key("response") && !obj.contains_key("output") {
+                // no capture key at all: most likely a plain JSON instance
+                f = f.with_hint(
+                    "this looks like a plain JSON value, not a capture record: to validate plain JSON files, run `verdict check --schema SCHEMA FILE..`",
+                );
             }
             return Err(f);
         }
