@@ -518,3 +518,38 @@ fn nullable_gets_the_json_schema_way_to_say_or_null() {
         )
     );
 }
+
+#[test]
+fn a_rules_file_named_on_the_command_line_is_linted_as_rules() {
+    let ws = tree(&[
+        (
+            "schemas/c.schema.json",
+            r#"{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": false}"#,
+        ),
+        (
+            "schemas/c.rules.toml",
+            "[[rule]]\nreason = \"R\"\nrule = \"proposal.aa > 0\"\nmessage = \"m\"\n",
+        ),
+    ]);
+    let o = run(ws.path(), &["lint", "schemas/c.rules.toml", "-f", "json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let codes: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["RULES_UNKNOWN_FIELD"], "{doc}");
+    assert_eq!(o.status.code(), Some(0));
+    // the refund sample's rules are clean, not an unreadable schema
+    let o = run(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &["lint", "samples/refund/schemas/refund-v1.rules.toml"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

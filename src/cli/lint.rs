@@ -49,40 +49,47 @@ pub fn lint_rules(root: &Path, dir: &Path) -> Vec<LintFinding> {
         &mut files,
     );
     files.sort();
+    files
+        .iter()
+        .flat_map(|f| lint_rules_file(root, f))
+        .collect()
+}
+
+/// Loads one rules file as `check` would: each problem is a `RULES_INVALID` error, and the
+/// rules are checked against the sibling schema (`RULES_UNKNOWN_FIELD`).
+pub fn lint_rules_file(root: &Path, f: &Path) -> Vec<LintFinding> {
     let mut out = Vec::new();
-    for f in files {
-        let rel = f
-            .strip_prefix(root)
-            .unwrap_or(&f)
-            .to_string_lossy()
-            .replace('\\', "/");
-        let problems = match std::fs::read_to_string(&f) {
-            Err(e) => vec![format!("{rel}: cannot read: {e}")],
-            Ok(text) => match crate::core::rules::RuleSet::load(&rel, &text) {
-                Ok(rs) => {
-                    // the rules against their contract's schema (NAME.schema.json or NAME.json)
-                    if let Some(schema) = sibling_schema(&f) {
-                        out.extend(lint::rule_fields::lint_rule_fields(&rel, &rs, &schema));
-                    }
-                    Vec::new()
+    let rel = f
+        .strip_prefix(root)
+        .unwrap_or(f)
+        .to_string_lossy()
+        .replace('\\', "/");
+    let problems = match std::fs::read_to_string(f) {
+        Err(e) => vec![format!("{rel}: cannot read: {e}")],
+        Ok(text) => match crate::core::rules::RuleSet::load(&rel, &text) {
+            Ok(rs) => {
+                // the rules against their contract's schema (NAME.schema.json or NAME.json)
+                if let Some(schema) = sibling_schema(f) {
+                    out.extend(lint::rule_fields::lint_rule_fields(&rel, &rs, &schema));
                 }
-                Err(errors) => errors.into_iter().map(|e| e.message).collect(),
-            },
-        };
-        out.extend(problems.into_iter().map(|message| {
-            // `schemas/c.rules.toml:4:1: unknown key`: the place is the finding's, once
-            let (at, message) = split_place(&rel, message);
-            LintFinding {
-                code: lint::codes::RULES_INVALID.into(),
-                severity: Severity::Error,
-                file: rel.clone(),
-                pointer: String::new(),
-                at,
-                message,
-                hint: None,
+                Vec::new()
             }
-        }));
-    }
+            Err(errors) => errors.into_iter().map(|e| e.message).collect(),
+        },
+    };
+    out.extend(problems.into_iter().map(|message| {
+        // `schemas/c.rules.toml:4:1: unknown key`: the place is the finding's, once
+        let (at, message) = split_place(&rel, message);
+        LintFinding {
+            code: lint::codes::RULES_INVALID.into(),
+            severity: Severity::Error,
+            file: rel.clone(),
+            pointer: String::new(),
+            at,
+            message,
+            hint: None,
+        }
+    }));
     out
 }
 
@@ -188,6 +195,11 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
             vec![p.clone()]
         };
         for f in files {
+            // a rules file named on the command line is linted as rules, not as a schema
+            if f.to_string_lossy().ends_with(".rules.toml") {
+                findings.extend(lint_rules_file(&root, &f));
+                continue;
+            }
             schemas += 1;
             findings.extend(lint_file(&f, &opts));
         }
