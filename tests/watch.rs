@@ -251,3 +251,32 @@ fn an_edit_that_only_changes_whether_expect_is_met_is_a_flip() {
     );
     assert_eq!(batch.last().unwrap()["data"]["passed"], 24, "{batch:?}");
 }
+
+#[test]
+fn a_deleted_folder_removes_every_capture_below_it() {
+    // the watcher may report only the folder: its captures must go, as `check` sees them
+    let (_tmp, ws, w) = started();
+    let folder = ws.join("captures/responses");
+    let inside = std::fs::read_dir(&folder).unwrap().count();
+    assert!(inside > 1, "the sample has several captures in {folder:?}");
+    std::fs::remove_dir_all(&folder).unwrap();
+    let mut removed = Vec::new();
+    let last = loop {
+        let batch = w.batch("the folder's deletion");
+        removed.extend(
+            batch
+                .iter()
+                .filter(|l| l["type"] == "removed")
+                .map(|l| l["data"]["source"].as_str().unwrap().to_string()),
+        );
+        if removed.len() >= inside {
+            break batch;
+        }
+    };
+    assert_eq!(removed.len(), inside, "{removed:?}");
+    assert!(
+        removed.iter().all(|s| s.starts_with("captures/responses/")),
+        "{removed:?}"
+    );
+    assert_eq!(last.last().unwrap()["data"]["captures"], 25 - inside);
+}

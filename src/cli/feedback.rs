@@ -75,6 +75,13 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     };
     let fb = feedback(&ws, &ev);
     match args.format {
+        // the message quotes model text: on a terminal, never let it drive the terminal
+        // (each line escaped, the line breaks kept); piped into a model loop, it is as is
+        FeedbackFormat::Text if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
+            for line in fb.message.split('\n') {
+                writeln!(out, "{}", crate::core::escape::for_terminal(line))?;
+            }
+        }
         FeedbackFormat::Text => writeln!(out, "{}", fb.message)?,
         FeedbackFormat::Json => {
             serde_json::to_writer_pretty(&mut *out, &fb)?;

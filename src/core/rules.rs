@@ -256,8 +256,11 @@ fn contract_error(message: String) -> Finding {
     Finding::new(Stage::Input, Reason::CONTRACT_ERROR, message)
 }
 
-fn is_pointer(p: &str) -> bool {
-    p.is_empty() || p.starts_with('/')
+/// Why `p` is not an RFC 6901 JSON Pointer (no leading `/`, a `~` not followed by `0` or
+/// `1`), or `None` when it is one. A malformed pointer must stop the load: it would match
+/// nothing and silently turn a check off.
+fn pointer_problem(p: &str) -> Option<String> {
+    crate::core::pointer::tokens(p).err().map(|e| e.to_string())
 }
 
 impl RuleSet {
@@ -372,11 +375,11 @@ impl RuleSet {
                 },
             };
             if let Some(spanned) = &r.field
-                && !is_pointer(spanned.get_ref())
+                && let Some(why) = pointer_problem(spanned.get_ref())
             {
                 let f = spanned.get_ref();
                 errors.push(contract_error(format!(
-                    "{}: rule {index}: `field` {f:?} is not a JSON Pointer (it starts with `/`)",
+                    "{}: rule {index}: `field` {f:?} is not a JSON Pointer: {why}",
                     place_of(spanned)
                 )));
                 continue;
@@ -404,9 +407,12 @@ impl RuleSet {
         }
         let intent_fields = raw.intent.map(|i| i.fields);
         if let Some(fields) = &intent_fields {
-            for f in fields.iter().filter(|f| !is_pointer(f)) {
+            for (f, why) in fields
+                .iter()
+                .filter_map(|f| pointer_problem(f).map(|why| (f, why)))
+            {
                 errors.push(contract_error(format!(
-                    "{file}: [intent] field {f:?} is not a JSON Pointer (it starts with `/`)"
+                    "{file}: [intent] field {f:?} is not a JSON Pointer: {why}"
                 )));
             }
         }
@@ -1067,6 +1073,21 @@ mod tests {
                 .starts_with("x.rules.toml:5:9: rule 1: `field` \"amount\" is not a JSON Pointer"),
             "{}",
             e[0].message
+        );
+        // a bad `~` escape (RFC 6901) stops the load too: it would match nothing and turn
+        // the check off silently
+        let e = RuleSet::load(
+            "x.rules.toml",
+            "[[rule]]\nreason = \"R\"\nrule = \"true\"\nfield = \"/a~2\"\n\n[intent]\nfields = [\"/zz~2\"]\n",
+        )
+        .unwrap_err();
+        let messages: Vec<&str> = e.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "x.rules.toml:4:9: rule 1: `field` \"/a~2\" is not a JSON Pointer: \"~\" at byte 2 is not followed by \"0\" or \"1\" (RFC 6901 section 3)",
+                "x.rules.toml: [intent] field \"/zz~2\" is not a JSON Pointer: \"~\" at byte 3 is not followed by \"0\" or \"1\" (RFC 6901 section 3)",
+            ]
         );
     }
 

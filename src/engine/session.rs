@@ -414,9 +414,22 @@ impl Session {
                 crate::core::workspace::collect_files(&p, &capture::is_capture_file, &mut found);
                 targets.extend(found);
                 // a capture file replaced by a folder of its name: its captures go
-                targets.insert(p);
+                targets.insert(p.clone());
             } else if capture::is_capture_file(&p) {
-                targets.insert(p);
+                targets.insert(p.clone());
+            }
+            if !p.exists()
+                && let Ok(rel) = p.strip_prefix(&root)
+            {
+                // a folder deleted or renamed away: the watcher may name only the folder, so
+                // every known capture file below it goes (as a fresh `check` would see it)
+                let below = format!("{}/", rel.to_string_lossy().replace('\\', "/"));
+                targets.extend(
+                    self.files
+                        .keys()
+                        .filter(|f| f.starts_with(&below))
+                        .map(|f| root.join(&**f)),
+                );
             }
         }
         if contracts_changed {
