@@ -22,4 +22,5 @@ mod pty;
 mod reasons;
 mod review;
 mod samples;
+mod walk;
 mod watch;
