@@ -281,10 +281,9 @@ fn a_named_pipe_does_not_stall_the_run() {
     }
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let rows: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| row(&serde_json::from_str(l).unwrap()))
+    let rows: Vec<String> = crate::common::jsonl_verdicts(&String::from_utf8(out.stdout).unwrap())
+        .into_iter()
+        .map(|v| row(&serde_json::from_value(v).unwrap()))
         .collect();
     assert_eq!(
         rows,

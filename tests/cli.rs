@@ -204,8 +204,9 @@ fn exit_2_for_usage_errors() {
 
 // ---------------------------------------------------------------- closed pipe
 
-/// `verdict check WS | head -1`: read one line, close the pipe, and the run ends quietly.
-fn closed_pipe(ws: &Path, format: &str) {
+/// `verdict check WS | head -1`: read one line, close the pipe, and the run ends quietly;
+/// its exit code.
+fn closed_pipe(ws: &Path, format: &str) -> i32 {
     let mut child = Command::new(BIN)
         .args(["check", "--color", "never", "--format", format])
         .current_dir(ws)
@@ -226,11 +227,7 @@ fn closed_pipe(ws: &Path, format: &str) {
         "{format}: {err}"
     );
     assert_eq!(err, "", "{format}");
-    assert!(
-        matches!(o.status.code(), Some(0 | 1)),
-        "{format}: {:?}",
-        o.status
-    );
+    code(&o)
 }
 
 #[test]
@@ -252,8 +249,19 @@ fn a_closed_pipe_is_not_an_error() {
     // the report is far larger than a pipe buffer, so the writer must hit the closed pipe
     let full = verdict_in(ws.path(), &["check", "--color", "never"]);
     assert!(full.stdout.len() > 256 * 1024, "{}", full.stdout.len());
+    // every format: the exit code is the verdicts' (half of these fail), not the pipe's
     for format in ["human", "json", "jsonl", "junit", "sarif", "github"] {
-        closed_pipe(ws.path(), format);
+        assert_eq!(closed_pipe(ws.path(), format), 1, "{format}");
+    }
+    // and 0 when every capture passes
+    let mut passing = String::new();
+    for i in 0..5000 {
+        passing.push_str(&record(&format!("record-{i:04}"), VALID, json!({})));
+        passing.push('\n');
+    }
+    std::fs::write(ws.path().join("captures/many.jsonl"), passing).unwrap();
+    for format in ["human", "json", "jsonl", "junit", "sarif", "github"] {
+        assert_eq!(closed_pipe(ws.path(), format), 0, "{format}");
     }
 }
 
@@ -463,25 +471,25 @@ fn jsonl_is_one_verdict_per_line_with_the_same_values() {
     assert_eq!(code(&o), 0);
     let out = stdout(&o);
     assert!(out.ends_with('\n'));
-    let lines: Vec<Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    assert_eq!(&Value::Array(lines), &doc["verdicts"]);
+    let verdicts = crate::common::jsonl_verdicts(&out);
+    assert_eq!(&Value::Array(verdicts), &doc["verdicts"]);
+    // the last line is the summary, `{"type":"summary","data":SUMMARY}` as `watch --json`
+    // has it (without `cause` and `ts_ms`)
+    let last: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(last, json!({"type": "summary", "data": doc["summary"]}));
+    assert!(
+        out.starts_with(r#"{"type":"verdict","data":{"id":"#),
+        "{out}"
+    );
 }
 
 // ---------------------------------------------------------------- junit / sarif / github
 
 /// The `id` of every verdict line of a `--format jsonl` run, in order.
 fn jsonl_ids(o: &Output) -> Vec<String> {
-    stdout(o)
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+    crate::common::jsonl_verdicts(&stdout(o))
+        .iter()
+        .map(|v| v["id"].as_str().unwrap().to_string())
         .collect()
 }
 
@@ -722,6 +730,118 @@ fn github_annotations_with_file_line_col_and_title() {
 }
 
 #[test]
+fn github_annotates_each_contract_lint_finding_once_as_lint_does() {
+    // an open object: OPEN_OBJECT rides on every verdict of the contract
+    let schema = r#"{"type": "object", "properties": {"a": {"type": "integer"}}}"#;
+    let ws = tree(&[
+        ("schemas/c.schema.json", schema),
+        (
+            "captures/one.json",
+            &record("one", r#"{"a": 1}"#, json!({})),
+        ),
+        (
+            "captures/two.json",
+            &record("two", r#"{"a": "x"}"#, json!({})),
+        ),
+    ]);
+    let lint = stdout(&verdict_in(ws.path(), &["lint", "--format", "github"]));
+    let want: Vec<&str> = lint
+        .lines()
+        .filter(|l| !l.starts_with("::notice"))
+        .collect();
+    assert_eq!(want.len(), 1, "{lint}");
+    assert!(
+        want[0].starts_with(
+            "::warning file=schemas/c.schema.json,line=1,col=1,title=OPEN_OBJECT::(root): "
+        ),
+        "{lint}"
+    );
+    for quiet in [false, true] {
+        let mut args = vec!["check", "--format", "github"];
+        if quiet {
+            args.push("-q");
+        }
+        let o = verdict_in(ws.path(), &args);
+        assert_eq!(code(&o), 1);
+        let out = stdout(&o);
+        let warnings: Vec<&str> = out.lines().filter(|l| l.starts_with("::warning")).collect();
+        assert_eq!(warnings, want, "-q {quiet}: {out}");
+        assert_eq!(out.lines().filter(|l| l.starts_with("::error")).count(), 1);
+    }
+    // from outside the workspace the file is shown as the captures are, below its folder
+    let parent = ws.path().parent().unwrap();
+    let name = ws.path().file_name().unwrap().to_str().unwrap();
+    let out = stdout(&verdict_in(parent, &["check", name, "--format", "github"]));
+    assert!(
+        out.contains(&format!(
+            "::warning file={name}/schemas/c.schema.json,line=1,col=1,title=OPEN_OBJECT::"
+        )),
+        "{out}"
+    );
+    assert!(out.contains(&format!("::error file={name}/captures/two.json,")));
+}
+
+#[test]
+fn schema_mode_locates_errors_within_the_file_and_counts_instances_in_every_format() {
+    let d = tree(&[
+        (
+            "s.json",
+            r#"{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false}"#,
+        ),
+        ("in/i.jsonl", "{\"a\":1}\n{\"a\":\"x\"}\n"),
+        ("in/one.json", "{\n  \"a\": \"y\"\n}\n"),
+    ]);
+    let run = |format: &str| {
+        let o = verdict_in(
+            d.path(),
+            &["check", "--schema", "s.json", "--format", format, "in"],
+        );
+        assert_eq!(code(&o), 1, "{}", stderr(&o));
+        stdout(&o)
+    };
+    // github: the error's own line and column (a log line: that line, the error's column)
+    let github = run("github");
+    let lines: Vec<&str> = github.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "::error file=in/i.jsonl,line=2,col=6,title=SCHEMA_MISMATCH::in/i.jsonl:2 [schema regenerate]: /a: \"x\" is not of type \"integer\"",
+            "::error file=in/one.json,line=2,col=8,title=SCHEMA_MISMATCH::in/one.json [schema regenerate]: /a: \"y\" is not of type \"integer\"",
+            "::notice title=verdict::instances 3 > parsed 3 > valid 1%0A1 valid, 2 invalid",
+        ]
+    );
+    // sarif: the same places
+    let sarif: Value = serde_json::from_str(&run("sarif")).unwrap();
+    let regions: Vec<&Value> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["locations"][0]["physicalLocation"]["region"])
+        .collect();
+    assert_eq!(
+        regions,
+        [
+            &json!({"startLine": 2, "startColumn": 6}),
+            &json!({"startLine": 2, "startColumn": 8})
+        ]
+    );
+    // json and jsonl: the summary in instance words
+    let want = json!({"instances": 3, "parsed": 3, "valid": 1, "invalid": 2});
+    let doc: Value = serde_json::from_str(&run("json")).unwrap();
+    assert_eq!(doc["summary"], want);
+    let jsonl = run("jsonl");
+    let last: Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(last, json!({"type": "summary", "data": want}));
+    assert_eq!(crate::common::jsonl_verdicts(&jsonl).len(), 3);
+    // the human one already counts instances
+    assert!(run("human").contains("\ninstances 3 > parsed 3 > valid 1\n"));
+    // workspace mode keeps the capture funnel
+    let ws = failing_workspace();
+    let doc = json_out(&verdict_in(ws.path(), &["check", "--format", "json"]));
+    assert_eq!(doc["summary"]["captures"], 5);
+}
+
+#[test]
 fn github_escapes_properties_and_data_as_the_actions_toolkit_does() {
     let id = "100% sure,\r\nreally: yes";
     let ws = tree(&[
@@ -943,22 +1063,27 @@ fn schema_mode_jsonl_fast_path_prints_what_the_full_path_prints() {
             "in",
         ],
     );
-    let lines: Vec<Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<Value> = crate::common::jsonl_verdicts(&stdout(&o));
     assert_eq!(lines.len(), 2600);
     assert_eq!(
         stdout(&o).lines().next().unwrap(),
         concat!(
-            r#"{"id":"in/log.jsonl:1","source":"in/log.jsonl:1","contract":"s","stage":"ready","#,
+            r#"{"type":"verdict","data":{"id":"in/log.jsonl:1","source":"in/log.jsonl:1","contract":"s","stage":"ready","#,
             r#""decision":"ready-for-commit","reason":null,"errors":[],"warnings":[{"code":"#,
             r#""FORMAT_NOT_ASSERTED","severity":"warning","file":"s.schema.json","pointer":"#,
             r#""/properties/name/format","at":{"line":2,"column":55},"message":"`format: "#,
             r#"\"email\"` is not checked: format assertion is off, so any string passes (pass "#,
             r#"--format-assertion, or add a `pattern`)"}],"next_action":"Ready for the write "#,
-            r#"step: execute it, and re-check state at commit time."}"#
+            r#"step: execute it, and re-check state at commit time."}}"#
         )
+    );
+    // the summary line counts instances, in this mode's words
+    let last: Value = serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
+    let valid = lines.iter().filter(|v| v["reason"].is_null()).count();
+    assert_eq!(
+        last,
+        json!({"type": "summary", "data": {"instances": 2600, "parsed": last["data"]["parsed"],
+            "valid": valid, "invalid": 2600 - valid}})
     );
     let reasons: Vec<String> = lines[..12]
         .iter()
@@ -1246,7 +1371,7 @@ fn validator_mode_names_the_format_assertion_flag_not_the_config_key() {
             "jsonl",
         ],
     );
-    let v: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    let v = &crate::common::jsonl_verdicts(&stdout(&o))[0];
     let w = v["warnings"]
         .as_array()
         .unwrap()

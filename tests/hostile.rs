@@ -87,11 +87,7 @@ fn a_fifo_named_like_a_capture_is_one_red_row_not_a_hang() {
         Duration::from_secs(60),
     );
     assert_eq!(r.code, Some(1), "{}", r.stderr);
-    let verdicts: Vec<Value> = r
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let verdicts: Vec<Value> = common::jsonl_verdicts(&r.stdout);
     assert_eq!(verdicts.len(), 3, "{}", r.stdout);
     for v in &verdicts[1..] {
         assert_eq!(v["reason"], "INVALID_CAPTURE", "{v}");
@@ -417,10 +413,9 @@ fn the_same_capture_named_twice_on_the_command_line_is_one_row() {
         Duration::from_secs(60),
     );
     assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
-    let ids: Vec<String> = r
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].to_string())
+    let ids: Vec<String> = common::jsonl_verdicts(&r.stdout)
+        .iter()
+        .map(|v| v["id"].to_string())
         .collect();
     assert_eq!(ids, ["\"b\"", "\"a\""], "{}", r.stdout);
 }

@@ -167,13 +167,7 @@ fn check_verdicts(root: &Path) -> Vec<(String, String, String)> {
         root,
         Duration::from_secs(30),
     );
-    let mut v: Vec<_> = out
-        .lines()
-        .map(|l| {
-            let d: serde_json::Value = serde_json::from_str(l).unwrap();
-            outcome(&d)
-        })
-        .collect();
+    let mut v: Vec<_> = common::jsonl_verdicts(&out).iter().map(outcome).collect();
     v.sort();
     v
 }
@@ -292,17 +286,15 @@ fn check_watch_and_the_tui_agree_on_captures_that_are_not_regular_files() {
 
 /// Every verdict of `verdict check --format jsonl`, by source.
 fn check_by_source(root: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
-    run_bin(
+    let out = run_bin(
         &["check", "--format", "jsonl", "."],
         root,
         Duration::from_secs(30),
-    )
-    .lines()
-    .map(|l| {
-        let d: serde_json::Value = serde_json::from_str(l).unwrap();
-        (d["source"].as_str().unwrap().to_string(), d)
-    })
-    .collect()
+    );
+    common::jsonl_verdicts(&out)
+        .into_iter()
+        .map(|d| (d["source"].as_str().unwrap().to_string(), d))
+        .collect()
 }
 
 /// The TUI's list and every row's detail (selected and re-read from disk) against `check`.

@@ -25,4 +25,5 @@ mod pty;
 mod reasons;
 mod review;
 mod samples;
+mod walk;
 mod watch;

@@ -93,10 +93,7 @@ fn editing_the_valid_amount_to_8000_flips_exactly_that_case_to_intent_mismatch()
     let after = run();
     assert_eq!(after.status.code(), Some(1));
     let lines = |o: &std::process::Output| -> Vec<serde_json::Value> {
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        common::jsonl_verdicts(&String::from_utf8_lossy(&o.stdout))
     };
     let (b, a) = (lines(&before), lines(&after));
     assert_eq!(b.len(), a.len());

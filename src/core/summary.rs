@@ -27,6 +27,21 @@ pub struct Summary {
     pub failed: usize,
 }
 
+/// Totals of a `check --schema` run (plain JSON instances against one schema), in the
+/// words of that mode: every instance, how many parsed, how many are valid (parsed and met
+/// the schema) and how many are not. `valid + invalid == instances`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct InstanceSummary {
+    /// Every instance (a `.json` file or a JSONL line).
+    pub instances: usize,
+    /// Instances that parse as JSON.
+    pub parsed: usize,
+    /// Instances that parse and meet the schema.
+    pub valid: usize,
+    /// The rest: unparsable, unreadable or not meeting the schema.
+    pub invalid: usize,
+}
+
 /// How many captures passed each stage: `captures 31 > completed 27 > parsed 21 > schema 15 > business 3 > ready 3`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Funnel {
@@ -83,6 +98,16 @@ impl Summary {
             self.passed += n;
         } else {
             self.failed += n;
+        }
+    }
+
+    /// The counts of plain instances (`check --schema`), in instance words.
+    pub fn instances(&self) -> InstanceSummary {
+        InstanceSummary {
+            instances: self.captures,
+            parsed: self.funnel.parsed,
+            valid: self.funnel.schema,
+            invalid: self.captures - self.funnel.schema,
         }
     }
 

@@ -141,20 +141,87 @@ impl Workspace {
 
 /// Every file below `dir` (recursively) for which `keep` holds, in path order (each folder's
 /// entries sorted by name, so the result is sorted as `Path`s sort); unreadable folders are
-/// skipped.
+/// skipped. Files and folders that ripgrep would skip are left out ([`walker`]): those
+/// matched by a `.gitignore` or `.ignore` file (in `dir`, below it, or in a folder above
+/// it; inside a git repository or not), and hidden ones (named `.…`) below `dir`. Entries
+/// are not followed: a symbolic link, a FIFO or a device is kept as a file (`keep` decides),
+/// never opened here.
 pub fn collect_files(dir: &Path, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
-    entries.sort_by_cached_key(|e| e.file_name());
-    for entry in entries {
-        let path = entry.path();
-        let Ok(ft) = entry.file_type() else { continue };
-        if ft.is_dir() {
-            collect_files(&path, keep, out);
-        } else if keep(&path) {
+    for entry in walker(dir).build().flatten() {
+        // the folder itself (depth 0) and every folder below are walked, not kept
+        if entry.depth() == 0 || entry.file_type().is_none_or(|t| t.is_dir()) {
+            continue;
+        }
+        let path = entry.into_path();
+        if keep(&path) {
             out.push(path);
         }
     }
+}
+
+/// The folder walk of every command (`check`, `lint`, `review`, `feedback`, `watch` and the
+/// workbench): ripgrep's defaults (`.gitignore`, `.ignore`, hidden files, the folders
+/// above `dir` too), with `.gitignore` honoured outside a git repository as well
+/// (`require_git(false)`: a workspace is often not a repository's root), and neither git's
+/// global excludes file nor `.git/info/exclude` (a run must not depend on the machine's git
+/// configuration). Links are not followed; entries come sorted by name. [`is_ignored`]
+/// tells the same for one path.
+pub fn walker(dir: &Path) -> ignore::WalkBuilder {
+    let mut b = ignore::WalkBuilder::new(dir);
+    b.standard_filters(true)
+        .git_global(false)
+        .git_exclude(false)
+        .require_git(false)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b));
+    b
+}
+
+/// The ignore files [`walker`] reads, in its order of precedence: a match in any `.ignore`
+/// beats one in any `.gitignore`.
+const IGNORE_FILES: [&str; 2] = [".ignore", ".gitignore"];
+
+/// Whether [`collect_files`] under `root` leaves `path` out (`path` below `root`; both made
+/// absolute): some component of `path` below `root` is hidden, or is matched by an ignore
+/// file of a folder above it (the deepest match decides, a `!` pattern un-ignores). Reads
+/// the ignore files of `path`'s folders: what a live session asks of one saved file, so it
+/// agrees with a fresh walk without one. A path not below `root` is not ignored.
+pub fn is_ignored(root: &Path, path: &Path) -> bool {
+    let (Ok(root), Ok(path)) = (std::path::absolute(root), std::path::absolute(path)) else {
+        return false;
+    };
+    let Ok(rel) = path.strip_prefix(&root) else {
+        return false;
+    };
+    let mut matchers: std::collections::HashMap<(PathBuf, usize), ignore::gitignore::Gitignore> =
+        std::collections::HashMap::new();
+    let mut at = root.clone();
+    for (i, part) in rel.components().enumerate() {
+        at.push(part);
+        let is_dir = i + 1 < rel.components().count() || at.is_dir();
+        let mut decided = ignore::Match::None;
+        'kinds: for (k, name) in IGNORE_FILES.iter().enumerate() {
+            for dir in at.ancestors().skip(1) {
+                let gi = matchers.entry((dir.to_path_buf(), k)).or_insert_with(|| {
+                    let mut b = ignore::gitignore::GitignoreBuilder::new(dir);
+                    b.add(dir.join(name));
+                    b.build()
+                        .unwrap_or_else(|_| ignore::gitignore::Gitignore::empty())
+                });
+                let m = gi.matched(&at, is_dir);
+                if !m.is_none() {
+                    decided = m.map(|_| ());
+                    break 'kinds;
+                }
+            }
+        }
+        // as the walker: an ignore file decides first, then a hidden name is left out
+        let hidden = part.as_os_str().to_string_lossy().starts_with('.');
+        match decided {
+            ignore::Match::Ignore(()) => return true,
+            ignore::Match::None if hidden => return true,
+            _ => {}
+        }
+    }
+    false
 }

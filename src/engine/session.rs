@@ -435,8 +435,8 @@ impl Session {
         if contracts_changed {
             self.reload_contracts(each)?;
         }
-        // a capture file: below a configured capture folder (or that file) and named like
-        // one; a deleted path is passed on so its captures disappear. No workspace scan: a
+        // a capture file: below a configured capture folder (or that file), named like one
+        // and not ignored; a deleted path is passed on so its captures disappear. No workspace scan: a
         // save in a workspace of 100,000 files costs what that one file costs.
         let capture_roots: Vec<PathBuf> = self
             .ws
@@ -445,10 +445,14 @@ impl Session {
             .iter()
             .map(|c| absolute(&self.ws.root.join(c)))
             .collect();
+        // ...and not left out by the walk `check` makes (`.gitignore`, `.ignore`, hidden)
         let is_capture = |t: &Path| {
-            capture_roots
-                .iter()
-                .any(|r| t == r || (t.starts_with(r) && capture::is_capture_file(t)))
+            capture_roots.iter().any(|r| {
+                t == r
+                    || (t.starts_with(r)
+                        && capture::is_capture_file(t)
+                        && !crate::core::workspace::is_ignored(r, t))
+            })
         };
         let in_ws = |t: &Path| self.ws.root.join(t.strip_prefix(&root).unwrap_or(t));
         let known = |t: &Path| self.files.contains_key(&self.ws.relative(&in_ws(t)));

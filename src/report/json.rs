@@ -1,5 +1,8 @@
 //! `--format json` (one document `{"verdicts": [...], "summary": {...}}`, verdicts streamed
-//! one per line) and `--format jsonl` (one verdict per line), the shapes of `docs/verdicts.md`.
+//! one per line) and `--format jsonl` (`{"type":"verdict","data":VERDICT}` per line, then
+//! `{"type":"summary","data":SUMMARY}`: the line types of `watch --json`, without its
+//! `cause`, `flipped_from` and `ts_ms`), the shapes of `docs/verdicts.md`. In `check --schema` mode
+//! the summary is an [`InstanceSummary`](crate::core::summary::InstanceSummary).
 
 use crate::core::summary::Summary;
 use crate::report::{Item, Renderer, Sink};
@@ -9,12 +12,23 @@ use std::io::{self, Write};
 pub struct Json<W: Write> {
     out: W,
     first: bool,
+    instances: bool,
 }
 
 impl<W: Write> Json<W> {
     /// A sink writing to `out`.
     pub fn new(out: W) -> Self {
-        Json { out, first: true }
+        Json {
+            out,
+            first: true,
+            instances: false,
+        }
+    }
+
+    /// `check --schema`: the summary counts instances ([`Summary::instances`]).
+    pub fn instances(mut self, on: bool) -> Self {
+        self.instances = on;
+        self
     }
 }
 
@@ -57,7 +71,11 @@ impl<W: Write> Sink for Json<W> {
         } else {
             b"\n],\n\"summary\": "
         })?;
-        serde_json::to_writer_pretty(&mut self.out, summary)?;
+        if self.instances {
+            serde_json::to_writer_pretty(&mut self.out, &summary.instances())?;
+        } else {
+            serde_json::to_writer_pretty(&mut self.out, summary)?;
+        }
         writeln!(self.out, "\n}}")
     }
 }
@@ -65,12 +83,22 @@ impl<W: Write> Sink for Json<W> {
 /// `--format jsonl`.
 pub struct JsonLines<W: Write> {
     out: W,
+    instances: bool,
 }
 
 impl<W: Write> JsonLines<W> {
     /// A sink writing to `out`.
     pub fn new(out: W) -> Self {
-        JsonLines { out }
+        JsonLines {
+            out,
+            instances: false,
+        }
+    }
+
+    /// `check --schema`: the summary line counts instances ([`Summary::instances`]).
+    pub fn instances(mut self, on: bool) -> Self {
+        self.instances = on;
+        self
     }
 }
 
@@ -79,23 +107,29 @@ impl<W: Write> Sink for JsonLines<W> {
         match &item.rendered {
             Some(line) => self.out.write_all(line),
             None => {
-                let mut line = verdict_json(item);
-                line.push(b'\n');
+                let mut line = Vec::with_capacity(512);
+                typed_verdict_line(item, &mut line);
                 self.out.write_all(&line)
             }
         }
     }
 
     fn renderer(&self) -> Option<Renderer> {
-        Some(std::sync::Arc::new(verdict_line))
+        Some(std::sync::Arc::new(typed_verdict_line))
     }
 
     fn passes(&mut self, _model: &Item, bytes: &[u8], _n: usize) -> io::Result<()> {
         self.out.write_all(bytes)
     }
 
-    fn finish(&mut self, _summary: &Summary) -> io::Result<()> {
-        Ok(())
+    fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        self.out.write_all(b"{\"type\":\"summary\",\"data\":")?;
+        if self.instances {
+            serde_json::to_writer(&mut self.out, &summary.instances())?;
+        } else {
+            serde_json::to_writer(&mut self.out, summary)?;
+        }
+        self.out.write_all(b"}\n")
     }
 }
 
@@ -107,8 +141,16 @@ pub fn verdict_json(item: &Item) -> Vec<u8> {
     buf
 }
 
-/// The [`Renderer`] of both JSON formats: the verdict as compact JSON and a newline (the
-/// `jsonl` line; `json` prints it without the newline, after its separator).
+/// The [`Renderer`] of `--format jsonl`: `{"type":"verdict","data":VERDICT}` (compact) and a
+/// newline, the `verdict` line of `watch --json` without `cause`, `flipped_from` and `ts_ms`.
+fn typed_verdict_line(item: &Item, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"type\":\"verdict\",\"data\":");
+    serde_json::to_writer(&mut *out, &item.verdict).expect("a verdict serializes");
+    out.extend_from_slice(b"}\n");
+}
+
+/// The [`Renderer`] of `--format json`: the verdict as compact JSON and a newline (printed
+/// without the newline, after its separator).
 fn verdict_line(item: &Item, out: &mut Vec<u8>) {
     serde_json::to_writer(&mut *out, &item.verdict).expect("a verdict serializes");
     out.push(b'\n');

@@ -3,6 +3,7 @@
 
 use crate::core::lint::{LintFinding, Severity, codes};
 use crate::core::text::escape_control;
+use crate::core::verdict::LineCol;
 use crate::report::github::{data, property};
 use serde_json::{Value, json};
 use std::io::{self, Write};
@@ -151,6 +152,43 @@ pub fn sarif(out: &mut dyn Write, findings: &[LintFinding]) -> io::Result<()> {
     writeln!(out)
 }
 
+/// One lint finding as a GitHub Actions annotation:
+/// `::CMD file=FILE,line=L,col=C,title=CODE::POINTER: MESSAGE`, `CMD` from the severity
+/// (`error`, `warning`; `info` is a `notice`), at 1:1 when the finding has no position,
+/// `(root)` for the empty pointer. `message` already carries the hint. Shared by
+/// `lint --format github` and `check --format github` (a contract's findings that ride on
+/// its verdicts).
+pub(crate) fn github_annotation(
+    out: &mut dyn Write,
+    severity: &str,
+    file: &str,
+    at: Option<LineCol>,
+    code: &str,
+    pointer: &str,
+    message: &str,
+) -> io::Result<()> {
+    let cmd = match severity {
+        "error" => "error",
+        "info" => "notice",
+        _ => "warning",
+    };
+    let at = at.map_or((1, 1), |a| (a.line, a.column));
+    let pointer = if pointer.is_empty() {
+        "(root)"
+    } else {
+        pointer
+    };
+    writeln!(
+        out,
+        "::{cmd} file={},line={},col={},title={}::{}",
+        property(&escape_control(file)),
+        at.0,
+        at.1,
+        property(code),
+        data(&escape_control(&format!("{pointer}: {message}")))
+    )
+}
+
 /// GitHub Actions annotations: `::error` / `::warning` / `::notice` per finding, then a
 /// summary notice (escaping as the Actions toolkit does).
 pub fn github(
@@ -159,32 +197,18 @@ pub fn github(
     summary: &LintSummary,
 ) -> io::Result<()> {
     for f in findings {
-        let cmd = match f.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "notice",
-        };
-        let at = f.at.map_or((1, 1), |a| (a.line, a.column));
-        let mut msg = format!(
-            "{}: {}",
-            if f.pointer.is_empty() {
-                "(root)"
-            } else {
-                &f.pointer
-            },
-            f.message
-        );
+        let mut msg = f.message.clone();
         if let Some(h) = &f.hint {
             msg = format!("{msg} ({h})");
         }
-        writeln!(
+        github_annotation(
             out,
-            "::{cmd} file={},line={},col={},title={}::{}",
-            property(&escape_control(&f.file)),
-            at.0,
-            at.1,
-            property(&f.code),
-            data(&escape_control(&msg))
+            f.severity.as_str(),
+            &f.file,
+            f.at,
+            &f.code,
+            &f.pointer,
+            &msg,
         )?;
     }
     writeln!(

@@ -1,6 +1,7 @@
 //! `--format sarif`: SARIF 2.1.0 (OASIS), one result per failing capture, located at the
 //! capture file, line and column; `ruleId` is the reason code. Captures that pass are left
-//! out. Results are streamed; the rule table follows them (JSON member order is free).
+//! out. In `check --schema` mode a result is located at its instance's first error (line and
+//! column within the file). Results are streamed; the rule table follows them (JSON member order is free).
 //! Schema: <https://json.schemastore.org/sarif-2.1.0.json>.
 
 use crate::core::summary::Summary;
@@ -14,6 +15,7 @@ pub struct Sarif<W: Write> {
     out: W,
     rules: Vec<String>,
     first: bool,
+    instances: bool,
 }
 
 impl<W: Write> Sarif<W> {
@@ -23,7 +25,14 @@ impl<W: Write> Sarif<W> {
             out,
             rules: Vec::new(),
             first: true,
+            instances: false,
         }
+    }
+
+    /// `check --schema`: results are located at their instance's first error.
+    pub fn instances(mut self, on: bool) -> Self {
+        self.instances = on;
+        self
     }
 }
 
@@ -50,6 +59,7 @@ impl<W: Write> Sink for Sarif<W> {
         if let Some(m) = expect_mismatch(v) {
             text = format!("{text} ({m})");
         }
+        let (line, column) = crate::report::github::location(it, self.instances);
         let result = json!({
             "ruleId": rule,
             "ruleIndex": index,
@@ -57,7 +67,7 @@ impl<W: Write> Sink for Sarif<W> {
             "message": {"text": text},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": &*it.path},
-                "region": {"startLine": it.line, "startColumn": it.column}
+                "region": {"startLine": line, "startColumn": column}
             }}],
             "properties": {"id": v.id, "stage": v.stage, "decision": v.decision, "errors": v.errors}
         });

@@ -48,3 +48,28 @@ pub fn workspace_with(schema: &str, captures: &[(&str, &str)]) -> tempfile::Temp
     }
     tmp
 }
+
+/// The verdicts of a `check --format jsonl` report: every line is
+/// `{"type":"verdict","data":VERDICT}` but the last, `{"type":"summary","data":SUMMARY}`
+/// (asserted); the `data` of the verdict lines, in order. No output (a run that found no
+/// captures, exit 2) gives none.
+#[allow(dead_code)] // not every module uses it
+pub fn jsonl_verdicts(stdout: &str) -> Vec<serde_json::Value> {
+    let mut lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let Some(summary) = lines.pop() else {
+        return Vec::new();
+    };
+    assert_eq!(summary["type"], "summary", "{summary}");
+    assert!(summary["data"].is_object(), "{summary}");
+    lines
+        .into_iter()
+        .map(|mut l| {
+            assert_eq!(l["type"], "verdict", "{l}");
+            assert_eq!(l.as_object().map(|o| o.len()), Some(2), "{l}");
+            l["data"].take()
+        })
+        .collect()
+}

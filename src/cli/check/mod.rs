@@ -11,11 +11,13 @@ pub use crate::engine::batch::CheckError;
 
 /// Runs `check` and writes the report to `out`, streaming: records are read on one thread,
 /// validated in parallel batches, and reported in capture order, so memory does not grow
-/// with the number of captures. Returns whether every capture passed.
+/// with the number of captures. Returns whether every capture passed; when `out` is closed
+/// (`verdict check | head -1`) the run stops there and returns whether every capture
+/// checked until then passed, whatever the format.
 ///
 /// # Errors
-/// [`CheckError`] when the run cannot proceed; I/O errors writing the report (a closed
-/// pipe included, which the binary treats as success).
+/// [`CheckError`] when the run cannot proceed; I/O errors writing the report other than a
+/// closed pipe.
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     use std::io::IsTerminal;
     let color = args.color.enabled();
@@ -24,20 +26,23 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         quiet: args.quiet,
         instances: args.schema.is_some(),
     };
+    let instances = opts.instances;
     let mut sink: Box<dyn Sink + '_> = match args.format {
         Format::Human => Box::new(report::human::Human::new(&mut *out, &opts)),
-        Format::Json => Box::new(report::json::Json::new(&mut *out)),
-        Format::Jsonl => Box::new(report::json::JsonLines::new(&mut *out)),
+        Format::Json => Box::new(report::json::Json::new(&mut *out).instances(instances)),
+        Format::Jsonl => Box::new(report::json::JsonLines::new(&mut *out).instances(instances)),
         Format::Junit => Box::new(report::junit::Junit::new(&mut *out)),
-        Format::Sarif => Box::new(report::sarif::Sarif::new(&mut *out)),
-        Format::Github => Box::new(report::github::Github::new(&mut *out)),
+        Format::Sarif => Box::new(report::sarif::Sarif::new(&mut *out).instances(instances)),
+        Format::Github => Box::new(report::github::Github::new(&mut *out).instances(instances)),
     };
     let batch_opts = BatchOptions {
         renderer: sink.renderer(),
         quiet: args.quiet,
         // `-q`: the human sink leaves out passing captures itself (it still counts them and
-        // notes their contract's warnings); the other formats never see them
-        skip_passing: args.quiet && args.format != Format::Human,
+        // notes their contract's warnings), and so does the github one in workspace mode (it
+        // annotates their contract's lint findings); the other formats never see them
+        skip_passing: args.quiet
+            && !(args.format == Format::Human || args.format == Format::Github && !instances),
     };
     let mut to_sink = ToSink {
         sink: &mut *sink,
@@ -45,6 +50,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         progress: Progress::new(
             std::io::stderr().is_terminal() && !std::io::stdout().is_terminal(),
         ),
+        failed: false,
     };
     let result = match &args.schema {
         Some(schema) => {
@@ -56,29 +62,46 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         }
         None => batch::check_workspaces(&args.paths, &batch_opts, &mut to_sink),
     };
-    let summary = result.map_err(|e| match e {
-        BatchError::Check(e) => anyhow::Error::from(e),
-        BatchError::Deliver(e) => anyhow::Error::from(e),
-    })?;
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(BatchError::Check(e)) => return Err(e.into()),
+        // every failing capture is delivered before its line is written
+        Err(BatchError::Deliver(e)) if is_closed(&e) => {
+            to_sink.progress.done();
+            return Ok(!to_sink.failed);
+        }
+        Err(BatchError::Deliver(e)) => return Err(e.into()),
+    };
     to_sink.progress.done();
     if summary.captures == 0 {
         // a wrong path must not pass CI silently
         return Err(CheckError::NoCaptures.into());
     }
-    sink.finish(&summary)?;
+    let written = sink.finish(&summary);
     drop(sink);
-    out.flush()?;
-    Ok(summary.failed == 0)
+    match written.and_then(|()| out.flush()) {
+        Ok(()) => Ok(summary.failed == 0),
+        Err(e) if is_closed(&e) => Ok(summary.failed == 0),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The report's reader went away (`| head`): not an error, the run just stops.
+fn is_closed(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::BrokenPipe
 }
 
 /// The report sink as the batch pipeline's delivery, with the progress counter.
 struct ToSink<'a, 'b> {
     sink: &'a mut (dyn Sink + 'b),
     progress: Progress,
+    /// A failing capture was delivered (the exit code when the report's reader goes away).
+    failed: bool,
 }
 
 impl Deliver for ToSink<'_, '_> {
     fn item(&mut self, item: &Item) -> std::io::Result<()> {
+        self.failed |= !item.verdict.passes();
         self.sink.item(item)
     }
 

@@ -1,0 +1,212 @@
+//! Folder walks skip what ripgrep skips (issue 12 item 9): files matched by `.gitignore` or
+//! `.ignore` (outside a git repository too, and from folders above the walked one) and
+//! hidden files, in `check` (workspace and `--schema` mode), `lint`, and the live session
+//! (`watch --json`'s first pass and later saves), so they agree.
+
+use crate::common;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_verdict");
+
+fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run verdict")
+}
+
+fn ids(o: &std::process::Output) -> Vec<String> {
+    common::jsonl_verdicts(&String::from_utf8_lossy(&o.stdout))
+        .iter()
+        .map(|v| v["source"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A workspace (not a git repository) with captures that are ignored in every way, and
+/// two that are not.
+fn workspace() -> tempfile::TempDir {
+    let rec = r#"{"id": "ID", "output": "{}"}"#;
+    let ws = common::workspace_with(
+        r#"{"type": "object"}"#,
+        &[
+            ("a.json", &rec.replace("ID", "a")),
+            ("keep/b.json", &rec.replace("ID", "b")),
+            ("skip/c.json", &rec.replace("ID", "c")),
+            ("skip/deeper/d.jsonl", &rec.replace("ID", "d")),
+            (".hidden/e.json", &rec.replace("ID", "e")),
+            (".f.json", &rec.replace("ID", "f")),
+            ("by-dot-ignore.json", &rec.replace("ID", "g")),
+            ("keep/z.json", &rec.replace("ID", "z")),
+        ],
+    );
+    std::fs::write(
+        ws.path().join("captures/.gitignore"),
+        "skip/\nkeep/z.json\n",
+    )
+    .unwrap();
+    // a folder above the walked one (`captures`), and `.ignore` beating `.gitignore`
+    std::fs::write(
+        ws.path().join(".ignore"),
+        "captures/by-dot-ignore.json\n!captures/keep/z.json\n",
+    )
+    .unwrap();
+    ws
+}
+
+const KEPT: [&str; 3] = [
+    "captures/a.json",
+    "captures/keep/b.json",
+    "captures/keep/z.json",
+];
+
+#[test]
+fn check_skips_ignored_and_hidden_captures_outside_git() {
+    let ws = workspace();
+    let o = run(ws.path(), &["check", "--format", "jsonl"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(ids(&o), KEPT);
+    // the same files from a folder of the workspace, and from outside it
+    let o = run(ws.path(), &["check", "--format", "jsonl", "captures"]);
+    assert_eq!(ids(&o), KEPT);
+    let o = run(
+        ws.path().parent().unwrap(),
+        &["check", "--format", "jsonl"]
+            .iter()
+            .copied()
+            .chain([ws.path().to_str().unwrap()])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(ids(&o), KEPT);
+    // a file named on the command line is checked, ignored or not
+    let o = run(
+        ws.path(),
+        &["check", "--format", "jsonl", "captures/skip/c.json"],
+    );
+    assert_eq!(ids(&o), ["captures/skip/c.json"]);
+}
+
+#[test]
+fn watch_agrees_with_check_on_the_first_pass_and_on_saves() {
+    let ws = workspace();
+    let w = common::watch::WatchJson::start(ws.path(), &["--debounce-ms", "50"]);
+    let batch = || {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut got = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let v: Value = w.lines.recv_timeout(left).expect("a summary line");
+            match v["type"].as_str() {
+                Some("verdict") => got.push(v["data"]["source"].as_str().unwrap().to_string()),
+                Some("summary") => return (got, v["data"]["captures"].clone()),
+                _ => {}
+            }
+        }
+    };
+    let (first, n) = batch();
+    assert_eq!(first, KEPT);
+    assert_eq!(n, 3);
+    // a save in an ignored folder, a hidden file and a kept one: only the kept one counts
+    let rec = r#"{"id": "n", "output": "{}"}"#;
+    std::fs::write(ws.path().join("captures/skip/new.json"), rec).unwrap();
+    std::fs::write(ws.path().join("captures/.new.json"), rec).unwrap();
+    std::fs::write(ws.path().join("captures/keep/new.json"), rec).unwrap();
+    let mut seen = Vec::new();
+    let mut n = Value::Null;
+    // the saves may come in more than one batch: until the kept one is in
+    while !seen.contains(&"captures/keep/new.json".to_string()) {
+        let (got, count) = batch();
+        seen.extend(got);
+        n = count;
+    }
+    assert_eq!(seen, ["captures/keep/new.json"]);
+    assert_eq!(n, 4);
+    let o = run(ws.path(), &["check", "--format", "jsonl"]);
+    assert_eq!(ids(&o).len(), 4);
+}
+
+#[test]
+fn schema_mode_without_paths_skips_ignored_folders_such_as_target() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("s.json"), r#"{"type": "object"}"#).unwrap();
+    std::fs::write(p.join(".gitignore"), "target/\n").unwrap();
+    for f in [
+        "in/a.json",
+        "target/report.json",
+        ".cache/x.json",
+        "b.jsonl",
+    ] {
+        std::fs::create_dir_all(p.join(f).parent().unwrap()).unwrap();
+        std::fs::write(p.join(f), "{}\n").unwrap();
+    }
+    let o = run(p, &["check", "--schema", "s.json", "--format", "jsonl"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(ids(&o), ["b.jsonl:1", "in/a.json"]);
+}
+
+#[test]
+fn lint_and_contracts_skip_ignored_schema_files() {
+    let ws = common::workspace_with(
+        r#"{"type": "object"}"#,
+        &[("a.json", r#"{"id": "a", "output": "{}"}"#)],
+    );
+    let old = ws.path().join("schemas/old");
+    std::fs::create_dir_all(&old).unwrap();
+    // a broken schema, ignored: neither lint nor check sees it
+    std::fs::write(old.join("broken.schema.json"), "{").unwrap();
+    std::fs::write(ws.path().join("schemas/.gitignore"), "old/\n").unwrap();
+    let o = run(ws.path(), &["lint", "--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("broken"));
+    std::fs::remove_file(ws.path().join("schemas/.gitignore")).unwrap();
+    let o = run(ws.path(), &["lint", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("old/broken.schema.json"));
+}
+
+#[test]
+fn is_ignored_tells_what_the_walk_leaves_out() {
+    use verdict::core::workspace::{collect_files, is_ignored};
+    let ws = workspace();
+    let root = ws.path().join("captures");
+    let mut walked = Vec::new();
+    collect_files(&root, &|_| true, &mut walked);
+    let mut all = Vec::new();
+    fn every(d: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                every(&e.path(), out);
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    every(&root, &mut all);
+    all.sort();
+    let kept: Vec<_> = all
+        .iter()
+        .filter(|p| !is_ignored(&root, p))
+        .cloned()
+        .collect();
+    assert_eq!(kept, walked);
+    assert_eq!(walked.len(), 3, "{walked:?}");
+}
