@@ -1537,3 +1537,18 @@ fn a_plain_json_file_given_to_check_gets_the_schema_mode_hint() {
         "this looks like a plain JSON value, not a capture record: to validate plain JSON files, run `verdict check --schema SCHEMA FILE..`"
     );
 }
+
+#[test]
+fn no_captures_names_the_folders_it_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("schemas")).unwrap();
+    std::fs::write(dir.path().join("verdict.toml"), "captures = [\"logs\"]\n").unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["check", "."])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("(searched ./logs (missing))"), "{err}");
+}

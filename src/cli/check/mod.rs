@@ -75,7 +75,10 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     to_sink.progress.done();
     if summary.captures == 0 {
         // a wrong path must not pass CI silently
-        return Err(CheckError::NoCaptures.into());
+        return Err(CheckError::NoCaptures {
+            searched: searched_captures(&args.paths),
+        }
+        .into());
     }
     let written = sink.finish(&summary);
     drop(sink);
@@ -142,5 +145,34 @@ impl Progress {
         if self.shown {
             eprint!("\r\x1b[2K");
         }
+    }
+}
+
+/// The capture folders and files a run with no captures looked in: each PATH's workspace's
+/// `captures` (from its `verdict.toml`), or the PATH itself when it is a file, with
+/// `(missing)` after one that does not exist.
+fn searched_captures(paths: &[std::path::PathBuf]) -> String {
+    let dot = [std::path::PathBuf::from(".")];
+    let paths = if paths.is_empty() { &dot[..] } else { paths };
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_file() || !p.exists() {
+            out.push(p.display().to_string());
+            continue;
+        }
+        let root = crate::core::workspace::find_root(p);
+        let captures = crate::core::workspace::Workspace::open(&root)
+            .map(|ws| ws.config.captures.clone())
+            .unwrap_or_default();
+        for c in captures {
+            let at = root.join(&c);
+            let missing = if at.exists() { "" } else { " (missing)" };
+            out.push(format!("{}{missing}", at.display()));
+        }
+    }
+    if out.is_empty() {
+        "nothing".to_string()
+    } else {
+        out.join(", ")
     }
 }

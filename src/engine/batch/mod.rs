@@ -36,10 +36,14 @@ pub enum CheckError {
     Workspace(#[from] crate::core::workspace::WorkspaceError),
     /// Nothing to check: a mistyped path would otherwise pass.
     #[error(
-        "{}; pass a workspace folder, e.g. `verdict check samples/refund`",
+        "{} (searched {searched}); pass a workspace folder, e.g. `verdict check samples/refund`",
         crate::core::workspace::NO_CAPTURES
     )]
-    NoCaptures,
+    NoCaptures {
+        /// The capture folders or files looked in, as the command line and `verdict.toml`
+        /// name them (`ws/logs (missing)`).
+        searched: String,
+    },
     /// The `--schema` file cannot be used.
     #[error("{0}")]
     Schema(String),

@@ -148,9 +148,11 @@ fn an_empty_workspace_gets_the_layout_hint_check_gives() {
         .collect();
     assert_eq!(text.join(" "), crate::core::workspace::NO_CAPTURES, "{s}");
     assert!(
-        crate::cli::check::CheckError::NoCaptures
-            .to_string()
-            .starts_with(crate::core::workspace::NO_CAPTURES)
+        crate::cli::check::CheckError::NoCaptures {
+            searched: "captures".into()
+        }
+        .to_string()
+        .starts_with(crate::core::workspace::NO_CAPTURES)
     );
 }
 
