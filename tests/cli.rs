@@ -8,24 +8,10 @@ use std::process::{Command, Output, Stdio};
 use tempfile::TempDir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_verdict");
+use crate::common::{verdict, verdict_in};
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const REFUND_SCHEMA: &str = include_str!("../samples/refund/schemas/refund-v1.schema.json");
 const VALID: &str = r#"{"schema_version":"refund-v1","order_id":"O-1042","amount_minor":5000,"currency":"KRW","expected_version":7}"#;
-
-/// The binary with `args`, run in `dir`, without an inherited `NO_COLOR`.
-fn verdict_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("run verdict")
-}
-
-/// The binary with `args`, run in the crate root (so `samples/refund` is a relative path).
-fn verdict(args: &[&str]) -> Output {
-    verdict_in(Path::new(ROOT), args)
-}
 
 fn code(o: &Output) -> i32 {
     o.status.code().expect("exited, not killed by a signal")
@@ -1389,21 +1375,16 @@ fn validator_mode_names_the_format_assertion_flag_not_the_config_key() {
 
 #[test]
 fn several_gemini_candidates_are_named_in_a_warning_on_the_verdict() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path();
-    std::fs::create_dir_all(ws.join("schemas")).unwrap();
-    std::fs::create_dir_all(ws.join("captures")).unwrap();
-    std::fs::write(ws.join("schemas/s.schema.json"), r#"{"type": "object"}"#).unwrap();
     let candidate = serde_json::json!({"content": {"parts": [{"text": "{}"}], "role": "model"},
                                        "finishReason": "STOP"});
     let record =
         serde_json::json!({"id": "two", "response": {"candidates": [candidate, candidate]}});
-    std::fs::write(ws.join("captures/two.json"), record.to_string()).unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args(["check", "-f", "json"])
-        .arg(ws)
-        .output()
-        .unwrap();
+    let dir = crate::common::workspace_with(
+        r#"{"type": "object"}"#,
+        &[("two.json", &record.to_string())],
+    );
+    let ws = dir.path();
+    let o = verdict_in(ws, &["check", "-f", "json", "."]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let v = &doc["verdicts"][0];
     assert_eq!(v["stage"], "ready", "{v}");
@@ -1419,11 +1400,7 @@ fn several_gemini_candidates_are_named_in_a_warning_on_the_verdict() {
     assert!(v["response"].get("warnings").is_none(), "{v}");
     assert_eq!(o.status.code(), Some(0));
     // the human report prints it under the capture, not among the contract's lint findings
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args(["check", "--color", "never"])
-        .arg(ws)
-        .output()
-        .unwrap();
+    let o = verdict_in(ws, &["check", "--color", "never", "."]);
     let human = String::from_utf8_lossy(&o.stdout);
     assert!(
         human.contains(
@@ -1436,23 +1413,14 @@ fn several_gemini_candidates_are_named_in_a_warning_on_the_verdict() {
 #[test]
 fn feedback_quotes_the_value_as_the_model_wrote_it() {
     // keys out of order and spread over lines: quoted in the model's order, on one line
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path();
-    std::fs::create_dir_all(ws.join("schemas")).unwrap();
-    std::fs::create_dir_all(ws.join("captures")).unwrap();
-    std::fs::write(
-        ws.join("schemas/s.schema.json"),
-        r#"{"type": "object", "properties": {"meta": {"type": "string"}}}"#,
-    )
-    .unwrap();
     let output = "{\"meta\": {\"zeta\": 1,\n    \"alpha\": [2, 3]}}";
     let record = serde_json::json!({"id": "m", "output": output});
-    std::fs::write(ws.join("captures/m.json"), record.to_string()).unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args(["feedback", "m"])
-        .arg(ws)
-        .output()
-        .unwrap();
+    let dir = crate::common::workspace_with(
+        r#"{"type": "object", "properties": {"meta": {"type": "string"}}}"#,
+        &[("m.json", &record.to_string())],
+    );
+    let ws = dir.path();
+    let o = verdict_in(ws, &["feedback", "m", "."]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
         text.contains(
@@ -1465,11 +1433,10 @@ fn feedback_quotes_the_value_as_the_model_wrote_it() {
 #[test]
 fn feedback_takes_a_capture_by_its_path_from_here() {
     let run = |id: &str| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
-            .args(["feedback", "--format", "json", id, "samples/refund"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .unwrap();
+        let o = verdict_in(
+            Path::new(env!("CARGO_MANIFEST_DIR")),
+            &["feedback", "--format", "json", id, "samples/refund"],
+        );
         assert_eq!(
             o.status.code(),
             Some(0),
@@ -1499,16 +1466,15 @@ fn feedback_takes_a_capture_by_its_path_from_here() {
 
 #[test]
 fn feedback_by_path_finds_the_workspace_without_naming_it() {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args([
+    let o = verdict_in(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &[
             "feedback",
             "--format",
             "json",
             "samples/refund/captures/valid-proposal.json",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
+        ],
+    );
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -1523,11 +1489,7 @@ fn feedback_by_path_finds_the_workspace_without_naming_it() {
 fn a_plain_json_file_given_to_check_gets_the_schema_mode_hint() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("one.json"), r#"{"a": 2}"#).unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args(["check", "-f", "json", "one.json"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let o = verdict_in(dir.path(), &["check", "-f", "json", "one.json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
     let f = &doc["verdicts"][0]["errors"][0];
@@ -1543,11 +1505,7 @@ fn no_captures_names_the_folders_it_searched() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("schemas")).unwrap();
     std::fs::write(dir.path().join("verdict.toml"), "captures = [\"logs\"]\n").unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args(["check", "."])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let o = verdict_in(dir.path(), &["check", "."]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("(searched ./logs (missing))"), "{err}");

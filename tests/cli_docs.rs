@@ -2,10 +2,11 @@
 //! (generated from the clap definitions), and `review --color`.
 
 use serde_json::json;
-use std::path::Path;
+
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_verdict");
+use crate::common::{verdict, verdict_in};
 
 /// The commands every completion script and the man page must name.
 const COMMANDS: [&str; 7] = [
@@ -17,19 +18,6 @@ const COMMANDS: [&str; 7] = [
     "completions",
     "man",
 ];
-
-fn verdict_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("run verdict")
-}
-
-fn verdict(args: &[&str]) -> Output {
-    verdict_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")

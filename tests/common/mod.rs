@@ -73,3 +73,20 @@ pub fn jsonl_verdicts(stdout: &str) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+/// The binary with `args`, run in `dir`, without an inherited `NO_COLOR`.
+#[allow(dead_code)] // not every module uses it
+pub fn verdict_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run verdict")
+}
+
+/// The binary with `args`, run in the crate root (so `samples/refund` is a relative path).
+#[allow(dead_code)] // not every module uses it
+pub fn verdict(args: &[&str]) -> std::process::Output {
+    verdict_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
+}
