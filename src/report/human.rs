@@ -9,19 +9,27 @@ use crate::report::{Item, Renderer, ReportOptions, Sink, expect_mismatch};
 use std::io::{self, Seek, Write};
 
 #[derive(Clone, Copy)]
-struct Paint {
+/// ANSI colour of the human reports (`check`, `review`): off writes the text unchanged.
+pub(crate) struct Paint {
     on: bool,
 }
 
 impl Paint {
-    fn wrap(&self, code: &str, s: &str) -> String {
+    /// Colour on or off.
+    pub(crate) fn new(on: bool) -> Paint {
+        Paint { on }
+    }
+
+    /// `s` in the SGR colour `code` when colour is on.
+    pub(crate) fn wrap(&self, code: &str, s: &str) -> String {
         if self.on {
             format!("\x1b[{code}m{s}\x1b[0m")
         } else {
             s.to_string()
         }
     }
-    fn decision(&self, d: Decision, s: &str) -> String {
+    /// `s` in a decision's colour.
+    pub(crate) fn decision(&self, d: Decision, s: &str) -> String {
         let code = match d {
             Decision::ReadyForCommit => "32",
             Decision::Retry => "33",

@@ -2,7 +2,6 @@
 
 use crate::core::review::{Flip, FlipKind, Review};
 use crate::core::text::escape_control;
-use crate::core::verdict::Decision;
 use crate::report::github::{data, property};
 use std::io::{self, Write};
 
@@ -50,52 +49,25 @@ pub fn cause(f: &Flip) -> String {
     }
 }
 
-/// ANSI colour for the human report, as `check --format human` colours: off writes the text
-/// unchanged.
-#[derive(Clone, Copy)]
-struct Paint {
-    on: bool,
-}
+use crate::report::human::Paint;
 
-impl Paint {
-    fn wrap(self, code: &str, s: &str) -> String {
-        if self.on {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
-    }
-
-    /// A decision's colour, the same as `check`'s.
-    fn decision(self, d: Decision, s: &str) -> String {
-        let code = match d {
-            Decision::ReadyForCommit => "32",
-            Decision::Retry => "33",
-            Decision::Regenerate => "31",
-            Decision::Recheck => "35",
-            Decision::Reject => "1;31",
-        };
-        self.wrap(code, s)
-    }
-
-    /// A group title: bold red for what now fails, bold green for what now passes, bold
-    /// for `changed`.
-    fn title(self, k: FlipKind) -> String {
-        let code = match k {
-            FlipKind::NowFailing | FlipKind::NoLongerMeetsExpect => "1;31",
-            FlipKind::NowPassing | FlipKind::NowMeetsExpect => "1;32",
-            FlipKind::Changed => "1",
-        };
-        self.wrap(code, k.title())
-    }
+/// A group title: bold red for what now fails, bold green for what now passes, bold for
+/// `changed`.
+fn title(p: Paint, k: FlipKind) -> String {
+    let code = match k {
+        FlipKind::NowFailing | FlipKind::NoLongerMeetsExpect => "1;31",
+        FlipKind::NowPassing | FlipKind::NowMeetsExpect => "1;32",
+        FlipKind::Changed => "1",
+    };
+    p.wrap(code, k.title())
 }
 
 /// Schema changes, then the flips grouped by kind, then the summary line. Each flip line
-/// starts with the glyph of its new decision ([`Decision::glyph`], as `check` marks a
+/// starts with the glyph of its new decision ([`crate::core::verdict::Decision::glyph`], as `check` marks a
 /// verdict); with `color` the group titles, glyphs and outcomes are coloured as `check`
 /// colours them (ANSI SGR), without it the text has no escape bytes.
 pub fn human(out: &mut dyn Write, r: &Review, color: bool) -> io::Result<()> {
-    let p = Paint { on: color };
+    let p = Paint::new(color);
     if !r.changes.is_empty() {
         writeln!(out, "{}", p.wrap("1", "schema changes:"))?;
         for c in &r.changes {
@@ -124,7 +96,7 @@ pub fn human(out: &mut dyn Write, r: &Review, color: bool) -> io::Result<()> {
         writeln!(
             out,
             "{} {}:",
-            p.title(kind),
+            title(p, kind),
             p.wrap("2", &format!("({})", group.len()))
         )?;
         for f in group {
