@@ -23,7 +23,9 @@ fn stages(c: &mut Criterion) {
     let file = root.join("captures/valid-proposal.json");
     let raw = ws.read_file(&file).remove(0);
     let text = raw.text.clone().unwrap();
-    let capture = parse_record(&text, "x").ok().unwrap();
+    let capture = parse_record(&text, &verdict::core::record_ref::RecordRef::new("x", None))
+        .ok()
+        .unwrap();
     let Payload::Response(response) = &capture.payload else {
         panic!("not a response")
     };
@@ -39,7 +41,13 @@ fn stages(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("stage");
     g.bench_function("1-capture-record-parse", |b| {
-        b.iter(|| parse_record(black_box(&text), "x").ok())
+        b.iter(|| {
+            parse_record(
+                black_box(&text),
+                &verdict::core::record_ref::RecordRef::new("x", None),
+            )
+            .ok()
+        })
     });
     g.bench_function("2-response-adapter", |b| {
         b.iter(|| adapt_response(black_box(response), None, None))

@@ -175,23 +175,23 @@ fn one_clear_verdict_per_item() {
     };
     assert_eq!(
         message("captures/binary.json"),
-        "capture record is not valid UTF-8 (invalid byte at offset 1)"
+        "record is not valid UTF-8 (invalid byte at offset 1)"
     );
     assert_eq!(
         message("captures/latin1.json"),
-        "capture record is not valid UTF-8 (invalid byte at offset 31)"
+        "record is not valid UTF-8 (invalid byte at offset 31)"
     );
     assert_eq!(
         message("captures/empty.json"),
-        "capture record is not valid JSON at 1:1: expected a JSON value, found the end of the text"
+        "record is not valid JSON at 1:1: expected a JSON value, found the end of the text"
     );
     assert_eq!(
         message("captures/whitespace.json"),
-        "capture record is not valid JSON at 3:1: expected a JSON value, found the end of the text"
+        "record is not valid JSON at 3:1: expected a JSON value, found the end of the text"
     );
     assert_eq!(
         message("captures/deep-record.json"),
-        "capture record at 1:178: nesting is too deep: expected at most 127 nested arrays and objects, found an array at level 128"
+        "record at 1:178: nesting is too deep: expected at most 127 nested arrays and objects, found an array at level 128"
     );
     assert_eq!(
         message("captures/deep-output.json"),

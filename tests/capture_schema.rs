@@ -55,7 +55,7 @@ fn keys_and_enums_match_the_loader() {
 /// unknown `status` value are INVALID_CAPTURE too, so they are checked through the pipeline).
 fn loader_accepts(record: &Value) -> bool {
     let text = record.to_string();
-    let Ok(c) = parse_record(&text, "x") else {
+    let Ok(c) = parse_record(&text, &verdict::core::record_ref::RecordRef::new("x", None)) else {
         return false;
     };
     // `status` and `provider` values are checked by the response stage

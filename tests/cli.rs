@@ -341,10 +341,12 @@ fn strip_ansi(s: &str) -> String {
 
 // ---------------------------------------------------------------- json / jsonl
 
-const VERDICT_KEYS: [&str; 11] = [
+const VERDICT_KEYS: [&str; 13] = [
     "id",
     "source",
     "contract",
+    "format",
+    "provider",
     "stage",
     "decision",
     "reason",
@@ -402,7 +404,7 @@ fn json_is_one_document_with_summary_and_design_shaped_verdicts() {
         for k in &keys {
             assert!(VERDICT_KEYS.contains(k), "unexpected key {k} in {v}");
         }
-        for k in &VERDICT_KEYS[..10] {
+        for k in VERDICT_KEYS[..12].iter().filter(|k| **k != "provider") {
             assert!(keys.contains(k), "missing key {k} in {v}");
         }
         assert!(!v["next_action"].as_str().unwrap().is_empty());
@@ -1496,7 +1498,7 @@ fn a_plain_json_file_given_to_check_gets_the_schema_mode_hint() {
     assert_eq!(f["reason"], "INVALID_CAPTURE");
     assert_eq!(
         f["hint"],
-        "this looks like a plain JSON value, not a capture record: to validate plain JSON files, run `verdict check --schema SCHEMA FILE..`"
+        "this looks like a plain JSON value, not a capture record or a provider log record: to validate plain JSON files, run `verdict check --schema SCHEMA FILE..`"
     );
 }
 

@@ -313,7 +313,7 @@ fn random_capture_records_and_line_endings_never_panic() {
     let mut rng = Rng(42);
     for _ in 0..20_000 {
         let text: String = (0..rng.below(24)).map(|_| rng.pick(pieces)).collect();
-        let _ = parse_record(&text, "d");
+        let _ = parse_record(&text, &verdict::core::record_ref::RecordRef::new("d", None));
         let max = [0u64, 1, 5, 64, u64::MAX][rng.below(5)];
         let mut lines = Vec::new();
         read_lines(std::io::Cursor::new(text.as_bytes()), max, |n, l| {

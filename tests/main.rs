@@ -25,5 +25,6 @@ mod pty;
 mod reasons;
 mod review;
 mod samples;
+mod shapes;
 mod walk;
 mod watch;

@@ -165,7 +165,7 @@ cases! {
         let f = is(&v, Stage::Input, Decision::Reject, "INVALID_CAPTURE", None, None);
         assert_eq!(
             f.message,
-            "capture record is not valid JSON at 1:16: trailing comma before \"}\""
+            "record is not valid JSON at 1:16: trailing comma before \"}\""
         );
         assert_eq!(v.id, "captures/c.json");
         assert_eq!(v.source, "captures/c.json");
@@ -174,7 +174,10 @@ cases! {
     invalid_capture_not_an_object: "INVALID_CAPTURE" => {
         let v = refund("[{\"output\": \"{}\"}]", &[]);
         let f = is(&v, Stage::Input, Decision::Reject, "INVALID_CAPTURE", None, None);
-        assert_eq!(f.message, "capture record must be a JSON object, found an array");
+        assert_eq!(
+            f.message,
+            "a record must be a JSON object (or an array of stream events), found an array"
+        );
         v
     }
     invalid_capture_unknown_key_with_hint: "INVALID_CAPTURE" => {
@@ -262,7 +265,7 @@ cases! {
         let f = is(&v, Stage::Input, Decision::Reject, "INVALID_CAPTURE", None, None);
         assert_eq!(
             f.message,
-            format!("capture record is not valid UTF-8 (invalid byte at offset {off})")
+            format!("record is not valid UTF-8 (invalid byte at offset {off})")
         );
         v
     }
@@ -808,7 +811,7 @@ fn jsonl_broken_line_gets_its_own_verdict_and_blank_lines_are_skipped() {
     );
     assert_eq!(
         f.message,
-        "capture record is not valid JSON at 1:16: the text ends inside an object opened at 1:1: expected \",\" or \"}\", found the end of the text"
+        "record is not valid JSON at 1:16: the text ends inside an object opened at 1:1: expected \",\" or \"}\", found the end of the text"
     );
 }
 

@@ -4,6 +4,7 @@
 //! (blank lines are skipped). Anything that cannot be read or breaks the record table is
 //! an input-stage `INVALID_CAPTURE` finding for that record alone.
 
+use crate::core::adapter::Adapted;
 use crate::core::hint::hint_for;
 use crate::core::record_ref::RecordRef;
 pub use crate::core::record_ref::is_log;
@@ -154,7 +155,7 @@ pub fn decode(bytes: Vec<u8>) -> Result<String, Finding> {
     String::from_utf8(bytes).map_err(|e| {
         let off = e.utf8_error().valid_up_to();
         invalid(format!(
-            "capture record is not valid UTF-8 (invalid byte at offset {off})"
+            "record is not valid UTF-8 (invalid byte at offset {off})"
         ))
     })
 }
@@ -309,6 +310,10 @@ pub enum Payload {
         /// `max_output_tokens`, `content_filter`, `rate_limit`, an HTTP status...
         status_detail: Option<String>,
     },
+    /// The container already decided the response stage (a batch line whose request did not
+    /// run: expired, cancelled, errored); the pipeline takes this outcome as the response
+    /// stage's.
+    Settled(Box<Adapted>),
 }
 
 /// A capture record that passed the checks of `docs/capture-record.md`.
@@ -316,6 +321,9 @@ pub enum Payload {
 pub struct Capture {
     /// `id`, or the default from the source.
     pub id: String,
+    /// The record shape it was read as (`capture`, `response`, `openai-batch`, ...;
+    /// `docs/record-shapes.md#record-shapes`).
+    pub format: &'static str,
     /// `contract`, if given.
     pub contract: Option<String>,
     /// The response or output.
@@ -344,45 +352,54 @@ pub struct RecordError {
     pub id: Option<String>,
     /// The record's `expect`, if it could be read.
     pub expect: Option<Expect>,
+    /// The record shape it matched, if any (`docs/record-shapes.md#record-shapes`).
+    pub format: Option<&'static str>,
 }
 
-/// Parses and checks one record's text. `default_id` is used when the record has no `id`.
+/// Parses one record's text strictly and reads it as the record shape it has
+/// (`docs/record-shapes.md#record-shapes`): a capture record, a bare provider response, a
+/// batch line, ... `source` is where it was read; it is the id of a record that has none.
 ///
 /// # Errors
 /// `INVALID_CAPTURE` when the text is not strict JSON (duplicate keys included), is not an
-/// object, has an unknown key (with a "did you mean" hint), has both or neither of
-/// `response`/`output`, `status` without `output`, or a key of the wrong type.
-pub fn parse_record(text: &str, default_id: &str) -> Result<Capture, RecordError> {
+/// object, matches no record shape, or breaks the shape it matched (for a capture record: an
+/// unknown key with a "did you mean" hint, both or neither of `response`/`output`, `status`
+/// without `output`, or a key of the wrong type).
+pub fn parse_record(text: &str, source: &RecordRef) -> Result<Capture, RecordError> {
     let value = parse::parse_strict(text).map_err(|f| {
         let at = f.at.map(|a| format!(" at {a}")).unwrap_or_default();
         // valid JSON that is only too deep is not called invalid
         let what = if f.reason == Reason::TOO_DEEP {
-            "capture record"
+            "record"
         } else {
-            "capture record is not valid JSON"
+            "record is not valid JSON"
         };
         RecordError {
             finding: invalid(format!("{what}{at}: {}", f.message)),
             id: None,
             expect: None,
+            format: None,
         }
     })?;
-    let Value::Object(mut obj) = value else {
-        return Err(RecordError {
-            finding: invalid(format!(
-                "capture record must be a JSON object, found {}",
-                json_kind(&value)
-            )),
-            id: None,
-            expect: None,
-        });
-    };
+    crate::core::shape::read(value, source, None)
+}
+
+/// Reads a record object as a capture record (`docs/capture-record.md`); `default_id` is
+/// the id of a record with none.
+///
+/// # Errors
+/// As [`parse_record`], for a capture record.
+pub(crate) fn read_capture(
+    mut obj: Map<String, Value>,
+    default_id: &str,
+) -> Result<Capture, RecordError> {
     let id = obj.get("id").and_then(Value::as_str).map(str::to_string);
     let expect = obj.get("expect").and_then(|e| parse_expect(e).ok());
     check_record(&mut obj, default_id).map_err(|finding| RecordError {
         finding,
         id,
         expect,
+        format: Some("capture"),
     })
 }
 
@@ -398,7 +415,7 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
             } else if !obj.contains_key("response") && !obj.contains_key("output") {
                 // no capture key at all: most likely a plain JSON instance
                 f = f.with_hint(
-                    "this looks like a plain JSON value, not a capture record: to validate plain JSON files, run `verdict check --schema SCHEMA FILE..`",
+                    "this looks like a plain JSON value, not a capture record or a provider log record: to validate plain JSON files, run `verdict check --schema SCHEMA FILE..`",
                 );
             }
             return Err(f);
@@ -487,6 +504,7 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
     }
     Ok(Capture {
         id,
+        format: "capture",
         contract,
         payload,
         provider,

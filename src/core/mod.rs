@@ -26,6 +26,7 @@ pub mod pointer;
 pub mod record_ref;
 pub mod review;
 pub mod rules;
+pub mod shape;
 pub mod stage;
 pub mod summary;
 pub mod text;

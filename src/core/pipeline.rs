@@ -52,11 +52,12 @@ impl Workspace {
                 return ev;
             }
         };
-        let capture = match capture::parse_record(text, &default_id(raw)) {
+        let capture = match capture::parse_record(text, &raw.source) {
             Ok(c) => c,
             Err(e) => {
                 let id = e.id.unwrap_or_else(|| default_id(raw));
                 ev.verdict = Verdict::from_errors(id, raw.source.clone(), None, vec![e.finding]);
+                ev.verdict.format = e.format.map(str::to_owned);
                 ev.raw_output = Some(text.clone());
                 if let Some(x) = e.expect {
                     ev.verdict.apply_expect(x);
@@ -67,6 +68,8 @@ impl Workspace {
         let (contract, errors, info) = self.run_stages(&capture, &mut ev);
         let mut verdict =
             Verdict::from_errors(capture.id.clone(), raw.source.clone(), contract, errors);
+        verdict.format = Some(capture.format.to_owned());
+        verdict.provider = info.as_ref().map(|i| i.provider.clone());
         verdict.response = info;
         if let Ok(c) = self.contract_for(&capture) {
             verdict.warnings = c.warnings();
@@ -158,6 +161,7 @@ impl Workspace {
                 status,
                 status_detail,
             } => adapter::adapt_output(output, status.as_deref(), status_detail.as_deref()),
+            Payload::Settled(adapted) => (**adapted).clone(),
         };
         let info = Some(adapted.info);
         let proposal = match adapted.result {

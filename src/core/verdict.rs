@@ -448,6 +448,15 @@ pub struct Verdict {
     pub source: RecordRef,
     /// The contract it was checked against, when one was found.
     pub contract: Option<String>,
+    /// The record shape it was read as (`capture`, `response`, `openai-batch`, ...;
+    /// `docs/record-shapes.md#record-shapes`); `None` when the record could not be read as any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// The response adapter that read it (`openai-chat`, `anthropic`, ..., `output` for a
+    /// record that carries its output, or the container's format for a batch line the
+    /// container decided); `None` when the response stage did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     /// The first failing stage, or `ready`.
     pub stage: Stage,
     /// What to do next.
@@ -484,6 +493,8 @@ impl Verdict {
             id,
             source,
             contract,
+            format: None,
+            provider: None,
             stage,
             decision,
             errors,

@@ -107,6 +107,12 @@ pub(crate) fn is_transient(e: &Value) -> bool {
 /// The `REQUEST_ERROR` finding for an error object found at `place` in the response;
 /// `retry` when transient, else `reject`.
 pub(crate) fn request_error(e: &Value, place: &str) -> Finding {
+    request_error_as(e, place, is_transient(e))
+}
+
+/// The `REQUEST_ERROR` finding for an error object found at `place`, whose transience the
+/// caller decided (a batch line's HTTP status, say): `retry` when `transient`, else `reject`.
+pub(crate) fn request_error_as(e: &Value, place: &str, transient: bool) -> Finding {
     let mut facts = Vec::new();
     for key in ["type", "code", "status"] {
         match e.get(key) {
@@ -125,7 +131,6 @@ pub(crate) fn request_error(e: &Value, place: &str) -> Finding {
     let said = str_at(e, "message")
         .map(|m| format!(" ({})", super::quote(m)))
         .unwrap_or_default();
-    let transient = is_transient(e);
     let tail = if transient {
         "transient, retry"
     } else {

@@ -29,6 +29,8 @@ mod openai_responses;
 mod output;
 mod stream;
 
+pub(crate) use error_body::{request_error, request_error_as, transient_http};
+
 use crate::core::verdict::{Finding, Reason, ResponseInfo, Stage};
 use serde_json::Value;
 
@@ -194,6 +196,23 @@ impl Provider {
             provider: self.name().to_owned(),
             ..ResponseInfo::default()
         }
+    }
+}
+
+/// The adapter a bare response object would be read with, by shape (the detection table of
+/// `docs/record-shapes.md`), or `None` when no adapter recognises it: `error` for an error
+/// body. A JSON array is recognised when its first element is a stream event.
+pub fn recognise(v: &Value) -> Option<&'static str> {
+    match v {
+        Value::Array(events) => events
+            .first()
+            .filter(|e| stream::looks_like_event(e))
+            .map(|_| "stream"),
+        _ => match detect(v) {
+            Some(p) => Some(p.name()),
+            None if error_body::is_error_body(v) => Some("error"),
+            None => None,
+        },
     }
 }
 
