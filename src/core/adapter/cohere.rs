@@ -29,7 +29,7 @@ fn is_upper_case(s: &str) -> bool {
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
-/// Adapts a v2 chat response.
+/// Adapts a v2 chat response (also the one a v2 chat stream assembles to, see `stream`).
 pub(crate) fn adapt(resp: &Value, tool: Option<&str>) -> Adapted {
     let mut info = Provider::Cohere.info();
     info.usage = non_null(resp, "usage");

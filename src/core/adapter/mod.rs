@@ -126,7 +126,7 @@ pub const UNKNOWN_PROVIDER: &str = "unknown";
 /// - Streams (each provider's streaming reference): the deltas are assembled and judged as
 ///   above; without the terminal event (`message_stop`, a non-null `finish_reason`,
 ///   `response.completed` / `.incomplete` / `.failed`, a Gemini `finishReason`, Bedrock
-///   `messageStop`, an Ollama chunk with `done: true`) the
+///   `messageStop`, an Ollama chunk with `done: true`, Cohere `message-end`) the
 ///   stream is `INCOMPLETE`. Streamed tool arguments are text, parsed strictly.
 ///
 /// A finished response with an empty or whitespace-only proposal is `NO_OUTPUT`. When a

@@ -42,6 +42,13 @@
 //!   chunks shaped as the final response, `message.content` fragments with `done: false`,
 //!   then a last chunk with `done: true` (terminal), `done_reason` and the counts; an
 //!   `{"error": "..."}` line on failure.
+//! - Cohere v2 chat streams (docs.cohere.com/docs/streaming): events by `type`:
+//!   `message-start` (`id`), `content-start` / `content-delta` (`index`,
+//!   `delta.message.content.text`), `content-end`, `tool-plan-delta`
+//!   (`delta.message.tool_plan`), `tool-call-start` (`index`, `delta.message.tool_calls`
+//!   with `id`, `function.name`), `tool-call-delta` (`function.arguments` fragments),
+//!   `tool-call-end`, `citation-*`, and the terminal `message-end`
+//!   (`delta.finish_reason`, `delta.usage`).
 //! - Azure OpenAI: Chat chunks whose first has `choices: []` and `prompt_filter_results`
 //!   (normal), later chunks with `content_filter_results` per choice.
 //!
@@ -83,6 +90,22 @@ const BEDROCK_EXCEPTIONS: [(&str, u64); 5] = [
     ("serviceUnavailableException", 503),
 ];
 
+/// The event types of a Cohere v2 chat stream (`type`, kebab-case).
+const COHERE_EVENTS: [&str; 12] = [
+    "message-start",
+    "content-start",
+    "content-delta",
+    "content-end",
+    "tool-plan-delta",
+    "tool-call-start",
+    "tool-call-delta",
+    "tool-call-end",
+    "citation-start",
+    "citation-end",
+    "message-end",
+    "debug",
+];
+
 /// The Bedrock event name of `v`: its one key, when that is a ConverseStream event.
 fn bedrock_event(v: &Value) -> Option<&'static str> {
     let m = v.as_object()?;
@@ -96,6 +119,7 @@ fn bedrock_event(v: &Value) -> Option<&'static str> {
 /// Whether a single object looks like one streamed event rather than a whole response.
 pub(crate) fn looks_like_event(v: &Value) -> bool {
     bedrock_event(v).is_some()
+        || str_at(v, "type").is_some_and(|t| COHERE_EVENTS.contains(&t))
         || str_at(v, "object") == Some("chat.completion.chunk")
         || str_at(v, "type").is_some_and(|t| {
             t.starts_with("response.")
@@ -161,7 +185,7 @@ pub(crate) fn adapt(response: &Value, forced: Option<Provider>, tool: Option<&st
                         invalid_capture(format!(
                             "unrecognised stream: the first event ({}) is not message_start, a \
                              chat.completion.chunk, a response.* event, a Gemini chunk, a \
-                             Bedrock ConverseStream event or an Ollama chunk",
+                             Bedrock ConverseStream event, an Ollama chunk or a Cohere event",
                             describe_event(first)
                         ))
                         .with_hint("set `provider` to force an adapter"),
@@ -185,15 +209,7 @@ pub(crate) fn adapt(response: &Value, forced: Option<Provider>, tool: Option<&st
         Provider::Gemini => assemble_gemini(&events),
         Provider::BedrockConverse => assemble_bedrock(&events),
         Provider::Ollama => assemble_ollama(&events),
-        Provider::Cohere => {
-            return fail(
-                forced,
-                invalid_capture(
-                    "cohere streams are not read: capture the final response (the \
-                     non-streamed body) instead",
-                ),
-            );
-        }
+        Provider::Cohere => assemble_cohere(&events),
     };
     let mut adapted = adapt_object(provider, &assembled.response, tool);
     adapted.info.stream = true;
@@ -283,6 +299,9 @@ fn provider_of(first: &Value) -> Option<Provider> {
     }
     if bedrock_event(first).is_some() {
         return Some(Provider::BedrockConverse);
+    }
+    if str_at(first, "type").is_some_and(|t| COHERE_EVENTS.contains(&t)) {
+        return Some(Provider::Cohere);
     }
     if ollama::detects(first) {
         return Some(Provider::Ollama);
@@ -964,6 +983,103 @@ fn assemble_bedrock(events: &[&Value]) -> Assembled {
         serde_json::json!({"message": {"role": role, "content": content}}),
     );
     resp.insert("stopReason".into(), stop);
+    out.response = Value::Object(resp);
+    out
+}
+
+fn assemble_cohere(events: &[&Value]) -> Assembled {
+    let mut out = Assembled {
+        response: Value::Null,
+        terminal: false,
+        error: None,
+    };
+    let mut resp = Map::new();
+    let mut blocks: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
+    let mut calls: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
+    let mut tool_plan: Option<String> = None;
+    let mut finish = Value::Null;
+    for ev in events {
+        let message = ev
+            .get("delta")
+            .and_then(|d| d.get("message"))
+            .unwrap_or(&Value::Null);
+        let idx = index_of(ev, "index");
+        match str_at(ev, "type") {
+            Some("message-start") => {
+                if let Some(id) = ev.get("id").filter(|i| i.is_string()) {
+                    resp.insert("id".into(), id.clone());
+                }
+            }
+            Some("content-start") => {
+                if let Some(Value::Object(c)) = message.get("content") {
+                    blocks.insert(idx, c.clone());
+                }
+            }
+            Some("content-delta") => {
+                if let Some(t) = message.get("content").and_then(|c| str_at(c, "text")) {
+                    let block = blocks.entry(idx).or_default();
+                    block
+                        .entry("type")
+                        .or_insert_with(|| Value::String("text".into()));
+                    append(block, "text", t);
+                }
+            }
+            Some("tool-plan-delta") => {
+                if let Some(t) = str_at(message, "tool_plan") {
+                    tool_plan.get_or_insert_with(String::new).push_str(t);
+                }
+            }
+            Some("tool-call-start") => {
+                if let Some(Value::Object(c)) = message.get("tool_calls") {
+                    calls.insert(idx, c.clone());
+                }
+            }
+            Some("tool-call-delta") => {
+                let piece = message
+                    .get("tool_calls")
+                    .and_then(|c| c.get("function"))
+                    .and_then(|f| str_at(f, "arguments"))
+                    .unwrap_or_default();
+                let call = calls.entry(idx).or_default();
+                if let Value::Object(f) = call
+                    .entry("function")
+                    .or_insert_with(|| Value::Object(Map::new()))
+                {
+                    append(f, "arguments", piece);
+                }
+            }
+            Some("message-end") => {
+                let delta = ev.get("delta").unwrap_or(&Value::Null);
+                if let Some(f) = delta.get("finish_reason") {
+                    finish = f.clone();
+                }
+                if let Some(u) = delta.get("usage").filter(|u| !u.is_null()) {
+                    resp.insert("usage".into(), u.clone());
+                }
+                out.terminal = true;
+            }
+            _ => {}
+        }
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), Value::String("assistant".into()));
+    if !blocks.is_empty() {
+        message.insert(
+            "content".into(),
+            Value::Array(blocks.into_values().map(Value::Object).collect()),
+        );
+    }
+    if let Some(t) = tool_plan {
+        message.insert("tool_plan".into(), Value::String(t));
+    }
+    if !calls.is_empty() {
+        message.insert(
+            "tool_calls".into(),
+            Value::Array(calls.into_values().map(Value::Object).collect()),
+        );
+    }
+    resp.insert("finish_reason".into(), finish);
+    resp.insert("message".into(), Value::Object(message));
     out.response = Value::Object(resp);
     out
 }
@@ -1879,14 +1995,80 @@ mod tests {
         assert_eq!(a.info.native_stop_reason, None);
     }
 
+    // ---------- Cohere ----------
+
+    /// A Cohere v2 stream (docs.cohere.com "A Guide to Streaming Responses"), values made up.
+    fn cohere_tool() -> Vec<Value> {
+        vec![
+            json!({"type": "message-start", "id": "29f14a5a-11de-4cae-9800-25e4747408ea", "delta": {"message": {"role": "assistant", "content": [], "tool_plan": "", "tool_calls": [], "citations": []}}}),
+            json!({"type": "tool-plan-delta", "delta": {"message": {"tool_plan": "I will file a ticket."}}}),
+            json!({"type": "tool-call-start", "index": 0, "delta": {"message": {"tool_calls": {"id": "create_ticket_1", "type": "function", "function": {"name": "create_ticket", "arguments": ""}}}}}),
+            json!({"type": "tool-call-delta", "index": 0, "delta": {"message": {"tool_calls": {"function": {"arguments": "{\"title\": \"x\","}}}}}),
+            json!({"type": "tool-call-delta", "index": 0, "delta": {"message": {"tool_calls": {"function": {"arguments": " \"priority\": \"low\"}"}}}}}),
+            json!({"type": "tool-call-end", "index": 0}),
+            json!({"type": "message-end", "delta": {"finish_reason": "TOOL_CALL", "usage": {"billed_units": {"input_tokens": 37, "output_tokens": 21}, "tokens": {"input_tokens": 1002, "output_tokens": 55}}}}),
+        ]
+    }
+
+    fn cohere_text(finish: &str) -> Vec<Value> {
+        vec![
+            json!({"type": "message-start", "id": "c1", "delta": {"message": {"role": "assistant", "content": []}}}),
+            json!({"type": "content-start", "index": 0, "delta": {"message": {"content": {"type": "text", "text": ""}}}}),
+            json!({"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": "{\"title\":"}}}}),
+            json!({"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": "\"x\"}"}}}}),
+            json!({"type": "content-end", "index": 0}),
+            json!({"type": "message-end", "delta": {"finish_reason": finish, "usage": {"tokens": {"input_tokens": 9, "output_tokens": 5}}}}),
+        ]
+    }
+
     #[test]
-    fn forced_cohere_on_a_stream_says_it_is_not_read() {
-        let a = adapt_response(&Value::Array(chat_text()), Some("cohere"), None);
-        assert_eq!(
-            invalid(&a).message,
-            "cohere streams are not read: capture the final response (the non-streamed body) instead"
-        );
+    fn cohere_streams_assemble() {
+        let a = both(&cohere_tool(), true, None);
+        text(&a, "{\"title\": \"x\", \"priority\": \"low\"}");
         assert_eq!(a.info.provider, "cohere");
-        assert!(a.info.stream);
+        assert_eq!(a.info.stop_reason.as_deref(), Some("TOOL_CALL"));
+        assert_eq!(a.info.tool.as_deref(), Some("create_ticket"));
+        assert_eq!(
+            a.info.tokens,
+            Some(TokenUsage {
+                input_tokens: Some(1002),
+                output_tokens: Some(55),
+                total_tokens: None
+            })
+        );
+        text(
+            &both(&cohere_text("COMPLETE"), true, None),
+            "{\"title\":\"x\"}",
+        );
+        let f = fails_with(
+            &both(&cohere_text("MAX_TOKENS"), false, None),
+            Reason::TRUNCATED_OUTPUT,
+        );
+        assert_eq!(
+            f.message,
+            "finish_reason \"MAX_TOKENS\": the output hit the token limit"
+        );
+        fails(
+            &both(&cohere_text("TIMEOUT"), false, None),
+            Stage::Response,
+            Reason::REQUEST_ERROR,
+            Decision::Retry,
+        );
+    }
+
+    #[test]
+    fn cohere_stream_without_message_end_is_incomplete() {
+        let a = both(&cut(&cohere_tool(), 1), true, None);
+        let f = fails(&a, Stage::Response, Reason::INCOMPLETE, Decision::Retry);
+        assert_eq!(
+            f.message,
+            "cohere stream ended after 6 events without message-end: the stream was cut"
+        );
+        let f = invalid(&adapt_response(&cohere_tool()[0], None, None));
+        assert_eq!(
+            f.hint.as_deref(),
+            Some("this is a single stream event: capture the whole stream as an array of events")
+        );
+        assert_eq!(a.info.tool.as_deref(), Some("create_ticket"));
     }
 }
