@@ -97,6 +97,86 @@ fn a_fifo_named_like_a_capture_is_one_red_row_not_a_hang() {
     assert_eq!(verdicts[0]["stage"], "ready");
 }
 
+#[test]
+fn broken_bedrock_ollama_and_cohere_bodies_are_one_invalid_capture_each() {
+    let captures = [
+        (
+            "bedrock.json",
+            record(
+                json!({"id": "bedrock", "response": {"output": null, "stopReason": "end_turn",
+                          "usage": {"inputTokens": 3, "outputTokens": 0, "totalTokens": 3}}}),
+            ),
+        ),
+        (
+            "ollama.json",
+            record(
+                json!({"id": "ollama", "response": {"model": "llama3.2", "message": {"role": "assistant", "content": "{}"},
+                          "done": "true", "done_reason": "stop"}}),
+            ),
+        ),
+        (
+            "cohere.json",
+            record(
+                json!({"id": "cohere", "response": {"id": "c1", "finish_reason": "COMPLETE",
+                          "message": {"role": "assistant", "content": "{\"a\": 1}"}}}),
+            ),
+        ),
+        (
+            "ok.json",
+            record(
+                json!({"id": "ok", "response": {"message": {"role": "assistant", "content": "{}"}, "done": true}}),
+            ),
+        ),
+    ];
+    let ws = workspace(&json!({"type": "object"}), &captures);
+    let before = snapshot(ws.path());
+    let r = run(
+        &["check", "--format", "jsonl", "."],
+        ws.path(),
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    let verdicts: BTreeMap<String, Value> = common::jsonl_verdicts(&r.stdout)
+        .into_iter()
+        .map(|v| (v["id"].as_str().unwrap().to_owned(), v))
+        .collect();
+    assert_eq!(verdicts.len(), 4, "{}", r.stdout);
+    for (id, provider, message) in [
+        (
+            "bedrock",
+            "bedrock-converse",
+            "bedrock-converse `output` is null: expected an object holding `message`",
+        ),
+        (
+            "ollama",
+            "ollama",
+            "ollama `done` is a string (\"true\"): expected true or false",
+        ),
+        (
+            "cohere",
+            "cohere",
+            "cohere `message.content` is a string: expected an array of content blocks ({\"type\": \"text\", \"text\": ...})",
+        ),
+    ] {
+        let v = &verdicts[id];
+        assert_eq!(
+            (&v["stage"], &v["decision"], &v["reason"]),
+            (&json!("input"), &json!("reject"), &json!("INVALID_CAPTURE")),
+            "{v}"
+        );
+        assert_eq!(v["errors"].as_array().map(Vec::len), Some(1), "{v}");
+        assert_eq!(v["errors"][0]["message"], message, "{v}");
+        assert_eq!(v["response"]["provider"], provider, "{v}");
+    }
+    assert_eq!(
+        verdicts["bedrock"]["response"]["tokens"],
+        json!({"input_tokens": 3, "output_tokens": 0, "total_tokens": 3})
+    );
+    assert_eq!(verdicts["ok"]["stage"], "ready", "{}", verdicts["ok"]);
+    assert_eq!(verdicts["ok"]["response"]["provider"], "ollama");
+    assert_eq!(snapshot(ws.path()), before, "nothing is written");
+}
+
 /// Every file below `dir`, with its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();

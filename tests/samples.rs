@@ -62,7 +62,7 @@ fn refund_sample_meets_every_expect() {
 #[test]
 fn providers_sample_meets_every_expect() {
     let verdicts = all_verdicts(&sample("providers"));
-    assert_eq!(verdicts.len(), 80);
+    assert_eq!(verdicts.len(), 107);
     assert_every_expect_met(&verdicts);
 }
 

@@ -411,11 +411,32 @@ pub struct ExpectOutcome {
     pub met: bool,
 }
 
+/// Token counts read from a provider's usage report, under one set of names
+/// (`docs/verdicts.md#token-usage`). Each count is present only when the provider reported
+/// it: nothing is computed (`total_tokens` is not the sum of the other two when the provider
+/// gives no total). Where each count is read, per provider: `docs/record-shapes.md`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    /// Prompt (input) tokens: OpenAI Chat `prompt_tokens`, Responses and Anthropic
+    /// `input_tokens`, Gemini `promptTokenCount`, Bedrock `inputTokens`, Ollama
+    /// `prompt_eval_count`, Cohere `tokens.input_tokens` (else `billed_units.input_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Generated (output) tokens: `completion_tokens`, `output_tokens`,
+    /// `candidatesTokenCount`, `outputTokens`, `eval_count`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// The provider's own total: `total_tokens`, `totalTokenCount`, `totalTokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tokens: Option<u64>,
+}
+
 /// What the response stage read from the provider's response (for screens and reports).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResponseInfo {
-    /// Adapter used: `openai-responses`, `openai-chat`, `anthropic`, `gemini`, `error`, or
-    /// `output` for a record that carries the output text directly.
+    /// Adapter used: `openai-responses`, `openai-chat`, `anthropic`, `gemini`,
+    /// `bedrock-converse`, `ollama`, `cohere`, `azure-openai`, `openai-compatible`, `error`,
+    /// or `output` for a record that carries the output text directly.
     pub provider: String,
     /// Whether the response was a captured stream (array of events or SSE text).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -423,12 +444,20 @@ pub struct ResponseInfo {
     /// The provider's own status / finish / stop reason, verbatim (`end_turn`, `length`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
+    /// The upstream provider's own stop value when a gateway normalised `stop_reason`
+    /// (OpenRouter `choices[].native_finish_reason`), verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_stop_reason: Option<String>,
     /// The model named in the response.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Token usage as the provider reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<serde_json::Value>,
+    /// The token counts of `usage` under one set of names; `None` when the provider
+    /// reported none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<TokenUsage>,
     /// The tool call whose arguments are the proposal, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,

@@ -383,6 +383,9 @@ fn response_lines(ev: &Evaluation) -> Vec<(String, Role)> {
                 "stop reason",
                 r.stop_reason.as_deref().unwrap_or("-"),
             );
+            if let Some(n) = &r.native_stop_reason {
+                kv(&mut out, "native stop", n);
+            }
             if let Some(m) = &r.model {
                 kv(&mut out, "model", m);
             }

@@ -13,7 +13,7 @@
 
 use super::{
     Adapted, Proposal, Provider, ToolCall, args_text_or_value, invalid_capture, is_truncation,
-    non_null, note_tool, proposal, quote, response_finding, show, str_at,
+    non_null, note_tool, proposal, quote, response_finding, show, str_at, tokens,
 };
 use crate::core::verdict::{Finding, Reason, ResponseInfo};
 use serde_json::Value;
@@ -23,6 +23,7 @@ pub(crate) fn adapt(resp: &Value, tool: Option<&str>) -> Adapted {
     let mut info = Provider::Anthropic.info();
     info.model = str_at(resp, "model").map(str::to_owned);
     info.usage = non_null(resp, "usage");
+    info.tokens = tokens(resp.get("usage"), "input_tokens", "output_tokens", None);
     let result = run(resp, tool, &mut info);
     Adapted { info, result }
 }
@@ -128,6 +129,14 @@ mod tests {
             assert_eq!(
                 a.info.usage,
                 Some(json!({"input_tokens": 12, "output_tokens": 6}))
+            );
+            assert_eq!(
+                a.info.tokens,
+                Some(crate::core::verdict::TokenUsage {
+                    input_tokens: Some(12),
+                    output_tokens: Some(6),
+                    total_tokens: None
+                })
             );
         }
     }

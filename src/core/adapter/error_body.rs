@@ -21,14 +21,17 @@ use serde_json::Value;
 
 /// Error `type` / `code` names that mean a transient failure (`docs/record-shapes.md#error-bodies`: rate limits,
 /// overload, server errors). `rate_limit_exceeded` is OpenAI's code for HTTP 429 rate
-/// limits; `timeout_error` is Anthropic's HTTP 504.
-const TRANSIENT_NAMES: [&str; 6] = [
+/// limits; `timeout_error` is Anthropic's HTTP 504; `modelStreamErrorException` is
+/// Bedrock's HTTP 424 stream exception, "A streaming error occurred. Retry your request."
+/// ("ConverseStreamOutput").
+const TRANSIENT_NAMES: [&str; 7] = [
     "rate_limit_error",
     "overloaded_error",
     "api_error",
     "server_error",
     "timeout_error",
     "rate_limit_exceeded",
+    "modelStreamErrorException",
 ];
 
 /// google.rpc status names that map to HTTP 429 and 5xx (Gemini error docs).

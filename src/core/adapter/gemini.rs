@@ -16,7 +16,7 @@
 
 use super::{
     Adapted, GEMINI_FILTERS, Proposal, Provider, ToolCall, args_text_or_value, invalid_capture,
-    non_null, note_tool, proposal, quote, response_finding, str_at,
+    non_null, note_tool, proposal, quote, response_finding, str_at, tokens,
 };
 use crate::core::verdict::{Finding, Reason, ResponseInfo, Warning};
 use serde_json::Value;
@@ -26,6 +26,12 @@ pub(crate) fn adapt(resp: &Value, tool: Option<&str>) -> Adapted {
     let mut info = Provider::Gemini.info();
     info.model = str_at(resp, "modelVersion").map(str::to_owned);
     info.usage = non_null(resp, "usageMetadata");
+    info.tokens = tokens(
+        resp.get("usageMetadata"),
+        "promptTokenCount",
+        "candidatesTokenCount",
+        Some("totalTokenCount"),
+    );
     let result = run(resp, tool, &mut info);
     Adapted { info, result }
 }
@@ -192,6 +198,14 @@ mod tests {
         assert_eq!(
             a.info.usage.as_ref().and_then(|u| u.get("totalTokenCount")),
             Some(&json!(20))
+        );
+        assert_eq!(
+            a.info.tokens,
+            Some(crate::core::verdict::TokenUsage {
+                input_tokens: Some(8),
+                output_tokens: Some(12),
+                total_tokens: Some(20)
+            })
         );
     }
 

@@ -10,9 +10,15 @@
 //! |---|---|
 //! | an array of events, or a string of SSE lines | a stream (provider read from the first event) |
 //! | `"object": "response"` | `openai-responses` |
+//! | the Chat shape with `prompt_filter_results`, `prompt_annotations` or a choice's `content_filter_results` | `azure-openai` |
+//! | the Chat shape with a non-OpenAI marker (`docs/record-shapes.md#detection`) | `openai-compatible` |
 //! | `"object": "chat.completion"` or `choices[].message` | `openai-chat` |
 //! | `"type": "message"` | `anthropic` |
 //! | `candidates[]` or `promptFeedback` | `gemini` |
+//! | `stopReason`, or `output.message` | `bedrock-converse` |
+//! | `message` and `done` | `ollama` |
+//! | `message` and an upper-case `finish_reason` | `cohere` |
+//! | an error body with `innererror.code: ResponsibleAIPolicyViolation` | `azure-openai` |
 //! | `"type": "error"` or a top-level `error` object | `error` |
 //!
 //! Anything else is an input-stage `INVALID_CAPTURE`.
@@ -22,16 +28,21 @@
 #![allow(clippy::result_large_err)]
 
 mod anthropic;
+mod azure_openai;
+mod bedrock_converse;
+mod cohere;
 mod error_body;
 mod gemini;
+mod ollama;
 mod openai_chat;
+mod openai_compatible;
 mod openai_responses;
 mod output;
 mod stream;
 
 pub(crate) use error_body::{request_error, request_error_as, transient_http};
 
-use crate::core::verdict::{Finding, Reason, ResponseInfo, Stage};
+use crate::core::verdict::{Finding, Reason, ResponseInfo, Stage, TokenUsage};
 use serde_json::Value;
 
 /// What the response stage hands to the parse stage.
@@ -57,7 +68,17 @@ pub struct Adapted {
 }
 
 /// The provider names a record's `provider` key may hold (`docs/capture-record.md`), in the order of `docs/capture-record.md`.
-pub const PROVIDERS: [&str; 4] = ["openai-responses", "openai-chat", "anthropic", "gemini"];
+pub const PROVIDERS: [&str; 9] = [
+    "openai-responses",
+    "openai-chat",
+    "anthropic",
+    "gemini",
+    "bedrock-converse",
+    "ollama",
+    "cohere",
+    "azure-openai",
+    "openai-compatible",
+];
 
 /// The statuses a record's `status` key may hold (`docs/capture-record.md`); `completed` is the default.
 pub const STATUSES: [&str; 4] = ["completed", "refusal", "incomplete", "request_error"];
@@ -66,8 +87,7 @@ pub const STATUSES: [&str; 4] = ["completed", "refusal", "incomplete", "request_
 pub const UNKNOWN_PROVIDER: &str = "unknown";
 
 /// Runs the response stage on a record's `response` (an object, an array of stream events,
-/// or a string of SSE lines). `provider` forces an adapter (`openai-responses`,
-/// `openai-chat`, `anthropic`, `gemini`); `tool` names the tool call that is the proposal
+/// or a string of SSE lines). `provider` forces an adapter (one of [`PROVIDERS`]); `tool` names the tool call that is the proposal
 /// (by function name, or by call id when several calls share a name).
 ///
 /// The rules per provider, and the documents they come from:
@@ -86,13 +106,29 @@ pub const UNKNOWN_PROVIDER: &str = "unknown";
 ///   `BLOCKLIST`, `PROHIBITED_CONTENT`, `SPII`, `IMAGE_*` filters and any
 ///   `promptFeedback.blockReason` are `CONTENT_FILTERED`; `MALFORMED_FUNCTION_CALL` and
 ///   `UNEXPECTED_TOOL_CALL` are `MALFORMED_TOOL_CALL`; anything else is `INCOMPLETE`.
+/// - Bedrock Converse ("Converse", docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html):
+///   finished on `stopReason` `end_turn`, `tool_use`, `stop_sequence`; `max_tokens`,
+///   `model_context_window_exceeded` are `TRUNCATED_OUTPUT`; `guardrail_intervened`,
+///   `content_filtered` are `CONTENT_FILTERED`; `malformed_tool_use`,
+///   `malformed_model_output` are `MALFORMED_TOOL_CALL`; ConverseStream events too.
+/// - Ollama `/api/chat` (github.com/ollama/ollama `docs/api.md`): `done: false` is
+///   `INCOMPLETE`, `done_reason` `length` is `TRUNCATED_OUTPUT`; tool arguments are objects.
+/// - Cohere v2 chat (docs.cohere.com/reference/chat): `COMPLETE`, `STOP_SEQUENCE`,
+///   `TOOL_CALL` are finished; `MAX_TOKENS` is `TRUNCATED_OUTPUT`; `TIMEOUT` is a transient
+///   `REQUEST_ERROR`, `ERROR` a `REQUEST_ERROR`.
+/// - Azure OpenAI ("Content filtering", learn.microsoft.com/azure/ai-services/openai/concepts/content-filter):
+///   the Chat rules, and any `filtered: true` on the prompt or the choice, or an HTTP 400
+///   `ResponsibleAIPolicyViolation` error body, is `CONTENT_FILTERED` naming the categories.
+/// - OpenAI-compatible servers (vLLM, OpenRouter, Mistral): the Chat rules; `model_length`
+///   is `TRUNCATED_OUTPUT`; `error` and `abort` are `REQUEST_ERROR`.
 /// - Error bodies (Anthropic "Errors", OpenAI "Error codes", Gemini "Troubleshooting"):
 ///   always `REQUEST_ERROR`, `retry` for rate limits, overload and server errors
 ///   (`rate_limit_error`, `overloaded_error`, `api_error`, `server_error`, HTTP 429, 5xx,
 ///   529), else `reject`.
 /// - Streams (each provider's streaming reference): the deltas are assembled and judged as
 ///   above; without the terminal event (`message_stop`, a non-null `finish_reason`,
-///   `response.completed` / `.incomplete` / `.failed`, a Gemini `finishReason`) the
+///   `response.completed` / `.incomplete` / `.failed`, a Gemini `finishReason`, Bedrock
+///   `messageStop`, an Ollama chunk with `done: true`, Cohere `message-end`) the
 ///   stream is `INCOMPLETE`. Streamed tool arguments are text, parsed strictly.
 ///
 /// A finished response with an empty or whitespace-only proposal is `NO_OUTPUT`. When a
@@ -123,6 +159,9 @@ pub fn adapt_response(response: &Value, provider: Option<&str>, tool: Option<&st
     match response {
         Value::Array(_) | Value::String(_) => stream::adapt(response, forced, tool),
         Value::Object(_) => {
+            if azure_openai::is_policy_violation(response) {
+                return azure_openai::adapt_policy_violation(response);
+            }
             let chosen = match forced {
                 Some(_) if error_body::is_error_body(response) => None,
                 Some(p) => Some(p),
@@ -161,34 +200,58 @@ pub fn adapt_output(output: &Value, status: Option<&str>, status_detail: Option<
     output::adapt(output, status, status_detail)
 }
 
-/// The four provider adapters (the names of `docs/capture-record.md`).
+/// The provider adapters (the names of [`PROVIDERS`] and `docs/capture-record.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Provider {
     OpenAiResponses,
     OpenAiChat,
     Anthropic,
     Gemini,
+    BedrockConverse,
+    Ollama,
+    Cohere,
+    AzureOpenAi,
+    OpenAiCompatible,
 }
 
 impl Provider {
+    /// Every adapter, in the order of [`PROVIDERS`].
+    const ALL: [Provider; 9] = [
+        Provider::OpenAiResponses,
+        Provider::OpenAiChat,
+        Provider::Anthropic,
+        Provider::Gemini,
+        Provider::BedrockConverse,
+        Provider::Ollama,
+        Provider::Cohere,
+        Provider::AzureOpenAi,
+        Provider::OpenAiCompatible,
+    ];
+
     pub(crate) fn name(self) -> &'static str {
         match self {
             Provider::OpenAiResponses => "openai-responses",
             Provider::OpenAiChat => "openai-chat",
             Provider::Anthropic => "anthropic",
             Provider::Gemini => "gemini",
+            Provider::BedrockConverse => "bedrock-converse",
+            Provider::Ollama => "ollama",
+            Provider::Cohere => "cohere",
+            Provider::AzureOpenAi => "azure-openai",
+            Provider::OpenAiCompatible => "openai-compatible",
         }
     }
 
     fn from_name(name: &str) -> Option<Provider> {
-        [
-            Provider::OpenAiResponses,
-            Provider::OpenAiChat,
-            Provider::Anthropic,
-            Provider::Gemini,
-        ]
-        .into_iter()
-        .find(|p| p.name() == name)
+        Provider::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Whether the adapter reads the OpenAI Chat shape (the Chat adapter and its variants).
+    pub(crate) fn is_chat(self) -> bool {
+        matches!(
+            self,
+            Provider::OpenAiChat | Provider::AzureOpenAi | Provider::OpenAiCompatible
+        )
     }
 
     pub(crate) fn info(self) -> ResponseInfo {
@@ -199,15 +262,17 @@ impl Provider {
     }
 }
 
-/// The adapter a bare response object would be read with, by shape (the detection table of
+/// The adapter a bare response would be read with, by shape (the detection table of
 /// `docs/record-shapes.md`), or `None` when no adapter recognises it: `error` for an error
-/// body. A JSON array is recognised when its first element is a stream event.
+/// body. A JSON array is a stream when its first element is a stream event; its provider is
+/// read from that event.
 pub fn recognise(v: &Value) -> Option<&'static str> {
     match v {
         Value::Array(events) => events
             .first()
-            .filter(|e| stream::looks_like_event(e))
-            .map(|_| "stream"),
+            .filter(|e| stream::looks_like_event(e) || ollama::detects(e))
+            .and_then(stream::provider_of)
+            .map(Provider::name),
         _ => match detect(v) {
             Some(p) => Some(p.name()),
             None if error_body::is_error_body(v) => Some("error"),
@@ -227,7 +292,7 @@ fn detect(v: &Value) -> Option<Provider> {
         .and_then(Value::as_array)
         .is_some_and(|c| c.iter().any(|c| c.get("message").is_some()));
     if object == Some("chat.completion") || choice_has_message {
-        return Some(Provider::OpenAiChat);
+        return Some(chat_variant(v));
     }
     if str_at(v, "type") == Some("message") {
         return Some(Provider::Anthropic);
@@ -235,7 +300,29 @@ fn detect(v: &Value) -> Option<Provider> {
     if v.get("candidates").is_some_and(Value::is_array) || v.get("promptFeedback").is_some() {
         return Some(Provider::Gemini);
     }
+    if bedrock_converse::detects(v) {
+        return Some(Provider::BedrockConverse);
+    }
+    if ollama::detects(v) {
+        return Some(Provider::Ollama);
+    }
+    if cohere::detects(v) {
+        return Some(Provider::Cohere);
+    }
     None
+}
+
+/// Which adapter reads a Chat-shaped object (a completion, or a stream's chunk): Azure
+/// OpenAI when it carries content-filter fields, an OpenAI-compatible server when it
+/// carries a non-OpenAI marker, else OpenAI Chat (`docs/record-shapes.md#detection`).
+pub(crate) fn chat_variant(v: &Value) -> Provider {
+    if azure_openai::has_filter_fields(v) {
+        Provider::AzureOpenAi
+    } else if openai_compatible::has_marker(v) {
+        Provider::OpenAiCompatible
+    } else {
+        Provider::OpenAiChat
+    }
 }
 
 fn adapt_object(p: Provider, v: &Value, tool: Option<&str>) -> Adapted {
@@ -244,6 +331,11 @@ fn adapt_object(p: Provider, v: &Value, tool: Option<&str>) -> Adapted {
         Provider::OpenAiChat => openai_chat::adapt(v, tool),
         Provider::Anthropic => anthropic::adapt(v, tool),
         Provider::Gemini => gemini::adapt(v, tool),
+        Provider::BedrockConverse => bedrock_converse::adapt(v, tool),
+        Provider::Ollama => ollama::adapt(v, tool),
+        Provider::Cohere => cohere::adapt(v, tool),
+        Provider::AzureOpenAi => azure_openai::adapt(v, tool),
+        Provider::OpenAiCompatible => openai_compatible::adapt(v, tool),
     }
 }
 
@@ -257,7 +349,8 @@ fn unrecognised_object(v: &Value) -> Finding {
     let mut f = invalid_capture(format!(
         "unrecognised response shape (keys {}): expected an OpenAI Responses object \
          (\"object\": \"response\"), a chat completion, an Anthropic message, a Gemini \
-         response or an error body",
+         response, a Bedrock Converse response, an Ollama or Cohere chat response or an \
+         error body",
         if keys.is_empty() {
             "none".to_owned()
         } else {
@@ -344,6 +437,34 @@ pub(crate) fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 /// `v[key]` cloned, unless missing or null.
 pub(crate) fn non_null(v: &Value, key: &str) -> Option<Value> {
     v.get(key).filter(|x| !x.is_null()).cloned()
+}
+
+/// A token count: a non-negative integer, or a float with no fraction (Cohere's SDK types
+/// its counts as floats: `5.0`); anything else is no count.
+pub(crate) fn count(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
+            .map(|f| f as u64)
+    })
+}
+
+/// The [`TokenUsage`] of a usage object read under the provider's own key names (`total`
+/// when the provider reports one); `None` when no count is there.
+pub(crate) fn tokens(
+    usage: Option<&Value>,
+    input: &str,
+    output: &str,
+    total: Option<&str>,
+) -> Option<TokenUsage> {
+    let usage = usage?;
+    let at = |k: &str| usage.get(k).and_then(count);
+    let t = TokenUsage {
+        input_tokens: at(input),
+        output_tokens: at(output),
+        total_tokens: total.and_then(at),
+    };
+    (t != TokenUsage::default()).then_some(t)
 }
 
 /// Arguments given as a string are text to parse; any other value is already structured;
@@ -590,6 +711,39 @@ mod tests {
                 "error",
             ),
             (json!({"error": {"code": 500}}), "error"),
+            (
+                json!({"output": {"message": {"content": []}}, "stopReason": "end_turn"}),
+                "bedrock-converse",
+            ),
+            (
+                json!({"stopReason": "end_turn", "output": null}),
+                "bedrock-converse",
+            ),
+            (json!({"message": {"content": "x"}, "done": true}), "ollama"),
+            (
+                json!({"message": {}, "finish_reason": "TOOL_CALL"}),
+                "cohere",
+            ),
+            (
+                json!({"choices": [{"message": {}, "finish_reason": "stop", "content_filter_results": {}}]}),
+                "azure-openai",
+            ),
+            (
+                json!({"object": "chat.completion", "choices": [], "prompt_filter_results": []}),
+                "azure-openai",
+            ),
+            (
+                json!({"error": {"code": "content_filter", "innererror": {"code": "ResponsibleAIPolicyViolation"}}}),
+                "azure-openai",
+            ),
+            (
+                json!({"choices": [{"message": {}, "finish_reason": "model_length"}]}),
+                "openai-compatible",
+            ),
+            (
+                json!({"choices": [{"message": {}, "finish_reason": "stop"}], "provider": "Mistral"}),
+                "openai-compatible",
+            ),
         ];
         for (v, p) in cases {
             assert_eq!(adapt_response(&v, None, None).info.provider, p, "{v}");
@@ -785,6 +939,34 @@ mod tests {
                 "id",
                 "call_id",
                 "thought",
+                "stopReason",
+                "toolUse",
+                "toolUseId",
+                "messageStart",
+                "contentBlockStart",
+                "contentBlockDelta",
+                "messageStop",
+                "contentBlockIndex",
+                "start",
+                "metadata",
+                "throttlingException",
+                "trace",
+                "guardrail",
+                "action",
+                "done",
+                "done_reason",
+                "eval_count",
+                "tool_plan",
+                "prompt_filter_results",
+                "content_filter_results",
+                "content_filter_result",
+                "filtered",
+                "severity",
+                "details",
+                "innererror",
+                "native_finish_reason",
+                "provider",
+                "reasoning_content",
             ];
             const STRS: &[&str] = &[
                 "message_start",
@@ -828,6 +1010,19 @@ mod tests {
                 "[DONE]",
                 "overloaded_error",
                 "429",
+                "tool_use",
+                "guardrail_intervened",
+                "malformed_tool_use",
+                "BLOCKED",
+                "COMPLETE",
+                "TOOL_CALL",
+                "TIMEOUT",
+                "ERROR",
+                "load",
+                "model_length",
+                "abort",
+                "ResponsibleAIPolicyViolation",
+                "high",
             ];
             let roll = if depth == 0 {
                 self.next() % 4
@@ -860,18 +1055,14 @@ mod tests {
     #[test]
     fn random_provider_shaped_junk_never_panics() {
         let mut junk = Junk(7);
-        let providers = [
-            None,
-            Some("openai-responses"),
-            Some("openai-chat"),
-            Some("anthropic"),
-            Some("gemini"),
-        ];
+        let providers: Vec<Option<&str>> = std::iter::once(None)
+            .chain(PROVIDERS.iter().copied().map(Some))
+            .collect();
         for _ in 0..4000 {
             let v = junk.value(5);
             let events: Vec<Value> = (0..junk.next() % 6).map(|_| junk.value(4)).collect();
             let sse: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
-            for p in providers {
+            for &p in &providers {
                 for tool in [None, Some("f")] {
                     let _ = adapt_response(&v, p, tool);
                     let _ = adapt_response(&Value::Array(events.clone()), p, tool);
@@ -884,6 +1075,34 @@ mod tests {
                 None,
             );
         }
+    }
+
+    #[test]
+    fn token_counts_are_read_never_computed() {
+        let u = json!({"a": 3, "b": 4.0, "c": -1, "d": "5", "e": 2.5});
+        assert_eq!(
+            tokens(Some(&u), "a", "b", Some("c")),
+            Some(TokenUsage {
+                input_tokens: Some(3),
+                output_tokens: Some(4),
+                total_tokens: None
+            })
+        );
+        assert_eq!(tokens(Some(&u), "d", "e", Some("x")), None);
+        assert_eq!(tokens(None, "a", "b", None), None);
+        assert_eq!(tokens(Some(&json!(7)), "a", "b", None), None);
+        // a response without usage has no tokens, and its JSON has no `tokens` key
+        let a = adapt_response(
+            &json!({"choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}]}),
+            None,
+            None,
+        );
+        assert_eq!(a.info.tokens, None);
+        let shown = serde_json::to_value(&a.info).unwrap_or_default();
+        assert_eq!(
+            shown,
+            json!({"provider": "openai-chat", "stop_reason": "stop"})
+        );
     }
 
     #[test]

@@ -11,17 +11,48 @@
 
 use super::{
     Adapted, Proposal, Provider, ToolCall, args_text_or_value, invalid_capture, non_null,
-    note_tool, proposal, quote, response_finding, show, str_at,
+    note_tool, proposal, quote, response_finding, show, str_at, tokens,
 };
 use crate::core::verdict::{Finding, Reason, ResponseInfo};
 use serde_json::Value;
 
+/// OpenAI's own `finish_reason` values ("The chat completion object"); any other value
+/// marks an OpenAI-compatible server (`docs/record-shapes.md#detection`).
+pub(crate) const OPENAI_FINISH_REASONS: [&str; 5] = [
+    "stop",
+    "length",
+    "tool_calls",
+    "content_filter",
+    "function_call",
+];
+
+/// A variant's reading of a `finish_reason` outside OpenAI's set (the value and the
+/// choice); `None` leaves it `INCOMPLETE`.
+pub(crate) type ExtraFinish<'a> = &'a dyn Fn(&str, &Value) -> Option<Finding>;
+
 /// Adapts a chat completion (also the one a stream of `chat.completion.chunk`s assembles to).
 pub(crate) fn adapt(resp: &Value, tool: Option<&str>) -> Adapted {
-    let mut info = Provider::OpenAiChat.info();
+    adapt_as(Provider::OpenAiChat, resp, tool, &|_, _| None)
+}
+
+/// The Chat rules under the name of `provider` (a Chat variant: Azure OpenAI, an
+/// OpenAI-compatible server), with `extra` reading the finish reasons OpenAI does not have.
+pub(crate) fn adapt_as(
+    provider: Provider,
+    resp: &Value,
+    tool: Option<&str>,
+    extra: ExtraFinish<'_>,
+) -> Adapted {
+    let mut info = provider.info();
     info.model = str_at(resp, "model").map(str::to_owned);
     info.usage = non_null(resp, "usage");
-    let result = run(resp, tool, &mut info);
+    info.tokens = tokens(
+        resp.get("usage"),
+        "prompt_tokens",
+        "completion_tokens",
+        Some("total_tokens"),
+    );
+    let result = run(resp, tool, &mut info, extra);
     Adapted { info, result }
 }
 
@@ -52,11 +83,17 @@ fn calls_of(message: &Value) -> Vec<ToolCall> {
     calls
 }
 
-fn run(resp: &Value, tool: Option<&str>, info: &mut ResponseInfo) -> Result<Proposal, Finding> {
+fn run(
+    resp: &Value,
+    tool: Option<&str>,
+    info: &mut ResponseInfo,
+    extra: ExtraFinish<'_>,
+) -> Result<Proposal, Finding> {
     let Some(choices) = resp.get("choices").and_then(Value::as_array) else {
-        return Err(invalid_capture(
-            "openai-chat response has no `choices` array",
-        ));
+        return Err(invalid_capture(format!(
+            "{} response has no `choices` array",
+            info.provider
+        )));
     };
     let Some(choice) = choices.first() else {
         return Err(response_finding(
@@ -112,13 +149,15 @@ fn run(resp: &Value, tool: Option<&str>, info: &mut ResponseInfo) -> Result<Prop
                 quote(f)
             ),
         )),
-        Some(f) => Err(response_finding(
-            Reason::INCOMPLETE,
-            format!(
-                "choices[0].finish_reason {} is not a normal finish",
-                quote(f)
-            ),
-        )),
+        Some(f) => Err(extra(f, choice).unwrap_or_else(|| {
+            response_finding(
+                Reason::INCOMPLETE,
+                format!(
+                    "choices[0].finish_reason {} is not a normal finish",
+                    quote(f)
+                ),
+            )
+        })),
         None => Err(response_finding(
             Reason::INCOMPLETE,
             format!(
@@ -167,6 +206,14 @@ mod tests {
         assert_eq!(
             a.info.usage,
             Some(json!({"prompt_tokens": 19, "completion_tokens": 10, "total_tokens": 29}))
+        );
+        assert_eq!(
+            a.info.tokens,
+            Some(crate::core::verdict::TokenUsage {
+                input_tokens: Some(19),
+                output_tokens: Some(10),
+                total_tokens: Some(29)
+            })
         );
         assert_eq!(a.info.tool, None);
         assert!(!a.info.stream);

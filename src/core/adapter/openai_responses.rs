@@ -12,6 +12,7 @@
 use super::{
     Adapted, Proposal, Provider, ToolCall, args_text_or_value, error_body, invalid_capture,
     is_filter, is_truncation, non_null, note_tool, proposal, quote, response_finding, str_at,
+    tokens,
 };
 use crate::core::verdict::{Finding, Reason, ResponseInfo};
 use serde_json::Value;
@@ -21,6 +22,12 @@ pub(crate) fn adapt(resp: &Value, tool: Option<&str>) -> Adapted {
     let mut info = Provider::OpenAiResponses.info();
     info.model = str_at(resp, "model").map(str::to_owned);
     info.usage = non_null(resp, "usage");
+    info.tokens = tokens(
+        resp.get("usage"),
+        "input_tokens",
+        "output_tokens",
+        Some("total_tokens"),
+    );
     let result = run(resp, tool, &mut info);
     Adapted { info, result }
 }
@@ -189,6 +196,14 @@ mod tests {
         assert_eq!(
             a.info.usage.as_ref().and_then(|u| u.get("total_tokens")),
             Some(&json!(123))
+        );
+        assert_eq!(
+            a.info.tokens,
+            Some(crate::core::verdict::TokenUsage {
+                input_tokens: Some(36),
+                output_tokens: Some(87),
+                total_tokens: Some(123)
+            })
         );
     }
 

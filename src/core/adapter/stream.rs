@@ -28,21 +28,99 @@
 //!   `finishReason` (terminal) and the final `usageMetadata`. With `alt=sse` each chunk is a
 //!   `data:` line; without it the body is a JSON array of chunks.
 //!
-//! Streamed tool arguments (Anthropic `partial_json`, OpenAI argument deltas) assemble to
-//! text and are parsed strictly; Gemini streams whole `functionCall` parts, so their
-//! `args` stay structured.
+//! - Bedrock ConverseStream ("ConverseStreamOutput",
+//!   docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStreamOutput.html):
+//!   each event is a union of one key: `messageStart` (`role`), `contentBlockStart`
+//!   (`contentBlockIndex`, `start.toolUse` with `toolUseId`, `name`), `contentBlockDelta`
+//!   (`contentBlockIndex`, `delta` with `text`, `toolUse.input` (a string fragment) or
+//!   `reasoningContent`), `contentBlockStop`, `messageStop` (`stopReason`; terminal),
+//!   `metadata` (`usage`, `metrics`, `trace`), and the exceptions
+//!   `internalServerException` (500), `modelStreamErrorException` (424),
+//!   `validationException` (400), `throttlingException` (429),
+//!   `serviceUnavailableException` (503), each `{message}`.
+//! - Ollama `/api/chat` with `stream: true` (github.com/ollama/ollama `docs/api.md`): NDJSON
+//!   chunks shaped as the final response, `message.content` fragments with `done: false`,
+//!   then a last chunk with `done: true` (terminal), `done_reason` and the counts; an
+//!   `{"error": "..."}` line on failure.
+//! - Cohere v2 chat streams (docs.cohere.com/docs/streaming): events by `type`:
+//!   `message-start` (`id`), `content-start` / `content-delta` (`index`,
+//!   `delta.message.content.text`), `content-end`, `tool-plan-delta`
+//!   (`delta.message.tool_plan`), `tool-call-start` (`index`, `delta.message.tool_calls`
+//!   with `id`, `function.name`), `tool-call-delta` (`function.arguments` fragments),
+//!   `tool-call-end`, `citation-*`, and the terminal `message-end`
+//!   (`delta.finish_reason`, `delta.usage`).
+//! - Azure OpenAI: Chat chunks whose first has `choices: []` and `prompt_filter_results`
+//!   (normal), later chunks with `content_filter_results` per choice.
+//!
+//! Streamed tool arguments (Anthropic `partial_json`, OpenAI argument deltas, Bedrock
+//! `toolUse.input` fragments) assemble to text and are parsed strictly; Gemini streams
+//! whole `functionCall` parts and Ollama whole `tool_calls`, so their arguments stay
+//! structured.
 
 use super::{
-    Adapted, Provider, UNKNOWN_PROVIDER, anthropic, error_body, gemini, invalid_capture, kind,
-    openai_chat, openai_responses, quote, response_finding, str_at,
+    Adapted, Provider, UNKNOWN_PROVIDER, adapt_object, chat_variant, error_body, invalid_capture,
+    kind, ollama, quote, response_finding, str_at,
 };
 use crate::core::verdict::{Finding, Reason, ResponseInfo};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+/// The event names of a Bedrock ConverseStream (each event is an object with one of
+/// these keys), the exceptions last.
+const BEDROCK_EVENTS: [&str; 11] = [
+    "messageStart",
+    "contentBlockStart",
+    "contentBlockDelta",
+    "contentBlockStop",
+    "messageStop",
+    "metadata",
+    "internalServerException",
+    "modelStreamErrorException",
+    "validationException",
+    "throttlingException",
+    "serviceUnavailableException",
+];
+
+/// The HTTP status of each Bedrock stream exception ("ConverseStreamOutput").
+const BEDROCK_EXCEPTIONS: [(&str, u64); 5] = [
+    ("internalServerException", 500),
+    ("modelStreamErrorException", 424),
+    ("validationException", 400),
+    ("throttlingException", 429),
+    ("serviceUnavailableException", 503),
+];
+
+/// The event types of a Cohere v2 chat stream (`type`, kebab-case).
+const COHERE_EVENTS: [&str; 12] = [
+    "message-start",
+    "content-start",
+    "content-delta",
+    "content-end",
+    "tool-plan-delta",
+    "tool-call-start",
+    "tool-call-delta",
+    "tool-call-end",
+    "citation-start",
+    "citation-end",
+    "message-end",
+    "debug",
+];
+
+/// The Bedrock event name of `v`: its one key, when that is a ConverseStream event.
+fn bedrock_event(v: &Value) -> Option<&'static str> {
+    let m = v.as_object()?;
+    if m.len() != 1 {
+        return None;
+    }
+    let key = m.keys().next()?;
+    BEDROCK_EVENTS.iter().copied().find(|e| e == key)
+}
+
 /// Whether a single object looks like one streamed event rather than a whole response.
 pub(crate) fn looks_like_event(v: &Value) -> bool {
-    str_at(v, "object") == Some("chat.completion.chunk")
+    bedrock_event(v).is_some()
+        || str_at(v, "type").is_some_and(|t| COHERE_EVENTS.contains(&t))
+        || str_at(v, "object") == Some("chat.completion.chunk")
         || str_at(v, "type").is_some_and(|t| {
             t.starts_with("response.")
                 || matches!(
@@ -106,7 +184,8 @@ pub(crate) fn adapt(response: &Value, forced: Option<Provider>, tool: Option<&st
                         None,
                         invalid_capture(format!(
                             "unrecognised stream: the first event ({}) is not message_start, a \
-                             chat.completion.chunk, a response.* event or a Gemini chunk",
+                             chat.completion.chunk, a response.* event, a Gemini chunk, a \
+                             Bedrock ConverseStream event, an Ollama chunk or a Cohere event",
                             describe_event(first)
                         ))
                         .with_hint("set `provider` to force an adapter"),
@@ -115,18 +194,24 @@ pub(crate) fn adapt(response: &Value, forced: Option<Provider>, tool: Option<&st
             },
         },
     };
+    // a Chat stream's variant is read from every chunk (Azure's filter fields or a
+    // compatible server's marker may first appear late), unless `provider` forced one
+    let provider = match (forced, provider.is_chat()) {
+        (None, true) => chat_stream_variant(&events),
+        _ => provider,
+    };
     let assembled = match provider {
         Provider::Anthropic => assemble_anthropic(&events),
-        Provider::OpenAiChat => assemble_chat(&events),
+        Provider::OpenAiChat | Provider::AzureOpenAi | Provider::OpenAiCompatible => {
+            assemble_chat(&events)
+        }
         Provider::OpenAiResponses => assemble_responses(&events),
         Provider::Gemini => assemble_gemini(&events),
+        Provider::BedrockConverse => assemble_bedrock(&events),
+        Provider::Ollama => assemble_ollama(&events),
+        Provider::Cohere => assemble_cohere(&events),
     };
-    let mut adapted = match provider {
-        Provider::Anthropic => anthropic::adapt(&assembled.response, tool),
-        Provider::OpenAiChat => openai_chat::adapt(&assembled.response, tool),
-        Provider::OpenAiResponses => openai_responses::adapt(&assembled.response, tool),
-        Provider::Gemini => gemini::adapt(&assembled.response, tool),
-    };
+    let mut adapted = adapt_object(provider, &assembled.response, tool);
     adapted.info.stream = true;
     if let Some((i, err)) = assembled.error {
         let e = error_body::error_object(&err);
@@ -158,7 +243,27 @@ fn terminal_name(p: Provider) -> &'static str {
             "response.completed (or response.incomplete / response.failed)"
         }
         Provider::Gemini => "a chunk with finishReason",
+        Provider::AzureOpenAi | Provider::OpenAiCompatible => {
+            "a chunk with a non-null finish_reason"
+        }
+        Provider::BedrockConverse => "messageStop",
+        Provider::Ollama => "a chunk with done: true",
+        Provider::Cohere => "message-end",
     }
+}
+
+/// The Chat variant of a stream: Azure OpenAI when any chunk carries its filter fields,
+/// else an OpenAI-compatible server when any chunk carries a marker, else OpenAI Chat.
+fn chat_stream_variant(events: &[&Value]) -> Provider {
+    let mut out = Provider::OpenAiChat;
+    for e in events {
+        match chat_variant(e) {
+            Provider::AzureOpenAi => return Provider::AzureOpenAi,
+            Provider::OpenAiCompatible => out = Provider::OpenAiCompatible,
+            _ => {}
+        }
+    }
+    out
 }
 
 fn fail(forced: Option<Provider>, f: Finding) -> Adapted {
@@ -181,9 +286,25 @@ fn describe_event(e: &Value) -> String {
 }
 
 /// The provider of a stream, read from its first event.
-fn provider_of(first: &Value) -> Option<Provider> {
+pub(crate) fn provider_of(first: &Value) -> Option<Provider> {
     if str_at(first, "object") == Some("chat.completion.chunk") {
         return Some(Provider::OpenAiChat);
+    }
+    // Azure's first chunk: `choices: []`, `prompt_filter_results`, and `object: ""`
+    if first.get("choices").is_some_and(Value::is_array)
+        && (first.get("prompt_filter_results").is_some()
+            || first.get("prompt_annotations").is_some())
+    {
+        return Some(Provider::AzureOpenAi);
+    }
+    if bedrock_event(first).is_some() {
+        return Some(Provider::BedrockConverse);
+    }
+    if str_at(first, "type").is_some_and(|t| COHERE_EVENTS.contains(&t)) {
+        return Some(Provider::Cohere);
+    }
+    if ollama::detects(first) {
+        return Some(Provider::Ollama);
     }
     match str_at(first, "type") {
         Some(
@@ -408,6 +529,11 @@ fn assemble_chat(events: &[&Value]) -> Assembled {
     let mut message = Map::new();
     let mut calls: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
     let mut function_call: Option<Map<String, Value>> = None;
+    // Azure's filter fields and the compatible servers' markers, kept for their adapters
+    let mut prompt_filters: Vec<Value> = Vec::new();
+    let mut content_filters: Option<Value> = None;
+    let mut top = Map::new();
+    let mut choice_extra = Map::new();
     for (i, ev) in events.iter().enumerate() {
         if ev.get("error").is_some_and(Value::is_object) {
             if out.error.is_none() {
@@ -415,8 +541,24 @@ fn assemble_chat(events: &[&Value]) -> Assembled {
             }
             continue;
         }
-        if let Some(m) = ev.get("model").filter(|m| m.is_string()) {
+        if let Some(m) = ev
+            .get("model")
+            .filter(|m| m.as_str().is_some_and(|m| !m.is_empty()))
+        {
             model = Some(m.clone());
+        }
+        for key in ["prompt_filter_results", "prompt_annotations"] {
+            match ev.get(key) {
+                Some(Value::Array(a)) => prompt_filters.extend(a.iter().cloned()),
+                // a broken field is kept as it is, for the adapter to name
+                Some(other) if !other.is_null() => {
+                    top.insert(key.to_owned(), other.clone());
+                }
+                _ => {}
+            }
+        }
+        if let Some(p) = ev.get("provider").filter(|p| p.is_string()) {
+            top.entry("provider").or_insert_with(|| p.clone());
         }
         if let Some(u) = ev.get("usage").filter(|u| !u.is_null()) {
             usage = Some(u.clone());
@@ -481,6 +623,14 @@ fn assemble_chat(events: &[&Value]) -> Assembled {
                 finish = f.clone();
                 out.terminal = true;
             }
+            merge_filters(&mut content_filters, choice.get("content_filter_results"));
+            for key in ["native_finish_reason", "stop_reason", "error"] {
+                if let Some(v) = choice.get(key).filter(|v| !v.is_null()) {
+                    choice_extra.insert(key.to_owned(), v.clone());
+                } else if choice.get(key).is_some() {
+                    choice_extra.entry(key).or_insert(Value::Null);
+                }
+            }
         }
     }
     message.insert("role".into(), Value::String("assistant".into()));
@@ -498,17 +648,50 @@ fn assemble_chat(events: &[&Value]) -> Assembled {
     if let Some(m) = model {
         resp.insert("model".into(), m);
     }
-    resp.insert(
-        "choices".into(),
-        Value::Array(vec![
-            serde_json::json!({"index": 0, "message": message, "finish_reason": finish}),
-        ]),
-    );
+    let mut choice = serde_json::json!({"index": 0, "message": message, "finish_reason": finish});
+    if let Some(m) = choice.as_object_mut() {
+        m.extend(choice_extra);
+        if let Some(f) = content_filters {
+            m.insert("content_filter_results".into(), f);
+        }
+    }
+    resp.insert("choices".into(), Value::Array(vec![choice]));
     if let Some(u) = usage {
         resp.insert("usage".into(), u);
     }
+    if !prompt_filters.is_empty() {
+        resp.insert("prompt_filter_results".into(), Value::Array(prompt_filters));
+    }
+    resp.extend(top);
     out.response = Value::Object(resp);
     out
+}
+
+/// Merges a chunk's `content_filter_results` into the stream's: per category, an entry
+/// that says `filtered: true` is kept, otherwise the latest entry wins (Azure annotates
+/// each streamed segment on its own). A value that is not an object is kept as it is
+/// (and nothing more is merged), so the adapter names it.
+fn merge_filters(merged: &mut Option<Value>, more: Option<&Value>) {
+    let more = match more {
+        None | Some(Value::Null) => return,
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            *merged = Some(other.clone());
+            return;
+        }
+    };
+    let Value::Object(merged) = merged.get_or_insert_with(|| Value::Object(Map::new())) else {
+        return;
+    };
+    for (k, v) in more {
+        let keep = merged
+            .get(k)
+            .and_then(|old| old.get("filtered"))
+            .is_some_and(|f| f == &Value::Bool(true));
+        if !keep {
+            merged.insert(k.clone(), v.clone());
+        }
+    }
 }
 
 /// One output item of a Responses stream under assembly.
@@ -700,12 +883,266 @@ fn assemble_gemini(events: &[&Value]) -> Assembled {
     out
 }
 
+fn assemble_bedrock(events: &[&Value]) -> Assembled {
+    let mut out = Assembled {
+        response: Value::Null,
+        terminal: false,
+        error: None,
+    };
+    let mut role = Value::String("assistant".into());
+    let mut blocks: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
+    let mut inputs: BTreeMap<u64, String> = BTreeMap::new();
+    let mut resp = Map::new();
+    let mut stop = Value::Null;
+    for (i, ev) in events.iter().enumerate() {
+        let Some(name) = bedrock_event(ev) else {
+            continue;
+        };
+        let body = &ev[name];
+        match name {
+            "messageStart" => {
+                if let Some(r) = body.get("role").filter(|r| r.is_string()) {
+                    role = r.clone();
+                }
+            }
+            "contentBlockStart" => {
+                if let Some(Value::Object(t)) = body.get("start").and_then(|s| s.get("toolUse")) {
+                    let mut tool_use = Map::new();
+                    for k in ["toolUseId", "name"] {
+                        if let Some(v) = t.get(k) {
+                            tool_use.insert(k.to_owned(), v.clone());
+                        }
+                    }
+                    let mut block = Map::new();
+                    block.insert("toolUse".into(), Value::Object(tool_use));
+                    blocks.insert(index_of(body, "contentBlockIndex"), block);
+                }
+            }
+            "contentBlockDelta" => {
+                let idx = index_of(body, "contentBlockIndex");
+                let delta = body.get("delta").unwrap_or(&Value::Null);
+                if let Some(t) = str_at(delta, "text") {
+                    append(blocks.entry(idx).or_default(), "text", t);
+                } else if let Some(t) = delta.get("toolUse") {
+                    blocks
+                        .entry(idx)
+                        .or_default()
+                        .entry("toolUse")
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    inputs
+                        .entry(idx)
+                        .or_default()
+                        .push_str(str_at(t, "input").unwrap_or_default());
+                }
+                // reasoningContent and citation deltas are not proposals
+            }
+            "messageStop" => {
+                if let Some(s) = body.get("stopReason") {
+                    stop = s.clone();
+                }
+                out.terminal = true;
+            }
+            "metadata" => {
+                for key in ["usage", "metrics", "trace"] {
+                    if let Some(v) = body.get(key).filter(|v| !v.is_null()) {
+                        resp.insert(key.to_owned(), v.clone());
+                    }
+                }
+            }
+            "contentBlockStop" => {}
+            exception => {
+                if out.error.is_none() {
+                    let code = BEDROCK_EXCEPTIONS
+                        .iter()
+                        .find(|(n, _)| *n == exception)
+                        .map_or(0, |(_, c)| *c);
+                    let mut e = Map::new();
+                    e.insert("type".into(), Value::String(exception.to_owned()));
+                    e.insert("code".into(), Value::from(code));
+                    if let Some(m) = body.get("message").filter(|m| m.is_string()) {
+                        e.insert("message".into(), m.clone());
+                    }
+                    out.error = Some((i, Value::Object(e)));
+                }
+            }
+        }
+    }
+    let content: Vec<Value> = blocks
+        .into_iter()
+        .map(|(idx, mut block)| {
+            if let (Some(input), Some(Value::Object(t))) =
+                (inputs.remove(&idx), block.get_mut("toolUse"))
+            {
+                t.insert("input".into(), Value::String(input));
+            }
+            Value::Object(block)
+        })
+        .collect();
+    resp.insert(
+        "output".into(),
+        serde_json::json!({"message": {"role": role, "content": content}}),
+    );
+    resp.insert("stopReason".into(), stop);
+    out.response = Value::Object(resp);
+    out
+}
+
+fn assemble_cohere(events: &[&Value]) -> Assembled {
+    let mut out = Assembled {
+        response: Value::Null,
+        terminal: false,
+        error: None,
+    };
+    let mut resp = Map::new();
+    let mut blocks: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
+    let mut calls: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
+    let mut tool_plan: Option<String> = None;
+    let mut finish = Value::Null;
+    for ev in events {
+        let message = ev
+            .get("delta")
+            .and_then(|d| d.get("message"))
+            .unwrap_or(&Value::Null);
+        let idx = index_of(ev, "index");
+        match str_at(ev, "type") {
+            Some("message-start") => {
+                if let Some(id) = ev.get("id").filter(|i| i.is_string()) {
+                    resp.insert("id".into(), id.clone());
+                }
+            }
+            Some("content-start") => {
+                if let Some(Value::Object(c)) = message.get("content") {
+                    blocks.insert(idx, c.clone());
+                }
+            }
+            Some("content-delta") => {
+                if let Some(t) = message.get("content").and_then(|c| str_at(c, "text")) {
+                    let block = blocks.entry(idx).or_default();
+                    block
+                        .entry("type")
+                        .or_insert_with(|| Value::String("text".into()));
+                    append(block, "text", t);
+                }
+            }
+            Some("tool-plan-delta") => {
+                if let Some(t) = str_at(message, "tool_plan") {
+                    tool_plan.get_or_insert_with(String::new).push_str(t);
+                }
+            }
+            Some("tool-call-start") => {
+                if let Some(Value::Object(c)) = message.get("tool_calls") {
+                    calls.insert(idx, c.clone());
+                }
+            }
+            Some("tool-call-delta") => {
+                let piece = message
+                    .get("tool_calls")
+                    .and_then(|c| c.get("function"))
+                    .and_then(|f| str_at(f, "arguments"))
+                    .unwrap_or_default();
+                let call = calls.entry(idx).or_default();
+                if let Value::Object(f) = call
+                    .entry("function")
+                    .or_insert_with(|| Value::Object(Map::new()))
+                {
+                    append(f, "arguments", piece);
+                }
+            }
+            Some("message-end") => {
+                let delta = ev.get("delta").unwrap_or(&Value::Null);
+                if let Some(f) = delta.get("finish_reason") {
+                    finish = f.clone();
+                }
+                if let Some(u) = delta.get("usage").filter(|u| !u.is_null()) {
+                    resp.insert("usage".into(), u.clone());
+                }
+                out.terminal = true;
+            }
+            _ => {}
+        }
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), Value::String("assistant".into()));
+    if !blocks.is_empty() {
+        message.insert(
+            "content".into(),
+            Value::Array(blocks.into_values().map(Value::Object).collect()),
+        );
+    }
+    if let Some(t) = tool_plan {
+        message.insert("tool_plan".into(), Value::String(t));
+    }
+    if !calls.is_empty() {
+        message.insert(
+            "tool_calls".into(),
+            Value::Array(calls.into_values().map(Value::Object).collect()),
+        );
+    }
+    resp.insert("finish_reason".into(), finish);
+    resp.insert("message".into(), Value::Object(message));
+    out.response = Value::Object(resp);
+    out
+}
+
+fn assemble_ollama(events: &[&Value]) -> Assembled {
+    let mut out = Assembled {
+        response: Value::Null,
+        terminal: false,
+        error: None,
+    };
+    let mut resp = Map::new();
+    let mut content = String::new();
+    let mut calls: Vec<Value> = Vec::new();
+    for (i, ev) in events.iter().enumerate() {
+        if let Some(e) = ev.get("error").filter(|e| !e.is_null()) {
+            if out.error.is_none() {
+                let e = match e {
+                    Value::Object(_) => (*ev).clone(),
+                    Value::String(s) => serde_json::json!({"message": s}),
+                    other => serde_json::json!({"message": other.to_string()}),
+                };
+                out.error = Some((i, e));
+            }
+            continue;
+        }
+        for key in ["model", "created_at", "done_reason"]
+            .iter()
+            .chain(ollama::USAGE_KEYS.iter())
+        {
+            if let Some(v) = ev.get(*key).filter(|v| !v.is_null()) {
+                resp.insert((*key).to_owned(), v.clone());
+            }
+        }
+        if let Some(m) = ev.get("message") {
+            if let Some(c) = str_at(m, "content") {
+                content.push_str(c);
+            }
+            if let Some(Value::Array(tc)) = m.get("tool_calls") {
+                calls.extend(tc.iter().cloned());
+            }
+        }
+        if ev.get("done") == Some(&Value::Bool(true)) {
+            out.terminal = true;
+        }
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), Value::String("assistant".into()));
+    message.insert("content".into(), Value::String(content));
+    if !calls.is_empty() {
+        message.insert("tool_calls".into(), Value::Array(calls));
+    }
+    resp.insert("message".into(), Value::Object(message));
+    resp.insert("done".into(), Value::Bool(out.terminal));
+    out.response = Value::Object(resp);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;
     use super::super::{Adapted, Proposal, adapt_response};
     use super::parse_sse;
-    use crate::core::verdict::{Decision, Reason, Stage};
+    use crate::core::verdict::{Decision, Reason, Stage, TokenUsage};
     use serde_json::{Value, json};
 
     /// SSE text for events, with `event:` lines named after `type` when there is one.
@@ -1251,5 +1688,387 @@ mod tests {
             ]);
             assert!(adapt_response(&junk, Some(p), None).result.is_err(), "{p}");
         }
+    }
+
+    // ---------- Bedrock ConverseStream ----------
+
+    /// ConverseStream events as boto3 yields them (one key per event), values made up.
+    fn bedrock_tool() -> Vec<Value> {
+        vec![
+            json!({"messageStart": {"role": "assistant"}}),
+            json!({"contentBlockDelta": {"delta": {"text": "Filing it."}, "contentBlockIndex": 0}}),
+            json!({"contentBlockStop": {"contentBlockIndex": 0}}),
+            json!({"contentBlockStart": {"start": {"toolUse": {"toolUseId": "tooluse_1", "name": "create_ticket"}}, "contentBlockIndex": 1}}),
+            json!({"contentBlockDelta": {"delta": {"toolUse": {"input": "{\"title\": \"x\","}}, "contentBlockIndex": 1}}),
+            json!({"contentBlockDelta": {"delta": {"toolUse": {"input": " \"priority\": \"low\"}"}}, "contentBlockIndex": 1}}),
+            json!({"contentBlockStop": {"contentBlockIndex": 1}}),
+            json!({"messageStop": {"stopReason": "tool_use"}}),
+            json!({"metadata": {"usage": {"inputTokens": 410, "outputTokens": 52, "totalTokens": 462}, "metrics": {"latencyMs": 1203}}}),
+        ]
+    }
+
+    fn bedrock_text(stop: &str) -> Vec<Value> {
+        vec![
+            json!({"messageStart": {"role": "assistant"}}),
+            json!({"contentBlockDelta": {"delta": {"reasoningContent": {"text": "hmm"}}, "contentBlockIndex": 0}}),
+            json!({"contentBlockDelta": {"delta": {"text": "{\"title\":"}, "contentBlockIndex": 1}}),
+            json!({"contentBlockDelta": {"delta": {"text": "\"x\"}"}, "contentBlockIndex": 1}}),
+            json!({"contentBlockStop": {"contentBlockIndex": 1}}),
+            json!({"messageStop": {"stopReason": stop}}),
+            json!({"metadata": {"usage": {"inputTokens": 20, "outputTokens": 6, "totalTokens": 26}, "metrics": {"latencyMs": 300}}}),
+        ]
+    }
+
+    #[test]
+    fn bedrock_streamed_tool_input_is_text() {
+        let a = both(&bedrock_tool(), false, None);
+        text(&a, "{\"title\": \"x\", \"priority\": \"low\"}");
+        assert_eq!(a.info.provider, "bedrock-converse");
+        assert_eq!(a.info.stop_reason.as_deref(), Some("tool_use"));
+        assert_eq!(a.info.tool.as_deref(), Some("create_ticket"));
+        assert_eq!(
+            a.info.tokens,
+            Some(TokenUsage {
+                input_tokens: Some(410),
+                output_tokens: Some(52),
+                total_tokens: Some(462)
+            })
+        );
+        let a = both(&bedrock_text("end_turn"), false, None);
+        text(&a, "{\"title\":\"x\"}");
+        let f = fails_with(
+            &both(&bedrock_text("max_tokens"), false, None),
+            Reason::TRUNCATED_OUTPUT,
+        );
+        assert_eq!(
+            f.message,
+            "stopReason \"max_tokens\": the output hit the token limit"
+        );
+        // a single event is not a response
+        let f = invalid(&adapt_response(&bedrock_tool()[0], None, None));
+        assert_eq!(
+            f.hint.as_deref(),
+            Some("this is a single stream event: capture the whole stream as an array of events")
+        );
+    }
+
+    #[test]
+    fn bedrock_stream_without_message_stop_is_incomplete() {
+        let events = cut(&bedrock_tool(), 2);
+        let a = both(&events, false, None);
+        let f = fails(&a, Stage::Response, Reason::INCOMPLETE, Decision::Retry);
+        assert_eq!(
+            f.message,
+            "bedrock-converse stream ended after 7 events without messageStop: the stream was cut"
+        );
+        assert_eq!(a.info.provider, "bedrock-converse");
+        assert_eq!(a.info.tool.as_deref(), Some("create_ticket"));
+    }
+
+    #[test]
+    fn bedrock_stream_exceptions() {
+        for (name, decision, tail) in [
+            (
+                "throttlingException",
+                Decision::Retry,
+                "code 429 (\"slow down\"): transient, retry",
+            ),
+            (
+                "internalServerException",
+                Decision::Retry,
+                "code 500 (\"slow down\"): transient, retry",
+            ),
+            (
+                "serviceUnavailableException",
+                Decision::Retry,
+                "code 503 (\"slow down\"): transient, retry",
+            ),
+            (
+                "modelStreamErrorException",
+                Decision::Retry,
+                "code 424 (\"slow down\"): transient, retry",
+            ),
+            (
+                "validationException",
+                Decision::Reject,
+                "code 400 (\"slow down\"): not transient",
+            ),
+        ] {
+            let mut events = cut(&bedrock_tool(), 4);
+            events.push(json!({name: {"message": "slow down"}}));
+            let a = both(&events, false, None);
+            let f = fails(&a, Stage::Response, Reason::REQUEST_ERROR, decision);
+            assert_eq!(
+                f.message,
+                format!("stream event 5 (error): request failed with type \"{name}\", {tail}")
+            );
+            assert_eq!(a.info.stop_reason.as_deref(), Some(name));
+            assert_eq!(a.info.provider, "bedrock-converse");
+        }
+    }
+
+    // ---------- Ollama ----------
+
+    fn ochunk(content: &str, done: bool) -> Value {
+        json!({"model": "llama3.2", "created_at": "2026-09-07T00:00:00Z", "message": {"role": "assistant", "content": content}, "done": done})
+    }
+
+    fn ollama_text(reason: &str) -> Vec<Value> {
+        let mut last = ochunk("", true);
+        let extra = json!({"done_reason": reason, "total_duration": 4883583458u64, "load_duration": 1334875,
+                           "prompt_eval_count": 26, "prompt_eval_duration": 342546000, "eval_count": 12, "eval_duration": 4709213000u64});
+        if let (Some(m), Some(e)) = (last.as_object_mut(), extra.as_object()) {
+            m.extend(e.clone());
+        }
+        vec![ochunk("{\"title\":", false), ochunk("\"x\"}", false), last]
+    }
+
+    #[test]
+    fn ollama_chunks_assemble() {
+        let a = both(&ollama_text("stop"), false, None);
+        text(&a, "{\"title\":\"x\"}");
+        assert_eq!(a.info.provider, "ollama");
+        assert_eq!(a.info.stop_reason.as_deref(), Some("stop"));
+        assert_eq!(a.info.model.as_deref(), Some("llama3.2"));
+        assert_eq!(
+            a.info.tokens,
+            Some(TokenUsage {
+                input_tokens: Some(26),
+                output_tokens: Some(12),
+                total_tokens: None
+            })
+        );
+        let f = fails_with(
+            &both(&ollama_text("length"), false, None),
+            Reason::TRUNCATED_OUTPUT,
+        );
+        assert!(
+            f.message.starts_with("done_reason \"length\""),
+            "{}",
+            f.message
+        );
+        // tool calls arrive whole, so their arguments stay structured
+        let mut events = ollama_text("stop");
+        events.insert(
+            2,
+            json!({"model": "llama3.2", "message": {"role": "assistant", "content": "",
+                   "tool_calls": [{"function": {"name": "create_ticket", "arguments": {"title": "x", "priority": "low"}}}]}, "done": false}),
+        );
+        let a = both(&events, false, None);
+        structured(&a, json!({"title": "x", "priority": "low"}));
+        assert_eq!(a.info.tool.as_deref(), Some("create_ticket"));
+    }
+
+    #[test]
+    fn ollama_cut_and_error_streams() {
+        let a = both(&cut(&ollama_text("stop"), 1), false, None);
+        let f = fails(&a, Stage::Response, Reason::INCOMPLETE, Decision::Retry);
+        assert_eq!(
+            f.message,
+            "ollama stream ended after 2 events without a chunk with done: true: the stream was cut"
+        );
+        let mut events = cut(&ollama_text("stop"), 1);
+        events.push(json!({"error": "an error was encountered while running the model"}));
+        let f = fails(
+            &both(&events, false, None),
+            Stage::Response,
+            Reason::REQUEST_ERROR,
+            Decision::Reject,
+        );
+        assert_eq!(
+            f.message,
+            "stream event 2 (error): request failed with no type or code (\"an error was encountered while running the model\"): not transient"
+        );
+        // a chunk whose `done` is a string never ends the stream
+        let mut events = ollama_text("stop");
+        events[2]["done"] = json!("true");
+        fails_with(&both(&events, false, None), Reason::INCOMPLETE);
+    }
+
+    // ---------- Azure OpenAI and OpenAI-compatible chunks ----------
+
+    fn safe_filters() -> Value {
+        json!({"hate": {"filtered": false, "severity": "safe"}, "self_harm": {"filtered": false, "severity": "safe"},
+               "sexual": {"filtered": false, "severity": "safe"}, "violence": {"filtered": false, "severity": "safe"}})
+    }
+
+    fn azure_chunk(delta: Value, finish: Value, filters: Value) -> Value {
+        json!({"choices": [{"content_filter_results": filters, "delta": delta, "finish_reason": finish, "index": 0, "logprobs": null}],
+               "created": 1727000000, "id": "chatcmpl-A1", "model": "gpt-4o-2024-08-06", "object": "chat.completion.chunk", "system_fingerprint": "fp_1"})
+    }
+
+    /// Azure's stream: a first chunk with `choices: []` and only `prompt_filter_results`.
+    fn azure_stream(last_filters: Value, finish: &str) -> Vec<Value> {
+        vec![
+            json!({"choices": [], "created": 0, "id": "", "model": "", "object": "",
+                   "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": safe_filters()}]}),
+            azure_chunk(
+                json!({"content": "", "role": "assistant"}),
+                Value::Null,
+                json!({}),
+            ),
+            azure_chunk(
+                json!({"content": "{\"title\":\"x\"}"}),
+                Value::Null,
+                safe_filters(),
+            ),
+            azure_chunk(json!({}), json!(finish), last_filters),
+        ]
+    }
+
+    #[test]
+    fn azure_stream_with_an_empty_first_chunk_is_normal() {
+        let a = both(&azure_stream(json!({}), "stop"), false, None);
+        text(&a, "{\"title\":\"x\"}");
+        assert_eq!(a.info.provider, "azure-openai");
+        assert_eq!(a.info.model.as_deref(), Some("gpt-4o-2024-08-06"));
+        assert_eq!(a.info.stop_reason.as_deref(), Some("stop"));
+    }
+
+    #[test]
+    fn azure_stream_filtered_late_names_the_category() {
+        let mut filters = safe_filters();
+        filters["violence"] = json!({"filtered": true, "severity": "medium"});
+        let a = both(&azure_stream(filters, "content_filter"), false, None);
+        let f = fails(
+            &a,
+            Stage::Response,
+            Reason::CONTENT_FILTERED,
+            Decision::Reject,
+        );
+        assert_eq!(
+            f.message,
+            "choices[0].content_filter_results: Azure's content filter filtered the output: violence (severity medium)"
+        );
+        // a stream that starts with an ordinary chunk is Azure's too once a chunk has filters
+        let mut events = azure_stream(
+            json!({"hate": {"filtered": true, "severity": "high"}}),
+            "content_filter",
+        );
+        events.remove(0);
+        let a = both(&events, false, None);
+        assert_eq!(a.info.provider, "azure-openai");
+        fails_with(&a, Reason::CONTENT_FILTERED);
+        // a filtered prompt in the first chunk
+        let mut events = azure_stream(json!({}), "stop");
+        events[0]["prompt_filter_results"][0]["content_filter_results"]["jailbreak"] =
+            json!({"filtered": true, "detected": true});
+        let f = fails_with(&both(&events, false, None), Reason::CONTENT_FILTERED);
+        assert_eq!(
+            f.message,
+            "prompt_filter_results: Azure's content filter flagged the prompt: jailbreak (detected)"
+        );
+    }
+
+    #[test]
+    fn compatible_server_streams() {
+        // vLLM: `stop_reason` on every choice, `abort` when the request was aborted
+        let vllm = |finish: Value| {
+            let mut c = chunk(json!({"content": "{\"ti"}), finish);
+            c["choices"][0]["stop_reason"] = Value::Null;
+            c
+        };
+        let events = vec![vllm(Value::Null), vllm(json!("abort"))];
+        let a = both(&events, false, None);
+        assert_eq!(a.info.provider, "openai-compatible");
+        let f = fails(&a, Stage::Response, Reason::REQUEST_ERROR, Decision::Reject);
+        assert_eq!(
+            f.message,
+            "choices[0].finish_reason \"abort\": the server aborted the request: not transient"
+        );
+        // OpenRouter: native_finish_reason on the last chunk
+        let mut last = chunk(json!({}), json!("stop"));
+        last["choices"][0]["native_finish_reason"] = json!("end_turn");
+        let events = vec![
+            chunk(json!({"content": "{\"title\":\"x\"}"}), Value::Null),
+            last,
+        ];
+        let a = both(&events, false, None);
+        text(&a, "{\"title\":\"x\"}");
+        assert_eq!(a.info.provider, "openai-compatible");
+        assert_eq!(a.info.native_stop_reason.as_deref(), Some("end_turn"));
+        // plain OpenAI chunks stay openai-chat
+        assert_eq!(both(&chat_text(), false, None).info.provider, "openai-chat");
+        // a forced provider is kept
+        let a = adapt_response(&Value::Array(events), Some("openai-chat"), None);
+        assert_eq!(a.info.provider, "openai-chat");
+        assert_eq!(a.info.native_stop_reason, None);
+    }
+
+    // ---------- Cohere ----------
+
+    /// A Cohere v2 stream (docs.cohere.com "A Guide to Streaming Responses"), values made up.
+    fn cohere_tool() -> Vec<Value> {
+        vec![
+            json!({"type": "message-start", "id": "29f14a5a-11de-4cae-9800-25e4747408ea", "delta": {"message": {"role": "assistant", "content": [], "tool_plan": "", "tool_calls": [], "citations": []}}}),
+            json!({"type": "tool-plan-delta", "delta": {"message": {"tool_plan": "I will file a ticket."}}}),
+            json!({"type": "tool-call-start", "index": 0, "delta": {"message": {"tool_calls": {"id": "create_ticket_1", "type": "function", "function": {"name": "create_ticket", "arguments": ""}}}}}),
+            json!({"type": "tool-call-delta", "index": 0, "delta": {"message": {"tool_calls": {"function": {"arguments": "{\"title\": \"x\","}}}}}),
+            json!({"type": "tool-call-delta", "index": 0, "delta": {"message": {"tool_calls": {"function": {"arguments": " \"priority\": \"low\"}"}}}}}),
+            json!({"type": "tool-call-end", "index": 0}),
+            json!({"type": "message-end", "delta": {"finish_reason": "TOOL_CALL", "usage": {"billed_units": {"input_tokens": 37, "output_tokens": 21}, "tokens": {"input_tokens": 1002, "output_tokens": 55}}}}),
+        ]
+    }
+
+    fn cohere_text(finish: &str) -> Vec<Value> {
+        vec![
+            json!({"type": "message-start", "id": "c1", "delta": {"message": {"role": "assistant", "content": []}}}),
+            json!({"type": "content-start", "index": 0, "delta": {"message": {"content": {"type": "text", "text": ""}}}}),
+            json!({"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": "{\"title\":"}}}}),
+            json!({"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": "\"x\"}"}}}}),
+            json!({"type": "content-end", "index": 0}),
+            json!({"type": "message-end", "delta": {"finish_reason": finish, "usage": {"tokens": {"input_tokens": 9, "output_tokens": 5}}}}),
+        ]
+    }
+
+    #[test]
+    fn cohere_streams_assemble() {
+        let a = both(&cohere_tool(), true, None);
+        text(&a, "{\"title\": \"x\", \"priority\": \"low\"}");
+        assert_eq!(a.info.provider, "cohere");
+        assert_eq!(a.info.stop_reason.as_deref(), Some("TOOL_CALL"));
+        assert_eq!(a.info.tool.as_deref(), Some("create_ticket"));
+        assert_eq!(
+            a.info.tokens,
+            Some(TokenUsage {
+                input_tokens: Some(1002),
+                output_tokens: Some(55),
+                total_tokens: None
+            })
+        );
+        text(
+            &both(&cohere_text("COMPLETE"), true, None),
+            "{\"title\":\"x\"}",
+        );
+        let f = fails_with(
+            &both(&cohere_text("MAX_TOKENS"), false, None),
+            Reason::TRUNCATED_OUTPUT,
+        );
+        assert_eq!(
+            f.message,
+            "finish_reason \"MAX_TOKENS\": the output hit the token limit"
+        );
+        fails(
+            &both(&cohere_text("TIMEOUT"), false, None),
+            Stage::Response,
+            Reason::REQUEST_ERROR,
+            Decision::Retry,
+        );
+    }
+
+    #[test]
+    fn cohere_stream_without_message_end_is_incomplete() {
+        let a = both(&cut(&cohere_tool(), 1), true, None);
+        let f = fails(&a, Stage::Response, Reason::INCOMPLETE, Decision::Retry);
+        assert_eq!(
+            f.message,
+            "cohere stream ended after 6 events without message-end: the stream was cut"
+        );
+        let f = invalid(&adapt_response(&cohere_tool()[0], None, None));
+        assert_eq!(
+            f.hint.as_deref(),
+            Some("this is a single stream event: capture the whole stream as an array of events")
+        );
+        assert_eq!(a.info.tool.as_deref(), Some("create_ticket"));
     }
 }

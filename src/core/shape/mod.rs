@@ -72,7 +72,7 @@ pub fn read(
             Some(shape) => shape,
             None => return Err(error(unmatched(&value))),
         },
-        (Value::Array(events), None) if adapter::recognise(&value) == Some("stream") => {
+        (Value::Array(_), None) if adapter::recognise(&value).is_some() => {
             let Value::Array(events) = value else {
                 unreachable!()
             };

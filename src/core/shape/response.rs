@@ -49,11 +49,23 @@ fn read(obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, RecordEr
     Ok(bare(Value::Object(obj), id))
 }
 
+/// The `format` of a bare response read by `provider`: Bedrock Converse, Ollama and Cohere
+/// bodies are their own formats; every other provider's (Azure and OpenAI-compatible
+/// servers included) is `response` (`docs/record-shapes.md#record-shapes`).
+pub(crate) fn format_of(provider: Option<&str>) -> &'static str {
+    match provider {
+        Some("bedrock-converse") => "bedrock-converse",
+        Some("ollama") => "ollama",
+        Some("cohere") => "cohere",
+        _ => "response",
+    }
+}
+
 /// A capture of a bare response or stream `response` with id `id`.
 pub(crate) fn bare(response: Value, id: String) -> Capture {
     Capture {
         id,
-        format: "response",
+        format: format_of(adapter::recognise(&response)),
         contract: None,
         payload: Payload::Response(response),
         provider: None,

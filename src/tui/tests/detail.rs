@@ -282,6 +282,25 @@ fn the_response_tab_labels_a_captures_own_warning_by_its_severity() {
 }
 
 #[test]
+fn the_response_tab_shows_a_gateways_native_stop_reason() {
+    let ws = Workspace::open(&sample("providers")).unwrap();
+    let ev = evaluate_all(&ws)
+        .into_iter()
+        .find(|e| e.verdict.id == "openai-compatible/openrouter-stop")
+        .unwrap();
+    let d = crate::tui::detail::Detail::new(Some(&ws), &ev);
+    let lines: Vec<&str> = d.response.iter().map(|(l, _)| l.as_str()).take(3).collect();
+    assert_eq!(
+        lines,
+        [
+            "provider    openai-compatible",
+            "stop reason stop",
+            "native stop STOP"
+        ]
+    );
+}
+
+#[test]
 fn an_invalid_capture_record_is_shown_raw_and_its_tabs_say_it_could_not_be_read() {
     let dir = refund_workspace_with(&[(
         "bad.jsonl",

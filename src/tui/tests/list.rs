@@ -166,10 +166,10 @@ fn view_ids(app: &App) -> Vec<String> {
 #[test]
 fn the_fuzzy_filter_ranks_substring_matches_first_and_drops_scattered_ones() {
     let mut app = app_on(&sample("providers"), "samples/providers", 120, 30);
-    assert_eq!(app.list.store.len(), 80);
+    assert_eq!(app.list.store.len(), 107);
     let order = view_ids(&app);
     keys(&mut app, "/stream-sse");
-    // the ids holding `stream-sse`, in the list's (severity) order: 27 fuzzy matches before
+    // the ids holding `stream-sse`, in the list's (severity) order: 33 fuzzy matches before
     let want: Vec<String> = order
         .iter()
         .filter(|id| id.contains("stream-sse"))
@@ -177,9 +177,9 @@ fn the_fuzzy_filter_ranks_substring_matches_first_and_drops_scattered_ones() {
         .collect();
     assert_eq!(want.len(), 5);
     assert_eq!(view_ids(&app), want);
-    assert_eq!(app.filter.all_matches(&app.list).len(), 27);
+    assert_eq!(app.filter.all_matches(&app.list).len(), 33);
     let s = screen(&app);
-    assert!(s.contains("┌ Captures 5/80 /stream-sse "), "{s}");
+    assert!(s.contains("┌ Captures 5/107 /stream-sse "), "{s}");
 
     let mut app = refund(120, 30);
     keys(&mut app, "/amount-as");
