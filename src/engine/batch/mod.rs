@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod fast;
-mod ids;
+use crate::engine::ids;
 use fast::{Fast, PassModel, Passes, fast_part};
 pub use ids::DUPLICATE_ID;
 
@@ -602,12 +602,17 @@ fn workspace_mode(
     for (root, ws, files) in opened {
         let max = ws.config.max_capture_bytes;
         // ids shared by several captures of the workspace: known before the first verdict
-        let dups = ids::Duplicates::scan(&files, &|f| ws.relative(f), max);
+        let dups = ids::scan(&files, &|f| ws.relative(f), max);
         let check = |raw: &RawRecord| {
             let mut v = ws.check(raw);
-            if !dups.is_empty() {
-                dups.mark(&mut v);
-            }
+            // the pre-pass read the id the pipeline gives (`capture::record_id`)
+            debug_assert_eq!(
+                v.id,
+                ids::verdict_id(raw),
+                "capture::record_id disagrees with the pipeline on {}",
+                raw.source
+            );
+            dups.mark(&mut v);
             v
         };
         let input = Input {
