@@ -519,3 +519,85 @@ fn the_selection_follows_its_capture_when_a_line_above_is_deleted() {
     assert!(t.app.history.flips.is_empty(), "{:?}", t.app.history.flips);
     assert_eq!(t.app.list.store.len(), 3);
 }
+
+/// The screen's rows as text, drawn at 200x40 (wide enough that no warning wraps).
+fn screen(t: &mut Tui) -> Vec<String> {
+    t.app.update(Msg::Resize(200, 40));
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(200, 40)).unwrap();
+    term.draw(|f| verdict::tui::ui::draw(&t.app, f)).unwrap();
+    let buf = term.backend().buffer();
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// A second capture file taking the id of the one on screen: the detail (re-reported by
+/// the engine, not re-selected) shows the DUPLICATE_ID warning on its Response tab, every
+/// row's detail equals `check`'s verdict (warnings included), and deleting the second file
+/// takes the warning away again.
+#[test]
+fn the_tui_detail_shows_a_duplicate_id_as_check_does() {
+    let ws = workspace(&[
+        ("a.json", r#"{"id": "dup", "output": "{}"}"#),
+        ("log.jsonl", "{\"id\": \"x\", \"output\": \"{}\"}\n"),
+    ]);
+    let mut t = Tui::open(ws.path());
+    assert_tui_matches_check(&mut t, "first run");
+    t.select("captures/a.json");
+    t.app.update(Msg::Key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('4'),
+        crossterm::event::KeyModifiers::NONE,
+    )));
+    let rows = screen(&mut t);
+    assert!(
+        rows.iter().all(|r| !r.contains("DUPLICATE_ID")),
+        "{rows:#?}"
+    );
+
+    std::fs::write(
+        ws.path().join("captures/b.json"),
+        r#"{"id": "dup", "output": "[]"}"#,
+    )
+    .unwrap();
+    t.changed(&["captures/b.json"]);
+    let want = "warning DUPLICATE_ID: id `dup` is also the id of captures/b.json: `verdict \
+                feedback dup` is ambiguous (give each capture its own id, or name it by its \
+                source)";
+    let rows = screen(&mut t);
+    assert_eq!(
+        rows.iter().filter(|r| r.contains("DUPLICATE_ID")).count(),
+        1,
+        "{rows:#?}"
+    );
+    // the detail pane's text of that row and the next (the message wraps once at 200)
+    let at = rows
+        .iter()
+        .position(|r| r.contains("DUPLICATE_ID"))
+        .unwrap();
+    let detail = |r: &str| {
+        let (_, d) = r.split_once("││").unwrap();
+        d.trim_end_matches('│').trim().to_string()
+    };
+    assert_eq!(
+        format!("{} {}", detail(&rows[at]), detail(&rows[at + 1])),
+        want,
+        "{rows:#?}"
+    );
+    assert_tui_matches_check(&mut t, "second file");
+
+    std::fs::remove_file(ws.path().join("captures/b.json")).unwrap();
+    t.changed(&["captures/b.json"]);
+    t.select("captures/a.json");
+    let rows = screen(&mut t);
+    assert!(
+        rows.iter().all(|r| !r.contains("DUPLICATE_ID")),
+        "{rows:#?}"
+    );
+    assert_tui_matches_check(&mut t, "second file deleted");
+}

@@ -129,7 +129,7 @@ fn bare_responses_and_records_of_no_shape() {
             "gem-1 response gemini ready ready-for-commit -: ",
             "msg_s1 response anthropic ready ready-for-commit -: ",
             "captures/log.jsonl:4 - - input reject INVALID_CAPTURE: the record matches no known shape (keys \"amount\"); tried openai-batch, anthropic-batch, response, capture",
-            "captures/log.jsonl:5 - - input reject INVALID_CAPTURE: the record matches no known shape (keys \"id\", \"outptu\"); tried openai-batch, anthropic-batch, response, capture; closest: capture (a capture record), which has no key \"outptu\"",
+            "x - - input reject INVALID_CAPTURE: the record matches no known shape (keys \"id\", \"outptu\"); tried openai-batch, anthropic-batch, response, capture; closest: capture (a capture record), which has no key \"outptu\"",
             "captures/log.jsonl:6 - - input reject INVALID_CAPTURE: a record must be a JSON object (or an array of stream events), found an array",
         ],
     );

@@ -210,3 +210,73 @@ fn is_ignored_tells_what_the_walk_leaves_out() {
     assert_eq!(kept, walked);
     assert_eq!(walked.len(), 3, "{walked:?}");
 }
+
+#[test]
+fn check_flags_captures_that_share_an_id_in_every_format() {
+    let rec = |id: &str| format!(r#"{{"id": "{id}", "output": "{{}}"}}"#);
+    let log = format!("{}\n{}\n{}\n", rec("dup"), rec("solo"), rec("dup"));
+    let ws = common::workspace_with(
+        r#"{"type": "object"}"#,
+        &[
+            ("a.json", &rec("dup")),
+            ("b.json", &rec("other")),
+            ("log.jsonl", &log),
+        ],
+    );
+    let o = run(ws.path(), &["check", "--format", "jsonl"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "a warning does not fail the capture"
+    );
+    let verdicts = common::jsonl_verdicts(&String::from_utf8_lossy(&o.stdout));
+    let flagged: Vec<(String, String)> = verdicts
+        .iter()
+        .filter_map(|v| {
+            let w = v["warnings"]
+                .as_array()?
+                .iter()
+                .find(|w| w["code"] == "DUPLICATE_ID")?;
+            Some((
+                v["source"].as_str()?.to_string(),
+                w["message"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    let msg = |others: &str| {
+        format!(
+            "id `dup` is also the id of {others}: `verdict feedback dup` is ambiguous (give \
+             each capture its own id, or name it by its source)"
+        )
+    };
+    assert_eq!(
+        flagged,
+        [
+            (
+                "captures/a.json".to_string(),
+                msg("captures/log.jsonl:1, captures/log.jsonl:3")
+            ),
+            (
+                "captures/log.jsonl:1".to_string(),
+                msg("captures/a.json, captures/log.jsonl:3")
+            ),
+            (
+                "captures/log.jsonl:3".to_string(),
+                msg("captures/a.json, captures/log.jsonl:1")
+            ),
+        ]
+    );
+    // the human report shows it with each verdict; json carries the same warnings as jsonl
+    let human =
+        String::from_utf8_lossy(&run(ws.path(), &["check", "--color", "never"]).stdout).to_string();
+    assert_eq!(human.matches("DUPLICATE_ID").count(), 3, "{human}");
+    let doc: Value =
+        serde_json::from_slice(&run(ws.path(), &["check", "--format", "json"]).stdout).unwrap();
+    assert_eq!(doc["verdicts"], Value::Array(verdicts));
+    // checking one of the files alone: the others are not in the run
+    let o = run(
+        ws.path(),
+        &["check", "--format", "jsonl", "captures/a.json"],
+    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("DUPLICATE_ID"));
+}

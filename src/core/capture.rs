@@ -356,6 +356,23 @@ pub struct RecordError {
     pub format: Option<&'static str>,
 }
 
+/// The id a record's text gives its verdict, or `None` when the verdict's id is the
+/// record's source (`captures/a.json`, `captures/log.jsonl:9`; `docs/capture-record.md`).
+///
+/// This is the one place that says where a record's id comes from without running the
+/// pipeline: today the top-level string `id` of a record that is strict JSON (a record
+/// that is not strict JSON, or whose `id` is not a string, is named by its source, as
+/// [`parse_record`]'s caller names it). `check` reads every record's id with it before the
+/// first verdict, to flag ids that several captures share (`DUPLICATE_ID`,
+/// `docs/verdicts.md`). A record shape whose id comes from elsewhere (another member, the
+/// response's id) must be added here too: for every record, `Some(id)` is exactly the
+/// verdict's `id` and `None` means the verdict's `id` is its source. The test
+/// `record_id_gives_every_verdict_id` (tests/dup_ids.rs) checks that on the samples and
+/// on hostile records, and debug builds of `check` assert it for every record.
+pub fn record_id(text: &str) -> Option<String> {
+    parse::top_level_string(text, "id")
+}
+
 /// Parses one record's text strictly and reads it as the record shape it has
 /// (`docs/record-shapes.md#record-shapes`): a capture record, a bare provider response, a
 /// batch line, ... `source` is where it was read; it is the id of a record that has none.

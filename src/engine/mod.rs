@@ -3,6 +3,8 @@
 //!
 //! * [`batch`] is `verdict check`'s pipeline: files and logs read in blocks, validated in
 //!   parallel batches, delivered in order to a report (what `check` runs on).
+//! * [`ids`] finds the captures that share an id (the `DUPLICATE_ID` warning), for
+//!   `check` and the session alike.
 //! * [`session`] keeps compact state for every capture and re-validates incrementally
 //!   (pure, no threads): what `watch --json` runs on.
 //! * [`summary`] is the compact per-capture summary a front end keeps, where each record
@@ -12,6 +14,7 @@
 //!   what the TUI runs on.
 
 pub mod batch;
+pub mod ids;
 pub mod session;
 pub mod summary;
 pub mod watcher;

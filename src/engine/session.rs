@@ -13,10 +13,18 @@
 //! inserting a JSONL line moves the captures below it without reporting flips.
 //!
 //! The session keeps compact state, not verdicts: per capture its line, outcome (stage,
-//! decision, reason, contract, `expect`; interned), a hash of the whole verdict and of its
-//! id (24 bytes) and its id (unless [`Session::without_ids`]), so a log of a million
-//! captures costs a few tens of megabytes. Files are
+//! decision, reason, contract, `expect`; interned), a hash of the whole verdict and the
+//! [`ids::fingerprint`] of its id (24 bytes) and its id (unless [`Session::without_ids`]),
+//! so a log of a million captures costs a few tens of megabytes. Files are
 //! read and validated in chunks, one chunk of records in memory at a time.
+//!
+//! Ids several captures share (`DUPLICATE_ID`, `docs/verdicts.md#duplicate-ids`) are kept
+//! as groups of sources ([`ids::Shared`], only the shared ids). A change batch first reads
+//! the ids its files will hold (as `check` does) so their verdicts carry the warning when
+//! first reported; then the groups are recomputed from the fingerprints of the verdicts'
+//! ids, and every other capture whose group changed (its id became shared, no longer
+//! shared, or shared with other captures) is re-read, re-validated and reported as
+//! [`Change::Updated`].
 
 use crate::core::capture;
 use crate::core::outcome::{FlipKind, Outcome};
@@ -25,9 +33,10 @@ use crate::core::record_ref::RecordRef;
 use crate::core::summary::Summary;
 use crate::core::verdict::{Decision, Reason, Stage, Verdict};
 use crate::core::workspace::{Workspace, WorkspaceError};
+use crate::engine::ids::{self, Members, Shared, fingerprint};
 use crate::engine::summary::{CaptureSummary, Locator, for_each_located, verdict_hash};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{Hash, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -147,17 +156,9 @@ struct Brief {
     kind: u32,
     /// [`verdict_hash`] of the verdict.
     hash: u64,
-    /// [`id_hash`] of the capture's id: which capture this is when lines move.
-    id: u32,
-}
-
-/// A short hash of a capture id, to recognise a capture whose JSONL line moved (a line
-/// above it was deleted or inserted) without keeping its id.
-fn id_hash(id: &str) -> u32 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    id.hash(&mut h);
-    h.finish() as u32
+    /// [`fingerprint`] of the capture's id: which capture this is when lines move, and
+    /// which captures share its id.
+    id: u64,
 }
 
 /// The captures of one file, in file order, and their ids (unless the session keeps none).
@@ -177,7 +178,7 @@ impl FileState {
             .unwrap_or_default()
     }
 
-    /// Remembers a capture: `id` is always hashed, and kept whole when `keep_id`.
+    /// Remembers a capture: `id` is always fingerprinted, and kept whole when `keep_id`.
     fn push(&mut self, line: u32, kind: u32, id: &str, keep_id: bool, hash: u64) {
         if keep_id {
             self.id_spans.push((self.ids.len() as u32, id.len() as u32));
@@ -187,7 +188,7 @@ impl FileState {
             line,
             kind,
             hash,
-            id: id_hash(id),
+            id: fingerprint(id),
         });
     }
 
@@ -208,6 +209,8 @@ pub struct Session {
     keep_ids: bool,
     /// Contracts whose schema or rules text changed in the last [`Session::apply`].
     changed_contracts: Vec<String>,
+    /// The ids several current captures share, with their sources.
+    shared: Shared,
 }
 
 /// The changed path (workspace-relative, among `causes`) that explains a new verdict: its
@@ -275,6 +278,7 @@ impl Session {
             kinds: Kinds::default(),
             keep_ids: true,
             changed_contracts: Vec::new(),
+            shared: Shared::default(),
         }
     }
 
@@ -299,6 +303,19 @@ impl Session {
             let kind = self.kinds.intern(KindRef::of_summary(s));
             state.push(s.loc.line.unwrap_or(0), kind, &s.id, self.keep_ids, hash);
         }
+    }
+
+    /// The ids several current captures share: what puts `DUPLICATE_ID` on a verdict
+    /// ([`Shared::mark`]), e.g. on one a front end re-reads to show it.
+    pub fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    /// Sets the shared ids of a first run that [`Session::record`]s its results: the
+    /// groups [`ids::scan`] found before the run, with which each recorded verdict was
+    /// marked.
+    pub fn set_shared(&mut self, shared: Shared) {
+        self.shared = shared;
     }
 
     /// Reserves room for `n` more records of `file` (a first run that counted them).
@@ -507,9 +524,36 @@ impl Session {
     }
 
     /// Re-reads and re-validates the given capture files (a missing one is removed), file
-    /// by file, [`CHUNK`] records at a time.
+    /// by file, [`CHUNK`] records at a time; then re-reports the other captures whose id
+    /// became shared or no longer shared (or shared with other captures).
     fn revalidate_files(&mut self, files: &[PathBuf], each: &mut dyn FnMut(Change)) {
         let ws = self.ws.clone();
+        let max = ws.config.max_capture_bytes;
+        let changed: HashSet<Arc<str>> = files.iter().map(|f| Arc::from(ws.relative(f))).collect();
+        // gone, or a folder now: its captures go. Anything else the workspace lists (a
+        // FIFO, a broken symlink, a symlink loop or to a folder) is read as `check` reads
+        // it: one INVALID_CAPTURE record, not left out.
+        let listed = |f: &Path| std::fs::symlink_metadata(f).is_ok_and(|m| !m.is_dir());
+        // the ids the changed files will hold, read from their text as `check` reads them,
+        // and those they held: with every other capture of those ids, the groups the
+        // changed files' verdicts are marked with
+        let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
+        let incoming = ids::scan_members(&present, &|f| ws.relative(f), max);
+        let mut fps: HashSet<u64> = incoming.fingerprints().collect();
+        for rel in &changed {
+            if let Some(st) = self.files.get(&**rel) {
+                fps.extend(st.briefs.iter().map(|b| b.id));
+            }
+        }
+        let others = self.members_outside(&fps, &changed);
+        let mut plan = incoming;
+        for (fp, source) in &others {
+            plan.push(*fp, source);
+        }
+        let plan = plan.shared();
+        // fingerprints of verdict ids the text did not give (the file changed between the
+        // two reads): their groups are recomputed too
+        let mut late: HashSet<u64> = HashSet::new();
         for f in files {
             let rel: Arc<str> = Arc::from(ws.relative(f));
             let old = self.files.remove(&*rel);
@@ -522,11 +566,7 @@ impl Session {
                     contract: kinds.list[b.kind as usize].contract.clone(),
                 }
             };
-            // gone, or a folder now: its captures go. Anything else the workspace lists
-            // (a FIFO, a broken symlink, a symlink loop or to a folder) is read as `check`
-            // reads it: one INVALID_CAPTURE record, not left out.
-            let listed = std::fs::symlink_metadata(f).is_ok_and(|m| !m.is_dir());
-            if !listed {
+            if !listed(f) {
                 if let Some(old) = old {
                     for i in 0..old.briefs.len() {
                         each(removed(&old, i, &self.kinds));
@@ -540,15 +580,19 @@ impl Session {
             // `.json` file (one record), the record that was there. A capture matched nowhere
             // is new (`previous` None), so a moved line never reports a flip it did not make.
             let mut matched = vec![false; old.briefs.len()];
-            let mut by_id: Option<HashMap<u32, Vec<usize>>> = None;
+            let mut by_id: Option<HashMap<u64, Vec<usize>>> = None;
             let mut new = FileState::default();
             let kinds = &mut self.kinds;
             let keep_ids = self.keep_ids;
+            let plan = &plan;
+            let fps = &fps;
+            let late = &mut late;
             let mut flush = |chunk: &mut Vec<(capture::RawRecord, Locator)>| {
                 let done: Vec<(Evaluation, u64)> = chunk
                     .par_iter()
                     .map(|(r, _)| {
-                        let ev = ws.evaluate(r);
+                        let mut ev = ws.evaluate(r);
+                        plan.mark(&mut ev.verdict);
                         let h = verdict_hash(&ev.verdict);
                         (ev, h)
                     })
@@ -556,13 +600,16 @@ impl Session {
                 for ((_, loc), (ev, hash)) in chunk.drain(..).zip(done) {
                     let line = loc.line.unwrap_or(0);
                     let kind = kinds.intern(KindRef::of(&ev.verdict));
-                    let ih = id_hash(&ev.verdict.id);
+                    let ih = fingerprint(&ev.verdict.id);
+                    if !fps.contains(&ih) {
+                        late.insert(ih);
+                    }
                     let at_line = old.find(line).filter(|&i| !matched[i]);
                     let found = match at_line {
                         Some(i) if old.briefs[i].id == ih || line == 0 => Some(i),
                         _ => by_id
                             .get_or_insert_with(|| {
-                                let mut m: HashMap<u32, Vec<usize>> = HashMap::new();
+                                let mut m: HashMap<u64, Vec<usize>> = HashMap::new();
                                 for (i, b) in old.briefs.iter().enumerate() {
                                     m.entry(b.id).or_default().push(i);
                                 }
@@ -592,7 +639,7 @@ impl Session {
                 }
             };
             let mut chunk = Vec::with_capacity(CHUNK);
-            for_each_located(f, &rel, ws.config.max_capture_bytes, |r, loc| {
+            for_each_located(f, &rel, max, |r, loc| {
                 chunk.push((r, loc));
                 if chunk.len() >= CHUNK {
                     flush(&mut chunk);
@@ -618,6 +665,154 @@ impl Session {
                 }
             }
             self.files.insert(rel.to_string(), new);
+        }
+        self.regroup(fps, late, others, &plan, &changed, each);
+    }
+
+    /// Every capture outside the files `skip` whose id fingerprint is in `fps`.
+    fn members_outside(
+        &self,
+        fps: &HashSet<u64>,
+        skip: &HashSet<Arc<str>>,
+    ) -> Vec<(u64, RecordRef)> {
+        let mut out = Vec::new();
+        if fps.is_empty() {
+            return out;
+        }
+        for (name, st) in &self.files {
+            if skip.contains(name.as_str()) {
+                continue;
+            }
+            let mut file: Option<Arc<str>> = None;
+            for b in st.briefs.iter().filter(|b| fps.contains(&b.id)) {
+                let file = file.get_or_insert_with(|| Arc::from(name.as_str()));
+                out.push((
+                    b.id,
+                    RecordRef::new(file.clone(), (b.line != 0).then_some(b.line as usize)),
+                ));
+            }
+        }
+        out
+    }
+
+    /// After the files `changed` were re-validated (their verdicts marked with `plan`):
+    /// the groups of the ids `fps` and `late` as the verdicts now are, and a
+    /// [`Change::Updated`] for each capture whose warning that changes (the other captures
+    /// of an id that became or stopped being shared; a changed file's capture only if the
+    /// plan was wrong).
+    fn regroup(
+        &mut self,
+        mut fps: HashSet<u64>,
+        late: HashSet<u64>,
+        mut others: Vec<(u64, RecordRef)>,
+        plan: &Shared,
+        changed: &HashSet<Arc<str>>,
+        each: &mut dyn FnMut(Change),
+    ) {
+        let late: HashSet<u64> = late.difference(&fps).copied().collect();
+        others.extend(self.members_outside(&late, changed));
+        fps.extend(late);
+        if fps.is_empty() {
+            return;
+        }
+        let mut now = Members::default();
+        for (fp, source) in &others {
+            now.push(*fp, source);
+        }
+        for rel in changed {
+            let Some(st) = self.files.get(&**rel) else {
+                continue;
+            };
+            for b in &st.briefs {
+                if fps.contains(&b.id) {
+                    now.push(
+                        b.id,
+                        &RecordRef::new(rel.clone(), (b.line != 0).then_some(b.line as usize)),
+                    );
+                }
+            }
+        }
+        let now = now.shared();
+        // captures whose verdict was marked with a group that is not the one now
+        let mut stale: BTreeSet<RecordRef> = BTreeSet::new();
+        let in_changed = |r: &RecordRef| changed.contains(&**r.file());
+        for &fp in &fps {
+            let want = now.group(fp);
+            for (was, changed_side) in [(self.shared.group(fp), false), (plan.group(fp), true)] {
+                if was == want {
+                    continue;
+                }
+                for r in was.into_iter().chain(want).flatten() {
+                    if in_changed(r) == changed_side {
+                        stale.insert(r.clone());
+                    }
+                }
+            }
+        }
+        self.shared.replace(&fps, now);
+        self.remark(stale, each);
+    }
+
+    /// Re-reads and re-validates the captures at `sources` (each file read once, only
+    /// those records validated), marks them with the current shared ids, and reports each
+    /// whose verdict changed. A record whose id is no longer the one the session knows
+    /// (its file changed and is not re-validated yet) is left to that file's change.
+    fn remark(&mut self, sources: BTreeSet<RecordRef>, each: &mut dyn FnMut(Change)) {
+        let mut by_file: BTreeMap<Arc<str>, BTreeSet<u32>> = BTreeMap::new();
+        for r in sources {
+            by_file
+                .entry(r.file().clone())
+                .or_default()
+                .insert(r.line().map_or(0, |l| l as u32));
+        }
+        let ws = self.ws.clone();
+        for (file, lines) in by_file {
+            let mut got: Vec<(capture::RawRecord, Locator)> = Vec::new();
+            for_each_located(
+                &ws.root.join(&*file),
+                &file,
+                ws.config.max_capture_bytes,
+                |r, loc| {
+                    if lines.contains(&loc.line.unwrap_or(0)) {
+                        got.push((r, loc));
+                    }
+                    got.len() < lines.len()
+                },
+            );
+            let shared = &self.shared;
+            let done: Vec<(Evaluation, u64)> = got
+                .par_iter()
+                .map(|(r, _)| {
+                    let mut ev = ws.evaluate(r);
+                    shared.mark(&mut ev.verdict);
+                    let h = verdict_hash(&ev.verdict);
+                    (ev, h)
+                })
+                .collect();
+            let Some(st) = self.files.get_mut(&*file) else {
+                continue;
+            };
+            for ((_, loc), (ev, hash)) in got.into_iter().zip(done) {
+                let Some(i) = st.find(loc.line.unwrap_or(0)) else {
+                    continue;
+                };
+                let b = &mut st.briefs[i];
+                if b.id != fingerprint(&ev.verdict.id) || b.hash == hash {
+                    continue;
+                }
+                let previous = self.kinds.list[b.kind as usize].outcome.clone();
+                b.kind = self.kinds.intern(KindRef::of(&ev.verdict));
+                b.hash = hash;
+                let flip = self.kinds.list[b.kind as usize]
+                    .outcome
+                    .flip_from(&previous);
+                each(Change::Updated {
+                    previous: Some(previous),
+                    flip,
+                    evaluation: Box::new(ev),
+                    loc,
+                });
+            }
         }
     }
 }

@@ -19,6 +19,7 @@
 use crate::core::outcome::{FlipKind, Outcome};
 use crate::core::pipeline::Evaluation;
 use crate::core::workspace::Workspace;
+use crate::engine::ids::{self, Shared};
 use crate::engine::session::{Change, Session, cause_for, cause_of};
 use crate::engine::summary::{
     CaptureSummary, Locator, UNKNOWN_OFFSET, count_records, for_each_located, load, verdict_hash,
@@ -311,6 +312,8 @@ struct State {
     session: Option<Session>,
     /// The capture last asked for (the one on screen).
     shown: Option<String>,
+    /// The shared ids of the running full run (the session's once it is done).
+    run_shared: Shared,
 }
 
 impl State {
@@ -318,9 +321,23 @@ impl State {
         self.session.as_ref().map_or(&self.workspace, |s| &s.ws)
     }
 
+    /// The ids several captures share, as the verdicts on screen know them.
+    fn shared(&self) -> &Shared {
+        self.session
+            .as_ref()
+            .map_or(&self.run_shared, |s| s.shared())
+    }
+
     /// Answers a load.
     fn load(&mut self, source: String, loc: &Locator) -> EngineEvent {
         let ws = self.ws().clone();
+        let load = |ws: &Workspace, loc: &Locator| {
+            load(ws, loc).map(|mut ev| {
+                // as the run marked it: the verdict on screen is the one check gives
+                self.shared().mark(&mut ev.verdict);
+                ev
+            })
+        };
         let mut evaluation = load(&ws, loc);
         // A front end keeps a row's offset until the row's verdict changes, so after a log
         // was rewritten with the same verdicts (whitespace normalised) the offset may start
@@ -359,6 +376,7 @@ fn run(
         workspace,
         session: None,
         shown: None,
+        run_shared: Shared::default(),
     };
     while let Some(job) = queue.next() {
         let (generation, reload) = match job {
@@ -502,6 +520,8 @@ fn validate_all(
     }) {
         return RunEnd::Stop;
     }
+    // the ids several captures share, known before the first verdict (as `check` knows them)
+    st.run_shared = ids::scan(&files, &|f| ws.relative(f), ws.config.max_capture_bytes);
     // the front end knows the ids: removals name the source only
     let mut session = Session::empty(ws.clone()).without_ids();
     let size = batch_size(total);
@@ -521,10 +541,12 @@ fn validate_all(
         if queue.full_run_pending() {
             return Some(RunEnd::Superseded);
         }
+        let shared = &st.run_shared;
         let done: Vec<(CaptureSummary, u64)> = chunk
             .par_drain(..)
             .map(|(r, loc)| {
-                let ev = ws.evaluate(&r);
+                let mut ev = ws.evaluate(&r);
+                shared.mark(&mut ev.verdict);
                 (CaptureSummary::of(&ev, loc), verdict_hash(&ev.verdict))
             })
             .collect();
@@ -561,6 +583,7 @@ fn validate_all(
     if let Some(e) = end {
         return e;
     }
+    session.set_shared(std::mem::take(&mut st.run_shared));
     if !emit(EngineEvent::Finished {
         generation,
         elapsed: start.elapsed(),

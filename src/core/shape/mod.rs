@@ -70,7 +70,19 @@ pub fn read(
         (Value::Object(_), Some(shape)) => shape,
         (Value::Object(_), None) => match SHAPES.iter().find(|s| (s.detect)(&value)) {
             Some(shape) => shape,
-            None => return Err(error(unmatched(&value))),
+            None => {
+                // a record of no shape keeps a top-level string `id`, as a broken capture
+                // record does
+                let id = value
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned);
+                return Err(RecordError {
+                    id,
+                    ..error(unmatched(&value))
+                });
+            }
         },
         (Value::Array(_), None) if adapter::recognise(&value).is_some() => {
             let Value::Array(events) = value else {

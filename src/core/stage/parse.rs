@@ -40,6 +40,14 @@ pub fn from_str_no_duplicates(text: &str) -> Result<Value, serde_json::Error> {
     strict::from_str(text)
 }
 
+/// The string member `name` of `text`'s top-level object, when `text` is one strict JSON
+/// value ([`parse_strict`] would be `Ok`) and that object has it as a string; `None`
+/// otherwise (not strict JSON, not an object, no such member, not a string). Reads the text
+/// once without building its value, so it costs a fraction of [`parse_strict`].
+pub fn top_level_string(text: &str, name: &str) -> Option<String> {
+    strict::top_level_string(text, name).ok().flatten()
+}
+
 /// Parses `text` as exactly one strict RFC 8259 JSON value.
 ///
 /// Errors (all stage `parse`): `INVALID_JSON`, `TRUNCATED_JSON`, `DUPLICATE_KEY` (with the

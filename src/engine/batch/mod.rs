@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod fast;
+use crate::engine::ids;
 use fast::{Fast, PassModel, Passes, fast_part};
+pub use ids::DUPLICATE_ID;
 
 /// Why `check` could not run at all (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -124,7 +126,9 @@ pub struct InstanceOptions {
 
 /// Checks the captures of the workspaces that hold `paths` (workspaces, folders in them or
 /// capture files; none: the current folder), workspace by workspace in order of first
-/// appearance, each file once. Every workspace is opened before anything is delivered.
+/// appearance, each file once. Every workspace is opened before anything is delivered. A
+/// verdict whose id another checked capture of its workspace has carries a
+/// [`DUPLICATE_ID`] warning naming the others.
 /// Returns the counts of what was checked (no captures is not an error here).
 ///
 /// # Errors
@@ -597,6 +601,20 @@ fn workspace_mode(
     }
     for (root, ws, files) in opened {
         let max = ws.config.max_capture_bytes;
+        // ids shared by several captures of the workspace: known before the first verdict
+        let dups = ids::scan(&files, &|f| ws.relative(f), max);
+        let check = |raw: &RawRecord| {
+            let mut v = ws.check(raw);
+            // the pre-pass read the id the pipeline gives (`capture::record_id`)
+            debug_assert_eq!(
+                v.id,
+                ids::verdict_id(raw),
+                "capture::record_id disagrees with the pipeline on {}",
+                raw.source
+            );
+            dups.mark(&mut v);
+            v
+        };
         let input = Input {
             root: &root,
             files,
@@ -604,7 +622,7 @@ fn workspace_mode(
             max_bytes: max,
             records: true,
         };
-        stream(input, &|raw| ws.check(raw), None, render.clone(), emit)?;
+        stream(input, &check, None, render.clone(), emit)?;
     }
     Ok(())
 }
