@@ -2,6 +2,7 @@
 //! shape and per status value, each asserting id, format, provider, stage, decision, reason
 //! and the message exactly.
 
+use crate::common;
 use verdict::core::verdict::Verdict;
 use verdict::core::workspace::Workspace;
 
@@ -138,4 +139,105 @@ fn bare_responses_and_records_of_no_shape() {
         v[0].errors[0].hint.as_deref(),
         Some("did you mean `output`?")
     );
+}
+
+/// What a differential comparison keeps of a verdict: stage, decision, reason, and each
+/// finding's pointer.
+fn outcome(v: &Verdict) -> String {
+    let pointers: Vec<&str> = v
+        .errors
+        .iter()
+        .map(|f| f.pointer.as_deref().unwrap_or("-"))
+        .collect();
+    format!(
+        "{} {} {} [{}]",
+        v.stage.as_str(),
+        v.decision.as_str(),
+        v.reason.as_ref().map_or("-", |r| r.as_str()),
+        pointers.join(" ")
+    )
+}
+
+/// Every verdict of the workspace at `root`, by source.
+fn all_verdicts(root: &std::path::Path) -> Vec<Verdict> {
+    let ws = Workspace::open(root).unwrap();
+    ws.capture_files()
+        .iter()
+        .flat_map(|f| ws.read_file(f))
+        .map(|raw| ws.check(&raw))
+        .collect()
+}
+
+/// Every capture of `samples/providers` whose `response` is an object or an array of events
+/// (and that names no `provider` or `tool` to force the reading), re-written as the bare
+/// response a provider SDK dumps and as a batch line of its provider, gives the same stage,
+/// decision, reason and pointers as the capture record.
+#[test]
+fn provider_samples_read_the_same_bare_and_as_batch_lines() {
+    use serde_json::{Value, json};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/providers");
+    let dir = tempfile::tempdir().unwrap();
+    common::copy_dir(&root.join("schemas"), &dir.path().join("schemas"));
+    std::fs::copy(root.join("verdict.toml"), dir.path().join("verdict.toml")).unwrap();
+    let mut want = Vec::new();
+    let mut batch_lines: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    let mut bare = 0;
+    for v in all_verdicts(&root) {
+        let path = root.join(v.source.file().as_ref());
+        let record: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let Some(response) = record.get("response") else {
+            continue;
+        };
+        if !(response.is_object() || response.is_array())
+            || record.get("provider").is_some()
+            || record.get("tool").is_some()
+        {
+            continue;
+        }
+        let name = v.id.replace('/', "-");
+        std::fs::create_dir_all(dir.path().join("captures/bare")).unwrap();
+        std::fs::write(
+            dir.path().join(format!("captures/bare/{name}.json")),
+            response.to_string(),
+        )
+        .unwrap();
+        want.push((format!("captures/bare/{name}.json"), outcome(&v)));
+        bare += 1;
+        // a batch line of its provider: only for a finished (non-stream) response body
+        let provider = v.provider.as_deref().unwrap_or("-");
+        let line = match (provider, response.is_object()) {
+            ("openai-chat" | "openai-responses", true) => json!({
+                "id": format!("batch_req_{name}"),
+                "custom_id": name,
+                "response": {"status_code": 200, "request_id": "req_1", "body": response},
+                "error": null
+            }),
+            ("anthropic", true) => json!({
+                "custom_id": name,
+                "result": {"type": "succeeded", "message": response}
+            }),
+            _ => continue,
+        };
+        let file = if provider == "anthropic" {
+            "captures/anthropic-batch.jsonl"
+        } else {
+            "captures/openai-batch.jsonl"
+        };
+        let lines = batch_lines.entry(file).or_default();
+        lines.push(line.to_string());
+        want.push((format!("{file}:{}", lines.len()), outcome(&v)));
+    }
+    for (file, lines) in &batch_lines {
+        std::fs::write(dir.path().join(file), lines.join("\n") + "\n").unwrap();
+    }
+    assert!(bare >= 60, "only {bare} samples re-written");
+    assert!(batch_lines.values().map(Vec::len).sum::<usize>() >= 20);
+    let got: std::collections::BTreeMap<String, String> = all_verdicts(dir.path())
+        .iter()
+        .map(|v| (v.source.to_string(), outcome(v)))
+        .collect();
+    for (source, outcome) in &want {
+        assert_eq!(got.get(source), Some(outcome), "{source}");
+    }
+    assert_eq!(got.len(), want.len());
 }

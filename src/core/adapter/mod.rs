@@ -270,7 +270,6 @@ pub fn recognise(v: &Value) -> Option<&'static str> {
     match v {
         Value::Array(events) => events
             .first()
-            .filter(|e| stream::looks_like_event(e) || ollama::detects(e))
             .and_then(stream::provider_of)
             .map(Provider::name),
         _ => match detect(v) {
