@@ -15,6 +15,7 @@ mod bad_input;
 mod capture_schema;
 mod cli;
 mod cli_docs;
+mod compressed;
 mod hostile;
 mod hostile_engine;
 mod json_schema_suite;

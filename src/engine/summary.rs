@@ -380,4 +380,53 @@ mod tests {
         assert_eq!(again.text.as_ref().ok(), got[2].0.text.as_ref().ok());
         assert!(read_record(&ws, &Locator::of_source("captures/l.jsonl:9")).is_none());
     }
+
+    #[test]
+    fn compressed_logs_re_read_the_same_records_from_their_start() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("captures")).unwrap();
+        let text =
+            "{\"id\":\"a\",\"output\":\"1\"}\n\n{\"id\":\"b\",\"output\":\"2\"}\r\n{\"id\":\"c\"";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text.as_bytes()).unwrap();
+        let files = [
+            ("captures/l.jsonl.gz", gz.finish().unwrap()),
+            (
+                "captures/l.ndjson.zst",
+                zstd::encode_all(text.as_bytes(), 1).unwrap(),
+            ),
+        ];
+        let ws_root = dir.path();
+        for (name, bytes) in files {
+            let path = ws_root.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let ws = Workspace::open(ws_root).unwrap();
+            let rel: Arc<str> = Arc::from(name);
+            let mut got = Vec::new();
+            for_each_located(&path, &rel, 1 << 20, |r, loc| {
+                got.push((r, loc));
+                true
+            });
+            assert_eq!(count_records(&path, 1 << 20), 3);
+            let lines: Vec<(Option<usize>, u64)> = got
+                .iter()
+                .map(|(r, l)| (r.source.line(), l.offset))
+                .collect();
+            // offsets in the decompressed stream
+            assert_eq!(
+                lines,
+                [(Some(1), 0), (Some(3), 25), (Some(4), 50)],
+                "{name}"
+            );
+            for (r, loc) in &got {
+                for loc in [loc.clone(), Locator::of_ref(&r.source)] {
+                    let again = read_record(&ws, &loc).unwrap();
+                    assert_eq!(again.source, r.source);
+                    assert_eq!(again.text.as_ref().ok(), r.text.as_ref().ok());
+                }
+            }
+            assert!(read_record(&ws, &Locator::of_source(&format!("{name}:9"))).is_none());
+        }
+    }
 }
