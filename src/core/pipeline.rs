@@ -2,7 +2,8 @@
 //! order (input, response, parse, schema, business) and the first one that fails decides.
 
 use crate::core::adapter::{self, Proposal};
-use crate::core::capture::{self, Capture, Payload, RawRecord};
+use crate::core::capture::{self, Capture, Payload, RawRecord, RecordKind};
+use crate::core::capture_file;
 use crate::core::contract::Contract;
 use crate::core::stage::{intent, parse, schema};
 use crate::core::verdict::{Finding, Reason, ResponseInfo, Stage, Verdict};
@@ -52,7 +53,12 @@ impl Workspace {
                 return ev;
             }
         };
-        let capture = match capture::parse_record(text, &raw.source) {
+        // a `.sse` file is its stream as the `response`, no record to parse
+        let parsed = match raw.kind {
+            RecordKind::Sse => Ok(capture_file::sse_capture(text, &default_id(raw))),
+            RecordKind::Json => capture::parse_record(text, &raw.source),
+        };
+        let capture = match parsed {
             Ok(c) => c,
             Err(e) => {
                 let id = e.id.unwrap_or_else(|| default_id(raw));

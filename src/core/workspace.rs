@@ -7,8 +7,7 @@ use crate::core::contract::Contracts;
 use std::path::{Path, PathBuf};
 
 /// What a workspace without a capture file is told (by `check`, and in the TUI's list).
-pub const NO_CAPTURES: &str =
-    "no captures found (no *.json, *.jsonl or *.ndjson files in the workspace's captures folders)";
+pub const NO_CAPTURES: &str = "no captures found (no *.json, *.jsonl, *.ndjson, *.jsonl.out or *.sse files, plain or .gz/.zst, in the workspace's captures folders)";
 
 /// Why a workspace cannot be used at all (exit code 2), as opposed to a broken capture
 /// or contract, which only fails its own verdicts.

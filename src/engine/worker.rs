@@ -511,7 +511,10 @@ fn validate_all(
     let start = Instant::now();
     let ws = st.workspace.clone();
     let files = ws.capture_files();
-    let counts: Vec<usize> = files.par_iter().map(|f| count_records(f)).collect();
+    let counts: Vec<usize> = files
+        .par_iter()
+        .map(|f| count_records(f, ws.config.max_capture_bytes))
+        .collect();
     let total: usize = counts.iter().sum();
     if !emit(EngineEvent::Started {
         generation,

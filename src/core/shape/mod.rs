@@ -11,6 +11,8 @@ mod capture;
 mod openai_batch;
 mod response;
 
+pub(crate) use response::{bare, event_response_id};
+
 use crate::core::adapter::{self, Adapted};
 use crate::core::capture::{Capture, Payload, RecordError};
 use crate::core::escape::quote;
