@@ -477,3 +477,35 @@ fn batch_lines_copy_their_metadata_into_meta() {
         (s("r3").unwrap(), "bedrock-batch", None, None)
     );
 }
+
+/// `docs/record-shapes.md#record-shapes` lists every shape of the detection table, in its
+/// order, each with its own section.
+#[test]
+fn the_docs_list_every_shape_in_detection_order() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/record-shapes.md"),
+    )
+    .unwrap();
+    let start = doc
+        .find("\n## Record shapes\n")
+        .expect("a Record shapes section");
+    let section = &doc[start..];
+    let section = &section[..section[1..].find("\n## ").map_or(section.len(), |e| e + 1)];
+    let listed: Vec<&str> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| "))
+        .map(|l| l.split(" | ").collect::<Vec<_>>())
+        .filter(|cells| cells[0].parse::<usize>().is_ok())
+        .filter_map(|cells| cells.get(1).copied())
+        .filter_map(|c| c.strip_prefix('`')?.split('`').next())
+        .filter(|f| verdict::core::shape::by_format(f).is_some())
+        .collect();
+    let want: Vec<&str> = verdict::core::shape::formats().collect();
+    assert_eq!(listed, want);
+    for format in want.iter().filter(|f| **f != "capture") {
+        assert!(
+            section.contains(&format!("\n### `{format}`")) || format == &"response",
+            "no section for {format}"
+        );
+    }
+}
