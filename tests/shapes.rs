@@ -216,12 +216,19 @@ fn provider_samples_read_the_same_bare_and_as_batch_lines() {
                 "custom_id": name,
                 "result": {"type": "succeeded", "message": response}
             }),
+            ("gemini", true) => json!({"key": name, "response": response}),
+            ("bedrock-converse", true) => json!({
+                "recordId": name,
+                "modelInput": {},
+                "modelOutput": response
+            }),
             _ => continue,
         };
-        let file = if provider == "anthropic" {
-            "captures/anthropic-batch.jsonl"
-        } else {
-            "captures/openai-batch.jsonl"
+        let file = match provider {
+            "anthropic" => "captures/anthropic-batch.jsonl",
+            "gemini" => "captures/gemini-batch.jsonl",
+            "bedrock-converse" => "captures/bedrock-batch.jsonl",
+            _ => "captures/openai-batch.jsonl",
         };
         let lines = batch_lines.entry(file).or_default();
         lines.push(line.to_string());
