@@ -516,3 +516,39 @@ fn the_docs_list_every_shape_in_detection_order() {
         );
     }
 }
+
+/// The README's "one line of each" example: every line is read as the shape its table row
+/// says, in order.
+#[test]
+fn the_readme_example_lines_read_as_their_shapes() {
+    use verdict::core::capture::parse_record;
+    use verdict::core::record_ref::RecordRef;
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    let start = readme.find("```jsonl\n").expect("a jsonl block") + "```jsonl\n".len();
+    let block = &readme[start..start + readme[start..].find("```").unwrap()];
+    let formats: Vec<&str> = block
+        .lines()
+        .enumerate()
+        .map(
+            |(i, line)| match parse_record(line, &RecordRef::new("README.md", Some(i + 1))) {
+                Ok(c) => c.format,
+                Err(e) => panic!("line {}: {}", i + 1, e.finding.message),
+            },
+        )
+        .collect();
+    assert_eq!(
+        formats,
+        [
+            "openai-batch",
+            "openai-batch",
+            "anthropic-batch",
+            "gemini-batch",
+            "bedrock-batch",
+            "bedrock-converse",
+            "ollama",
+            "cohere"
+        ]
+    );
+}
