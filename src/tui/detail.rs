@@ -139,7 +139,8 @@ pub struct ContractView {
 pub struct Detail {
     /// The capture's source (the selection key).
     pub source: String,
-    /// The capture's id, escaped.
+    /// The capture's id, escaped, and its record shape when that is not a capture record
+    /// (`request-7 · openai-batch`).
     pub title: String,
     /// The decision.
     pub decision: Decision,
@@ -238,7 +239,11 @@ impl Detail {
         };
         Detail {
             source: v.source.to_string(),
-            title: esc(&v.id),
+            // a native record's shape beside its id: `request-7 · openai-batch`
+            title: match v.format.as_deref() {
+                Some(format) if format != "capture" => format!("{} · {format}", esc(&v.id)),
+                _ => esc(&v.id),
+            },
             decision: v.decision,
             strip: strip(v.stage),
             errors: v.errors.iter().map(error_row).collect(),
@@ -370,6 +375,9 @@ fn json_block(out: &mut Vec<(String, Role)>, title: &str, v: &Value) {
 fn response_lines(ev: &Evaluation) -> Vec<(String, Role)> {
     let v = &ev.verdict;
     let mut out = Vec::new();
+    if let Some(format) = &v.format {
+        kv(&mut out, "format", format);
+    }
     match &v.response {
         Some(r) => {
             let provider = if r.stream {

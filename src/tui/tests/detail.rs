@@ -289,10 +289,11 @@ fn the_response_tab_shows_a_gateways_native_stop_reason() {
         .find(|e| e.verdict.id == "openai-compatible/openrouter-stop")
         .unwrap();
     let d = crate::tui::detail::Detail::new(Some(&ws), &ev);
-    let lines: Vec<&str> = d.response.iter().map(|(l, _)| l.as_str()).take(3).collect();
+    let lines: Vec<&str> = d.response.iter().map(|(l, _)| l.as_str()).take(4).collect();
     assert_eq!(
         lines,
         [
+            "format      capture",
             "provider    openai-compatible",
             "stop reason stop",
             "native stop STOP"
@@ -373,4 +374,34 @@ fn a_record_of_a_compressed_log_shows_the_verdict_check_gives_it() {
     key(&mut app, KeyCode::Char('3'));
     let s = screen(&app);
     assert!(s.contains(r#""order_id":"O-1042","amount_minor":8"#), "{s}");
+}
+
+#[test]
+fn a_native_record_names_its_shape_in_the_title_and_the_response_tab() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("schemas")).unwrap();
+    std::fs::create_dir_all(dir.path().join("captures")).unwrap();
+    std::fs::write(
+        dir.path().join("schemas/t.schema.json"),
+        r#"{"type":"object"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("captures/out.jsonl"),
+        r#"{"custom_id":"ticket-3","result":{"type":"expired"}}"#,
+    )
+    .unwrap();
+    let ws = Workspace::open(dir.path()).unwrap();
+    let ev = evaluate_all(&ws).remove(0);
+    let d = crate::tui::detail::Detail::new(Some(&ws), &ev);
+    assert_eq!(d.title, "ticket-3 · anthropic-batch");
+    let lines: Vec<&str> = d.response.iter().map(|(l, _)| l.as_str()).take(3).collect();
+    assert_eq!(
+        lines,
+        [
+            "format      anthropic-batch",
+            "provider    anthropic-batch",
+            "stop reason expired"
+        ]
+    );
 }
