@@ -8,6 +8,7 @@
 
 mod anthropic_batch;
 mod capture;
+mod mcp;
 mod openai_batch;
 mod response;
 
@@ -37,13 +38,21 @@ pub struct Shape {
 }
 
 /// Every record shape, in detection order: the containers with distinctive marker keys
-/// first, then a bare provider response, then the capture record.
+/// first (a `jsonrpc` key is an MCP message whatever else it holds), then a bare provider
+/// response, then the capture record.
 pub static SHAPES: &[Shape] = &[
+    mcp::SHAPE,
     openai_batch::SHAPE,
     anthropic_batch::SHAPE,
     response::SHAPE,
     capture::SHAPE,
 ];
+
+/// The verdict id of the MCP message `text` at `source` (`docs/record-shapes.md#mcp`):
+/// `None` when it is not one; else `Some(None)` when its verdict is named by its source.
+pub(crate) fn mcp_id(text: &str, source: &RecordRef) -> Option<Option<String>> {
+    mcp::id_of(text, source)
+}
 
 /// The `format` names, in detection order (`docs/record-shapes.md#record-shapes`).
 pub fn formats() -> impl Iterator<Item = &'static str> {
