@@ -316,3 +316,86 @@ fn the_live_session_follows_a_changed_tools_list_and_request_index() {
     assert_eq!(live.0, fresh(root), "session deleted");
     assert!(live.0["captures/t.jsonl:4"].contains("UNKNOWN_CONTRACT"));
 }
+
+#[test]
+fn feedback_finds_an_mcp_capture_by_its_id() {
+    let dir = workspace(&[("s.jsonl", session())]);
+    let out = crate::common::run::run(
+        &["feedback", "--format", "json", "captures/s.jsonl#3"],
+        dir.path(),
+        std::time::Duration::from_secs(30),
+    );
+    let fb: serde_json::Value =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+    assert_eq!(fb["id"], "captures/s.jsonl#3", "{fb:#}");
+    assert!(
+        fb["message"].as_str().unwrap().contains("/location"),
+        "{fb:#}"
+    );
+}
+
+#[test]
+fn odd_tool_results_and_malformed_messages() {
+    // the tools/list has id 1: the calls use other ids (a request id 1 would make it the
+    // result of that call)
+    let mut lines = vec![TOOLS_LIST.to_string()];
+    let call = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"get_weather","arguments":{{"location":"x"}}}}}}"#
+        )
+    };
+    for (id, result) in [
+        (
+            11,
+            r#"{"content":[{"type":"text","text":"{\"temperature\":1,\"conditions\":\"a\",\"humidity\":2}"},{"type":"text","text":"nope"}]}"#,
+        ),
+        (
+            12,
+            r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}"#,
+        ),
+        (13, r#"{"content":[],"isError":"true"}"#),
+    ] {
+        lines.push(call(id));
+        lines.push(format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
+        ));
+    }
+    lines.extend(
+        [
+            r#"{"jsonrpc":"1.0","id":4,"method":"tools/call","params":{"name":"get_weather"}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":"{}"}}"#,
+            r#"{"jsonrpc":"2.0","id":6,"result":{"content":[]},"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":"x","message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":8}"#,
+        ]
+        .map(str::to_owned),
+    );
+    let dir = workspace(&[("s.jsonl", lines)]);
+    let vs = verdicts(dir.path());
+    let got: Vec<String> = vs.iter().map(row).collect();
+    assert_eq!(
+        got,
+        [
+            "captures/s.jsonl:2 captures/s.jsonl#11 mcp mcp ready ready-for-commit - -: ",
+            "captures/s.jsonl:3 captures/s.jsonl#11/result mcp mcp ready ready-for-commit - -: ",
+            "captures/s.jsonl:4 captures/s.jsonl#12 mcp mcp ready ready-for-commit - -: ",
+            "captures/s.jsonl:5 captures/s.jsonl#12/result mcp mcp response regenerate NO_OUTPUT -: the tool result has no structuredContent and no text content block",
+            "captures/s.jsonl:6 captures/s.jsonl#13 mcp mcp ready ready-for-commit - -: ",
+            "captures/s.jsonl:7 captures/s.jsonl#13/result mcp mcp input reject INVALID_CAPTURE -: mcp record: `result.isError` must be a boolean, found a string",
+            "captures/s.jsonl:8 captures/s.jsonl:8 mcp - input reject INVALID_CAPTURE -: mcp record: `jsonrpc` is \"1.0\": expected \"2.0\"",
+            "captures/s.jsonl:9 captures/s.jsonl#5 mcp - input reject INVALID_CAPTURE -: mcp record: `params.arguments` must be an object, found a string",
+            "captures/s.jsonl:10 captures/s.jsonl#6 mcp - input reject INVALID_CAPTURE -: mcp record: `result` and `error` are both present: a response has one of them",
+            "captures/s.jsonl:11 captures/s.jsonl#7/error mcp - input reject INVALID_CAPTURE -: mcp record: `error.code` must be an integer, found a string",
+            "captures/s.jsonl:12 captures/s.jsonl:12 mcp - input reject INVALID_CAPTURE -: mcp record: `method` is missing, and so are `result` and `error`: a JSON-RPC message is a request, a notification or a response",
+        ]
+    );
+    // the tool schemas are linted as schema files are (OPEN_OBJECT: no
+    // additionalProperties), and the ignored text block is said once
+    let codes: Vec<&str> = vs[1].warnings.iter().map(|w| w.code.as_str()).collect();
+    assert_eq!(codes, ["OPEN_OBJECT", "TEXT_BLOCKS_IGNORED"]);
+    let w = &vs[1].warnings[1..];
+    assert_eq!(
+        w[0].message,
+        "the tool result has no structuredContent and 2 text content blocks: the first is validated, the other is ignored (return structuredContent)"
+    );
+}

@@ -48,7 +48,13 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     let mut found: Vec<_> = records
         .par_iter()
         .filter(|r| {
-            r.source == source || r.text.as_ref().is_ok_and(|t| t.contains(args.id.as_str()))
+            // an MCP capture's id starts with its file (`captures/s.jsonl#5/result`) and is
+            // not in its text
+            let mcp = args
+                .id
+                .strip_prefix(&**r.source.file())
+                .is_some_and(|rest| rest.starts_with('#'));
+            mcp || r.source == source || r.text.as_ref().is_ok_and(|t| t.contains(args.id.as_str()))
         })
         .filter_map(|r| ws.evaluate(r))
         .filter(|ev| ev.verdict.id == args.id || ev.verdict.source == source)
