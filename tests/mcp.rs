@@ -399,3 +399,30 @@ fn odd_tool_results_and_malformed_messages() {
         "the tool result has no structuredContent and 2 text content blocks: the first is validated, the other is ignored (return structuredContent)"
     );
 }
+
+#[test]
+fn tool_schemas_do_not_take_the_place_of_the_only_schema_file() {
+    let dir = workspace(&[("s.jsonl", session())]);
+    std::fs::create_dir_all(dir.path().join("schemas")).unwrap();
+    std::fs::write(
+        dir.path().join("schemas/only.schema.json"),
+        r#"{"type":"object","required":["a"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("captures/c.json"),
+        r#"{"id":"c","output":"{}"}"#,
+    )
+    .unwrap();
+    let vs = verdicts(dir.path());
+    let c = vs.iter().find(|v| v.id == "c").unwrap();
+    assert_eq!(
+        row(c),
+        "captures/c.json c capture output schema regenerate SCHEMA_MISMATCH : \"a\" is a required property"
+    );
+    assert_eq!(c.contract.as_deref(), Some("only"));
+    // and the MCP captures keep their tool contracts
+    let call = vs.iter().find(|v| v.id == "captures/s.jsonl#2").unwrap();
+    assert_eq!(call.contract.as_deref(), Some("mcp/get_weather.input"));
+    assert_eq!(call.stage.as_str(), "ready");
+}

@@ -132,7 +132,13 @@ impl Workspace {
                 f
             }),
             None => {
-                let mut it = self.contracts.by_name.values();
+                // the only schema file: the tool schemas of MCP `tools/list` results are
+                // not candidates (they serve MCP captures)
+                let mut it = self
+                    .contracts
+                    .by_name
+                    .values()
+                    .filter(|c| c.label.is_none());
                 match (it.next(), it.next()) {
                     (Some(only), None) => Ok(only),
                     (None, _) => Err(Finding::new(
