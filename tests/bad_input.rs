@@ -116,7 +116,7 @@ fn verdicts(root: &Path) -> Vec<Verdict> {
     ws.capture_files()
         .iter()
         .flat_map(|f| ws.read_file(f))
-        .map(|raw| ws.check(&raw))
+        .filter_map(|raw| ws.check(&raw))
         .collect()
 }
 

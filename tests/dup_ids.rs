@@ -78,7 +78,8 @@ fn record_id_gives_every_verdict_id() {
         let ws = Workspace::open(&root.join(sample)).unwrap();
         for f in ws.capture_files() {
             for raw in ws.read_file(&f) {
-                assert_eq!(ws.check(&raw).id, verdict_id(&raw), "{}", raw.source);
+                let v = ws.check(&raw).expect("every sample record is a capture");
+                assert_eq!(v.id, verdict_id(&raw), "{}", raw.source);
                 checked += 1;
             }
         }
@@ -103,6 +104,16 @@ fn record_id_gives_every_verdict_id() {
         "[1]",
         "not json",
         &deep,
+        // MCP messages: `FILE#ID`, `FILE#ID/result`, `FILE#ID/error`, or the source
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":"a b","method":"tools/call","params":{"name":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{"name":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"result":[]}"#,
+        r#"{"jsonrpc":"1.0","id":5,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"t"}}"#,
     ];
     let ws_dir = common::workspace_with(r#"{"type":"object"}"#, &[]);
     let ws = Workspace::open(ws_dir.path()).unwrap();
@@ -113,7 +124,8 @@ fn record_id_gives_every_verdict_id() {
                 text: Ok(text.to_string()),
                 kind: Default::default(),
             };
-            assert_eq!(ws.check(&raw).id, verdict_id(&raw), "{text}");
+            let v = ws.check(&raw).expect("a capture");
+            assert_eq!(v.id, verdict_id(&raw), "{text}");
         }
     }
 }

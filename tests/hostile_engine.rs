@@ -480,7 +480,7 @@ fn a_log_of_blank_lines_does_not_blow_up_the_list_index() {
     let mut store = verdict::tui::store::Store::default();
     let rel: Arc<str> = Arc::from("captures/log.jsonl");
     verdict::engine::summary::for_each_located(&log, &rel, 1 << 20, |r, loc: Locator| {
-        store.put(&CaptureSummary::of(&w.evaluate(&r), loc), 1);
+        store.put(&CaptureSummary::of(&w.evaluate(&r).unwrap(), loc), 1);
         true
     });
     assert_eq!(store.len(), 1);
@@ -600,4 +600,54 @@ fn the_tui_detail_shows_a_duplicate_id_as_check_does() {
         "{rows:#?}"
     );
     assert_tui_matches_check(&mut t, "second file deleted");
+}
+
+/// MCP session logs (`docs/record-shapes.md#mcp`): the messages that are no capture
+/// (`initialize`, notifications, `tools/list`, a null-id error) have no verdict in `check`,
+/// none in `watch --json` and no row in the TUI; every row's detail (re-read from disk by
+/// offset, so evaluated alone) equals `check`'s verdict, which needs the file's other
+/// records (the request of a result, the tools/list of the contracts). After the
+/// `tools/list` results change under the TUI, its rows and details equal a fresh `check`.
+#[test]
+fn check_watch_and_the_tui_agree_on_mcp_session_logs() {
+    let s = crate::mcp::session().join("\n") + "\n";
+    let t_log = crate::mcp::broken_session().join("\n") + "\n";
+    let ws = workspace(&[("s.jsonl", &s), ("t.jsonl", &t_log)]);
+    let want = check_verdicts(ws.path());
+    assert_eq!(want.len(), 22 + 2, "{want:#?}");
+    assert_eq!(
+        watch_verdicts(ws.path()),
+        want,
+        "watch --json differs from check"
+    );
+    let mut t = Tui::open(ws.path());
+    assert_eq!(tui_verdicts(&t), want, "the TUI differs from check");
+    assert_tui_matches_check(&mut t, "first run");
+    let edit = |rel: &str, from: &str, to: &str| {
+        let p = ws.path().join(rel);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains(from), "{from}");
+        std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+    };
+    // the broken inputSchema of t's tools/list fixed: its call's contract compiles
+    edit(
+        "captures/t.jsonl",
+        r#"{"type":"objekt"}"#,
+        r#"{"type":"object"}"#,
+    );
+    t.changed(&["captures/t.jsonl"]);
+    assert_tui_matches_check(&mut t, "inputSchema fixed");
+    // s's tools/list moves down a line and renames echo: t's echo call is undeclared
+    let list = r#"{"jsonrpc":"2.0","id":1,"result":{"tools""#;
+    edit(
+        "captures/s.jsonl",
+        list,
+        &format!(
+            "{}\n{list}",
+            r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
+        ),
+    );
+    edit("captures/s.jsonl", r#""name":"echo""#, r#""name":"echo2""#);
+    t.changed(&["captures/s.jsonl"]);
+    assert_tui_matches_check(&mut t, "tool renamed");
 }

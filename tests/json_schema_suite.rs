@@ -139,7 +139,7 @@ fn run_dir(sub: &str, dialect: Dialect, format_assertion: bool) -> Outcome {
                     RecordRef::new(format!("t{i}"), None),
                     Ok(record.to_string()),
                 );
-                let v = ws.check(&raw);
+                let v = ws.check(&raw).expect("a capture");
                 let valid = test["valid"].as_bool().unwrap();
                 let ok = if valid {
                     v.stage == Stage::Ready

@@ -22,6 +22,7 @@ mod hostile_engine;
 mod json_schema_suite;
 mod layering;
 mod lint;
+mod mcp;
 mod provider_samples;
 mod pty;
 mod reasons;

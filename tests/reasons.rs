@@ -51,7 +51,7 @@ fn verdicts(root: &Path) -> Vec<Verdict> {
     ws.capture_files()
         .iter()
         .flat_map(|f| ws.read_file(f))
-        .map(|raw| ws.check(&raw))
+        .filter_map(|raw| ws.check(&raw))
         .collect()
 }
 
@@ -511,6 +511,26 @@ cases! {
         let v = refund(&record.to_string(), &[]);
         let f = is(&v, Stage::Response, Decision::Retry, "REQUEST_ERROR", None, None);
         assert_eq!(f.message, "error: request failed with type \"overloaded_error\" (\"Overloaded\"): transient, retry");
+        v
+    }
+    tool_error_is_error_result: "TOOL_ERROR" => {
+        // an MCP tools/call whose result says isError: the tool's text, escaped
+        let log = [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}}]}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"quota \"x\"\u0007"}],"isError":true}}"#,
+        ]
+        .join("\n");
+        let dir = tmp(&[("captures/s.jsonl", log.as_bytes())]);
+        let mut vs = verdicts(dir.path());
+        assert_eq!(vs.len(), 2, "the tools/list result is no capture: {vs:#?}");
+        let v = vs.remove(1);
+        let f = is(&v, Stage::Response, Decision::Reject, "TOOL_ERROR", None, None);
+        assert_eq!(
+            f.message,
+            "the tool reported an error (result.isError is true): \"quota \\\"x\\\"\\u0007\""
+        );
+        assert_eq!(v.id, "captures/s.jsonl#2/result");
         v
     }
     request_error_non_transient_rejects: "REQUEST_ERROR" => {

@@ -256,3 +256,51 @@ fn a_deleted_folder_removes_every_capture_below_it() {
     );
     assert_eq!(last.last().unwrap()["data"]["captures"], 25 - inside);
 }
+
+/// An MCP session log under `watch --json` (`docs/record-shapes.md#mcp`): messages that are
+/// no capture have no line and are not counted; a fixed `tools/list` schema in one file
+/// re-reports that tool's calls; an appended notification reports nothing.
+#[test]
+fn mcp_tools_list_changes_are_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join("captures")).unwrap();
+    let s = crate::mcp::session().join("\n") + "\n";
+    let t = crate::mcp::broken_session().join("\n") + "\n";
+    std::fs::write(ws.join("captures/s.jsonl"), &s).unwrap();
+    std::fs::write(ws.join("captures/t.jsonl"), &t).unwrap();
+    let w = Watch::start(ws);
+    let first = w.batch("the first pass");
+    assert_eq!(first.len(), 22 + 2 + 1, "{first:#?}");
+    assert_eq!(first.last().unwrap()["data"]["captures"], 24);
+    let file = ws.join("captures/t.jsonl");
+    let tmp_file = ws.join("captures/.t.jsonl.tmp");
+    std::fs::write(
+        &tmp_file,
+        t.replace(r#"{"type":"objekt"}"#, r#"{"type":"object"}"#),
+    )
+    .unwrap();
+    std::fs::rename(&tmp_file, &file).unwrap();
+    let batch = w.batch("the fixed inputSchema");
+    let verdicts: Vec<&Value> = batch.iter().filter(|l| l["type"] == "verdict").collect();
+    assert_eq!(verdicts.len(), 1, "{batch:#?}");
+    assert_eq!(verdicts[0]["data"]["id"], "captures/t.jsonl#2");
+    assert_eq!(verdicts[0]["data"]["stage"], "ready");
+    assert_eq!(verdicts[0]["cause"], "captures/t.jsonl");
+    assert_eq!(verdicts[0]["flipped_from"]["reason"], "CONTRACT_ERROR");
+    assert_eq!(batch.last().unwrap()["data"]["captures"], 24);
+    // a notification appended: no capture, nothing to report
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(ws.join("captures/s.jsonl"))
+        .unwrap();
+    std::io::Write::write_all(
+        &mut f,
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n",
+    )
+    .unwrap();
+    drop(f);
+    let batch = w.batch("the appended notification");
+    assert!(batch.iter().all(|l| l["type"] == "summary"), "{batch:#?}");
+    assert_eq!(batch.last().unwrap()["data"]["captures"], 24);
+}

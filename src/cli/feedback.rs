@@ -48,9 +48,15 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     let mut found: Vec<_> = records
         .par_iter()
         .filter(|r| {
-            r.source == source || r.text.as_ref().is_ok_and(|t| t.contains(args.id.as_str()))
+            // an MCP capture's id starts with its file (`captures/s.jsonl#5/result`) and is
+            // not in its text
+            let mcp = args
+                .id
+                .strip_prefix(&**r.source.file())
+                .is_some_and(|rest| rest.starts_with('#'));
+            mcp || r.source == source || r.text.as_ref().is_ok_and(|t| t.contains(args.id.as_str()))
         })
-        .map(|r| ws.evaluate(r))
+        .filter_map(|r| ws.evaluate(r))
         .filter(|ev| ev.verdict.id == args.id || ev.verdict.source == source)
         .collect();
     if found.len() > 1 {
@@ -63,7 +69,10 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         );
     }
     let Some(ev) = found.pop() else {
-        let ids: Vec<String> = records.par_iter().map(|r| ws.check(r).id).collect();
+        let ids: Vec<String> = records
+            .par_iter()
+            .filter_map(|r| ws.check(r).map(|v| v.id))
+            .collect();
         let hint = crate::core::hint::hint_for(&args.id, ids.iter().map(String::as_str))
             .map(|h| format!(" ({h})"))
             .unwrap_or_default();

@@ -108,7 +108,13 @@ pub fn contracts_at(ws: &Workspace, rev: &str) -> Result<Contracts, ReviewError>
         }
         std::fs::write(&dest, text).map_err(|e| ReviewError::Temp(tmp.0.clone(), e))?;
     }
-    Ok(Contracts::load(&tmp.0, &tmp_schemas, &ws.config))
+    // the MCP tools the capture files declare are the same on both sides
+    Ok(Contracts::load_with(
+        &tmp.0,
+        &tmp_schemas,
+        &ws.config,
+        ws.mcp.inline_schemas(),
+    ))
 }
 
 /// Runs `review` and writes the report. Returns whether no capture became newly failing.
@@ -128,7 +134,7 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
             }
             let parent = dir.parent().unwrap_or(Path::new("."));
             (
-                Contracts::load(parent, dir, &ws.config),
+                Contracts::load_with(parent, dir, &ws.config, ws.mcp.inline_schemas()),
                 dir.display().to_string(),
             )
         }

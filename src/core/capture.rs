@@ -392,6 +392,12 @@ pub enum Payload {
     /// run: expired, cancelled, errored); the pipeline takes this outcome as the response
     /// stage's.
     Settled(Box<Adapted>),
+    /// A JSON-RPC message of an MCP session log (`docs/record-shapes.md#mcp`): what it
+    /// means depends on the workspace's other records (its request, the `tools/list`
+    /// results), so the pipeline resolves it against the workspace's MCP facts
+    /// ([`crate::core::mcp`]); a message that is not a `tools/call` request or response
+    /// is no capture at all.
+    Mcp(Box<crate::core::mcp::Message>),
 }
 
 /// A capture record that passed the checks of `docs/capture-record.md`.
@@ -457,6 +463,19 @@ pub fn record_id(text: &str) -> Option<String> {
         Err(e) => e.id,
     };
     id.filter(|id| id != NOWHERE)
+}
+
+/// [`record_id`] for the record at `source`, knowing the shapes whose id is not a
+/// top-level string `id`: an MCP message (`docs/record-shapes.md#mcp`), whose id is
+/// `FILE#ID`, `FILE#ID/result` or `FILE#ID/error`, is read as the pipeline reads it. Only
+/// a record that may hold a `jsonrpc` key is parsed whole.
+pub fn record_id_in(text: &str, source: &RecordRef) -> Option<String> {
+    if crate::core::mcp::may_be_jsonrpc(text.as_bytes())
+        && let Some(id) = crate::core::shape::mcp_id(text, source)
+    {
+        return id;
+    }
+    record_id(text)
 }
 
 /// Parses one record's text strictly and reads it as the record shape it has

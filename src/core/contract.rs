@@ -57,6 +57,9 @@ pub struct Contract {
     /// Every verdict of the contract carries them as `warnings`; with `strict_schemas` the
     /// error- and warning-level ones are also in `compiled` as `CONTRACT_ERROR` (`docs/verdicts.md`).
     pub lint: Vec<LintFinding>,
+    /// Where an inline schema is declared (`captures/s.jsonl:2 tools/list "t" inputSchema`,
+    /// [`InlineSchema::label`]); `None` for a schema file.
+    pub label: Option<String>,
 }
 
 impl Contract {
@@ -66,8 +69,28 @@ impl Contract {
     }
 }
 
+/// A schema that is not a file of the schemas folder: an MCP tool's `inputSchema` or
+/// `outputSchema` from a `tools/list` result in a capture file (`docs/record-shapes.md#mcp`).
+/// It is compiled as a schema file is (its `$schema`, else the workspace `dialect`; the
+/// meta-schema check; lint; rules), except that it is not registered for other schemas'
+/// `$ref`s, and a schema file of the same name wins.
+#[derive(Debug, Clone)]
+pub struct InlineSchema {
+    /// The contract name (`mcp/get_weather.input`).
+    pub name: String,
+    /// Where it is, for messages (`captures/s.jsonl:2 tools/list "get_weather" inputSchema`).
+    pub label: String,
+    /// The file it was read from, workspace-relative (the contract's `file`).
+    pub file: PathBuf,
+    /// The schema; `None` when the declaration has none (a `CONTRACT_ERROR`).
+    pub schema: Option<Value>,
+    /// Whether `NAME.rules.toml` in the schemas folder attaches (false for a name that
+    /// could leave the folder).
+    pub rules: bool,
+}
+
 /// All the contracts of a workspace, by name.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Contracts {
     /// Contracts by name.
     pub by_name: BTreeMap<String, Arc<Contract>>,
@@ -93,6 +116,17 @@ impl Contracts {
     /// the current folder), naming files relative to `root`. A folder that does not exist
     /// gives no contracts.
     pub fn load(root: &Path, schemas_dir: &Path, config: &Config) -> Contracts {
+        Contracts::load_with(root, schemas_dir, config, Vec::new())
+    }
+
+    /// [`Contracts::load`] plus `inline` schemas (MCP tool schemas), each compiled as a
+    /// schema file unless a schema file has its name.
+    pub fn load_with(
+        root: &Path,
+        schemas_dir: &Path,
+        config: &Config,
+        inline: Vec<InlineSchema>,
+    ) -> Contracts {
         let mut files = Vec::new();
         crate::core::workspace::collect_files(
             schemas_dir,
@@ -100,7 +134,7 @@ impl Contracts {
             &mut files,
         );
         files.sort();
-        Contracts::load_files(root, &files, schemas_dir, config)
+        Contracts::load_all(root, &files, schemas_dir, config, inline)
     }
 
     /// Compiles the given schema files as contracts (named relative to `schemas_dir`). The
@@ -112,7 +146,17 @@ impl Contracts {
         schemas_dir: &Path,
         config: &Config,
     ) -> Contracts {
-        let loaded: Vec<Loaded> = files
+        Contracts::load_all(root, files, schemas_dir, config, Vec::new())
+    }
+
+    fn load_all(
+        root: &Path,
+        files: &[PathBuf],
+        schemas_dir: &Path,
+        config: &Config,
+        inline: Vec<InlineSchema>,
+    ) -> Contracts {
+        let mut loaded: Vec<Loaded> = files
             .iter()
             .map(|path| Loaded::read(root, schemas_dir, path, config))
             .collect();
@@ -133,6 +177,13 @@ impl Contracts {
         }
         let offline = Offline::default();
         let registry = build_registry(loaded.iter().chain(extra.iter()), &offline);
+        // inline schemas after the files (a schema file of the same name wins), not
+        // registered: a tools/list entry cannot break or shadow the files' `$ref`s
+        for i in inline {
+            if !loaded.iter().any(|l| l.name == i.name) {
+                loaded.push(Loaded::inline(i, config));
+            }
+        }
 
         let options = base_options(config, &offline);
         let mut by_name = BTreeMap::new();
@@ -142,7 +193,11 @@ impl Contracts {
                 (Ok(_), Err(f)) => Err(vec![f.clone()]),
                 (Ok(schema), Ok(registry)) => compile(&l, schema, registry, &options, &offline),
             };
-            let (rules, rule_errors, rules_text) = load_rules(root, schemas_dir, &l.name);
+            let (rules, rule_errors, rules_text) = if l.rules {
+                load_rules(root, schemas_dir, &l.name)
+            } else {
+                (None, None, String::new())
+            };
             let compiled = match (compiled, rule_errors) {
                 (c, None) => c,
                 (Ok(_), Some(e)) => Err(e),
@@ -153,7 +208,7 @@ impl Contracts {
             };
             let mut lint = match &l.parsed {
                 Ok(schema) => lint::lint_schema(
-                    &l.rel.to_string_lossy().replace('\\', "/"),
+                    &l.shown(),
                     &l.text,
                     schema,
                     &LintOptions::from_config(config),
@@ -184,6 +239,7 @@ impl Contracts {
                 id,
                 text,
                 parsed,
+                label,
                 ..
             } = l;
             let contract = Contract {
@@ -196,6 +252,7 @@ impl Contracts {
                 rules,
                 rules_text: Arc::from(rules_text),
                 lint,
+                label,
             };
             by_name.insert(name, Arc::new(contract));
         }
@@ -242,6 +299,10 @@ struct Loaded {
     draft: Draft,
     text: String,
     parsed: Result<Value, Finding>,
+    /// Where an inline schema is (`None`: a schema file, named by `rel`).
+    label: Option<String>,
+    /// Whether `NAME.rules.toml` attaches.
+    rules: bool,
 }
 
 fn contract_error(message: impl Into<String>) -> Finding {
@@ -249,6 +310,66 @@ fn contract_error(message: impl Into<String>) -> Finding {
 }
 
 impl Loaded {
+    /// How messages name it: the schema file, or where an inline schema is.
+    fn shown(&self) -> String {
+        match &self.label {
+            Some(l) => l.clone(),
+            None => self.rel.to_string_lossy().replace('\\', "/"),
+        }
+    }
+
+    /// An inline schema ([`InlineSchema`]), read as a schema file's text would be.
+    fn inline(i: InlineSchema, config: &Config) -> Loaded {
+        let label = i.label;
+        let (text, parsed) = match i.schema {
+            None => (
+                String::new(),
+                Err(contract_error(format!(
+                    "{label} is missing: a tool needs a schema here"
+                ))),
+            ),
+            Some(v) if v.is_object() || v.is_boolean() => {
+                (serde_json::to_string_pretty(&v).unwrap_or_default(), Ok(v))
+            }
+            Some(v) => (
+                serde_json::to_string_pretty(&v).unwrap_or_default(),
+                Err(contract_error(format!(
+                    "{label} is not a schema: a schema is an object or a boolean, found {}",
+                    crate::core::text::json_kind(&v)
+                ))),
+            ),
+        };
+        let (id, draft) = match &parsed {
+            Ok(v) => (
+                v.get("$id").and_then(Value::as_str).map(str::to_string),
+                match v.get("$schema").and_then(Value::as_str) {
+                    Some(s) => Draft::from_schema_uri(s),
+                    None => config.dialect.draft(),
+                },
+            ),
+            Err(_) => (None, config.dialect.draft()),
+        };
+        let mut uri = String::from("urn:verdict-inline:");
+        for b in i.name.bytes() {
+            if b.is_ascii_alphanumeric() || b"-._".contains(&b) {
+                uri.push(b as char);
+            } else {
+                uri.push_str(&format!("%{b:02X}"));
+            }
+        }
+        Loaded {
+            name: i.name,
+            rel: i.file,
+            id,
+            uri,
+            draft,
+            text,
+            parsed,
+            label: Some(label),
+            rules: i.rules,
+        }
+    }
+
     fn read(root: &Path, schemas_dir: &Path, path: &Path, config: &Config) -> Loaded {
         let rel = path.strip_prefix(root).unwrap_or(path).to_path_buf();
         let in_schemas = path.strip_prefix(schemas_dir).unwrap_or(path);
@@ -315,6 +436,8 @@ impl Loaded {
             draft,
             text,
             parsed,
+            label: None,
+            rules: true,
         }
     }
 }
@@ -397,7 +520,7 @@ fn compile(
     options: &jsonschema::ValidationOptions<'static>,
     offline: &Offline,
 ) -> Result<Validator, Vec<Finding>> {
-    let shown = l.rel.display().to_string();
+    let shown = l.shown();
     if let Value::Object(obj) = schema
         && let Some(s) = obj.get("$schema")
     {
@@ -432,7 +555,7 @@ fn compile(
         return Err(errors);
     }
     let mut opts = options.clone().with_registry(registry).with_draft(l.draft);
-    if l.id.as_deref().is_none_or(|id| !id.contains(':')) {
+    if l.label.is_some() || l.id.as_deref().is_none_or(|id| !id.contains(':')) {
         opts = opts.with_base_uri(l.uri.clone());
     }
     opts.build(schema).map_err(|e| {
@@ -476,8 +599,11 @@ fn compile(
 /// A `CONTRACT_ERROR` about a place in a schema file: names the file, the pointer and,
 /// when it can be found, the line:column.
 fn schema_file_finding(l: &Loaded, pointer: &str, message: &str) -> Finding {
-    let shown = l.rel.display();
-    let at = parse::locate(&l.text, pointer).map(|span| line_col(&l.text, span.start));
+    let shown = l.shown();
+    // an inline schema's text is not a file the user has: no line:column
+    let at = parse::locate(&l.text, pointer)
+        .filter(|_| l.label.is_none())
+        .map(|span| line_col(&l.text, span.start));
     let place = match at {
         Some(at) => format!("{shown}:{}:{}", at.line, at.column),
         None => shown.to_string(),

@@ -21,6 +21,7 @@ pub mod feedback;
 pub mod hint;
 pub mod item;
 pub mod lint;
+pub mod mcp;
 pub mod outcome;
 pub mod pipeline;
 pub mod pointer;

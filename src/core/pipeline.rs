@@ -5,6 +5,7 @@ use crate::core::adapter::{self, Proposal};
 use crate::core::capture::{self, Capture, Payload, RawRecord, RecordKind};
 use crate::core::capture_file;
 use crate::core::contract::Contract;
+use crate::core::mcp::{self, Resolved};
 use crate::core::stage::{intent, parse, schema};
 use crate::core::verdict::{Finding, Reason, ResponseInfo, Stage, Verdict};
 use crate::core::workspace::Workspace;
@@ -32,8 +33,10 @@ pub fn default_id(raw: &RawRecord) -> String {
 }
 
 impl Workspace {
-    /// Runs the whole pipeline on one record.
-    pub fn evaluate(&self, raw: &RawRecord) -> Evaluation {
+    /// Runs the whole pipeline on one record. `None` when the record is not a capture at
+    /// all: an MCP message other than a `tools/call` request or its response
+    /// (`docs/record-shapes.md#mcp`), which has no verdict and is not counted.
+    pub fn evaluate(&self, raw: &RawRecord) -> Option<Evaluation> {
         let mut ev = Evaluation {
             // a placeholder: every way out below sets the verdict
             verdict: Verdict::from_errors(String::new(), raw.source.clone(), None, Vec::new()),
@@ -50,7 +53,7 @@ impl Workspace {
                     None,
                     vec![f.clone()],
                 );
-                return ev;
+                return Some(ev);
             }
         };
         // a `.sse` file is its stream as the `response`, no record to parse
@@ -58,7 +61,7 @@ impl Workspace {
             RecordKind::Sse => Ok(capture_file::sse_capture(text, &default_id(raw))),
             RecordKind::Json => capture::parse_record(text, &raw.source),
         };
-        let capture = match parsed {
+        let mut capture = match parsed {
             Ok(c) => c,
             Err(e) => {
                 let id = e.id.unwrap_or_else(|| default_id(raw));
@@ -68,9 +71,18 @@ impl Workspace {
                 if let Some(x) = e.expect {
                     ev.verdict.apply_expect(x);
                 }
-                return ev;
+                return Some(ev);
             }
         };
+        // an MCP message is a capture only as part of its session: its request, if it is a
+        // response; skipped when it is not a tools/call request or response
+        if let Payload::Mcp(m) = &capture.payload {
+            match self.mcp.resolve(m) {
+                Resolved::NotACapture => return None,
+                Resolved::Tool(tool) => capture.tool = Some(tool),
+                Resolved::Unpaired => capture.tool = None,
+            }
+        }
         let (contract, errors, info) = self.run_stages(&capture, &mut ev);
         let mut verdict =
             Verdict::from_errors(capture.id.clone(), raw.source.clone(), contract, errors);
@@ -88,16 +100,21 @@ impl Workspace {
         }
         ev.verdict = verdict;
         ev.capture = Some(capture);
-        ev
+        Some(ev)
     }
 
-    /// Runs the pipeline and keeps only the verdict.
-    pub fn check(&self, raw: &RawRecord) -> Verdict {
-        self.evaluate(raw).verdict
+    /// Runs the pipeline and keeps only the verdict (`None`: not a capture, as
+    /// [`Workspace::evaluate`]).
+    pub fn check(&self, raw: &RawRecord) -> Option<Verdict> {
+        self.evaluate(raw).map(|ev| ev.verdict)
     }
 
-    /// The contract a capture uses: its `contract`, else `default_contract`, else the only one.
+    /// The contract a capture uses: its `contract`, else `default_contract`, else the only
+    /// one. An MCP capture uses its tool's contract ([`Workspace::mcp_contract`]).
     pub fn contract_for(&self, capture: &Capture) -> Result<&Arc<Contract>, Finding> {
+        if let Payload::Mcp(m) = &capture.payload {
+            return self.mcp_contract(m, capture.tool.as_deref());
+        }
         let name = capture
             .contract
             .as_deref()
@@ -121,7 +138,13 @@ impl Workspace {
                 f
             }),
             None => {
-                let mut it = self.contracts.by_name.values();
+                // the only schema file: the tool schemas of MCP `tools/list` results are
+                // not candidates (they serve MCP captures)
+                let mut it = self
+                    .contracts
+                    .by_name
+                    .values()
+                    .filter(|c| c.label.is_none());
                 match (it.next(), it.next()) {
                     (Some(only), None) => Ok(only),
                     (None, _) => Err(Finding::new(
@@ -140,6 +163,33 @@ impl Workspace {
                 }
             }
         }
+    }
+
+    /// The contract of an MCP capture (`docs/record-shapes.md#mcp`): `mcp/TOOL.input` for a
+    /// `tools/call` request, `mcp/TOOL.output` for its response, from the schemas folder
+    /// (`schemas/mcp/TOOL.input.schema.json`, which wins) or the `tools/list` results of the
+    /// capture files; else `UNKNOWN_CONTRACT` saying what was tried. `tool` is the called
+    /// tool (`None`: a response whose request is not in its file).
+    pub fn mcp_contract(
+        &self,
+        m: &mcp::Message,
+        tool: Option<&str>,
+    ) -> Result<&Arc<Contract>, Finding> {
+        if let Some(tool) = tool
+            && let Some(c) = self
+                .contracts
+                .by_name
+                .get(&mcp::contract_name(tool, mcp::Side::of(m)))
+        {
+            return Ok(c);
+        }
+        let known: Vec<&str> = self
+            .mcp
+            .declarations()
+            .into_iter()
+            .map(|d| d.tool.as_str())
+            .collect();
+        Err(mcp::unknown_contract(&self.mcp, m, tool, &known))
     }
 
     fn run_stages(
@@ -168,6 +218,7 @@ impl Workspace {
                 status_detail,
             } => adapter::adapt_output(output, status.as_deref(), status_detail.as_deref()),
             Payload::Settled(adapted) => (**adapted).clone(),
+            Payload::Mcp(m) => mcp::adapt(m, capture.tool.as_deref()),
         };
         let info = Some(adapted.info);
         let proposal = match adapted.result {

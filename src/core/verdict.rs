@@ -169,6 +169,9 @@ reasons! {
     REQUEST_ERROR => Response, Reject;
     /// response: completed, but empty or whitespace-only output.
     NO_OUTPUT => Response, Regenerate;
+    /// response: an MCP tool reported a tool execution error (`result.isError: true`;
+    /// `docs/record-shapes.md#mcp`): its output is not checked.
+    TOOL_ERROR => Response, Reject;
     /// parse: not JSON (line:column).
     INVALID_JSON => Parse, Regenerate;
     /// parse: the text ends in the middle of a value.

@@ -4,7 +4,9 @@
 use crate::core::capture::{self, RawRecord};
 use crate::core::config::{Config, ConfigError};
 use crate::core::contract::Contracts;
+use crate::core::mcp::McpSessions;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What a workspace without a capture file is told (by `check`, and in the TUI's list).
 pub const NO_CAPTURES: &str = "no captures found (no *.json, *.jsonl, *.ndjson, *.jsonl.out or *.sse files, plain or .gz/.zst, in the workspace's captures folders)";
@@ -38,8 +40,12 @@ pub struct Workspace {
     pub root: PathBuf,
     /// The resolved `verdict.toml`.
     pub config: Config,
-    /// Every contract, compiled once.
+    /// Every contract, compiled once: the schema files', and the MCP tools' that the
+    /// capture files' `tools/list` results declare (`docs/record-shapes.md#mcp`).
     pub contracts: Contracts,
+    /// The MCP facts of the capture files (which tool each request id called, the tools
+    /// declared), read before any record is validated ([`crate::core::mcp`]).
+    pub mcp: Arc<McpSessions>,
 }
 
 /// The workspace a path belongs to: the nearest folder at or above it (a file's folder for
@@ -98,12 +104,74 @@ impl Workspace {
 
     /// Opens the workspace at `root` with a given config (no `verdict.toml` is read).
     pub fn with_config(root: &Path, config: Config) -> Workspace {
-        let contracts = Contracts::load(root, &root.join(&config.schemas), &config);
-        Workspace {
+        let mut ws = Workspace {
             root: root.to_path_buf(),
             config,
-            contracts,
+            contracts: Contracts::default(),
+            mcp: Arc::default(),
+        };
+        let files = ws.capture_files();
+        let mcp = McpSessions::scan(&files, &|f| ws.relative(f), ws.config.max_capture_bytes);
+        ws.contracts = ws.compile(&mcp);
+        ws.mcp = Arc::new(mcp);
+        ws
+    }
+
+    /// Compiles the schema files and the tool schemas `mcp` declares.
+    fn compile(&self, mcp: &McpSessions) -> Contracts {
+        Contracts::load_with(
+            &self.root,
+            &self.root.join(&self.config.schemas),
+            &self.config,
+            mcp.inline_schemas(),
+        )
+    }
+
+    /// The same workspace with `mcp` as its MCP facts: the contracts are recompiled when
+    /// the tools `mcp` declares differ from those it declared, else shared.
+    pub fn with_mcp(&self, mcp: McpSessions) -> Workspace {
+        if !mcp.same_declarations(&self.mcp) {
+            return self.recompiled(mcp);
         }
+        Workspace {
+            root: self.root.clone(),
+            config: self.config.clone(),
+            contracts: self.contracts.clone(),
+            mcp: Arc::new(mcp),
+        }
+    }
+
+    /// The same workspace with every contract compiled again (the schema files as they are
+    /// now) and `mcp` as its MCP facts; `verdict.toml` is not read again.
+    pub fn recompiled(&self, mcp: McpSessions) -> Workspace {
+        let contracts = self.compile(&mcp);
+        Workspace {
+            root: self.root.clone(),
+            config: self.config.clone(),
+            contracts,
+            mcp: Arc::new(mcp),
+        }
+    }
+
+    /// The workspace with the MCP facts of `files` (capture files, as
+    /// [`Workspace::capture_files`] names them) it has not read yet, e.g. files named on
+    /// the command line outside its capture folders; `None` when it has them all.
+    pub fn covering(&self, files: &[PathBuf]) -> Option<Workspace> {
+        let missing: Vec<PathBuf> = files
+            .iter()
+            .filter(|f| !self.mcp.covers(&self.relative(f)))
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            return None;
+        }
+        let mut mcp = (*self.mcp).clone();
+        for f in &missing {
+            let rel = self.relative(f);
+            let facts = crate::core::mcp::scan_file(f, &rel, self.config.max_capture_bytes);
+            mcp = mcp.with_file(&rel, Some(facts));
+        }
+        Some(self.with_mcp(mcp))
     }
 
     /// Every capture file of the workspace (the config's `captures` folders and files,

@@ -37,23 +37,34 @@ pub fn fingerprint(id: &str) -> u64 {
     h.finish()
 }
 
-/// The id the pipeline gives the record: [`capture::record_id`] of its text, else its
+/// The id the pipeline gives the record: [`capture::record_id_in`] of its text, else its
 /// source.
 pub fn verdict_id(raw: &RawRecord) -> String {
     let text = raw.text.as_ref().ok();
     match raw.kind {
         RecordKind::Sse => text.and_then(|t| crate::core::capture_file::sse_response_id(t)),
-        RecordKind::Json => text.and_then(|t| capture::record_id(t)),
+        RecordKind::Json => text.and_then(|t| capture::record_id_in(t, &raw.source)),
     }
     .unwrap_or_else(|| raw.source.to_string())
 }
 
 /// The fingerprint of the id of the record `text` (`None`: it could not be read) at
 /// `source`, as [`verdict_id`] gives it.
-fn id_fingerprint(text: Option<&str>, source: impl FnOnce() -> String) -> u64 {
-    match text.and_then(capture::record_id) {
+fn id_fingerprint(text: Option<&str>, source: impl FnOnce() -> RecordRef) -> u64 {
+    let Some(text) = text else {
+        return fingerprint(source().as_str());
+    };
+    // an MCP message's id names its file (`FILE#ID`): the source is needed first
+    if crate::core::mcp::may_be_jsonrpc(text.as_bytes()) {
+        let source = source();
+        return match capture::record_id_in(text, &source) {
+            Some(id) => fingerprint(&id),
+            None => fingerprint(source.as_str()),
+        };
+    }
+    match capture::record_id(text) {
         Some(id) => fingerprint(&id),
-        None => fingerprint(&source()),
+        None => fingerprint(source().as_str()),
     }
 }
 
@@ -237,7 +248,7 @@ pub fn scan_members(
                 .par_iter()
                 .map(|&(line, span)| {
                     let text = span.and_then(|(a, b)| std::str::from_utf8(&bytes[a..b]).ok());
-                    id_fingerprint(text, || format!("{name}:{line}"))
+                    id_fingerprint(text, || RecordRef::new(name.clone(), Some(line as usize)))
                 })
                 .collect();
             for (&(line, _), fp) in lines.iter().zip(fps) {

@@ -41,6 +41,10 @@ use std::hash::{Hash, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// What tells whether a contract changed: its schema text, its rules text and, for a
+/// tool schema of an MCP `tools/list`, where it is declared (its messages name it).
+type ContractPrint = (Arc<str>, Arc<str>, Option<String>);
+
 /// Records validated together (in parallel) when a file is re-read.
 const CHUNK: usize = 1024;
 
@@ -449,9 +453,6 @@ impl Session {
                 );
             }
         }
-        if contracts_changed {
-            self.reload_contracts(each)?;
-        }
         // a capture file: below a configured capture folder (or that file), named like one
         // and not ignored; a deleted path is passed on so its captures disappear. No workspace scan: a
         // save in a workspace of 100,000 files costs what that one file costs.
@@ -478,15 +479,50 @@ impl Session {
             .filter(|t| !t.exists() || if t.is_dir() { known(t) } else { is_capture(t) })
             .map(|t| in_ws(&t))
             .collect();
+        // the MCP facts of the changed capture files (docs/record-shapes.md#mcp): a changed
+        // tools/list changes contracts, so it reloads them as a schema change does; a
+        // changed request index only matters to its own file, re-validated below
+        match self.mcp_facts(&targets) {
+            Some(mcp) if contracts_changed || !mcp.same_declarations(&self.ws.mcp) => {
+                self.reload_contracts(Some(mcp), each)?;
+            }
+            Some(mcp) => self.ws = Arc::new(self.ws.with_mcp(mcp)),
+            None if contracts_changed => self.reload_contracts(None, each)?,
+            None => {}
+        }
         self.revalidate_files(&targets, each);
         Ok(())
     }
 
-    /// Reloads the contracts and re-validates the captures whose contract's schema or rules
-    /// text changed (or that have no usable contract).
-    fn reload_contracts(&mut self, each: &mut dyn FnMut(Change)) -> Result<(), WorkspaceError> {
+    /// The workspace's MCP facts with those of the capture files `targets` read again, when
+    /// they differ from the facts the workspace holds; `None` when none changed.
+    fn mcp_facts(&self, targets: &[PathBuf]) -> Option<crate::core::mcp::McpSessions> {
+        let ws = &self.ws;
+        let mut mcp: Option<crate::core::mcp::McpSessions> = None;
+        for t in targets {
+            let rel = ws.relative(t);
+            let now = std::fs::symlink_metadata(t)
+                .is_ok_and(|m| !m.is_dir())
+                .then(|| crate::core::mcp::scan_file(t, &rel, ws.config.max_capture_bytes));
+            let held = mcp.as_ref().unwrap_or(&ws.mcp);
+            if now.as_ref() != held.facts(&rel) {
+                mcp = Some(held.with_file(&rel, now));
+            }
+        }
+        mcp
+    }
+
+    /// Reloads the contracts (with the MCP facts `mcp`, else those held) and re-validates the
+    /// captures whose contract's schema or rules text changed (or that have no usable
+    /// contract).
+    fn reload_contracts(
+        &mut self,
+        mcp: Option<crate::core::mcp::McpSessions>,
+        each: &mut dyn FnMut(Change),
+    ) -> Result<(), WorkspaceError> {
         let old = self.contract_fingerprints();
-        self.ws = Arc::new(Workspace::open(&self.ws.root)?);
+        let mcp = mcp.unwrap_or_else(|| (*self.ws.mcp).clone());
+        self.ws = Arc::new(self.ws.recompiled(mcp));
         let new = self.contract_fingerprints();
         let changed: BTreeSet<&String> = old
             .keys()
@@ -514,12 +550,15 @@ impl Session {
 
     /// Each contract's schema and rules text as loaded (never re-read from disk: the old
     /// fingerprint must be what the captures were validated with).
-    fn contract_fingerprints(&self) -> BTreeMap<String, (Arc<str>, Arc<str>)> {
+    fn contract_fingerprints(&self) -> BTreeMap<String, ContractPrint> {
         self.ws
             .contracts
             .by_name
             .iter()
-            .map(|(name, c)| (name.clone(), (c.text.clone(), c.rules_text.clone())))
+            .map(|(name, c)| {
+                let at = c.label.clone();
+                (name.clone(), (c.text.clone(), c.rules_text.clone(), at))
+            })
             .collect()
     }
 
@@ -588,16 +627,20 @@ impl Session {
             let fps = &fps;
             let late = &mut late;
             let mut flush = |chunk: &mut Vec<(capture::RawRecord, Locator)>| {
-                let done: Vec<(Evaluation, u64)> = chunk
+                let done: Vec<Option<(Evaluation, u64)>> = chunk
                     .par_iter()
                     .map(|(r, _)| {
-                        let mut ev = ws.evaluate(r);
+                        let mut ev = ws.evaluate(r)?;
                         plan.mark(&mut ev.verdict);
                         let h = verdict_hash(&ev.verdict);
-                        (ev, h)
+                        Some((ev, h))
                     })
                     .collect();
-                for ((_, loc), (ev, hash)) in chunk.drain(..).zip(done) {
+                for ((_, loc), done) in chunk.drain(..).zip(done) {
+                    // not a capture (an MCP message other than a tools/call): no verdict
+                    let Some((ev, hash)) = done else {
+                        continue;
+                    };
                     let line = loc.line.unwrap_or(0);
                     let kind = kinds.intern(KindRef::of(&ev.verdict));
                     let ih = fingerprint(&ev.verdict.id);
@@ -780,19 +823,22 @@ impl Session {
                 },
             );
             let shared = &self.shared;
-            let done: Vec<(Evaluation, u64)> = got
+            let done: Vec<Option<(Evaluation, u64)>> = got
                 .par_iter()
                 .map(|(r, _)| {
-                    let mut ev = ws.evaluate(r);
+                    let mut ev = ws.evaluate(r)?;
                     shared.mark(&mut ev.verdict);
                     let h = verdict_hash(&ev.verdict);
-                    (ev, h)
+                    Some((ev, h))
                 })
                 .collect();
             let Some(st) = self.files.get_mut(&*file) else {
                 continue;
             };
-            for ((_, loc), (ev, hash)) in got.into_iter().zip(done) {
+            for ((_, loc), done) in got.into_iter().zip(done) {
+                let Some((ev, hash)) = done else {
+                    continue;
+                };
                 let Some(i) = st.find(loc.line.unwrap_or(0)) else {
                     continue;
                 };

@@ -339,9 +339,10 @@ fn scan_for_line(
 }
 
 /// The full evaluation of the record at `loc`, re-read from disk and re-validated (about
-/// the cost of one record of a `check` run); `None` when the record is gone.
+/// the cost of one record of a `check` run); `None` when the record is gone (or is no
+/// longer a capture).
 pub fn load(ws: &Workspace, loc: &Locator) -> Option<Evaluation> {
-    read_record(ws, loc).map(|r| ws.evaluate(&r))
+    read_record(ws, loc).and_then(|r| ws.evaluate(&r))
 }
 
 #[cfg(test)]

@@ -547,10 +547,12 @@ fn validate_all(
         let shared = &st.run_shared;
         let done: Vec<(CaptureSummary, u64)> = chunk
             .par_drain(..)
-            .map(|(r, loc)| {
-                let mut ev = ws.evaluate(&r);
+            .filter_map(|(r, loc)| {
+                // a record that is not a capture (an MCP message other than a tools/call)
+                // has no row, as `check` gives it no verdict
+                let mut ev = ws.evaluate(&r)?;
                 shared.mark(&mut ev.verdict);
-                (CaptureSummary::of(&ev, loc), verdict_hash(&ev.verdict))
+                Some((CaptureSummary::of(&ev, loc), verdict_hash(&ev.verdict)))
             })
             .collect();
         for (s, h) in &done {

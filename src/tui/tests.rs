@@ -53,7 +53,7 @@ fn evaluate_all(ws: &Workspace) -> Vec<Evaluation> {
     ws.capture_files()
         .iter()
         .flat_map(|f| ws.read_file(f))
-        .map(|r| ws.evaluate(&r))
+        .filter_map(|r| ws.evaluate(&r))
         .collect()
 }
 

@@ -127,13 +127,17 @@ pub fn review(ws: &Workspace, old: Contracts, base: &str) -> Review {
         root: ws.root.clone(),
         config: ws.config.clone(),
         contracts: old,
+        mcp: ws.mcp.clone(),
     };
     let mut flips = Vec::new();
     let mut captures = 0;
     for file in ws.capture_files() {
         for raw in ws.read_file(&file) {
+            // not a capture (an MCP message other than a tools/call): neither side has one
+            let (Some(a), Some(b)) = (old_ws.check(&raw), ws.check(&raw)) else {
+                continue;
+            };
             captures += 1;
-            let (a, b) = (old_ws.check(&raw), ws.check(&raw));
             if let Some(f) = flip(&a, &b) {
                 flips.push(f);
             }

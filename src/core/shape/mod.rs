@@ -10,6 +10,7 @@ mod anthropic_batch;
 mod bedrock_batch;
 mod capture;
 mod gemini_batch;
+mod mcp;
 mod openai_batch;
 mod response;
 mod vertex_batch;
@@ -42,12 +43,14 @@ pub struct Shape {
 }
 
 /// Every record shape, in detection order: the containers with distinctive marker keys
-/// first, then a bare provider response, then the capture record. A Vertex line
+/// first (a `jsonrpc` key is an MCP message whatever else it holds), then a bare provider
+/// response, then the capture record. A Vertex line
 /// (`request` + `response` + `status`) is matched before a Gemini line (`key` + `response`
 /// or `error`); the batch containers come before a bare response, which would otherwise read
 /// a failed Gemini or Bedrock line's `error` as an error body, and before the capture record,
 /// which takes any record with `response`.
 pub static SHAPES: &[Shape] = &[
+    mcp::SHAPE,
     openai_batch::SHAPE,
     anthropic_batch::SHAPE,
     vertex_batch::SHAPE,
@@ -56,6 +59,12 @@ pub static SHAPES: &[Shape] = &[
     response::SHAPE,
     capture::SHAPE,
 ];
+
+/// The verdict id of the MCP message `text` at `source` (`docs/record-shapes.md#mcp`):
+/// `None` when it is not one; else `Some(None)` when its verdict is named by its source.
+pub(crate) fn mcp_id(text: &str, source: &RecordRef) -> Option<Option<String>> {
+    mcp::id_of(text, source)
+}
 
 /// The `format` names, in detection order (`docs/record-shapes.md#record-shapes`).
 pub fn formats() -> impl Iterator<Item = &'static str> {

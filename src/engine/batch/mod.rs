@@ -277,10 +277,11 @@ struct Input<'a> {
 
 /// Reads the input's files on a reader thread (small files in parallel, JSONL logs line by
 /// line), validates each batch in parallel with `check`, and hands the items to `emit` in
-/// order.
+/// order. A record `check` gives no verdict (not a capture: an MCP message other than a
+/// tools/call request or response) is left out, uncounted.
 fn stream(
     input: Input<'_>,
-    check: &(dyn Fn(&RawRecord) -> Verdict + Sync),
+    check: &(dyn Fn(&RawRecord) -> Option<Verdict> + Sync),
     fast: Option<&Fast<'_>>,
     render: Option<Render>,
     emit: &mut Emit<'_>,
@@ -320,8 +321,8 @@ fn stream(
                 item
             };
             let item = |raw: RawRecord, path: Arc<str>| {
-                let verdict = check(&raw);
-                finish(verdict, path, locate_record(&raw, records))
+                let verdict = check(&raw)?;
+                Some(finish(verdict, path, locate_record(&raw, records)))
             };
             // a line of a block as a record (decoded here, on the validation threads, which
             // also free it)
@@ -346,9 +347,9 @@ fn stream(
                         let paths = &paths;
                         let outs = batch
                             .into_par_iter()
-                            .map(|raw| {
+                            .filter_map(|raw| {
                                 let path = paths[raw.source.file()].clone();
-                                Out::Item(Box::new(item(raw, path)))
+                                Some(Out::Item(Box::new(item(raw, path)?)))
                             })
                             .collect::<Vec<Out>>();
                         vec![outs]
@@ -361,9 +362,9 @@ fn stream(
                                 block
                                     .lines
                                     .par_iter()
-                                    .map(|(line_no, at)| {
+                                    .filter_map(|(line_no, at)| {
                                         let raw = line_record(block, *line_no, at);
-                                        Out::Item(Box::new(item(raw, path.clone())))
+                                        Some(Out::Item(Box::new(item(raw, path.clone())?)))
                                     })
                                     .collect::<Vec<Out>>(),
                             ],
@@ -390,6 +391,7 @@ fn stream(
                                             },
                                             &|line, at| {
                                                 item(line_record(block, line, at), path.clone())
+                                                    .expect("a plain instance always has a verdict")
                                             },
                                         )
                                     })
@@ -603,11 +605,13 @@ fn workspace_mode(
         opened.push((root, ws, files));
     }
     for (root, ws, files) in opened {
+        // the MCP facts of files named outside the capture folders (`check FILE`)
+        let ws = ws.covering(&files).unwrap_or(ws);
         let max = ws.config.max_capture_bytes;
         // ids shared by several captures of the workspace: known before the first verdict
         let dups = ids::scan(&files, &|f| ws.relative(f), max);
         let check = |raw: &RawRecord| {
-            let mut v = ws.check(raw);
+            let mut v = ws.check(raw)?;
             // the pre-pass read the id the pipeline gives (`capture::record_id`)
             debug_assert_eq!(
                 v.id,
@@ -616,7 +620,7 @@ fn workspace_mode(
                 raw.source
             );
             dups.mark(&mut v);
-            v
+            Some(v)
         };
         let input = Input {
             root: &root,
@@ -700,6 +704,7 @@ fn validator_mode(
                     ..Config::default()
                 },
                 contracts: Contracts::default(),
+                mcp: Default::default(),
             };
             // a folder's files, but not the schema itself (`check --schema s.json` in the
             // folder that holds it would validate the schema against itself)
@@ -734,9 +739,11 @@ fn validator_mode(
         v.warnings = warnings.clone();
         v
     };
-    let check = |raw: &RawRecord| match &raw.text {
-        Ok(text) => verdict(raw.source.clone(), errors(text)),
-        Err(f) => verdict(raw.source.clone(), vec![f.clone()]),
+    let check = |raw: &RawRecord| {
+        Some(match &raw.text {
+            Ok(text) => verdict(raw.source.clone(), errors(text)),
+            Err(f) => verdict(raw.source.clone(), vec![f.clone()]),
+        })
     };
     let input = Input {
         root: Path::new(""),

@@ -70,7 +70,9 @@ impl App {
                 p.running = false;
                 p.elapsed = Some(elapsed);
                 if std::mem::take(&mut self.run.asked) {
-                    let n = p.total;
+                    // the captures the run gave (its `total` counted records, some of
+                    // which may be no capture: MCP messages other than tools/call)
+                    let n = p.done;
                     self.status = Some(format!(
                         "re-validated {n} capture{} in {} ms",
                         if n == 1 { "" } else { "s" },
