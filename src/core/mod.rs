@@ -19,6 +19,7 @@ pub mod escape;
 pub mod feedback;
 pub mod hint;
 pub mod item;
+pub mod join;
 pub mod lint;
 pub mod outcome;
 pub mod pipeline;

@@ -4,7 +4,12 @@
 use crate::core::capture::{self, RawRecord};
 use crate::core::config::{Config, ConfigError};
 use crate::core::contract::Contracts;
+use crate::core::join::{JoinError, Joins};
+use crate::core::verdict::Warning;
 use std::path::{Path, PathBuf};
+
+/// The code of the workspace warning for a `[[join]]` line whose id matches no capture.
+pub const UNMATCHED_JOIN: &str = "UNMATCHED_JOIN";
 
 /// What a workspace without a capture file is told (by `check`, and in the TUI's list).
 pub const NO_CAPTURES: &str =
@@ -30,6 +35,9 @@ pub enum WorkspaceError {
         /// What is wrong.
         cause: ConfigError,
     },
+    /// A `[[join]]` file or line cannot be used (`docs/config.md#join`).
+    #[error("{0}")]
+    Join(#[from] JoinError),
 }
 
 /// An opened workspace: its root, config and compiled contracts.
@@ -41,10 +49,17 @@ pub struct Workspace {
     pub config: Config,
     /// Every contract, compiled once.
     pub contracts: Contracts,
+    /// The `[[join]]` files' lines, by capture id.
+    pub joins: Joins,
+    /// The captures come from the workspace's own folder (it has no `captures` folder and
+    /// `verdict.toml` names none): the schemas folder below it is not read as captures.
+    pub own_folder: bool,
 }
 
-/// The workspace a path belongs to: the nearest folder at or above it (a file's folder for
-/// a file) that holds `verdict.toml` or a `schemas` folder; else the path's own folder.
+/// The workspace a path belongs to (`docs/config.md#workspaces`): the nearest folder at or
+/// above it (a file's folder for a file) that holds `verdict.toml`, a `schemas` folder or a
+/// `captures` folder; else the path's own folder. A folder that holds one of them is its own
+/// workspace: nothing above it is looked at.
 pub fn find_root(path: &Path) -> PathBuf {
     let start = if path.is_dir() {
         path.to_path_buf()
@@ -58,7 +73,10 @@ pub fn find_root(path: &Path) -> PathBuf {
     };
     let mut dir = start.as_path();
     loop {
-        if dir.join("verdict.toml").is_file() || dir.join("schemas").is_dir() {
+        if dir.join("verdict.toml").is_file()
+            || dir.join("schemas").is_dir()
+            || dir.join("captures").is_dir()
+        {
             return dir.to_path_buf();
         }
         match dir.parent() {
@@ -94,17 +112,66 @@ impl Workspace {
                 });
             }
         };
-        Ok(Workspace::with_config(root, config))
+        let mut config = config;
+        if config.captures == Config::default().captures && !root.join("captures").is_dir() {
+            // no captures folder: the workspace's own folder holds its captures
+            config.captures = vec![PathBuf::new()];
+        }
+        let own_folder = config.captures == [PathBuf::new()];
+        let mut ws = Workspace::with_config(root, config);
+        ws.own_folder = own_folder;
+        let max = ws.config.max_capture_bytes;
+        ws.joins = Joins::load(root, &ws.config.joins, &|p| ws.relative(p), max)?;
+        Ok(ws)
     }
 
-    /// Opens the workspace at `root` with a given config (no `verdict.toml` is read).
+    /// Opens the workspace at `root` with a given config (no `verdict.toml` is read, and no
+    /// `[[join]]` file).
     pub fn with_config(root: &Path, config: Config) -> Workspace {
         let contracts = Contracts::load(root, &root.join(&config.schemas), &config);
         Workspace {
             root: root.to_path_buf(),
             config,
             contracts,
+            joins: Joins::default(),
+            own_folder: false,
         }
+    }
+
+    /// Whether `path` (below the root) is read as captures: named like a capture file, or
+    /// matched by a `[[source]]` glob; and neither a `[[join]]` file nor below the schemas
+    /// folder (`docs/config.md#workspaces`).
+    pub fn is_capture_path(&self, path: &Path) -> bool {
+        let rel = self.relative(path);
+        if self.is_join_path(&rel) || (self.own_folder && self.in_schemas(path)) {
+            return false;
+        }
+        capture::is_capture_file(path) || self.config.sources_for(&rel).next().is_some()
+    }
+
+    /// Whether a workspace-relative path is a `[[join]]` file (matched by a join glob).
+    pub fn is_join_path(&self, rel: &str) -> bool {
+        self.config.joins.iter().any(|g| g.matches(rel))
+    }
+
+    fn in_schemas(&self, path: &Path) -> bool {
+        let schemas = self.root.join(&self.config.schemas);
+        match (std::path::absolute(&schemas), std::path::absolute(path)) {
+            (Ok(s), Ok(p)) => p.starts_with(s),
+            _ => path.starts_with(&schemas),
+        }
+    }
+
+    /// Whether a capture file is a log (one record per line): `.jsonl` / `.ndjson`, or a
+    /// file a `[[source]]` glob matches that is not named `.json`.
+    pub fn is_log_file(&self, path: &Path) -> bool {
+        capture::is_log(path)
+            || (path.extension().is_none_or(|e| e != "json")
+                && self
+                    .config
+                    .sources_for(&self.relative(path))
+                    .next()
+                    .is_some())
     }
 
     /// Every capture file of the workspace (the config's `captures` folders and files,
@@ -116,7 +183,7 @@ impl Workspace {
             if p.is_file() {
                 out.push(p);
             } else {
-                collect_files(&p, &capture::is_capture_file, &mut out);
+                collect_files(&p, &|f| self.is_capture_path(f), &mut out);
             }
         }
         // one folder comes out sorted already; several may overlap or interleave
@@ -127,6 +194,36 @@ impl Workspace {
         out
     }
 
+    /// The `UNMATCHED_JOIN` warning of every `[[join]]` line whose id no capture has
+    /// (`matched` holds the joined ids that some capture has), in file order: reported
+    /// once per line, never silently dropped (`docs/config.md#join`).
+    pub fn unmatched_joins(&self, matched: &std::collections::HashSet<String>) -> Vec<Warning> {
+        let mut out: Vec<(&str, &String)> = self
+            .joins
+            .by_id
+            .iter()
+            .filter(|(id, _)| !matched.contains(*id))
+            .map(|(id, j)| (j.at.as_str(), id))
+            .collect();
+        out.sort_by(|a, b| {
+            crate::core::record_ref::RecordRef::parse(a.0)
+                .cmp(&crate::core::record_ref::RecordRef::parse(b.0))
+        });
+        out.into_iter()
+            .map(|(at, id)| Warning {
+                code: UNMATCHED_JOIN.into(),
+                severity: Some("warning".into()),
+                file: Some(at.to_owned()),
+                pointer: Some("/id".into()),
+                at: None,
+                message: format!(
+                    "join line for id {} matches no capture of the workspace",
+                    crate::core::escape::quote(id, 80)
+                ),
+            })
+            .collect()
+    }
+
     /// A path's name relative to the workspace root, `/`-separated.
     pub fn relative(&self, path: &Path) -> String {
         let rel = path.strip_prefix(&self.root).unwrap_or(path);
@@ -135,7 +232,15 @@ impl Workspace {
 
     /// Reads every record of one capture file (see [`capture::read_file`]).
     pub fn read_file(&self, path: &Path) -> Vec<RawRecord> {
-        capture::read_file(path, &self.relative(path), self.config.max_capture_bytes)
+        let mut out = Vec::new();
+        capture::for_each_record_as(
+            path,
+            &self.relative(path),
+            self.config.max_capture_bytes,
+            self.is_log_file(path),
+            |r| out.push(r),
+        );
+        out
     }
 }
 

@@ -172,11 +172,23 @@ pub fn for_each_located(
     path: &Path,
     rel: &Arc<str>,
     max_bytes: u64,
+    each: impl FnMut(RawRecord, Locator) -> bool,
+) {
+    for_each_located_as(path, rel, max_bytes, is_log(path), each);
+}
+
+/// [`for_each_located`] with whether the file is a log given ([`Workspace::is_log_file`]:
+/// a `[[source]]` makes other extensions logs).
+pub fn for_each_located_as(
+    path: &Path,
+    rel: &Arc<str>,
+    max_bytes: u64,
+    log: bool,
     mut each: impl FnMut(RawRecord, Locator) -> bool,
 ) {
     let whole = |each: &mut dyn FnMut(RawRecord, Locator) -> bool| {
         let mut go = true;
-        capture::for_each_record(path, rel, max_bytes, |r| {
+        capture::for_each_record_as(path, rel, max_bytes, log, |r| {
             let line = r.source.line();
             let loc = Locator {
                 file: rel.clone(),
@@ -188,7 +200,7 @@ pub fn for_each_located(
             }
         })
     };
-    if !is_log(path) {
+    if !log {
         return whole(&mut each);
     }
     // never a plain `File::open`: on a FIFO it waits for a writer forever
@@ -222,7 +234,12 @@ pub fn for_each_located(
 /// Counts the records of a JSONL file (non-blank lines) without decoding them, for a
 /// progress gauge; a `.json` file counts 1.
 pub fn count_records(path: &Path) -> usize {
-    if !is_log(path) {
+    count_records_as(path, is_log(path))
+}
+
+/// [`count_records`] with whether the file is a log given.
+pub fn count_records_as(path: &Path, log: bool) -> usize {
+    if !log {
         return 1;
     }
     let Ok((f, _)) = capture::open_regular(path) else {

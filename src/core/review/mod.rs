@@ -127,6 +127,8 @@ pub fn review(ws: &Workspace, old: Contracts, base: &str) -> Review {
         root: ws.root.clone(),
         config: ws.config.clone(),
         contracts: old,
+        joins: ws.joins.clone(),
+        own_folder: ws.own_folder,
     };
     let mut flips = Vec::new();
     let mut captures = 0;
