@@ -646,6 +646,14 @@ fn a_folder_of_batch_files_with_a_verdict_toml_is_a_workspace() {
         sources,
         ["batch_1_output.jsonl:1", "more/batch_2_output.jsonl:1"]
     );
+    // a folder with none of verdict.toml, schemas/, captures/ is never walked whole
+    let plain = dir_with(&[("a.json", r#"{"id": "a", "output": "{}"}"#)]);
+    assert!(
+        Workspace::open(plain.path())
+            .unwrap()
+            .capture_files()
+            .is_empty()
+    );
     // a folder with only `captures/` is its own workspace too, nothing above it is looked at
     let inner = dir_with(&[
         ("schemas/refund.schema.json", TICKET),

@@ -463,6 +463,49 @@ mod tests {
     }
 
     #[test]
+    fn tables_are_read_in_order() {
+        let c = Config::from_toml(
+            "[[source]]\npath = \"b/*.jsonl.out\"\nformat = \"cohere\"\ntool = \"t\"\ncontract = \"c\"\n\
+             [[route]]\ncontract = \"r\"\ntool = \"open_*\"\nid = \"i\"\nmodel = \"m\"\npath = \"p/**\"\n\
+             [[join]]\npath = \"joins/*.jsonl\"\n[decisions]\nREFUSAL = \"retry\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.sources.len(), 1);
+        let s = &c.sources[0];
+        assert_eq!(
+            (
+                s.format.as_deref(),
+                s.tool.as_deref(),
+                s.contract.as_deref()
+            ),
+            (Some("cohere"), Some("t"), Some("c"))
+        );
+        assert!(s.path.matches("b/x.jsonl.out") && !s.path.matches("b/c/x.jsonl.out"));
+        assert_eq!(
+            c.sources_for("b/x.jsonl.out")
+                .map(|(n, _)| n)
+                .collect::<Vec<_>>(),
+            [1]
+        );
+        let r = &c.routes[0];
+        assert_eq!(r.contract, "r");
+        assert!(r.tool.as_ref().unwrap().matches("open_ticket"));
+        assert!(r.path.as_ref().unwrap().matches("p/a/b.json"));
+        assert_eq!(r.id.as_ref().unwrap().text, "i");
+        assert_eq!(r.model.as_ref().unwrap().text, "m");
+        assert_eq!(c.joins[0].text, "joins/*.jsonl");
+        assert_eq!(c.decision_for(&Reason::REFUSAL), Some(Decision::Retry));
+        assert_eq!(c.decision_for(&Reason::SCHEMA_MISMATCH), None);
+        // a required key missing
+        let e = Config::from_toml("[[route]]\ntool = \"x\"\n").unwrap_err();
+        assert!(
+            e.message.contains("missing field `contract`"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
     fn bad_dialect_and_types_are_errors() {
         let e = Config::from_toml("dialect = \"2021\"").unwrap_err();
         assert!(

@@ -51,8 +51,9 @@ pub struct Workspace {
     pub contracts: Contracts,
     /// The `[[join]]` files' lines, by capture id.
     pub joins: Joins,
-    /// The captures come from the workspace's own folder (it has no `captures` folder and
-    /// `verdict.toml` names none): the schemas folder below it is not read as captures.
+    /// The captures come from the workspace's own folder (it has `verdict.toml` or a schemas
+    /// folder, no `captures` folder, and `verdict.toml` names none): the schemas folder below
+    /// it is not read as captures.
     pub own_folder: bool,
 }
 
@@ -113,8 +114,13 @@ impl Workspace {
             }
         };
         let mut config = config;
-        if config.captures == Config::default().captures && !root.join("captures").is_dir() {
-            // no captures folder: the workspace's own folder holds its captures
+        let marked = root.join("verdict.toml").is_file() || root.join(&config.schemas).is_dir();
+        if marked
+            && config.captures == Config::default().captures
+            && !root.join("captures").is_dir()
+        {
+            // a workspace (verdict.toml or schemas) with no captures folder: its own folder
+            // holds its captures; a folder that is no workspace is never walked whole
             config.captures = vec![PathBuf::new()];
         }
         let own_folder = config.captures == [PathBuf::new()];
