@@ -303,9 +303,23 @@ fn an_edited_join_file_revalidates_the_captures_it_joins_as_check_does() {
         "joins/j.jsonl",
         r#"{"id": "chatcmpl-1", "intent": {"amount_minor": 700}}"#,
     );
+    write(
+        "joins/other.jsonl",
+        r#"{"id": "chatcmpl-gone", "context": {}}"#,
+    );
     let w = Watch::start(ws);
     let first = w.batch("the first pass");
     assert_eq!(first[0]["data"]["id"], "chatcmpl-1");
+    // the join line that matches no capture: a workspace warning of the summary, as in check
+    let summary = &first.last().unwrap()["data"];
+    assert_eq!(
+        summary["warnings"][0]["code"], "UNMATCHED_JOIN",
+        "{summary}"
+    );
+    assert_eq!(
+        summary["warnings"][0]["file"], "joins/other.jsonl:1",
+        "{summary}"
+    );
     assert_eq!(first[0]["data"]["stage"], "ready");
     // the join's intent changes: the capture it joins flips, as a fresh check sees it
     write(
@@ -332,6 +346,10 @@ fn an_edited_join_file_revalidates_the_captures_it_joins_as_check_does() {
     );
     let out = common::verdict_in(ws, &["check", ".", "--format", "json"]);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["summary"]["warnings"],
+        batch.last().unwrap()["data"]["warnings"]
+    );
     let checked = &report["verdicts"][0];
     for k in [
         "id",

@@ -351,14 +351,28 @@ impl Session {
     }
 
     /// The counts over every current verdict (as [`Summary::add`] would make them).
+    /// With the workspace warnings `check` gives: an `UNMATCHED_JOIN` per `[[join]]` line
+    /// whose id no current capture has (matched by id fingerprint).
     pub fn summary(&self) -> Summary {
         let mut s = Summary::default();
+        let joins: HashMap<u64, &String> = self
+            .ws
+            .joins
+            .by_id
+            .keys()
+            .map(|id| (fingerprint(id), id))
+            .collect();
+        let mut matched: HashSet<String> = HashSet::new();
         for f in self.files.values() {
             for b in &f.briefs {
                 let k = &self.kinds.list[b.kind as usize];
                 s.add_outcome(k.outcome.stage, k.outcome.decision, k.outcome.expect_met);
+                if let Some(id) = joins.get(&b.id) {
+                    matched.insert((*id).clone());
+                }
             }
         }
+        s.warnings = self.ws.unmatched_joins(&matched);
         s
     }
 
