@@ -11,6 +11,8 @@ Writes into OUT_DIR:
   workspace/                   a verdict workspace: verdict.toml, schemas/ (schema + the five rules),
                                captures/log.jsonl with M capture records (~70% ready, the rest
                                spread over every stage: response, parse, schema, business)
+  batch/, batch-as-captures/   with --batch B: B records of the pipeline's mix as OpenAI Batch output
+                               lines, and the same bodies as capture records (schema only, no rules)
   manifest.json                the counts by kind, the seed and the sizes
 
 The `watch` workload (`watch_workspace()`, written by bench/watch-latency.py, not by this command):
@@ -302,12 +304,61 @@ def watch_workspace(ws, m, seed, per_folder=1000):
     return manifest
 
 
+def chat_body(i, rec):
+    """The Chat Completions body a capture record of the pipeline workload stands for."""
+    status = rec.get("status", "completed")
+    detail = rec.get("status_detail")
+    message = {"role": "assistant", "content": rec["output"], "refusal": None}
+    finish = "stop"
+    if status == "refusal":
+        message = {"role": "assistant", "content": None, "refusal": rec["output"]}
+    elif status == "incomplete":
+        finish = "length" if detail == "max_output_tokens" else "content_filter"
+    return {"id": f"chatcmpl-{i:07d}", "object": "chat.completion", "created": 1764288000 + i,
+            "model": "gpt-4.1-mini-2025-04-14",
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 310, "completion_tokens": 42, "total_tokens": 352}}
+
+
+def batch_workspaces(out, m, seed):
+    """The batch workload: the pipeline's first M records (same seed, same mix) as OpenAI Batch
+    output lines (`batch/captures/output.jsonl`), and the same records as capture records
+    holding the same bodies (`batch-as-captures/captures/log.jsonl`); schema only, no rules
+    (a batch line carries no trusted context)."""
+    for name in ("batch", "batch-as-captures"):
+        ws = os.path.join(out, name)
+        if os.path.isdir(ws):
+            shutil.rmtree(ws)
+        workspace_skeleton(ws)
+        os.remove(os.path.join(ws, "schemas", "refund-v1.rules.toml"))
+    counts = {}
+    with open(os.path.join(out, "batch", "captures", "output.jsonl"), "w", encoding="utf-8") as b, \
+            open(os.path.join(out, "batch-as-captures", "captures", "log.jsonl"), "w", encoding="utf-8") as c:
+        for i, (name, rec) in enumerate(capture_records(m, seed)):
+            counts[name] = counts.get(name, 0) + 1
+            cid = f"request-{i:07d}"
+            if rec.get("status") == "request_error":
+                err = {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}
+                line = {"id": f"batch_req_{i:07d}", "custom_id": cid,
+                        "response": {"status_code": 429, "request_id": f"req_{i:07d}", "body": err}, "error": None}
+                body = err
+            else:
+                body = chat_body(i, rec)
+                line = {"id": f"batch_req_{i:07d}", "custom_id": cid,
+                        "response": {"status_code": 200, "request_id": f"req_{i:07d}", "body": body}, "error": None}
+            b.write(dumps(line) + "\n")
+            c.write(dumps({"id": cid, "response": body}) + "\n")
+    return counts
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
     ap.add_argument("--n", type=int, default=100_000, help="plain proposals (default 100000)")
     ap.add_argument("--m", type=int, default=1_000_000, help="capture records (default 1000000)")
     ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--batch", type=int, default=0,
+                    help="also write the batch workload with this many records (batch/, batch-as-captures/)")
     a = ap.parse_args()
 
     os.makedirs(a.out, exist_ok=True)
@@ -334,6 +385,8 @@ def main():
     ccounts = captures(a.m, a.seed, os.path.join(ws, "captures", "log.jsonl"))
 
     manifest = {"seed": a.seed, "n": a.n, "m": a.m, "proposals": pcounts, "captures": ccounts}
+    if a.batch:
+        manifest["batch"] = batch_workspaces(a.out, a.batch, a.seed)
     with open(os.path.join(a.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
     print(json.dumps(manifest, sort_keys=True))

@@ -111,6 +111,7 @@ fn record_id_gives_every_verdict_id() {
             let raw = RawRecord {
                 source: verdict::core::record_ref::RecordRef::new("captures/h.jsonl", line),
                 text: Ok(text.to_string()),
+                kind: Default::default(),
             };
             assert_eq!(ws.check(&raw).id, verdict_id(&raw), "{text}");
         }

@@ -135,10 +135,10 @@ fn run_dir(sub: &str, dialect: Dialect, format_assertion: bool) -> Outcome {
             for (i, test) in group["tests"].as_array().unwrap().iter().enumerate() {
                 out.cases += 1;
                 let record = json!({"id": format!("t{i}"), "output": test["data"].to_string()});
-                let raw = RawRecord {
-                    source: RecordRef::new(format!("t{i}"), None),
-                    text: Ok(record.to_string()),
-                };
+                let raw = RawRecord::json(
+                    RecordRef::new(format!("t{i}"), None),
+                    Ok(record.to_string()),
+                );
                 let v = ws.check(&raw);
                 let valid = test["valid"].as_bool().unwrap();
                 let ok = if valid {

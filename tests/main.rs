@@ -15,6 +15,7 @@ mod bad_input;
 mod capture_schema;
 mod cli;
 mod cli_docs;
+mod compressed;
 mod dup_ids;
 mod hostile;
 mod hostile_engine;

@@ -148,8 +148,8 @@ fn a_join_gives_batch_lines_context_intent_and_expect() {
     );
     assert!(vs[3].expect.is_none());
 
-    // check (bare responses: `check`'s id pre-pass does not know batch lines' ids yet): the
-    // join file is no capture, and the unmatched id is one workspace warning (in the
+    // check, on bare responses this time (any format is joined by its id): the join file
+    // is no capture, and the unmatched id is one workspace warning (in the
     // report and the summary), which does not fail the run
     let bare = [
         bare_chat("chatcmpl-ok", r#"{"amount_minor": 500}"#),
@@ -623,8 +623,7 @@ fn a_folder_of_batch_files_with_a_verdict_toml_is_a_workspace() {
             "d2 openai-batch schema regenerate SCHEMA_MISMATCH refund default",
         ]
     );
-    // check on the folder (bare responses: `check`'s id pre-pass does not know batch
-    // lines' ids yet)
+    // check on the folder, its files now bare responses
     std::fs::write(
         root.join("batch_1_output.jsonl"),
         bare_chat("d1", "{\"amount_minor\": 1}"),

@@ -9,8 +9,7 @@ use common::watch::WatchJson;
 
 use serde_json::Value;
 use std::path::Path;
-use std::sync::mpsc::RecvTimeoutError;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const DEBOUNCE_MS: u64 = 150;
 
@@ -28,32 +27,9 @@ impl Watch {
         ))
     }
 
-    /// Lines up to and including the next summary, or a panic after [`EVENTUALLY`] (naming
-    /// what was awaited and the lines that did arrive).
+    /// Lines up to and including the next summary, or a panic after [`EVENTUALLY`].
     fn batch(&self, what: &str) -> Vec<Value> {
-        let within = EVENTUALLY;
-        let start = Instant::now();
-        let deadline = start + within;
-        let mut got = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.0.lines.recv_timeout(left) {
-                Ok(v) => {
-                    let end = v["type"] == "summary";
-                    got.push(v);
-                    if end {
-                        return got;
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    panic!("{what}: no summary line within {within:?}; got {got:?}")
-                }
-                Err(e) => panic!(
-                    "{what}: watch ended after {:?}: {e}; got {got:?}",
-                    start.elapsed()
-                ),
-            }
-        }
+        self.0.batch(what, EVENTUALLY)
     }
 }
 

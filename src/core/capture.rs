@@ -1,10 +1,13 @@
 //! Capture records (`docs/capture-record.md`): reading capture files and checking each record strictly.
 //!
-//! A `.json` file holds one record; a `.jsonl` / `.ndjson` file holds one record per line
-//! (blank lines are skipped). Anything that cannot be read or breaks the record table is
-//! an input-stage `INVALID_CAPTURE` finding for that record alone.
+//! A `.json` file holds one record; a `.jsonl` / `.ndjson` / `.jsonl.out` file holds one
+//! record per line (blank lines are skipped); a `.sse` file is one captured stream; any of
+//! them may be compressed (`.gz`, `.zst`: [`crate::core::capture_file`]). Anything that
+//! cannot be read or breaks the record table is an input-stage `INVALID_CAPTURE` finding
+//! for that record alone.
 
 use crate::core::adapter::Adapted;
+use crate::core::capture_file::{self, Compression, FileKind, Layout, StreamError};
 use crate::core::hint::hint_for;
 use crate::core::record_ref::RecordRef;
 pub use crate::core::record_ref::is_log;
@@ -42,20 +45,46 @@ pub struct RawRecord {
     pub source: RecordRef,
     /// The record's text, or why it could not be read (`INVALID_CAPTURE`).
     pub text: Result<String, Finding>,
+    /// What the text is: a capture record, or a `.sse` file's stream.
+    pub kind: RecordKind,
+}
+
+/// What a [`RawRecord`]'s text is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecordKind {
+    /// A capture record's JSON text (a `.json` file, a log's line).
+    #[default]
+    Json,
+    /// A `.sse` file's text: a captured stream, the capture's `response` as it is
+    /// ([`crate::core::capture_file::sse_capture`]).
+    Sse,
+}
+
+impl RawRecord {
+    /// A capture record's JSON text (or why it could not be read) at `source`.
+    pub fn json(source: RecordRef, text: Result<String, Finding>) -> RawRecord {
+        RawRecord {
+            source,
+            text,
+            kind: RecordKind::Json,
+        }
+    }
 }
 
 fn invalid(message: impl Into<String>) -> Finding {
     Finding::new(Stage::Input, Reason::INVALID_CAPTURE, message)
 }
 
-/// Whether a path is a capture file by its extension (`.json`, `.jsonl`, `.ndjson`).
+/// Whether a path is a capture file by its name: `.json`, `.jsonl`, `.ndjson`, `.jsonl.out`
+/// or `.sse`, each optionally compressed (`.gz`, `.zst`): [`FileKind::of`].
 pub fn is_capture_file(path: &Path) -> bool {
-    is_log(path) || path.extension().is_some_and(|e| e == "json")
+    FileKind::of(path).is_some()
 }
 
 /// Reads every record of one capture file. `rel` is the file's workspace-relative name;
-/// `max_bytes` is `max_capture_bytes`: a larger record is `INVALID_CAPTURE` and is never
-/// held in memory whole. Never fails: an unreadable file is one `INVALID_CAPTURE` record.
+/// `max_bytes` is `max_capture_bytes`: a larger record (after decompression) is
+/// `INVALID_CAPTURE` and is never held in memory whole. Never fails: an unreadable file is
+/// one `INVALID_CAPTURE` record, and a corrupt archive one after the records before the break.
 pub fn read_file(path: &Path, rel: &str, max_bytes: u64) -> Vec<RawRecord> {
     let mut out = Vec::new();
     for_each_record(path, rel, max_bytes, |r| out.push(r));
@@ -63,7 +92,9 @@ pub fn read_file(path: &Path, rel: &str, max_bytes: u64) -> Vec<RawRecord> {
 }
 
 /// Streams the records of one capture file to `each`, in file order, holding one record
-/// at a time (a JSONL log of any size reads in constant memory). As [`read_file`].
+/// at a time (a JSONL log of any size reads in constant memory, compressed or not: a
+/// `.gz` / `.zst` file is inflated as it is read). The file's kind is read from its name
+/// ([`FileKind::or_record`]). As [`read_file`].
 pub fn for_each_record(path: &Path, rel: &str, max_bytes: u64, each: impl FnMut(RawRecord)) {
     for_each_record_as(path, rel, max_bytes, is_log(path), each);
 }
@@ -78,29 +109,51 @@ pub fn for_each_record_as(
     mut each: impl FnMut(RawRecord),
 ) {
     let name: std::sync::Arc<str> = rel.into();
+    let mut kind = FileKind::or_record(path);
+    if log {
+        kind.layout = Layout::Log;
+    }
     let one = |text| RawRecord {
         source: RecordRef::new(name.clone(), None),
         text,
+        kind: if kind.layout == Layout::Sse {
+            RecordKind::Sse
+        } else {
+            RecordKind::Json
+        },
     };
-    let (file, meta) = match open_regular(path) {
+    let compressed = kind.compression != Compression::None;
+    let line_max = (kind.layout == Layout::Log).then_some(max_bytes);
+    let (file, meta) = match capture_file::open(path, rel, kind.compression, line_max) {
         Ok(f) => f,
         Err(message) => return each(one(Err(invalid(format!("cannot read {rel}: {message}"))))),
     };
-    if !log {
-        let len = meta.map_or(0, |m| m.len());
+    if kind.layout != Layout::Log {
+        let len = if compressed {
+            0
+        } else {
+            meta.map_or(0, |m| m.len())
+        };
         if len > max_bytes {
             return each(one(Err(too_large(len, max_bytes))));
         }
         // straight into the buffer (no BufReader: one copy, not two)
-        let mut bytes = Vec::with_capacity(len as usize + 1);
-        if let Err(e) = (&file)
+        let mut bytes = Vec::with_capacity(if compressed { 8192 } else { len as usize + 1 });
+        if let Err(e) = file
             .take(max_bytes.saturating_add(1))
             .read_to_end(&mut bytes)
         {
-            return each(one(Err(invalid(format!("cannot read {rel}: {e}")))));
+            return each(one(Err(match StreamError::of(&e) {
+                Some(s) => stream_finding(s),
+                None => invalid(format!("cannot read {rel}: {e}")),
+            })));
         }
         if bytes.len() as u64 > max_bytes {
-            return each(one(Err(too_large(bytes.len() as u64, max_bytes))));
+            return each(one(Err(if compressed {
+                inflates_too_far(rel, kind.compression, max_bytes)
+            } else {
+                too_large(bytes.len() as u64, max_bytes)
+            })));
         }
         return each(one(decode(bytes)));
     }
@@ -108,12 +161,40 @@ pub fn for_each_record_as(
         BufReader::with_capacity(256 * 1024, file),
         max_bytes,
         |line_no, line| {
-            each(RawRecord {
-                source: RecordRef::new(name.clone(), Some(line_no)),
-                text: line,
-            });
+            each(RawRecord::json(
+                RecordRef::new(name.clone(), Some(line_no)),
+                line,
+            ))
         },
     );
+}
+
+/// The finding of a compressed file's stream that stopped ([`StreamError`]).
+fn stream_finding(e: &StreamError) -> Finding {
+    let f = invalid(e.message.clone());
+    match &e.hint {
+        Some(h) => f.with_hint(h.clone()),
+        None => f,
+    }
+}
+
+/// A one-record compressed file whose record inflates past `max_capture_bytes`.
+fn inflates_too_far(rel: &str, compression: Compression, max: u64) -> Finding {
+    invalid(format!(
+        "{rel}: the capture record inflates past max_capture_bytes ({max} bytes) after {} \
+         decompression; not parsed",
+        compression.name()
+    ))
+    .with_hint("raise max_capture_bytes in verdict.toml if this size is expected")
+}
+
+/// A read error of a capture file's stream as a finding: a compressed file's
+/// [`StreamError`] as it says, any other `read error: ...`.
+fn read_error(e: &std::io::Error) -> Finding {
+    match StreamError::of(e) {
+        Some(s) => stream_finding(s),
+        None => invalid(format!("read error: {e}")),
+    }
 }
 
 /// Opens `path` for reading if it is a regular file (after symlinks). Opening a FIFO would
@@ -247,7 +328,7 @@ pub fn read_line_bytes_at<R: BufRead>(
                 Ok(c) => c,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    each(line_no, Err(invalid(format!("read error: {e}"))));
+                    each(line_no, Err(read_error(&e)));
                     return;
                 }
             };
@@ -382,7 +463,15 @@ pub struct RecordError {
 /// `record_id_gives_every_verdict_id` (tests/dup_ids.rs) checks that on the samples and
 /// on hostile records, and debug builds of `check` assert it for every record.
 pub fn record_id(text: &str) -> Option<String> {
-    parse::top_level_string(text, "id")
+    // the shape layer's own reading, from a source no id can equal: exact by construction
+    // (a full parse: the duplicate-id pre-pass pays it once per record)
+    const NOWHERE: &str = "\u{FDD0}";
+    let source = RecordRef::new(NOWHERE, None);
+    let id = match parse_record(text, &source) {
+        Ok(c) => Some(c.id),
+        Err(e) => e.id,
+    };
+    id.filter(|id| id != NOWHERE)
 }
 
 /// Parses one record's text strictly and reads it as the record shape it has

@@ -13,6 +13,7 @@
 
 pub mod adapter;
 pub mod capture;
+pub mod capture_file;
 pub mod config;
 pub mod contract;
 pub mod escape;

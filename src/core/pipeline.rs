@@ -2,7 +2,8 @@
 //! order (input, response, parse, schema, business) and the first one that fails decides.
 
 use crate::core::adapter::{self, Proposal};
-use crate::core::capture::{self, Capture, Payload, RawRecord, RecordError};
+use crate::core::capture::{self, Capture, Payload, RawRecord, RecordError, RecordKind};
+use crate::core::capture_file;
 use crate::core::config::{PROVIDER_FORMATS, Pattern};
 use crate::core::contract::Contract;
 use crate::core::escape::quote;
@@ -130,7 +131,12 @@ impl Workspace {
             }
         };
         let rel = raw.source.file().clone();
-        let capture = match self.read_capture(text, &raw.source, &rel) {
+        // a `.sse` file is its stream as the `response`, no record to parse
+        let parsed = match raw.kind {
+            RecordKind::Sse => Ok(capture_file::sse_capture(text, &default_id(raw))),
+            RecordKind::Json => self.read_capture(text, &raw.source, &rel),
+        };
+        let capture = match parsed {
             Ok(c) => c,
             Err(e) => {
                 let id = e.id.unwrap_or_else(|| default_id(raw));

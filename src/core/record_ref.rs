@@ -1,5 +1,5 @@
 //! Where a capture record is (`docs/capture-record.md#ids-and-sources`, [`crate::core::capture`]): its capture file and, in
-//! a log (`.jsonl` / `.ndjson`, see [`is_log`]), its 1-based line. This is a verdict's
+//! a log (`.jsonl`, `.ndjson`, `.jsonl.out`, compressed or not: see [`is_log`]), its 1-based line. This is a verdict's
 //! `source`, printed and serialized as `captures/a.json` or `captures/log.jsonl:9`.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -7,11 +7,13 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Whether a capture file is a log (one record per line) by its extension: `.jsonl` or
-/// `.ndjson` (`docs/capture-record.md`). Every reader of capture files decides it with this.
+/// Whether a capture file is a log (one record per line) by its name: `.jsonl`, `.ndjson`
+/// or `.jsonl.out`, optionally compressed (`.jsonl.gz`, `.ndjson.zst`; see
+/// [`FileKind::of`](crate::core::capture_file::FileKind::of) and `docs/capture-record.md`).
+/// Every reader of capture files decides it with this.
 pub fn is_log(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e == "jsonl" || e == "ndjson")
+    use crate::core::capture_file::{FileKind, Layout};
+    FileKind::of(path).is_some_and(|k| k.layout == Layout::Log)
 }
 
 /// Where one capture record is (`docs/capture-record.md#ids-and-sources`; the records are read by [`crate::core::capture`]):
@@ -243,5 +245,26 @@ mod tests {
         assert!(!is_log(Path::new("b.json")));
         assert!(!is_log(Path::new("jsonl")));
         assert!(!is_log(Path::new("b.jsonl.bak")));
+        assert!(!is_log(Path::new(".jsonl")));
+        for log in [
+            "a.jsonl.gz",
+            "a.ndjson.zst",
+            "batch.jsonl.out",
+            "b.jsonl.out.gz",
+        ] {
+            assert!(is_log(Path::new(log)), "{log}");
+        }
+        for one in [
+            "a.json.gz",
+            "s.sse",
+            "s.sse.zst",
+            "a.gz",
+            "a.out",
+            "a.jsonl.gz.bak",
+        ] {
+            assert!(!is_log(Path::new(one)), "{one}");
+        }
+        let r = RecordRef::parse("captures/log.jsonl.gz:12");
+        assert_eq!((&**r.file(), r.line()), ("captures/log.jsonl.gz", Some(12)));
     }
 }

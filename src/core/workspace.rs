@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 pub const UNMATCHED_JOIN: &str = "UNMATCHED_JOIN";
 
 /// What a workspace without a capture file is told (by `check`, and in the TUI's list).
-pub const NO_CAPTURES: &str =
-    "no captures found (no *.json, *.jsonl or *.ndjson files in the workspace's captures folders)";
+pub const NO_CAPTURES: &str = "no captures found (no *.json, *.jsonl, *.ndjson, *.jsonl.out or *.sse files, plain or .gz/.zst, in the workspace's captures folders)";
 
 /// Why a workspace cannot be used at all (exit code 2), as opposed to a broken capture
 /// or contract, which only fails its own verdicts.
@@ -168,16 +167,19 @@ impl Workspace {
         }
     }
 
-    /// Whether a capture file is a log (one record per line): `.jsonl` / `.ndjson`, or a
-    /// file a `[[source]]` glob matches that is not named `.json`.
+    /// Whether a capture file is a log (one record per line): a log by its name (`.jsonl`,
+    /// `.ndjson`, `.jsonl.out`, compressed or not), or a file of no capture-file name that a
+    /// `[[source]]` glob matches (`*.log`).
     pub fn is_log_file(&self, path: &Path) -> bool {
-        capture::is_log(path)
-            || (path.extension().is_none_or(|e| e != "json")
-                && self
-                    .config
-                    .sources_for(&self.relative(path))
-                    .next()
-                    .is_some())
+        match crate::core::capture_file::FileKind::of(path) {
+            // a capture file's name says what it is (`.json`, `.jsonl.gz`, `.sse`, ...)
+            Some(kind) => kind.layout == crate::core::capture_file::Layout::Log,
+            None => self
+                .config
+                .sources_for(&self.relative(path))
+                .next()
+                .is_some(),
+        }
     }
 
     /// Every capture file of the workspace (the config's `captures` folders and files,

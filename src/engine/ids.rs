@@ -10,7 +10,7 @@
 //! workspace of n captures get the same one with a probability of about n²/2⁶⁵ (3·10⁻⁸ for
 //! a million captures), and then both are flagged, by every front end alike.
 
-use crate::core::capture::{self, RawRecord};
+use crate::core::capture::{self, RawRecord, RecordKind};
 use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Verdict, Warning};
 use rayon::prelude::*;
@@ -40,11 +40,12 @@ pub fn fingerprint(id: &str) -> u64 {
 /// The id the pipeline gives the record: [`capture::record_id`] of its text, else its
 /// source.
 pub fn verdict_id(raw: &RawRecord) -> String {
-    raw.text
-        .as_ref()
-        .ok()
-        .and_then(|t| capture::record_id(t))
-        .unwrap_or_else(|| raw.source.to_string())
+    let text = raw.text.as_ref().ok();
+    match raw.kind {
+        RecordKind::Sse => text.and_then(|t| crate::core::capture_file::sse_response_id(t)),
+        RecordKind::Json => text.and_then(|t| capture::record_id(t)),
+    }
+    .unwrap_or_else(|| raw.source.to_string())
 }
 
 /// The fingerprint of the id of the record `text` (`None`: it could not be read) at
@@ -210,7 +211,7 @@ pub fn scan_members(
             capture::read_file(f, &name, max_bytes)
                 .into_iter()
                 .map(|r| {
-                    let fp = id_fingerprint(r.text.as_deref().ok(), || r.source.to_string());
+                    let fp = fingerprint(&verdict_id(&r));
                     (fp, r.source)
                 })
                 .collect::<Vec<_>>()

@@ -7,6 +7,7 @@
 //! first) and asks for the full evaluation of the one capture it shows.
 
 use crate::core::capture::{self, RawRecord, is_log};
+use crate::core::capture_file::{self, Compression, FileKind};
 use crate::core::outcome::Outcome;
 use crate::core::pipeline::Evaluation;
 use crate::core::record_ref::RecordRef;
@@ -30,7 +31,9 @@ pub struct Locator {
     /// 1-based line in a JSONL file; `None` for a `.json` file (one record per file).
     pub line: Option<u32>,
     /// Byte offset where re-reading starts: where the record's line starts, 0 for a
-    /// `.json` file; [`UNKNOWN_OFFSET`] when not known.
+    /// `.json` file; [`UNKNOWN_OFFSET`] when not known. In a compressed log it is the
+    /// offset in the decompressed stream, kept for the record but never sought to (there
+    /// is no random access: [`read_record`] inflates from the start).
     pub offset: u64,
 }
 
@@ -204,7 +207,8 @@ pub fn for_each_located_as(
         return whole(&mut each);
     }
     // never a plain `File::open`: on a FIFO it waits for a writer forever
-    let file = match capture::open_regular(path) {
+    let compression = FileKind::or_record(path).compression;
+    let file = match capture_file::open(path, rel, compression, Some(max_bytes)) {
         Ok((f, _)) => f,
         // an error record: as the core reads it
         Err(_) => return whole(&mut each),
@@ -221,10 +225,7 @@ pub fn for_each_located_as(
             offset,
         };
         let go = each(
-            RawRecord {
-                source: RecordRef::new(rel.clone(), Some(line_no)),
-                text,
-            },
+            RawRecord::json(RecordRef::new(rel.clone(), Some(line_no)), text),
             loc,
         );
         stop.set(!go);
@@ -232,17 +233,20 @@ pub fn for_each_located_as(
 }
 
 /// Counts the records of a JSONL file (non-blank lines) without decoding them, for a
-/// progress gauge; a `.json` file counts 1.
-pub fn count_records(path: &Path) -> usize {
-    count_records_as(path, is_log(path))
+/// progress gauge; a `.json` or `.sse` file counts 1. A compressed log is inflated to count
+/// its lines (as far as a line over `max_bytes` or a break in the archive: what a read of
+/// it gives).
+pub fn count_records(path: &Path, max_bytes: u64) -> usize {
+    count_records_as(path, max_bytes, is_log(path))
 }
 
-/// [`count_records`] with whether the file is a log given.
-pub fn count_records_as(path: &Path, log: bool) -> usize {
+/// [`count_records`] with whether the file is a log given ([`Workspace::is_log_file`]).
+pub fn count_records_as(path: &Path, max_bytes: u64, log: bool) -> usize {
     if !log {
         return 1;
     }
-    let Ok((f, _)) = capture::open_regular(path) else {
+    let compression = FileKind::or_record(path).compression;
+    let Ok((f, _)) = capture_file::open(path, "", compression, Some(max_bytes)) else {
         return 1;
     };
     let mut r = BufReader::with_capacity(256 * 1024, f);
@@ -268,19 +272,24 @@ pub fn count_records_as(path: &Path, log: bool) -> usize {
     n + usize::from(!blank)
 }
 
-/// Re-reads the record at `loc` as it is on disk now (a `.json` file is read whole; a
-/// JSONL record from its offset, or by scanning for its line when the offset is unknown
-/// or past the end). `None` when the file no longer has that line.
+/// Re-reads the record at `loc` as it is on disk now (a `.json` or `.sse` file is read
+/// whole; a JSONL record from its offset, or by scanning for its line when the offset is
+/// unknown or past the end). A compressed log has no random access: it is inflated from its
+/// start up to the line (on the caller's thread: the engine's, never the screen's). `None`
+/// when the file no longer has that line.
 pub fn read_record(ws: &Workspace, loc: &Locator) -> Option<RawRecord> {
     let path = ws.root.join(&*loc.file);
     let Some(line) = loc.line else {
         return ws.read_file(&path).into_iter().next();
     };
     let max = ws.config.max_capture_bytes;
-    let record = |text| RawRecord {
-        source: RecordRef::new(loc.file.clone(), Some(line as usize)),
-        text,
-    };
+    let record =
+        |text| RawRecord::json(RecordRef::new(loc.file.clone(), Some(line as usize)), text);
+    let compression = FileKind::or_record(&path).compression;
+    if compression != Compression::None {
+        let (file, _) = capture_file::open(&path, &loc.file, compression, Some(max)).ok()?;
+        return scan_for_line(BufReader::with_capacity(256 * 1024, file), line, max).map(record);
+    }
     let (mut file, _) = capture::open_regular(&path).ok()?;
     // the offset must still start a line (the byte before it a newline), else the file
     // changed under it: scan for the line instead
@@ -316,11 +325,21 @@ pub fn read_record(ws: &Workspace, loc: &Locator) -> Option<RawRecord> {
     }
     // offset unknown or stale: scan for the line
     file.seek(SeekFrom::Start(0)).ok()?;
+    scan_for_line(BufReader::with_capacity(256 * 1024, file), line, max).map(record)
+}
+
+/// The text (or finding) of line `line` of a log read from its start, `None` when the
+/// log has no such record. Reading stops at the line.
+fn scan_for_line(
+    reader: impl BufRead,
+    line: u32,
+    max: u64,
+) -> Option<Result<String, crate::core::verdict::Finding>> {
     let stop = Cell::new(false);
     let mut found = None;
     capture::read_lines(
         Stoppable {
-            inner: BufReader::with_capacity(256 * 1024, file),
+            inner: reader,
             stop: &stop,
         },
         max,
@@ -333,7 +352,7 @@ pub fn read_record(ws: &Workspace, loc: &Locator) -> Option<RawRecord> {
             }
         },
     );
-    found.map(record)
+    found
 }
 
 /// The full evaluation of the record at `loc`, re-read from disk and re-validated (about
@@ -361,7 +380,7 @@ mod tests {
             true
         });
         assert_eq!(got.len(), 3);
-        assert_eq!(count_records(&path), 3);
+        assert_eq!(count_records(&path, 1 << 20), 3);
         for (r, loc) in &got {
             assert_eq!(r.source, loc.source());
             let again = read_record(&ws, loc).unwrap();
@@ -377,5 +396,54 @@ mod tests {
         let again = read_record(&ws, &moved).unwrap();
         assert_eq!(again.text.as_ref().ok(), got[2].0.text.as_ref().ok());
         assert!(read_record(&ws, &Locator::of_source("captures/l.jsonl:9")).is_none());
+    }
+
+    #[test]
+    fn compressed_logs_re_read_the_same_records_from_their_start() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("captures")).unwrap();
+        let text =
+            "{\"id\":\"a\",\"output\":\"1\"}\n\n{\"id\":\"b\",\"output\":\"2\"}\r\n{\"id\":\"c\"";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text.as_bytes()).unwrap();
+        let files = [
+            ("captures/l.jsonl.gz", gz.finish().unwrap()),
+            (
+                "captures/l.ndjson.zst",
+                zstd::encode_all(text.as_bytes(), 1).unwrap(),
+            ),
+        ];
+        let ws_root = dir.path();
+        for (name, bytes) in files {
+            let path = ws_root.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let ws = Workspace::open(ws_root).unwrap();
+            let rel: Arc<str> = Arc::from(name);
+            let mut got = Vec::new();
+            for_each_located(&path, &rel, 1 << 20, |r, loc| {
+                got.push((r, loc));
+                true
+            });
+            assert_eq!(count_records(&path, 1 << 20), 3);
+            let lines: Vec<(Option<usize>, u64)> = got
+                .iter()
+                .map(|(r, l)| (r.source.line(), l.offset))
+                .collect();
+            // offsets in the decompressed stream
+            assert_eq!(
+                lines,
+                [(Some(1), 0), (Some(3), 25), (Some(4), 50)],
+                "{name}"
+            );
+            for (r, loc) in &got {
+                for loc in [loc.clone(), Locator::of_ref(&r.source)] {
+                    let again = read_record(&ws, &loc).unwrap();
+                    assert_eq!(again.source, r.source);
+                    assert_eq!(again.text.as_ref().ok(), r.text.as_ref().ok());
+                }
+            }
+            assert!(read_record(&ws, &Locator::of_source(&format!("{name}:9"))).is_none());
+        }
     }
 }

@@ -36,8 +36,12 @@ pub fn relevant(path: &Path) -> bool {
     {
         return false;
     }
+    // every capture file name (compressed, `.sse` and `.jsonl.out` included), schemas too
+    if crate::core::capture_file::FileKind::of(path).is_some() {
+        return true;
+    }
     match path.extension().and_then(|e| e.to_str()) {
-        Some("json" | "jsonl" | "ndjson" | "toml") => true,
+        Some("toml") => true,
         Some(_) => false,
         None => path.is_dir(),
     }
@@ -82,4 +86,39 @@ pub fn watch(
     Ok(Watcher {
         _debouncer: debouncer,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relevant;
+    use std::path::Path;
+
+    #[test]
+    fn capture_schema_and_config_files_are_relevant() {
+        for name in [
+            "a.json",
+            "log.jsonl",
+            "log.ndjson",
+            "log.jsonl.gz",
+            "log.ndjson.zst",
+            "one.json.gz",
+            "batch.jsonl.out",
+            "s.sse",
+            "s.sse.gz",
+            "r.rules.toml",
+            "verdict.toml",
+        ] {
+            assert!(relevant(Path::new(name)), "{name}");
+        }
+        for name in [
+            "notes.txt",
+            "a.gz",
+            "log.jsonl.tmp",
+            ".#a.json",
+            "a.json~",
+            "a.out",
+        ] {
+            assert!(!relevant(Path::new(name)), "{name}");
+        }
+    }
 }

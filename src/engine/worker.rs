@@ -514,7 +514,7 @@ fn validate_all(
     let files = ws.capture_files();
     let counts: Vec<usize> = files
         .par_iter()
-        .map(|f| count_records_as(f, ws.is_log_file(f)))
+        .map(|f| count_records_as(f, ws.config.max_capture_bytes, ws.is_log_file(f)))
         .collect();
     let total: usize = counts.iter().sum();
     if !emit(EngineEvent::Started {

@@ -4,7 +4,8 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
 
 /// A running `verdict watch --json`; killed when dropped.
 pub struct WatchJson {
@@ -37,6 +38,33 @@ impl WatchJson {
             }
         });
         WatchJson { child, lines }
+    }
+
+    /// Lines up to and including the next summary, or a panic after `within` (naming
+    /// what was awaited and the lines that did arrive).
+    pub fn batch(&self, what: &str, within: Duration) -> Vec<Value> {
+        let start = Instant::now();
+        let deadline = start + within;
+        let mut got = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(v) => {
+                    let end = v["type"] == "summary";
+                    got.push(v);
+                    if end {
+                        return got;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("{what}: no summary line within {within:?}; got {got:?}")
+                }
+                Err(e) => panic!(
+                    "{what}: watch ended after {:?}: {e}; got {got:?}",
+                    start.elapsed()
+                ),
+            }
+        }
     }
 }
 

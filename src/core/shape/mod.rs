@@ -7,9 +7,14 @@
 //! A new record shape is one file in this folder and one row in [`SHAPES`].
 
 mod anthropic_batch;
+mod bedrock_batch;
 mod capture;
+mod gemini_batch;
 mod openai_batch;
 mod response;
+mod vertex_batch;
+
+pub(crate) use response::{bare, event_response_id};
 
 use crate::core::adapter::{self, Adapted};
 use crate::core::capture::{Capture, Payload, RecordError};
@@ -37,10 +42,17 @@ pub struct Shape {
 }
 
 /// Every record shape, in detection order: the containers with distinctive marker keys
-/// first, then a bare provider response, then the capture record.
+/// first, then a bare provider response, then the capture record. A Vertex line
+/// (`request` + `response` + `status`) is matched before a Gemini line (`key` + `response`
+/// or `error`); the batch containers come before a bare response, which would otherwise read
+/// a failed Gemini or Bedrock line's `error` as an error body, and before the capture record,
+/// which takes any record with `response`.
 pub static SHAPES: &[Shape] = &[
     openai_batch::SHAPE,
     anthropic_batch::SHAPE,
+    vertex_batch::SHAPE,
+    gemini_batch::SHAPE,
+    bedrock_batch::SHAPE,
     response::SHAPE,
     capture::SHAPE,
 ];

@@ -6,7 +6,8 @@
 //! captures. Items may be rendered on the validation threads ([`BatchOptions::renderer`]);
 //! `check --schema`'s JSONL lines take a fast path ([`fast`]).
 
-use crate::core::capture::{self, RawRecord, is_log};
+use crate::core::capture::{self, RawRecord, RecordKind, is_log};
+use crate::core::capture_file::{self, FileKind, Layout};
 use crate::core::config::Config;
 use crate::core::contract::Contracts;
 use crate::core::item::{Item, Renderer};
@@ -145,9 +146,9 @@ pub fn check_workspaces(
     Ok(summary)
 }
 
-/// Checks plain JSON instances (`check --schema`): every `.json`, `.jsonl` or `.ndjson`
-/// file under `paths` (folders recursively, the schema itself left out; none: the current
-/// folder) or named by them, each file or log line one instance, with the schema's lint
+/// Checks plain JSON instances (`check --schema`): every `.json`, `.jsonl`, `.ndjson` or
+/// `.jsonl.out` file (compressed or not) under `paths` (folders recursively, the schema
+/// itself and `.sse` streams left out; none: the current folder) or named by them, each file or log line one instance, with the schema's lint
 /// findings as every verdict's warnings. Returns the counts of what was checked.
 ///
 /// # Errors
@@ -229,7 +230,10 @@ fn locate_record(raw: &RawRecord, records: bool) -> (usize, usize) {
     if let Some(line) = raw.source.line() {
         return (line, 1);
     }
-    if records && let Ok(text) = &raw.text {
+    if records
+        && raw.kind == RecordKind::Json
+        && let Ok(text) = &raw.text
+    {
         for key in ["/output", "/response"] {
             if let Some(span) = parse::locate(text, key) {
                 let at = line_col(text, span.start);
@@ -330,10 +334,7 @@ fn stream(
                     Ok(range) => capture::decode(block.bytes[range.clone()].to_vec()),
                     Err(f) => Err(Finding::clone(f)),
                 };
-                RawRecord {
-                    source: RecordRef::new(block.rel.clone(), Some(line_no)),
-                    text,
-                }
+                RawRecord::json(RecordRef::new(block.rel.clone(), Some(line_no)), text)
             };
             for chunk in rx {
                 // a batch is mostly the lines of one log: one display path per file
@@ -466,7 +467,9 @@ fn read_batches(
                 return;
             }
             let name = rel(&files[i]);
-            let Ok((file, _)) = capture::open_regular(&files[i]) else {
+            let compression = FileKind::or_record(&files[i]).compression;
+            let Ok((file, _)) = capture_file::open(&files[i], &name, compression, Some(max_bytes))
+            else {
                 // not readable: the one INVALID_CAPTURE record `for_each_record` makes
                 capture::for_each_record(&files[i], &name, max_bytes, |r| batch.push(r));
                 i += 1;
@@ -499,10 +502,10 @@ fn read_batches(
     }
 }
 
-/// Reads one log into [`LineBlock`]s of up to [`BATCH`] lines and sends them; false when the
+/// Reads one log (its file, or a compressed log's decompressed stream) into [`LineBlock`]s of up to [`BATCH`] lines and sends them; false when the
 /// receiver is gone (stop reading).
 fn read_log_blocks(
-    file: std::fs::File,
+    file: impl std::io::Read,
     rel: Arc<str>,
     max_bytes: u64,
     tx: &std::sync::mpsc::SyncSender<Chunk>,
@@ -727,7 +730,13 @@ fn validator_mode(
                     && schema.is_some()
                     && f.canonicalize().ok() == schema
             };
-            files.extend(ws.capture_files().into_iter().filter(|f| !is_schema(f)));
+            // nor `.sse` streams: they are not JSON instances
+            let is_sse = |f: &Path| FileKind::of(f).is_some_and(|k| k.layout == Layout::Sse);
+            files.extend(
+                ws.capture_files()
+                    .into_iter()
+                    .filter(|f| !is_schema(f) && !is_sse(f)),
+            );
         } else {
             files.push(p.clone());
         }

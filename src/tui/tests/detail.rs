@@ -344,6 +344,38 @@ fn an_invalid_capture_record_is_shown_raw_and_its_tabs_say_it_could_not_be_read(
 }
 
 #[test]
+fn a_record_of_a_compressed_log_shows_the_verdict_check_gives_it() {
+    use std::io::Write;
+    let text = std::fs::read(sample("refund").join("captures/cases.jsonl")).unwrap();
+    let dir = refund_workspace_with(&[]);
+    let log = dir.path().join("captures/cases.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&text).unwrap();
+    std::fs::write(&log, gz.finish().unwrap()).unwrap();
+    let ws = Workspace::open(dir.path()).unwrap();
+    let want = ws
+        .read_file(&log)
+        .iter()
+        .map(|r| ws.check(r))
+        .find(|v| v.id == "amount-8000-intent-5000")
+        .unwrap();
+    assert_eq!(want.source.file().as_ref(), "captures/cases.jsonl.gz");
+    let mut app = app_on(dir.path(), "refund.gz", 120, 30);
+    // the load re-reads the record from the archive, inflated from its start
+    select(&mut app, "amount-8000-intent-5000");
+    assert_eq!(
+        serde_json::to_value(&shown(&app).verdict).unwrap(),
+        serde_json::to_value(&want).unwrap()
+    );
+    let s = screen(&app);
+    assert!(s.contains("INTENT_MISMATCH /amount_minor"), "{s}");
+    // the Raw tab: the model's text as the archive holds it
+    key(&mut app, KeyCode::Char('3'));
+    let s = screen(&app);
+    assert!(s.contains(r#""order_id":"O-1042","amount_minor":8"#), "{s}");
+}
+
+#[test]
 fn the_response_tab_shows_the_providers_model_and_usage_in_meta() {
     let dir = workspace_of(&[
         ("schemas/s.schema.json", r#"{"type": "object"}"#),
