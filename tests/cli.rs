@@ -341,7 +341,7 @@ fn strip_ansi(s: &str) -> String {
 
 // ---------------------------------------------------------------- json / jsonl
 
-const VERDICT_KEYS: [&str; 13] = [
+const VERDICT_KEYS: [&str; 15] = [
     "id",
     "source",
     "contract",
@@ -356,6 +356,9 @@ const VERDICT_KEYS: [&str; 13] = [
     "next_action",
     // not in the example of docs/verdicts.md: what the response stage read (provider, stop reason, model, usage)
     "response",
+    // which step chose the contract, and the capture's meta (docs/verdicts.md)
+    "contract_from",
+    "meta",
 ];
 
 /// `v` cut down to the keys of the example in docs/verdicts.md.

@@ -27,6 +27,7 @@ mod provider_samples;
 mod pty;
 mod reasons;
 mod review;
+mod routing;
 mod samples;
 mod shapes;
 mod walk;

@@ -304,3 +304,85 @@ fn mcp_tools_list_changes_are_followed() {
     assert!(batch.iter().all(|l| l["type"] == "summary"), "{batch:#?}");
     assert_eq!(batch.last().unwrap()["data"]["captures"], 24);
 }
+
+#[test]
+fn an_edited_join_file_revalidates_the_captures_it_joins_as_check_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    let write = |p: &str, text: &str| {
+        let p = ws.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("verdict.toml", "[[join]]\npath = \"joins/*.jsonl\"\n");
+    write(
+        "schemas/refund.schema.json",
+        r#"{"type":"object","properties":{"amount_minor":{"type":"integer"}},"required":["amount_minor"]}"#,
+    );
+    write(
+        "captures/r.json",
+        r#"{"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o", "choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"amount_minor\": 700}"}, "finish_reason": "stop"}]}"#,
+    );
+    write(
+        "joins/j.jsonl",
+        r#"{"id": "chatcmpl-1", "intent": {"amount_minor": 700}}"#,
+    );
+    write(
+        "joins/other.jsonl",
+        r#"{"id": "chatcmpl-gone", "context": {}}"#,
+    );
+    let w = Watch::start(ws);
+    let first = w.batch("the first pass");
+    assert_eq!(first[0]["data"]["id"], "chatcmpl-1");
+    // the join line that matches no capture: a workspace warning of the summary, as in check
+    let summary = &first.last().unwrap()["data"];
+    assert_eq!(
+        summary["warnings"][0]["code"], "UNMATCHED_JOIN",
+        "{summary}"
+    );
+    assert_eq!(
+        summary["warnings"][0]["file"], "joins/other.jsonl:1",
+        "{summary}"
+    );
+    assert_eq!(first[0]["data"]["stage"], "ready");
+    // the join's intent changes: the capture it joins flips, as a fresh check sees it
+    write(
+        "joins/j.jsonl",
+        r#"{"id": "chatcmpl-1", "intent": {"amount_minor": 500}}"#,
+    );
+    let batch = w.batch("the edit of the join file");
+    let line = batch
+        .iter()
+        .find(|l| l["data"]["id"] == "chatcmpl-1")
+        .unwrap_or_else(|| panic!("{batch:?}"));
+    assert_eq!(
+        (
+            &line["data"]["stage"],
+            &line["data"]["reason"],
+            &line["flipped_from"]["stage"]
+        ),
+        (
+            &Value::from("business"),
+            &Value::from("INTENT_MISMATCH"),
+            &Value::from("ready")
+        ),
+        "{line}"
+    );
+    let out = common::verdict_in(ws, &["check", ".", "--format", "json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["summary"]["warnings"],
+        batch.last().unwrap()["data"]["warnings"]
+    );
+    let checked = &report["verdicts"][0];
+    for k in [
+        "id",
+        "stage",
+        "decision",
+        "reason",
+        "contract_from",
+        "errors",
+    ] {
+        assert_eq!(checked[k], line["data"][k], "{k}");
+    }
+}

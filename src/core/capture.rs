@@ -95,9 +95,24 @@ pub fn read_file(path: &Path, rel: &str, max_bytes: u64) -> Vec<RawRecord> {
 /// at a time (a JSONL log of any size reads in constant memory, compressed or not: a
 /// `.gz` / `.zst` file is inflated as it is read). The file's kind is read from its name
 /// ([`FileKind::or_record`]). As [`read_file`].
-pub fn for_each_record(path: &Path, rel: &str, max_bytes: u64, mut each: impl FnMut(RawRecord)) {
+pub fn for_each_record(path: &Path, rel: &str, max_bytes: u64, each: impl FnMut(RawRecord)) {
+    for_each_record_as(path, rel, max_bytes, is_log(path), each);
+}
+
+/// [`for_each_record`], with whether the file is a log (one record per line) given: a
+/// `[[source]]` makes files of other extensions logs (`docs/config.md#source`).
+pub fn for_each_record_as(
+    path: &Path,
+    rel: &str,
+    max_bytes: u64,
+    log: bool,
+    mut each: impl FnMut(RawRecord),
+) {
     let name: std::sync::Arc<str> = rel.into();
-    let kind = FileKind::or_record(path);
+    let mut kind = FileKind::or_record(path);
+    if log {
+        kind.layout = Layout::Log;
+    }
     let one = |text| RawRecord {
         source: RecordRef::new(name.clone(), None),
         text,
@@ -488,6 +503,19 @@ pub fn record_id_in(text: &str, source: &RecordRef) -> Option<String> {
 /// unknown key with a "did you mean" hint, both or neither of `response`/`output`, `status`
 /// without `output`, or a key of the wrong type).
 pub fn parse_record(text: &str, source: &RecordRef) -> Result<Capture, RecordError> {
+    parse_record_as(text, source, None)
+}
+
+/// [`parse_record`], read as `forced` (a `[[source]]`'s format) when given, else as the
+/// shape the record has.
+///
+/// # Errors
+/// As [`parse_record`].
+pub fn parse_record_as(
+    text: &str,
+    source: &RecordRef,
+    forced: Option<&crate::core::shape::Shape>,
+) -> Result<Capture, RecordError> {
     let value = parse::parse_strict(text).map_err(|f| {
         let at = f.at.map(|a| format!(" at {a}")).unwrap_or_default();
         // valid JSON that is only too deep is not called invalid
@@ -503,7 +531,7 @@ pub fn parse_record(text: &str, source: &RecordRef) -> Result<Capture, RecordErr
             format: None,
         }
     })?;
-    crate::core::shape::read(value, source, None)
+    crate::core::shape::read(value, source, forced)
 }
 
 /// Reads a record object as a capture record (`docs/capture-record.md`); `default_id` is

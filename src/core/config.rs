@@ -2,6 +2,7 @@
 //! is an error with a "did you mean" hint, so a typo never silently disables a setting.
 
 use crate::core::hint::hint_for;
+use crate::core::verdict::{Decision, Reason};
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -70,6 +71,98 @@ pub struct Config {
     pub max_capture_bytes: u64,
     /// Lint findings become `CONTRACT_ERROR` instead of warnings.
     pub strict_schemas: bool,
+    /// `[[source]]` tables, in file order (`docs/config.md#source`).
+    pub sources: Vec<Source>,
+    /// `[[route]]` tables, in file order (`docs/config.md#route`).
+    pub routes: Vec<Route>,
+    /// `[[join]]` globs of trusted-data files (`docs/config.md#join`).
+    pub joins: Vec<Pattern>,
+    /// `[decisions]`: built-in reasons whose default decision is overridden
+    /// (`docs/config.md#decisions`), in file order.
+    pub decisions: Vec<(Reason, Decision)>,
+}
+
+/// A glob over `/`-separated, workspace-relative paths (or over names: tool, id, model):
+/// `*` and `?` stay inside one path component, `**` crosses them, `{a,b}` and `[ab]` work
+/// (the `globset` crate's syntax).
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    /// The glob as written.
+    pub text: String,
+    matcher: globset::GlobMatcher,
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Pattern) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Pattern {
+    /// Compiles `text`.
+    ///
+    /// # Errors
+    /// The glob's syntax error, as `globset` words it.
+    pub fn new(text: &str) -> Result<Pattern, String> {
+        let glob = globset::GlobBuilder::new(text)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| e.kind().to_string())?;
+        Ok(Pattern {
+            text: text.to_owned(),
+            matcher: glob.compile_matcher(),
+        })
+    }
+
+    /// Whether `s` (a workspace-relative `/`-separated path, or a name) matches.
+    pub fn matches(&self, s: &str) -> bool {
+        self.matcher.is_match(s)
+    }
+}
+
+/// One `[[source]]` table: how the files its glob matches are read
+/// (`docs/config.md#source`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    /// The files it applies to (workspace-relative glob).
+    pub path: Pattern,
+    /// The record shape forced on every record of those files (a [`crate::core::shape`]
+    /// format name, or `bedrock-converse`, `ollama`, `cohere`: the response shape with that
+    /// provider); `None`: detected record by record.
+    pub format: Option<String>,
+    /// Which tool call is the proposal, for every record of those files that names none.
+    pub tool: Option<String>,
+    /// The contract of every record of those files.
+    pub contract: Option<String>,
+}
+
+/// One `[[route]]` table: a contract for the records all of whose given keys match
+/// (`docs/config.md#route`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    /// The contract chosen.
+    pub contract: String,
+    /// The called tool's name (glob).
+    pub tool: Option<Pattern>,
+    /// The capture's id (glob).
+    pub id: Option<Pattern>,
+    /// The model the response names (glob).
+    pub model: Option<Pattern>,
+    /// The capture's file, workspace-relative (glob).
+    pub path: Option<Pattern>,
+}
+
+/// The formats a `[[source]]` may force that are not shapes of their own: bare responses of
+/// these providers, read by the response shape with that provider
+/// (`docs/record-shapes.md#record-shapes`).
+pub const PROVIDER_FORMATS: [&str; 3] = ["bedrock-converse", "ollama", "cohere"];
+
+/// Every `format` a `[[source]]` accepts: the shapes' formats, then [`PROVIDER_FORMATS`].
+pub fn source_formats() -> Vec<&'static str> {
+    crate::core::shape::formats()
+        .chain(PROVIDER_FORMATS)
+        .collect()
 }
 
 impl Default for Config {
@@ -82,6 +175,10 @@ impl Default for Config {
             format_assertion: false,
             max_capture_bytes: DEFAULT_MAX_CAPTURE_BYTES,
             strict_schemas: false,
+            sources: Vec::new(),
+            routes: Vec::new(),
+            joins: Vec::new(),
+            decisions: Vec::new(),
         }
     }
 }
@@ -96,6 +193,35 @@ struct RawConfig {
     format_assertion: Option<bool>,
     max_capture_bytes: Option<u64>,
     strict_schemas: Option<bool>,
+    source: Option<Vec<RawSource>>,
+    route: Option<Vec<RawRoute>>,
+    join: Option<Vec<RawJoin>>,
+    decisions: Option<toml::Table>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSource {
+    path: String,
+    format: Option<String>,
+    tool: Option<String>,
+    contract: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRoute {
+    contract: String,
+    tool: Option<String>,
+    id: Option<String>,
+    model: Option<String>,
+    path: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJoin {
+    path: String,
 }
 
 #[derive(Deserialize)]
@@ -105,7 +231,7 @@ enum OneOrMany {
     Many(Vec<PathBuf>),
 }
 
-const KEYS: [&str; 7] = [
+const KEYS: [&str; 11] = [
     "schemas",
     "captures",
     "default_contract",
@@ -113,7 +239,24 @@ const KEYS: [&str; 7] = [
     "format_assertion",
     "max_capture_bytes",
     "strict_schemas",
+    "source",
+    "route",
+    "join",
+    "decisions",
 ];
+
+/// The keys serde says it expected, from its "unknown field `x`, expected one of `a`, `b`"
+/// (or "expected `a`"): a nested table's keys.
+fn expected_keys(message: &str) -> Vec<&str> {
+    let Some((_, rest)) = message.split_once("expected ") else {
+        return Vec::new();
+    };
+    rest.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|k| !k.is_empty())
+        .collect()
+}
 
 /// A `verdict.toml` that cannot be used: the message names the key and gives a hint.
 #[derive(Debug, thiserror::Error)]
@@ -132,14 +275,21 @@ impl Config {
     pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
             let mut message = e.message().trim_end().to_string();
+            // a nested table's unknown key: serde names the keys it expected
+            let nested = expected_keys(&message);
+            let keys: Vec<&str> = if nested.is_empty() {
+                KEYS.to_vec()
+            } else {
+                nested
+            };
             if let Some(unknown) = message
                 .strip_prefix("unknown field `")
                 .and_then(|rest| rest.split('`').next())
-                && let Some(h) = hint_for(unknown, KEYS)
             {
-                message = format!("unknown key `{unknown}` ({h})");
-            } else if message.starts_with("unknown field") {
-                message = format!("{message}; known keys: {}", KEYS.join(", "));
+                message = match hint_for(unknown, keys.iter().copied()) {
+                    Some(h) => format!("unknown key `{unknown}` ({h})"),
+                    None => format!("unknown key `{unknown}`; known keys: {}", keys.join(", ")),
+                };
             }
             if let Some(span) = e.span() {
                 let at = crate::core::text::line_col(text, span.start);
@@ -179,7 +329,96 @@ impl Config {
         if let Some(s) = raw.strict_schemas {
             config.strict_schemas = s;
         }
+        let pattern = |table: &str, n: usize, key: &str, text: &str| {
+            Pattern::new(text).map_err(|e| ConfigError {
+                message: format!("[[{table}]] {n}: `{key}` is not a valid glob ({text:?}): {e}"),
+            })
+        };
+        for (i, s) in raw.source.unwrap_or_default().into_iter().enumerate() {
+            let n = i + 1;
+            if let Some(f) = &s.format
+                && !source_formats().contains(&f.as_str())
+            {
+                let known = source_formats();
+                let hint = hint_for(f, known.iter().copied())
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default();
+                return Err(ConfigError {
+                    message: format!(
+                        "[[source]] {n}: unknown `format` {f:?}{hint}; formats: {}",
+                        known.join(", ")
+                    ),
+                });
+            }
+            config.sources.push(Source {
+                path: pattern("source", n, "path", &s.path)?,
+                format: s.format,
+                tool: s.tool,
+                contract: s.contract,
+            });
+        }
+        for (i, r) in raw.route.unwrap_or_default().into_iter().enumerate() {
+            let n = i + 1;
+            let opt =
+                |key: &str, v: Option<String>| v.map(|t| pattern("route", n, key, &t)).transpose();
+            config.routes.push(Route {
+                contract: r.contract,
+                tool: opt("tool", r.tool)?,
+                id: opt("id", r.id)?,
+                model: opt("model", r.model)?,
+                path: opt("path", r.path)?,
+            });
+        }
+        for (i, j) in raw.join.unwrap_or_default().into_iter().enumerate() {
+            config.joins.push(pattern("join", i + 1, "path", &j.path)?);
+        }
+        for (reason, decision) in raw.decisions.unwrap_or_default() {
+            let codes = Reason::BUILT_IN.iter().map(|r| r.as_str());
+            if !Reason::BUILT_IN.iter().any(|r| r.as_str() == reason) {
+                let hint = hint_for(&reason, codes)
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default();
+                return Err(ConfigError {
+                    message: format!(
+                        "[decisions]: unknown reason `{reason}`{hint}; a built-in reason's code (docs/verdicts.md#reasons)"
+                    ),
+                });
+            }
+            let names = Decision::ALL.map(Decision::as_str);
+            let parsed = decision.as_str().and_then(Decision::parse);
+            let Some(d) = parsed else {
+                let hint = decision
+                    .as_str()
+                    .and_then(|s| hint_for(s, names))
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default();
+                return Err(ConfigError {
+                    message: format!(
+                        "[decisions]: `{reason}` = {decision} is not a decision{hint}; decisions: {}",
+                        names.join(", ")
+                    ),
+                });
+            };
+            config.decisions.push((Reason::new(reason), d));
+        }
         Ok(config)
+    }
+
+    /// The `[[source]]` tables whose glob matches `rel` (a workspace-relative path), in order.
+    pub fn sources_for<'a>(&'a self, rel: &'a str) -> impl Iterator<Item = (usize, &'a Source)> {
+        self.sources
+            .iter()
+            .enumerate()
+            .filter(move |(_, s)| s.path.matches(rel))
+            .map(|(i, s)| (i + 1, s))
+    }
+
+    /// The decision `[decisions]` gives `reason` instead of its default, if any.
+    pub fn decision_for(&self, reason: &Reason) -> Option<Decision> {
+        self.decisions
+            .iter()
+            .find(|(r, _)| r == reason)
+            .map(|&(_, d)| d)
     }
 }
 
@@ -220,6 +459,49 @@ mod tests {
         assert_eq!(
             e.message,
             "line 2, column 1: unknown key `format_asertion` (did you mean `format_assertion`?)"
+        );
+    }
+
+    #[test]
+    fn tables_are_read_in_order() {
+        let c = Config::from_toml(
+            "[[source]]\npath = \"b/*.jsonl.out\"\nformat = \"cohere\"\ntool = \"t\"\ncontract = \"c\"\n\
+             [[route]]\ncontract = \"r\"\ntool = \"open_*\"\nid = \"i\"\nmodel = \"m\"\npath = \"p/**\"\n\
+             [[join]]\npath = \"joins/*.jsonl\"\n[decisions]\nREFUSAL = \"retry\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.sources.len(), 1);
+        let s = &c.sources[0];
+        assert_eq!(
+            (
+                s.format.as_deref(),
+                s.tool.as_deref(),
+                s.contract.as_deref()
+            ),
+            (Some("cohere"), Some("t"), Some("c"))
+        );
+        assert!(s.path.matches("b/x.jsonl.out") && !s.path.matches("b/c/x.jsonl.out"));
+        assert_eq!(
+            c.sources_for("b/x.jsonl.out")
+                .map(|(n, _)| n)
+                .collect::<Vec<_>>(),
+            [1]
+        );
+        let r = &c.routes[0];
+        assert_eq!(r.contract, "r");
+        assert!(r.tool.as_ref().unwrap().matches("open_ticket"));
+        assert!(r.path.as_ref().unwrap().matches("p/a/b.json"));
+        assert_eq!(r.id.as_ref().unwrap().text, "i");
+        assert_eq!(r.model.as_ref().unwrap().text, "m");
+        assert_eq!(c.joins[0].text, "joins/*.jsonl");
+        assert_eq!(c.decision_for(&Reason::REFUSAL), Some(Decision::Retry));
+        assert_eq!(c.decision_for(&Reason::SCHEMA_MISMATCH), None);
+        // a required key missing
+        let e = Config::from_toml("[[route]]\ntool = \"x\"\n").unwrap_err();
+        assert!(
+            e.message.contains("missing field `contract`"),
+            "{}",
+            e.message
         );
     }
 

@@ -20,6 +20,7 @@ pub mod escape;
 pub mod feedback;
 pub mod hint;
 pub mod item;
+pub mod join;
 pub mod lint;
 pub mod mcp;
 pub mod outcome;

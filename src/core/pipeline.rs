@@ -2,10 +2,14 @@
 //! order (input, response, parse, schema, business) and the first one that fails decides.
 
 use crate::core::adapter::{self, Proposal};
-use crate::core::capture::{self, Capture, Payload, RawRecord, RecordKind};
+use crate::core::capture::{self, Capture, Payload, RawRecord, RecordError, RecordKind};
 use crate::core::capture_file;
+use crate::core::config::{PROVIDER_FORMATS, Pattern};
 use crate::core::contract::Contract;
+use crate::core::escape::quote;
 use crate::core::mcp::{self, Resolved};
+use crate::core::record_ref::RecordRef;
+use crate::core::shape;
 use crate::core::stage::{intent, parse, schema};
 use crate::core::verdict::{Finding, Reason, ResponseInfo, Stage, Verdict};
 use crate::core::workspace::Workspace;
@@ -25,6 +29,79 @@ pub struct Evaluation {
     pub raw_output: Option<String>,
     /// The parsed (or structured) proposal, when the parse stage passed.
     pub proposal: Option<Value>,
+}
+
+/// Where a verdict's contract came from: its `contract_from` (`docs/verdicts.md#contract-from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContractFrom {
+    /// The capture record names its `contract` (`"record"`).
+    Record,
+    /// The capture's `[[join]]` line names it (`"join"`).
+    Join,
+    /// The `[[source]]` table N (1-based) of the capture's file names it (`"source N"`).
+    Source(usize),
+    /// The `[[route]]` table N (1-based) matched (`"route N"`).
+    Route(usize),
+    /// The called tool's name is a contract's name (`"tool"`).
+    Tool,
+    /// `default_contract`, or the workspace's only schema (`"default"`).
+    Default,
+}
+
+impl std::fmt::Display for ContractFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ContractFrom::Record => f.write_str("record"),
+            ContractFrom::Join => f.write_str("join"),
+            ContractFrom::Source(n) => write!(f, "source {n}"),
+            ContractFrom::Route(n) => write!(f, "route {n}"),
+            ContractFrom::Tool => f.write_str("tool"),
+            ContractFrom::Default => f.write_str("default"),
+        }
+    }
+}
+
+/// Where the contract a capture names before routing came from.
+#[derive(Debug, Default)]
+struct Origin {
+    contract: Option<ContractFrom>,
+}
+
+/// What the stages of one capture gave.
+struct Run<'a> {
+    /// The contract's name (the named one when it is unknown).
+    name: Option<String>,
+    /// Where the contract came from.
+    from: Option<String>,
+    /// The contract, when one was found.
+    contract: Option<&'a Arc<Contract>>,
+    /// The failing stage's findings.
+    errors: Vec<Finding>,
+    /// What the response stage read, when it ran.
+    info: Option<ResponseInfo>,
+}
+
+/// Copies the provider's metadata the response stage read into the capture's `meta`
+/// (`docs/capture-record.md#meta`): `model`, and `usage` as `{input_tokens, output_tokens,
+/// total_tokens}` (the counts the provider reported), each only when the record's own
+/// `meta` lacks that key. Rules never see `meta`.
+fn fill_meta(capture: &mut Capture, info: &ResponseInfo) {
+    let mut add: Vec<(&str, Value)> = Vec::new();
+    if let Some(m) = &info.model {
+        add.push(("model", Value::String(m.clone())));
+    }
+    if let Some(t) = &info.tokens
+        && let Ok(v) = serde_json::to_value(t)
+    {
+        add.push(("usage", v));
+    }
+    if add.is_empty() {
+        return;
+    }
+    let meta = capture.meta.get_or_insert_with(Default::default);
+    for (k, v) in add {
+        meta.entry(k).or_insert(v);
+    }
 }
 
 /// The id a record gets when it has none: its source (`captures/a.json`, `captures/log.jsonl:9`).
@@ -56,10 +133,11 @@ impl Workspace {
                 return Some(ev);
             }
         };
+        let rel = raw.source.file().clone();
         // a `.sse` file is its stream as the `response`, no record to parse
         let parsed = match raw.kind {
             RecordKind::Sse => Ok(capture_file::sse_capture(text, &default_id(raw))),
-            RecordKind::Json => capture::parse_record(text, &raw.source),
+            RecordKind::Json => self.read_capture(text, &raw.source, &rel),
         };
         let mut capture = match parsed {
             Ok(c) => c,
@@ -68,6 +146,7 @@ impl Workspace {
                 ev.verdict = Verdict::from_errors(id, raw.source.clone(), None, vec![e.finding]);
                 ev.verdict.format = e.format.map(str::to_owned);
                 ev.raw_output = Some(text.clone());
+                self.apply_decisions(&mut ev.verdict);
                 if let Some(x) = e.expect {
                     ev.verdict.apply_expect(x);
                 }
@@ -83,18 +162,26 @@ impl Workspace {
                 Resolved::Unpaired => capture.tool = None,
             }
         }
-        let (contract, errors, info) = self.run_stages(&capture, &mut ev);
+        let (capture, origin) = self.complete(capture, &rel);
+        let mut capture = capture;
+        let run = self.run_stages(&capture, &origin, &rel, &mut ev);
         let mut verdict =
-            Verdict::from_errors(capture.id.clone(), raw.source.clone(), contract, errors);
+            Verdict::from_errors(capture.id.clone(), raw.source.clone(), run.name, run.errors);
         verdict.format = Some(capture.format.to_owned());
-        verdict.provider = info.as_ref().map(|i| i.provider.clone());
-        verdict.response = info;
-        if let Ok(c) = self.contract_for(&capture) {
+        verdict.contract_from = run.from;
+        verdict.provider = run.info.as_ref().map(|i| i.provider.clone());
+        if let Some(info) = &run.info {
+            fill_meta(&mut capture, info);
+        }
+        verdict.response = run.info;
+        verdict.meta = capture.meta.clone();
+        if let Some(c) = run.contract {
             verdict.warnings = c.warnings();
         }
         if let Some(info) = verdict.response.as_mut() {
             verdict.warnings.append(&mut info.warnings);
         }
+        self.apply_decisions(&mut verdict);
         if let Some(x) = &capture.expect {
             verdict.apply_expect(x.clone());
         }
@@ -109,60 +196,236 @@ impl Workspace {
         self.evaluate(raw).map(|ev| ev.verdict)
     }
 
-    /// The contract a capture uses: its `contract`, else `default_contract`, else the only
-    /// one. An MCP capture uses its tool's contract ([`Workspace::mcp_contract`]).
-    pub fn contract_for(&self, capture: &Capture) -> Result<&Arc<Contract>, Finding> {
-        if let Payload::Mcp(m) = &capture.payload {
-            return self.mcp_contract(m, capture.tool.as_deref());
+    /// Reads one record's text as the shape it has, or as the format the first `[[source]]`
+    /// matching its file `rel` forces (`docs/config.md#source`).
+    fn read_capture(
+        &self,
+        text: &str,
+        source: &RecordRef,
+        rel: &str,
+    ) -> Result<Capture, RecordError> {
+        let forced = self
+            .config
+            .sources_for(rel)
+            .find_map(|(_, s)| s.format.as_deref());
+        let Some(format) = forced else {
+            return capture::parse_record(text, source);
+        };
+        // a provider's bare body: the response shape, with that provider's adapter
+        let provider = PROVIDER_FORMATS.iter().find(|p| **p == format).copied();
+        let shape = shape::by_format(if provider.is_some() {
+            "response"
+        } else {
+            format
+        })
+        .expect("[[source]] formats are checked when verdict.toml is read");
+        let mut c = capture::parse_record_as(text, source, Some(shape))?;
+        if let Some(p) = provider {
+            c.format = p;
+            c.provider.get_or_insert_with(|| p.to_owned());
         }
-        let name = capture
-            .contract
-            .as_deref()
-            .or(self.config.default_contract.as_deref());
-        match name {
-            Some(name) => self.contracts.get(name).ok_or_else(|| {
-                let known: Vec<&str> = self.contracts.by_name.keys().map(String::as_str).collect();
-                let list = if known.is_empty() {
-                    "the workspace has no schemas".to_string()
-                } else {
-                    format!("contracts: {}", known.join(", "))
-                };
-                let mut f = Finding::new(
-                    Stage::Input,
-                    Reason::UNKNOWN_CONTRACT,
-                    format!("unknown contract {name:?}; {list}"),
-                );
-                if let Some(h) = self.contracts.hint(name) {
-                    f = f.with_hint(h);
-                }
-                f
-            }),
-            None => {
-                // the only schema file: the tool schemas of MCP `tools/list` results are
-                // not candidates (they serve MCP captures)
-                let mut it = self
-                    .contracts
-                    .by_name
-                    .values()
-                    .filter(|c| c.label.is_none());
-                match (it.next(), it.next()) {
-                    (Some(only), None) => Ok(only),
-                    (None, _) => Err(Finding::new(
-                        Stage::Input,
-                        Reason::UNKNOWN_CONTRACT,
-                        format!(
-                            "no contract: the workspace has no schemas in {}/",
-                            self.config.schemas.display()
-                        ),
-                    )),
-                    _ => Err(Finding::new(
-                        Stage::Input,
-                        Reason::UNKNOWN_CONTRACT,
-                        "the capture names no `contract` and the workspace has several; set `contract` in the record or `default_contract` in verdict.toml",
-                    )),
-                }
+        Ok(c)
+    }
+
+    /// Fills in what a capture's record leaves out from its `[[join]]` line, then from the
+    /// `[[source]]` tables of its file (`docs/config.md#join`): the record's own keys win.
+    /// Returns where a contract named before routing came from.
+    fn complete(&self, mut capture: Capture, rel: &str) -> (Capture, Origin) {
+        let mut origin = Origin::default();
+        if capture.contract.is_some() {
+            origin.contract = Some(ContractFrom::Record);
+        }
+        if let Some(j) = self.joins.by_id.get(&capture.id) {
+            if capture.context.is_none() {
+                capture.context = j.context.clone();
+            }
+            if capture.intent.is_none() {
+                capture.intent = j.intent.clone();
+            }
+            if capture.expect.is_none() {
+                capture.expect = j.expect.clone();
+            }
+            if capture.tool.is_none() {
+                capture.tool = j.tool.clone();
+            }
+            if capture.contract.is_none() && j.contract.is_some() {
+                capture.contract = j.contract.clone();
+                origin.contract = Some(ContractFrom::Join);
             }
         }
+        for (n, s) in self.config.sources_for(rel) {
+            if capture.tool.is_none() {
+                capture.tool = s.tool.clone();
+            }
+            if capture.contract.is_none() && s.contract.is_some() {
+                capture.contract = s.contract.clone();
+                origin.contract = Some(ContractFrom::Source(n));
+            }
+        }
+        (capture, origin)
+    }
+
+    /// Applies `[decisions]` (`docs/config.md#decisions`): every finding of an overridden
+    /// built-in reason that carries the reason's default decision gets the configured one
+    /// (a decision an adapter chose, such as `retry` for a transient `REQUEST_ERROR`, stays);
+    /// the verdict's decision and next action follow its first finding.
+    pub fn apply_decisions(&self, verdict: &mut Verdict) {
+        if self.config.decisions.is_empty() {
+            return;
+        }
+        for f in &mut verdict.errors {
+            if let Some(d) = self.config.decision_for(&f.reason)
+                && f.decision == f.reason.default_decision()
+            {
+                f.decision = d;
+            }
+        }
+        if let Some(first) = verdict.errors.first() {
+            verdict.decision = first.decision;
+            verdict.next_action =
+                crate::core::feedback::next_action(first.decision, Some(&first.reason)).to_string();
+        }
+    }
+
+    /// The contract a capture uses and where it came from (`docs/verdicts.md#contract-from`),
+    /// first match wins:
+    /// 0. an MCP capture: its tool's contract ([`Workspace::mcp_contract`], `tool`);
+    /// 1. the capture's own `contract` (from its record, its `[[join]]` line or a `[[source]]`);
+    /// 2. the `[[route]]` tables, in order (all given keys match);
+    /// 3. the called tool's name, when a contract has that name;
+    /// 4. `default_contract`, else the only schema.
+    ///
+    /// `tool` and `model` are what the response stage read (`None` before it or when it
+    /// did not say); `rel` is the capture's file. A contract that is named but does not
+    /// exist is `UNKNOWN_CONTRACT` with a hint; when no step gives one, `UNKNOWN_CONTRACT`
+    /// lists what was tried.
+    ///
+    /// # Errors
+    /// `UNKNOWN_CONTRACT`.
+    pub fn choose_contract(
+        &self,
+        capture: &Capture,
+        named_from: Option<ContractFrom>,
+        tool: Option<&str>,
+        model: Option<&str>,
+        rel: &str,
+    ) -> Result<(&Arc<Contract>, ContractFrom), Finding> {
+        // 0. an MCP capture: its tool's contract (`docs/record-shapes.md#mcp`)
+        if let Payload::Mcp(m) = &capture.payload {
+            return self
+                .mcp_contract(m, capture.tool.as_deref())
+                .map(|c| (c, ContractFrom::Tool));
+        }
+        // 1. named
+        if let Some(name) = capture.contract.as_deref() {
+            let from = named_from.unwrap_or(ContractFrom::Record);
+            return self.named(name).map(|c| (c, from));
+        }
+        // 2. routes
+        for (i, r) in self.config.routes.iter().enumerate() {
+            let m = |p: &Option<Pattern>, v: Option<&str>| {
+                p.as_ref().is_none_or(|p| v.is_some_and(|v| p.matches(v)))
+            };
+            if m(&r.tool, tool)
+                && m(&r.id, Some(&capture.id))
+                && m(&r.model, model)
+                && m(&r.path, Some(rel))
+            {
+                return self
+                    .named(&r.contract)
+                    .map(|c| (c, ContractFrom::Route(i + 1)));
+            }
+        }
+        // 3. the called tool's name
+        if let Some(t) = tool
+            && let Some(c) = self.contracts.get(t)
+        {
+            return Ok((c, ContractFrom::Tool));
+        }
+        // 4. the default
+        if let Some(name) = self.config.default_contract.as_deref() {
+            return self.named(name).map(|c| (c, ContractFrom::Default));
+        }
+        // the only schema file: the tool schemas of MCP `tools/list` results are not
+        // candidates (they serve MCP captures)
+        let mut it = self
+            .contracts
+            .by_name
+            .values()
+            .filter(|c| c.label.is_none());
+        match (it.next(), it.next()) {
+            (Some(only), None) => Ok((only, ContractFrom::Default)),
+            (None, _) => Err(Finding::new(
+                Stage::Input,
+                Reason::UNKNOWN_CONTRACT,
+                format!(
+                    "no contract: the workspace has no schemas in {}/",
+                    self.config.schemas.display()
+                ),
+            )),
+            _ if self.config.routes.is_empty() && tool.is_none() => Err(Finding::new(
+                Stage::Input,
+                Reason::UNKNOWN_CONTRACT,
+                "the capture names no `contract` and the workspace has several; set `contract` in the record or `default_contract` in verdict.toml",
+            )),
+            _ => {
+                let routes = self.config.routes.len();
+                let mut tried = vec![format!(
+                    "no route matched ({routes} route{})",
+                    if routes == 1 { "" } else { "s" }
+                )];
+                tried.push(match tool {
+                    Some(t) => format!("no contract named after tool {}", quote(t, 80)),
+                    None => "no tool call to name a contract".to_owned(),
+                });
+                tried.push(format!(
+                    "no default_contract and {} schemas",
+                    self.contracts
+                        .by_name
+                        .values()
+                        .filter(|c| c.label.is_none())
+                        .count()
+                ));
+                Err(Finding::new(
+                    Stage::Input,
+                    Reason::UNKNOWN_CONTRACT,
+                    format!("no contract for the capture: {}", tried.join("; ")),
+                )
+                .with_hint("add a [[route]] or default_contract to verdict.toml, or name the `contract` in the record or its [[join]] line"))
+            }
+        }
+    }
+
+    /// The contract named `name`, or `UNKNOWN_CONTRACT` listing the contracts, with a hint.
+    fn named(&self, name: &str) -> Result<&Arc<Contract>, Finding> {
+        self.contracts.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.contracts.by_name.keys().map(String::as_str).collect();
+            let list = if known.is_empty() {
+                "the workspace has no schemas".to_string()
+            } else {
+                format!("contracts: {}", known.join(", "))
+            };
+            let mut f = Finding::new(
+                Stage::Input,
+                Reason::UNKNOWN_CONTRACT,
+                format!("unknown contract {name:?}; {list}"),
+            );
+            if let Some(h) = self.contracts.hint(name) {
+                f = f.with_hint(h);
+            }
+            f
+        })
+    }
+
+    /// The contract a capture record uses before its response is read: its `contract`, else
+    /// `default_contract`, else the only one (no routes, no tool name: see
+    /// [`Workspace::choose_contract`] for the full choice).
+    ///
+    /// # Errors
+    /// `UNKNOWN_CONTRACT`.
+    pub fn contract_for(&self, capture: &Capture) -> Result<&Arc<Contract>, Finding> {
+        self.choose_contract(capture, None, None, None, "")
+            .map(|(c, _)| c)
     }
 
     /// The contract of an MCP capture (`docs/record-shapes.md#mcp`): `mcp/TOOL.input` for a
@@ -195,19 +458,11 @@ impl Workspace {
     fn run_stages(
         &self,
         capture: &Capture,
+        origin: &Origin,
+        rel: &str,
         ev: &mut Evaluation,
-    ) -> (Option<String>, Vec<Finding>, Option<ResponseInfo>) {
-        // input: the contract
-        let contract = match self.contract_for(capture) {
-            Ok(c) => c,
-            Err(f) => return (capture.contract.clone(), vec![f], None),
-        };
-        let name = Some(contract.name.clone());
-        let validator = match &contract.compiled {
-            Ok(v) => v,
-            Err(errors) => return (name, errors.clone(), None),
-        };
-        // response
+    ) -> Run<'_> {
+        // response first (it is pure): routing may need the called tool's name and the model
         let adapted = match &capture.payload {
             Payload::Response(r) => {
                 adapter::adapt_response(r, capture.provider.as_deref(), capture.tool.as_deref())
@@ -220,24 +475,68 @@ impl Workspace {
             Payload::Settled(adapted) => (**adapted).clone(),
             Payload::Mcp(m) => mcp::adapt(m, capture.tool.as_deref()),
         };
-        let info = Some(adapted.info);
+        let mut run = Run {
+            name: capture.contract.clone(),
+            from: None,
+            contract: None,
+            errors: Vec::new(),
+            info: None,
+        };
+        // input: the contract
+        let tool = adapted.info.tool.as_deref().or(capture.tool.as_deref());
+        let model = adapted.info.model.as_deref();
+        let (contract, from) =
+            match self.choose_contract(capture, origin.contract, tool, model, rel) {
+                Ok(c) => c,
+                Err(f) => {
+                    run.errors = vec![f];
+                    return run;
+                }
+            };
+        run.name = Some(contract.name.clone());
+        run.from = Some(from.to_string());
+        run.contract = Some(contract);
+        let validator = match &contract.compiled {
+            Ok(v) => v,
+            Err(errors) => {
+                run.errors = errors.clone();
+                return run;
+            }
+        };
+        run.info = Some(adapted.info);
         let proposal = match adapted.result {
             Ok(p) => p,
-            Err(f) => return (name, vec![f], info),
+            Err(f) => {
+                run.errors = vec![f];
+                return run;
+            }
         };
+        run.errors = self.later_stages(capture, contract, validator, proposal, ev);
+        run
+    }
+
+    /// The parse, schema and business stages: the failing stage's findings, or none.
+    fn later_stages(
+        &self,
+        capture: &Capture,
+        contract: &Contract,
+        validator: &jsonschema::Validator,
+        proposal: Proposal,
+        ev: &mut Evaluation,
+    ) -> Vec<Finding> {
         // parse
         let value = match proposal {
             Proposal::Structured(v) => v,
             Proposal::Text(text) => {
                 if let Some(f) = no_output(&text, "the response completed but its output is empty")
                 {
-                    return (name, vec![f], info);
+                    return vec![f];
                 }
                 let parsed = parse::parse_strict(&text);
                 ev.raw_output = Some(text);
                 match parsed {
                     Ok(v) => v,
-                    Err(f) => return (name, vec![f], info),
+                    Err(f) => return vec![f],
                 }
             }
         };
@@ -245,7 +544,7 @@ impl Workspace {
         let errors = schema::validate(validator, &value, ev.raw_output.as_deref());
         ev.proposal = Some(value);
         if !errors.is_empty() {
-            return (name, errors, info);
+            return errors;
         }
         // business: the rules in order, then the confirmed intent
         let value = ev.proposal.as_ref().expect("set above");
@@ -256,7 +555,7 @@ impl Workspace {
             if let Some(text) = ev.raw_output.as_deref() {
                 parse::locate_findings(text, std::slice::from_mut(&mut f));
             }
-            return (name, vec![f], info);
+            return vec![f];
         }
         if let Some(i) = &capture.intent {
             let fields = contract
@@ -268,10 +567,10 @@ impl Workspace {
                 parse::locate_findings(text, &mut errors);
             }
             if !errors.is_empty() {
-                return (name, errors, info);
+                return errors;
             }
         }
-        (name, Vec::new(), info)
+        Vec::new()
     }
 }
 

@@ -1,6 +1,6 @@
 //! Counts over a set of verdicts: the funnel of `docs/commands.md#the-terminal-workbench` and the `expect` tally.
 
-use crate::core::verdict::{Decision, Stage, Verdict};
+use crate::core::verdict::{Decision, Stage, Verdict, Warning};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -25,6 +25,10 @@ pub struct Summary {
     pub passed: usize,
     /// Captures that count as failing.
     pub failed: usize,
+    /// Workspace warnings, not about one capture: a `[[join]]` line whose id matches no
+    /// capture (`UNMATCHED_JOIN`, `docs/config.md#join`). They never fail the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
 }
 
 /// Totals of a `check --schema` run (plain JSON instances against one schema), in the

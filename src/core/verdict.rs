@@ -480,6 +480,10 @@ pub struct Verdict {
     pub source: RecordRef,
     /// The contract it was checked against, when one was found.
     pub contract: Option<String>,
+    /// Which step chose the contract (`docs/verdicts.md#contract-from`): `record`, `join`,
+    /// `source N`, `route N`, `tool` or `default`; `None` when no contract was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract_from: Option<String>,
     /// The record shape it was read as (`capture`, `response`, `openai-batch`, ...;
     /// `docs/record-shapes.md#record-shapes`); `None` when the record could not be read as any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -505,6 +509,11 @@ pub struct Verdict {
     /// What the response stage read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<ResponseInfo>,
+    /// The capture's `meta`: the record's own, with the provider's `model` and `usage`
+    /// (`{input_tokens, output_tokens, total_tokens}`) added where it lacks them
+    /// (`docs/capture-record.md#meta`). Never seen by rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<serde_json::Map<String, serde_json::Value>>,
     /// One sentence: what to do next (from the decision and reason).
     pub next_action: String,
 }
@@ -525,6 +534,7 @@ impl Verdict {
             id,
             source,
             contract,
+            contract_from: None,
             format: None,
             provider: None,
             stage,
@@ -533,6 +543,7 @@ impl Verdict {
             warnings: Vec::new(),
             expect: None,
             response: None,
+            meta: None,
             next_action: crate::core::feedback::next_action(decision, reason.as_ref()).to_string(),
             reason,
         }

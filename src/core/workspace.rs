@@ -4,9 +4,14 @@
 use crate::core::capture::{self, RawRecord};
 use crate::core::config::{Config, ConfigError};
 use crate::core::contract::Contracts;
+use crate::core::join::{JoinError, Joins};
 use crate::core::mcp::McpSessions;
+use crate::core::verdict::Warning;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// The code of the workspace warning for a `[[join]]` line whose id matches no capture.
+pub const UNMATCHED_JOIN: &str = "UNMATCHED_JOIN";
 
 /// What a workspace without a capture file is told (by `check`, and in the TUI's list).
 pub const NO_CAPTURES: &str = "no captures found (no *.json, *.jsonl, *.ndjson, *.jsonl.out or *.sse files, plain or .gz/.zst, in the workspace's captures folders)";
@@ -31,6 +36,9 @@ pub enum WorkspaceError {
         /// What is wrong.
         cause: ConfigError,
     },
+    /// A `[[join]]` file or line cannot be used (`docs/config.md#join`).
+    #[error("{0}")]
+    Join(#[from] JoinError),
 }
 
 /// An opened workspace: its root, config and compiled contracts.
@@ -46,10 +54,18 @@ pub struct Workspace {
     /// The MCP facts of the capture files (which tool each request id called, the tools
     /// declared), read before any record is validated ([`crate::core::mcp`]).
     pub mcp: Arc<McpSessions>,
+    /// The `[[join]]` files' lines, by capture id.
+    pub joins: Joins,
+    /// The captures come from the workspace's own folder (it has `verdict.toml` or a schemas
+    /// folder, no `captures` folder, and `verdict.toml` names none): the schemas folder below
+    /// it is not read as captures.
+    pub own_folder: bool,
 }
 
-/// The workspace a path belongs to: the nearest folder at or above it (a file's folder for
-/// a file) that holds `verdict.toml` or a `schemas` folder; else the path's own folder.
+/// The workspace a path belongs to (`docs/config.md#workspaces`): the nearest folder at or
+/// above it (a file's folder for a file) that holds `verdict.toml`, a `schemas` folder or a
+/// `captures` folder; else the path's own folder. A folder that holds one of them is its own
+/// workspace: nothing above it is looked at.
 pub fn find_root(path: &Path) -> PathBuf {
     let start = if path.is_dir() {
         path.to_path_buf()
@@ -63,7 +79,10 @@ pub fn find_root(path: &Path) -> PathBuf {
     };
     let mut dir = start.as_path();
     loop {
-        if dir.join("verdict.toml").is_file() || dir.join("schemas").is_dir() {
+        if dir.join("verdict.toml").is_file()
+            || dir.join("schemas").is_dir()
+            || dir.join("captures").is_dir()
+        {
             return dir.to_path_buf();
         }
         match dir.parent() {
@@ -99,16 +118,34 @@ impl Workspace {
                 });
             }
         };
-        Ok(Workspace::with_config(root, config))
+        let mut config = config;
+        let marked = root.join("verdict.toml").is_file() || root.join(&config.schemas).is_dir();
+        if marked
+            && config.captures == Config::default().captures
+            && !root.join("captures").is_dir()
+        {
+            // a workspace (verdict.toml or schemas) with no captures folder: its own folder
+            // holds its captures; a folder that is no workspace is never walked whole
+            config.captures = vec![PathBuf::new()];
+        }
+        let own_folder = config.captures == [PathBuf::new()];
+        let mut ws = Workspace::with_config(root, config);
+        ws.own_folder = own_folder;
+        let max = ws.config.max_capture_bytes;
+        ws.joins = Joins::load(root, &ws.config.joins, &|p| ws.relative(p), max)?;
+        Ok(ws)
     }
 
-    /// Opens the workspace at `root` with a given config (no `verdict.toml` is read).
+    /// Opens the workspace at `root` with a given config (no `verdict.toml` is read, and no
+    /// `[[join]]` file).
     pub fn with_config(root: &Path, config: Config) -> Workspace {
         let mut ws = Workspace {
             root: root.to_path_buf(),
             config,
             contracts: Contracts::default(),
             mcp: Arc::default(),
+            joins: Joins::default(),
+            own_folder: false,
         };
         let files = ws.capture_files();
         let mcp = McpSessions::scan(&files, &|f| ws.relative(f), ws.config.max_capture_bytes);
@@ -127,6 +164,45 @@ impl Workspace {
         )
     }
 
+    /// Whether `path` (below the root) is read as captures: named like a capture file, or
+    /// matched by a `[[source]]` glob; and neither a `[[join]]` file nor below the schemas
+    /// folder (`docs/config.md#workspaces`).
+    pub fn is_capture_path(&self, path: &Path) -> bool {
+        let rel = self.relative(path);
+        if self.is_join_path(&rel) || (self.own_folder && self.in_schemas(path)) {
+            return false;
+        }
+        capture::is_capture_file(path) || self.config.sources_for(&rel).next().is_some()
+    }
+
+    /// Whether a workspace-relative path is a `[[join]]` file (matched by a join glob).
+    pub fn is_join_path(&self, rel: &str) -> bool {
+        self.config.joins.iter().any(|g| g.matches(rel))
+    }
+
+    fn in_schemas(&self, path: &Path) -> bool {
+        let schemas = self.root.join(&self.config.schemas);
+        match (std::path::absolute(&schemas), std::path::absolute(path)) {
+            (Ok(s), Ok(p)) => p.starts_with(s),
+            _ => path.starts_with(&schemas),
+        }
+    }
+
+    /// Whether a capture file is a log (one record per line): a log by its name (`.jsonl`,
+    /// `.ndjson`, `.jsonl.out`, compressed or not), or a file of no capture-file name that a
+    /// `[[source]]` glob matches (`*.log`).
+    pub fn is_log_file(&self, path: &Path) -> bool {
+        match crate::core::capture_file::FileKind::of(path) {
+            // a capture file's name says what it is (`.json`, `.jsonl.gz`, `.sse`, ...)
+            Some(kind) => kind.layout == crate::core::capture_file::Layout::Log,
+            None => self
+                .config
+                .sources_for(&self.relative(path))
+                .next()
+                .is_some(),
+        }
+    }
+
     /// The same workspace with `mcp` as its MCP facts: the contracts are recompiled when
     /// the tools `mcp` declares differ from those it declared, else shared.
     pub fn with_mcp(&self, mcp: McpSessions) -> Workspace {
@@ -138,6 +214,8 @@ impl Workspace {
             config: self.config.clone(),
             contracts: self.contracts.clone(),
             mcp: Arc::new(mcp),
+            joins: self.joins.clone(),
+            own_folder: self.own_folder,
         }
     }
 
@@ -150,6 +228,8 @@ impl Workspace {
             config: self.config.clone(),
             contracts,
             mcp: Arc::new(mcp),
+            joins: self.joins.clone(),
+            own_folder: self.own_folder,
         }
     }
 
@@ -183,7 +263,7 @@ impl Workspace {
             if p.is_file() {
                 out.push(p);
             } else {
-                collect_files(&p, &capture::is_capture_file, &mut out);
+                collect_files(&p, &|f| self.is_capture_path(f), &mut out);
             }
         }
         // one folder comes out sorted already; several may overlap or interleave
@@ -194,6 +274,36 @@ impl Workspace {
         out
     }
 
+    /// The `UNMATCHED_JOIN` warning of every `[[join]]` line whose id no capture has
+    /// (`matched` holds the joined ids that some capture has), in file order: reported
+    /// once per line, never silently dropped (`docs/config.md#join`).
+    pub fn unmatched_joins(&self, matched: &std::collections::HashSet<String>) -> Vec<Warning> {
+        let mut out: Vec<(&str, &String)> = self
+            .joins
+            .by_id
+            .iter()
+            .filter(|(id, _)| !matched.contains(*id))
+            .map(|(id, j)| (j.at.as_str(), id))
+            .collect();
+        out.sort_by(|a, b| {
+            crate::core::record_ref::RecordRef::parse(a.0)
+                .cmp(&crate::core::record_ref::RecordRef::parse(b.0))
+        });
+        out.into_iter()
+            .map(|(at, id)| Warning {
+                code: UNMATCHED_JOIN.into(),
+                severity: Some("warning".into()),
+                file: Some(at.to_owned()),
+                pointer: Some("/id".into()),
+                at: None,
+                message: format!(
+                    "join line for id {} matches no capture of the workspace",
+                    crate::core::escape::quote(id, 80)
+                ),
+            })
+            .collect()
+    }
+
     /// A path's name relative to the workspace root, `/`-separated.
     pub fn relative(&self, path: &Path) -> String {
         let rel = path.strip_prefix(&self.root).unwrap_or(path);
@@ -202,7 +312,15 @@ impl Workspace {
 
     /// Reads every record of one capture file (see [`capture::read_file`]).
     pub fn read_file(&self, path: &Path) -> Vec<RawRecord> {
-        capture::read_file(path, &self.relative(path), self.config.max_capture_bytes)
+        let mut out = Vec::new();
+        capture::for_each_record_as(
+            path,
+            &self.relative(path),
+            self.config.max_capture_bytes,
+            self.is_log_file(path),
+            |r| out.push(r),
+        );
+        out
     }
 }
 

@@ -10,7 +10,7 @@
 //! workspace of n captures get the same one with a probability of about n²/2⁶⁵ (3·10⁻⁸ for
 //! a million captures), and then both are flagged, by every front end alike.
 
-use crate::core::capture::{self, RawRecord, RecordKind, is_log};
+use crate::core::capture::{self, RawRecord, RecordKind};
 use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Verdict, Warning};
 use rayon::prelude::*;
@@ -210,6 +210,7 @@ pub fn warning(id: &str, own: &RecordRef, sources: &[RecordRef]) -> Warning {
 pub fn scan_members(
     files: &[PathBuf],
     rel: &(dyn Fn(&Path) -> String + Sync),
+    is_log: &(dyn Fn(&Path) -> bool + Sync),
     max_bytes: u64,
 ) -> Members {
     let mut m = Members::default();
@@ -279,8 +280,13 @@ pub fn scan_members(
 
 /// The ids several records of `files` share ([`scan_members`]), known before the first
 /// verdict.
-pub fn scan(files: &[PathBuf], rel: &(dyn Fn(&Path) -> String + Sync), max_bytes: u64) -> Shared {
-    scan_members(files, rel, max_bytes).shared()
+pub fn scan(
+    files: &[PathBuf],
+    rel: &(dyn Fn(&Path) -> String + Sync),
+    is_log: &(dyn Fn(&Path) -> bool + Sync),
+    max_bytes: u64,
+) -> Shared {
+    scan_members(files, rel, is_log, max_bytes).shared()
 }
 
 #[cfg(test)]

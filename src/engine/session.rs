@@ -34,7 +34,7 @@ use crate::core::summary::Summary;
 use crate::core::verdict::{Decision, Reason, Stage, Verdict};
 use crate::core::workspace::{Workspace, WorkspaceError};
 use crate::engine::ids::{self, Members, Shared, fingerprint};
-use crate::engine::summary::{CaptureSummary, Locator, for_each_located, verdict_hash};
+use crate::engine::summary::{CaptureSummary, Locator, for_each_located_as, verdict_hash};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{Hash, Hasher as _};
@@ -355,14 +355,28 @@ impl Session {
     }
 
     /// The counts over every current verdict (as [`Summary::add`] would make them).
+    /// With the workspace warnings `check` gives: an `UNMATCHED_JOIN` per `[[join]]` line
+    /// whose id no current capture has (matched by id fingerprint).
     pub fn summary(&self) -> Summary {
         let mut s = Summary::default();
+        let joins: HashMap<u64, &String> = self
+            .ws
+            .joins
+            .by_id
+            .keys()
+            .map(|id| (fingerprint(id), id))
+            .collect();
+        let mut matched: HashSet<String> = HashSet::new();
         for f in self.files.values() {
             for b in &f.briefs {
                 let k = &self.kinds.list[b.kind as usize];
                 s.add_outcome(k.outcome.stage, k.outcome.decision, k.outcome.expect_met);
+                if let Some(id) = joins.get(&b.id) {
+                    matched.insert((*id).clone());
+                }
             }
         }
+        s.warnings = self.ws.unmatched_joins(&matched);
         s
     }
 
@@ -422,7 +436,12 @@ impl Session {
         let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
         for p in paths {
             let p = absolute(p);
-            if p == root.join("verdict.toml") {
+            // verdict.toml, or a `[[join]]` file (its trusted data may touch any capture)
+            let join = p.strip_prefix(&root).is_ok_and(|r| {
+                self.ws
+                    .is_join_path(&r.to_string_lossy().replace('\\', "/"))
+            });
+            if p == root.join("verdict.toml") || join {
                 return self.reload_each(each);
             }
             if p.starts_with(&schemas) {
@@ -432,11 +451,20 @@ impl Session {
             if p.is_dir() {
                 // a new folder: the watcher may have missed files created right after it
                 let mut found = Vec::new();
-                crate::core::workspace::collect_files(&p, &capture::is_capture_file, &mut found);
+                let ws = self.ws.clone();
+                let in_ws = |t: &Path| ws.root.join(t.strip_prefix(&root).unwrap_or(t));
+                crate::core::workspace::collect_files(
+                    &p,
+                    &|t| ws.is_capture_path(&in_ws(t)),
+                    &mut found,
+                );
                 targets.extend(found);
                 // a capture file replaced by a folder of its name: its captures go
                 targets.insert(p.clone());
-            } else if capture::is_capture_file(&p) {
+            } else if capture::is_capture_file(&p)
+                || p.strip_prefix(&root)
+                    .is_ok_and(|r| self.ws.is_capture_path(&self.ws.root.join(r)))
+            {
                 targets.insert(p.clone());
             }
             if !p.exists()
@@ -468,7 +496,9 @@ impl Session {
             capture_roots.iter().any(|r| {
                 t == r
                     || (t.starts_with(r)
-                        && capture::is_capture_file(t)
+                        && self.ws.is_capture_path(
+                            &self.ws.root.join(t.strip_prefix(&root).unwrap_or(t)),
+                        )
                         && !crate::core::workspace::is_ignored(r, t))
             })
         };
@@ -577,7 +607,8 @@ impl Session {
         // and those they held: with every other capture of those ids, the groups the
         // changed files' verdicts are marked with
         let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
-        let incoming = ids::scan_members(&present, &|f| ws.relative(f), max);
+        let incoming =
+            ids::scan_members(&present, &|f| ws.relative(f), &|f| ws.is_log_file(f), max);
         let mut fps: HashSet<u64> = incoming.fingerprints().collect();
         for rel in &changed {
             if let Some(st) = self.files.get(&**rel) {
@@ -682,7 +713,7 @@ impl Session {
                 }
             };
             let mut chunk = Vec::with_capacity(CHUNK);
-            for_each_located(f, &rel, max, |r, loc| {
+            for_each_located_as(f, &rel, max, ws.is_log_file(f), |r, loc| {
                 chunk.push((r, loc));
                 if chunk.len() >= CHUNK {
                     flush(&mut chunk);
@@ -811,10 +842,12 @@ impl Session {
         let ws = self.ws.clone();
         for (file, lines) in by_file {
             let mut got: Vec<(capture::RawRecord, Locator)> = Vec::new();
-            for_each_located(
-                &ws.root.join(&*file),
+            let path = ws.root.join(&*file);
+            for_each_located_as(
+                &path,
                 &file,
                 ws.config.max_capture_bytes,
+                ws.is_log_file(&path),
                 |r, loc| {
                     if lines.contains(&loc.line.unwrap_or(0)) {
                         got.push((r, loc));

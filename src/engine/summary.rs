@@ -175,11 +175,23 @@ pub fn for_each_located(
     path: &Path,
     rel: &Arc<str>,
     max_bytes: u64,
+    each: impl FnMut(RawRecord, Locator) -> bool,
+) {
+    for_each_located_as(path, rel, max_bytes, is_log(path), each);
+}
+
+/// [`for_each_located`] with whether the file is a log given ([`Workspace::is_log_file`]:
+/// a `[[source]]` makes other extensions logs).
+pub fn for_each_located_as(
+    path: &Path,
+    rel: &Arc<str>,
+    max_bytes: u64,
+    log: bool,
     mut each: impl FnMut(RawRecord, Locator) -> bool,
 ) {
     let whole = |each: &mut dyn FnMut(RawRecord, Locator) -> bool| {
         let mut go = true;
-        capture::for_each_record(path, rel, max_bytes, |r| {
+        capture::for_each_record_as(path, rel, max_bytes, log, |r| {
             let line = r.source.line();
             let loc = Locator {
                 file: rel.clone(),
@@ -191,7 +203,7 @@ pub fn for_each_located(
             }
         })
     };
-    if !is_log(path) {
+    if !log {
         return whole(&mut each);
     }
     // never a plain `File::open`: on a FIFO it waits for a writer forever
@@ -225,7 +237,12 @@ pub fn for_each_located(
 /// its lines (as far as a line over `max_bytes` or a break in the archive: what a read of
 /// it gives).
 pub fn count_records(path: &Path, max_bytes: u64) -> usize {
-    if !is_log(path) {
+    count_records_as(path, max_bytes, is_log(path))
+}
+
+/// [`count_records`] with whether the file is a log given ([`Workspace::is_log_file`]).
+pub fn count_records_as(path: &Path, max_bytes: u64, log: bool) -> usize {
+    if !log {
         return 1;
     }
     let compression = FileKind::or_record(path).compression;

@@ -22,7 +22,8 @@ use crate::core::workspace::Workspace;
 use crate::engine::ids::{self, Shared};
 use crate::engine::session::{Change, Session, cause_for, cause_of};
 use crate::engine::summary::{
-    CaptureSummary, Locator, UNKNOWN_OFFSET, count_records, for_each_located, load, verdict_hash,
+    CaptureSummary, Locator, UNKNOWN_OFFSET, count_records_as, for_each_located_as, load,
+    verdict_hash,
 };
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -513,7 +514,7 @@ fn validate_all(
     let files = ws.capture_files();
     let counts: Vec<usize> = files
         .par_iter()
-        .map(|f| count_records(f, ws.config.max_capture_bytes))
+        .map(|f| count_records_as(f, ws.config.max_capture_bytes, ws.is_log_file(f)))
         .collect();
     let total: usize = counts.iter().sum();
     if !emit(EngineEvent::Started {
@@ -524,7 +525,12 @@ fn validate_all(
         return RunEnd::Stop;
     }
     // the ids several captures share, known before the first verdict (as `check` knows them)
-    st.run_shared = ids::scan(&files, &|f| ws.relative(f), ws.config.max_capture_bytes);
+    st.run_shared = ids::scan(
+        &files,
+        &|f| ws.relative(f),
+        &|f| ws.is_log_file(f),
+        ws.config.max_capture_bytes,
+    );
     // the front end knows the ids: removals name the source only
     let mut session = Session::empty(ws.clone()).without_ids();
     let size = batch_size(total);
@@ -571,13 +577,19 @@ fn validate_all(
     for (f, &count) in files.iter().zip(&counts) {
         let rel: Arc<str> = Arc::from(ws.relative(f));
         session.reserve(&rel, count);
-        for_each_located(f, &rel, ws.config.max_capture_bytes, |r, loc| {
-            chunk.push((r, loc));
-            if chunk.len() >= size {
-                end = batch(&mut chunk, &mut session, st);
-            }
-            end.is_none()
-        });
+        for_each_located_as(
+            f,
+            &rel,
+            ws.config.max_capture_bytes,
+            ws.is_log_file(f),
+            |r, loc| {
+                chunk.push((r, loc));
+                if chunk.len() >= size {
+                    end = batch(&mut chunk, &mut session, st);
+                }
+                end.is_none()
+            },
+        );
         if end.is_some() {
             break;
         }

@@ -174,6 +174,30 @@ impl<W: Write> Sink for Human<W> {
             }
             writeln!(out)?;
         }
+        if !summary.warnings.is_empty() {
+            let n = summary.warnings.len();
+            writeln!(
+                out,
+                "{} {}",
+                p.bold("workspace"),
+                p.dim(&format!("({n} warning{})", if n == 1 { "" } else { "s" }))
+            )?;
+            for w in &summary.warnings {
+                let place = w
+                    .file
+                    .as_deref()
+                    .map(|f| format!("{} ", escape_control(f)))
+                    .unwrap_or_default();
+                writeln!(
+                    out,
+                    "  {}{} {}",
+                    p.dim(&place),
+                    p.wrap("33", &format!("warning[{}]", escape_control(&w.code))),
+                    escape_control(&w.message)
+                )?;
+            }
+            writeln!(out)?;
+        }
         let decisions: Vec<String> = Decision::ALL
             .iter()
             .rev()

@@ -128,6 +128,8 @@ pub fn review(ws: &Workspace, old: Contracts, base: &str) -> Review {
         config: ws.config.clone(),
         contracts: old,
         mcp: ws.mcp.clone(),
+        joins: ws.joins.clone(),
+        own_folder: ws.own_folder,
     };
     let mut flips = Vec::new();
     let mut captures = 0;

@@ -141,7 +141,8 @@ pub fn check_workspaces(
     out: &mut dyn Deliver,
 ) -> Result<Summary, BatchError> {
     let mut summary = Summary::default();
-    workspace_mode(paths, render(opts), &mut delivery(opts, &mut summary, out))?;
+    let warnings = workspace_mode(paths, render(opts), &mut delivery(opts, &mut summary, out))?;
+    summary.warnings = warnings;
     Ok(summary)
 }
 
@@ -271,6 +272,8 @@ struct Input<'a> {
     rel: &'a (dyn Fn(&Path) -> String + Sync),
     /// `max_capture_bytes`.
     max_bytes: u64,
+    /// Whether a file is a log (one record per line).
+    is_log: &'a (dyn Fn(&Path) -> bool + Sync),
     /// The files hold capture records (false: plain instances, `--schema`).
     records: bool,
 }
@@ -291,6 +294,7 @@ fn stream(
         files,
         rel,
         max_bytes,
+        is_log,
         records,
     } = input;
     // three stages overlap: the reader thread reads batch k+2, the validator thread checks
@@ -299,7 +303,7 @@ fn stream(
     // a batch as the validation tasks made it: in order, one part per task
     let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Vec<Vec<Out>>>(2);
     std::thread::scope(|scope| {
-        scope.spawn(move || read_batches(&files, rel, max_bytes, &tx));
+        scope.spawn(move || read_batches(&files, rel, is_log, max_bytes, &tx));
         scope.spawn(move || {
             let mut paths: HashMap<Arc<str>, Arc<str>> = HashMap::new();
             // an item of a verdict, rendered
@@ -444,6 +448,7 @@ type LineAt = Result<std::ops::Range<usize>, Box<Finding>>;
 fn read_batches(
     files: &[PathBuf],
     rel: &(dyn Fn(&Path) -> String + Sync),
+    is_log: &(dyn Fn(&Path) -> bool + Sync),
     max_bytes: u64,
     tx: &std::sync::mpsc::SyncSender<Chunk>,
 ) {
@@ -549,7 +554,7 @@ fn workspace_mode(
     paths: &[PathBuf],
     render: Option<Render>,
     emit: &mut Emit<'_>,
-) -> Result<(), BatchError> {
+) -> Result<Vec<crate::core::verdict::Warning>, BatchError> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -604,12 +609,15 @@ fn workspace_mode(
         });
         opened.push((root, ws, files));
     }
+    let mut warnings = Vec::new();
     for (root, ws, files) in opened {
         // the MCP facts of files named outside the capture folders (`check FILE`)
         let ws = ws.covering(&files).unwrap_or(ws);
         let max = ws.config.max_capture_bytes;
+        // the joined ids some capture has: the rest are reported once, after the run
+        let matched = std::sync::Mutex::new(std::collections::HashSet::new());
         // ids shared by several captures of the workspace: known before the first verdict
-        let dups = ids::scan(&files, &|f| ws.relative(f), max);
+        let dups = ids::scan(&files, &|f| ws.relative(f), &|f| ws.is_log_file(f), max);
         let check = |raw: &RawRecord| {
             let mut v = ws.check(raw)?;
             // the pre-pass read the id the pipeline gives (`capture::record_id`)
@@ -620,6 +628,12 @@ fn workspace_mode(
                 raw.source
             );
             dups.mark(&mut v);
+            if ws.joins.by_id.contains_key(&v.id) {
+                matched
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(v.id.clone());
+            }
             Some(v)
         };
         let input = Input {
@@ -627,11 +641,16 @@ fn workspace_mode(
             files,
             rel: &|f| ws.relative(f),
             max_bytes: max,
+            is_log: &|f| ws.is_log_file(f),
             records: true,
         };
         stream(input, &check, None, render.clone(), emit)?;
+        let matched = matched
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        warnings.extend(ws.unmatched_joins(&matched));
     }
-    Ok(())
+    Ok(warnings)
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {
@@ -705,6 +724,8 @@ fn validator_mode(
                 },
                 contracts: Contracts::default(),
                 mcp: Default::default(),
+                joins: Default::default(),
+                own_folder: false,
             };
             // a folder's files, but not the schema itself (`check --schema s.json` in the
             // folder that holds it would validate the schema against itself)
@@ -750,6 +771,7 @@ fn validator_mode(
         files,
         rel: &rel,
         max_bytes: crate::core::config::DEFAULT_MAX_CAPTURE_BYTES,
+        is_log: &|f| is_log(f),
         records: false,
     };
     let fast = Fast {

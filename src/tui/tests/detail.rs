@@ -405,3 +405,28 @@ fn a_native_record_names_its_shape_in_the_title_and_the_response_tab() {
         ]
     );
 }
+
+#[test]
+fn the_response_tab_shows_the_providers_model_and_usage_in_meta() {
+    let dir = workspace_of(&[
+        ("schemas/s.schema.json", r#"{"type": "object"}"#),
+        (
+            "captures/batch.jsonl",
+            r#"{"custom_id": "r1", "response": {"status_code": 200, "body": {"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini", "choices": [{"index": 0, "message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}}, "error": null}"#,
+        ),
+    ]);
+    let ws = Workspace::open(dir.path()).unwrap();
+    let ev = evaluate_all(&ws).remove(0);
+    let d = crate::tui::detail::Detail::new(Some(&ws), &ev);
+    let text: Vec<&str> = d.response.iter().map(|(l, _)| l.as_str()).collect();
+    let at = text
+        .iter()
+        .position(|l| l.starts_with("meta"))
+        .unwrap_or_else(|| panic!("{text:#?}"));
+    let block = text[at..].join("\n");
+    assert!(block.contains("\"model\": \"gpt-4o-mini\""), "{block}");
+    assert!(
+        block.contains("\"input_tokens\": 3") && block.contains("\"total_tokens\": 5"),
+        "{block}"
+    );
+}
