@@ -66,6 +66,48 @@ fn providers_sample_meets_every_expect() {
     assert_every_expect_met(&verdicts);
 }
 
+/// `samples/logs`: provider logs read where they lie, each record's `expect` from the join
+/// file; every format of its README's table is there, and `check` exits 0 on it.
+#[test]
+fn logs_sample_meets_every_expect_in_every_format() {
+    let verdicts = all_verdicts(&sample("logs"));
+    assert_eq!(verdicts.len(), 36);
+    assert_every_expect_met(&verdicts);
+    let mut formats: Vec<&str> = verdicts
+        .iter()
+        .filter_map(|v| v.format.as_deref())
+        .collect();
+    formats.sort_unstable();
+    formats.dedup();
+    assert_eq!(
+        formats,
+        [
+            "anthropic-batch",
+            "bedrock-batch",
+            "bedrock-converse",
+            "cohere",
+            "gemini-batch",
+            "mcp",
+            "ollama",
+            "openai-batch",
+            "response"
+        ]
+    );
+    let gz: Vec<&str> = verdicts
+        .iter()
+        .filter(|v| v.source.file().ends_with(".jsonl.gz"))
+        .map(|v| v.id.as_str())
+        .collect();
+    assert_eq!(gz, ["ticket-701", "ticket-702", "ticket-703", "ticket-704"]);
+    let out = crate::common::verdict(&["check", "-q", sample("logs").to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 #[test]
 fn editing_the_valid_amount_to_8000_flips_exactly_that_case_to_intent_mismatch() {
     let (_tmp, ws) = refund_copy();
