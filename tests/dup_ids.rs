@@ -389,3 +389,55 @@ fn watch_re_reports_a_capture_whose_id_another_file_starts_and_stops_sharing() {
     let o = common::verdict_in(ws.path(), &["check", "--format", "jsonl", "."]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("DUPLICATE_ID"));
 }
+
+/// A `[[source]]` that forces a format reads a record as another shape, with another id
+/// (`docs/config.md#source`): the duplicate-id pre-pass reads it the same way, so a record
+/// that would be `c1` unforced shares no id with the capture `c1`.
+#[test]
+fn the_pre_pass_reads_ids_as_a_source_forces_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let line = r#"{"id":"c1","output":"{}"}"#;
+    std::fs::create_dir_all(ws.join("schemas")).unwrap();
+    std::fs::create_dir_all(ws.join("captures")).unwrap();
+    std::fs::write(ws.join("schemas/s.schema.json"), r#"{"type":"object"}"#).unwrap();
+    std::fs::write(
+        ws.join("verdict.toml"),
+        "[[source]]\npath = \"captures/forced.jsonl\"\nformat = \"openai-batch\"\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join("captures/a.jsonl"), format!("{line}\n")).unwrap();
+    std::fs::write(ws.join("captures/forced.jsonl"), format!("{line}\n")).unwrap();
+    let out = common::verdict(&["check", "--format", "json", ws.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<(String, String, usize)> = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["id"].as_str().unwrap().to_owned(),
+                v["stage"].as_str().unwrap().to_owned(),
+                v["warnings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|w| w["code"] == "DUPLICATE_ID")
+                    .count(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("c1".to_owned(), "ready".to_owned(), 0),
+            ("captures/forced.jsonl:1".to_owned(), "input".to_owned(), 0)
+        ]
+    );
+}

@@ -190,6 +190,23 @@ impl Workspace {
         Some(ev)
     }
 
+    /// The id the pipeline gives the record (its verdict's `id`), read as [`Workspace::evaluate`]
+    /// reads it (its shape, or the format a `[[source]]` forces; a `.sse` file's first event)
+    /// without running the stages: what the duplicate-id pre-pass compares
+    /// (`docs/verdicts.md#duplicate-ids`). An unreadable record's id is its source.
+    pub fn record_id(&self, raw: &RawRecord) -> String {
+        let Ok(text) = &raw.text else {
+            return default_id(raw);
+        };
+        match raw.kind {
+            RecordKind::Sse => capture_file::sse_capture(text, &default_id(raw)).id,
+            RecordKind::Json => match self.read_capture(text, &raw.source, raw.source.file()) {
+                Ok(c) => c.id,
+                Err(e) => e.id.unwrap_or_else(|| default_id(raw)),
+            },
+        }
+    }
+
     /// Runs the pipeline and keeps only the verdict (`None`: not a capture, as
     /// [`Workspace::evaluate`]).
     pub fn check(&self, raw: &RawRecord) -> Option<Verdict> {

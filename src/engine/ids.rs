@@ -48,26 +48,6 @@ pub fn verdict_id(raw: &RawRecord) -> String {
     .unwrap_or_else(|| raw.source.to_string())
 }
 
-/// The fingerprint of the id of the record `text` (`None`: it could not be read) at
-/// `source`, as [`verdict_id`] gives it.
-fn id_fingerprint(text: Option<&str>, source: impl FnOnce() -> RecordRef) -> u64 {
-    let Some(text) = text else {
-        return fingerprint(source().as_str());
-    };
-    // an MCP message's id names its file (`FILE#ID`): the source is needed first
-    if crate::core::mcp::may_be_jsonrpc(text.as_bytes()) {
-        let source = source();
-        return match capture::record_id_in(text, &source) {
-            Some(id) => fingerprint(&id),
-            None => fingerprint(source.as_str()),
-        };
-    }
-    match capture::record_id(text) {
-        Some(id) => fingerprint(&id),
-        None => fingerprint(source().as_str()),
-    }
-}
-
 /// Captures by id fingerprint, compactly (16 bytes each): what [`Shared`] is built from.
 #[derive(Debug, Default)]
 pub struct Members {
@@ -211,6 +191,7 @@ pub fn scan_members(
     files: &[PathBuf],
     rel: &(dyn Fn(&Path) -> String + Sync),
     is_log: &(dyn Fn(&Path) -> bool + Sync),
+    id_of: &(dyn Fn(&RawRecord) -> String + Sync),
     max_bytes: u64,
 ) -> Members {
     let mut m = Members::default();
@@ -222,7 +203,7 @@ pub fn scan_members(
             capture::read_file(f, &name, max_bytes)
                 .into_iter()
                 .map(|r| {
-                    let fp = fingerprint(&verdict_id(&r));
+                    let fp = fingerprint(&id_of(&r));
                     (fp, r.source)
                 })
                 .collect::<Vec<_>>()
@@ -248,8 +229,13 @@ pub fn scan_members(
             let fps: Vec<u64> = lines
                 .par_iter()
                 .map(|&(line, span)| {
-                    let text = span.and_then(|(a, b)| std::str::from_utf8(&bytes[a..b]).ok());
-                    id_fingerprint(text, || RecordRef::new(name.clone(), Some(line as usize)))
+                    let source = RecordRef::new(name.clone(), Some(line as usize));
+                    match span.and_then(|(a, b)| std::str::from_utf8(&bytes[a..b]).ok()) {
+                        Some(text) => {
+                            fingerprint(&id_of(&RawRecord::json(source, Ok(text.to_owned()))))
+                        }
+                        None => fingerprint(source.as_str()),
+                    }
                 })
                 .collect();
             for (&(line, _), fp) in lines.iter().zip(fps) {
@@ -284,9 +270,10 @@ pub fn scan(
     files: &[PathBuf],
     rel: &(dyn Fn(&Path) -> String + Sync),
     is_log: &(dyn Fn(&Path) -> bool + Sync),
+    id_of: &(dyn Fn(&RawRecord) -> String + Sync),
     max_bytes: u64,
 ) -> Shared {
-    scan_members(files, rel, is_log, max_bytes).shared()
+    scan_members(files, rel, is_log, id_of, max_bytes).shared()
 }
 
 #[cfg(test)]

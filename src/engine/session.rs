@@ -607,8 +607,13 @@ impl Session {
         // and those they held: with every other capture of those ids, the groups the
         // changed files' verdicts are marked with
         let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
-        let incoming =
-            ids::scan_members(&present, &|f| ws.relative(f), &|f| ws.is_log_file(f), max);
+        let incoming = ids::scan_members(
+            &present,
+            &|f| ws.relative(f),
+            &|f| ws.is_log_file(f),
+            &|r| ws.record_id(r),
+            max,
+        );
         let mut fps: HashSet<u64> = incoming.fingerprints().collect();
         for rel in &changed {
             if let Some(st) = self.files.get(&**rel) {

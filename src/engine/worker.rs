@@ -529,6 +529,7 @@ fn validate_all(
         &files,
         &|f| ws.relative(f),
         &|f| ws.is_log_file(f),
+        &|r| ws.record_id(r),
         ws.config.max_capture_bytes,
     );
     // the front end knows the ids: removals name the source only

@@ -617,14 +617,20 @@ fn workspace_mode(
         // the joined ids some capture has: the rest are reported once, after the run
         let matched = std::sync::Mutex::new(std::collections::HashSet::new());
         // ids shared by several captures of the workspace: known before the first verdict
-        let dups = ids::scan(&files, &|f| ws.relative(f), &|f| ws.is_log_file(f), max);
+        let dups = ids::scan(
+            &files,
+            &|f| ws.relative(f),
+            &|f| ws.is_log_file(f),
+            &|r| ws.record_id(r),
+            max,
+        );
         let check = |raw: &RawRecord| {
             let mut v = ws.check(raw)?;
             // the pre-pass read the id the pipeline gives (`capture::record_id`)
             debug_assert_eq!(
                 v.id,
-                ids::verdict_id(raw),
-                "capture::record_id disagrees with the pipeline on {}",
+                ws.record_id(raw),
+                "Workspace::record_id disagrees with the pipeline on {}",
                 raw.source
             );
             dups.mark(&mut v);
