@@ -3,12 +3,11 @@
 //! `max_capture_bytes` (as a `.json` file and as one JSONL line), beside good captures.
 //! Every item gets one clear verdict and nothing panics, in process and through the binary.
 
+use crate::common::verdicts;
 use serde_json::{Value, json};
-use std::path::Path;
 use std::process::Command;
 use tempfile::TempDir;
 use verdict::core::verdict::Verdict;
-use verdict::core::workspace::Workspace;
 
 const MAX: usize = 30_000;
 
@@ -109,15 +108,6 @@ fn workspace() -> TempDir {
         std::fs::write(p, bytes).unwrap();
     }
     dir
-}
-
-fn verdicts(root: &Path) -> Vec<Verdict> {
-    let ws = Workspace::open(root).unwrap();
-    ws.capture_files()
-        .iter()
-        .flat_map(|f| ws.read_file(f))
-        .filter_map(|raw| ws.check(&raw))
-        .collect()
 }
 
 /// `(source, id, stage, decision, reason, line:column of the first finding)`.

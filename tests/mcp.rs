@@ -8,10 +8,10 @@
 //! exactly; then the records that are no capture are left out of every count, and the live
 //! session follows a changed `tools/list` as a fresh `check` sees it.
 
+use crate::common::verdicts;
 use std::collections::BTreeMap;
 use std::path::Path;
 use verdict::core::verdict::Verdict;
-use verdict::core::workspace::Workspace;
 use verdict::engine::session::{Change, Session};
 
 /// The weather tool of the spec, with an `outputSchema`, and an `echo` tool without one.
@@ -92,15 +92,6 @@ fn workspace(logs: &[(&str, Vec<String>)]) -> tempfile::TempDir {
         std::fs::write(&p, lines.join("\n") + "\n").unwrap();
     }
     dir
-}
-
-fn verdicts(root: &Path) -> Vec<Verdict> {
-    let ws = Workspace::open(root).unwrap();
-    ws.capture_files()
-        .iter()
-        .flat_map(|f| ws.read_file(f))
-        .filter_map(|raw| ws.check(&raw))
-        .collect()
 }
 
 /// `source id format provider stage decision reason pointer: message`.

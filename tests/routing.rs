@@ -4,6 +4,7 @@
 //! `contract_from` (and the message where one decides) exactly.
 
 use crate::common::verdict_in;
+use crate::common::verdicts;
 use serde_json::{Value, json};
 use std::path::Path;
 use verdict::core::verdict::Verdict;
@@ -34,16 +35,6 @@ fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
         std::fs::write(p, text).unwrap();
     }
     dir
-}
-
-/// Every verdict of the workspace at `root`, in file order.
-fn verdicts(root: &Path) -> Vec<Verdict> {
-    let ws = Workspace::open(root).unwrap();
-    ws.capture_files()
-        .iter()
-        .flat_map(|f| ws.read_file(f))
-        .filter_map(|raw| ws.check(&raw))
-        .collect()
 }
 
 /// `id format stage decision reason contract contract_from`.

@@ -2,26 +2,17 @@
 //! editing a capture on disk changes exactly its verdict.
 
 use crate::common;
+use crate::common::verdicts as all_verdicts;
 use common::refund_copy;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use verdict::core::verdict::{Decision, Stage};
-use verdict::core::workspace::Workspace;
 
 fn sample(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("samples")
         .join(name)
-}
-
-fn all_verdicts(root: &Path) -> Vec<verdict::core::verdict::Verdict> {
-    let ws = Workspace::open(root).unwrap();
-    ws.capture_files()
-        .iter()
-        .flat_map(|f| ws.read_file(f))
-        .filter_map(|r| ws.check(&r))
-        .collect()
 }
 
 /// Every verdict carries an `expect`, and meets it.

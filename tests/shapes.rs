@@ -3,6 +3,7 @@
 //! and the message exactly.
 
 use crate::common;
+use crate::common::verdicts as all_verdicts;
 use verdict::core::verdict::Verdict;
 use verdict::core::workspace::Workspace;
 
@@ -156,16 +157,6 @@ fn outcome(v: &Verdict) -> String {
         v.reason.as_ref().map_or("-", |r| r.as_str()),
         pointers.join(" ")
     )
-}
-
-/// Every verdict of the workspace at `root`, by source.
-fn all_verdicts(root: &std::path::Path) -> Vec<Verdict> {
-    let ws = Workspace::open(root).unwrap();
-    ws.capture_files()
-        .iter()
-        .flat_map(|f| ws.read_file(f))
-        .filter_map(|raw| ws.check(&raw))
-        .collect()
 }
 
 /// Every capture of `samples/providers` whose `response` is an object or an array of events

@@ -90,3 +90,14 @@ pub fn verdict_in(dir: &Path, args: &[&str]) -> std::process::Output {
 pub fn verdict(args: &[&str]) -> std::process::Output {
     verdict_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
+
+/// Every verdict of the workspace at `root`, in file and line order (records that are not
+/// captures, such as MCP notifications, have none).
+pub fn verdicts(root: &Path) -> Vec<verdict::core::verdict::Verdict> {
+    let ws = verdict::core::workspace::Workspace::open(root).unwrap();
+    ws.capture_files()
+        .iter()
+        .flat_map(|f| ws.read_file(f))
+        .filter_map(|raw| ws.check(&raw))
+        .collect()
+}

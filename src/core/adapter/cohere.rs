@@ -10,8 +10,8 @@
 //! `STOP_SEQUENCE`, `TOOL_CALL` (finished), `MAX_TOKENS`, `ERROR`, `TIMEOUT`.
 
 use super::{
-    Adapted, Proposal, Provider, ToolCall, args_text_or_value, invalid_capture, is_truncation,
-    kind, non_null, note_tool, proposal, quote, response_finding, show, str_at, tokens,
+    Adapted, Proposal, Provider, function_calls, invalid_capture, is_truncation, kind, non_null,
+    note_tool, proposal, quote, response_finding, show, str_at, tokens,
 };
 use crate::core::verdict::{Decision, Finding, Reason, ResponseInfo};
 use serde_json::Value;
@@ -87,26 +87,7 @@ fn run(resp: &Value, tool: Option<&str>, info: &mut ResponseInfo) -> Result<Prop
             )));
         }
     };
-    let calls: Vec<ToolCall> = match message.get("tool_calls") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|c| {
-                let f = c.get("function").unwrap_or(&Value::Null);
-                ToolCall {
-                    name: str_at(f, "name").map(str::to_owned),
-                    id: str_at(c, "id").map(str::to_owned),
-                    args: args_text_or_value(f.get("arguments")),
-                }
-            })
-            .collect(),
-        Some(other) => {
-            return Err(invalid_capture(format!(
-                "cohere `message.tool_calls` is {}: expected an array",
-                kind(other)
-            )));
-        }
-    };
+    let calls = function_calls(message, "cohere")?;
     note_tool(info, &calls, tool);
     let said = |s: &str| format!("finish_reason {}", quote(s));
     match finish.as_str() {

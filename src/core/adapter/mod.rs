@@ -366,6 +366,33 @@ fn unrecognised_object(v: &Value) -> Finding {
     f
 }
 
+/// The function calls of a chat message's `tool_calls` array (`[{id, function: {name,
+/// arguments}}]`, as Ollama and Cohere v2 write them; arguments a string or an object).
+/// `provider` names the shape in the error.
+///
+/// # Errors
+/// `INVALID_CAPTURE` when `tool_calls` is neither an array nor null.
+pub(crate) fn function_calls(message: &Value, provider: &str) -> Result<Vec<ToolCall>, Finding> {
+    match message.get("tool_calls") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(a)) => Ok(a
+            .iter()
+            .map(|c| {
+                let f = c.get("function").unwrap_or(&Value::Null);
+                ToolCall {
+                    name: str_at(f, "name").map(str::to_owned),
+                    id: str_at(c, "id").map(str::to_owned),
+                    args: args_text_or_value(f.get("arguments")),
+                }
+            })
+            .collect()),
+        Some(other) => Err(invalid_capture(format!(
+            "{provider} `message.tool_calls` is {}: expected an array",
+            kind(other)
+        ))),
+    }
+}
+
 /// An `Adapted` for a response no adapter was chosen for.
 fn unknown(f: Finding) -> Adapted {
     Adapted {

@@ -12,8 +12,8 @@
 //! is a normal finish.
 
 use super::{
-    Adapted, Proposal, Provider, ToolCall, args_text_or_value, count, invalid_capture, kind,
-    note_tool, proposal, quote, response_finding, show, str_at,
+    Adapted, Proposal, Provider, count, function_calls, invalid_capture, kind, note_tool, proposal,
+    quote, response_finding, show, str_at,
 };
 use crate::core::verdict::{Finding, Reason, ResponseInfo, TokenUsage};
 use serde_json::{Map, Value};
@@ -102,26 +102,7 @@ fn run(resp: &Value, tool: Option<&str>, info: &mut ResponseInfo) -> Result<Prop
             )));
         }
     };
-    let calls: Vec<ToolCall> = match message.get("tool_calls") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|c| {
-                let f = c.get("function").unwrap_or(&Value::Null);
-                ToolCall {
-                    name: str_at(f, "name").map(str::to_owned),
-                    id: str_at(c, "id").map(str::to_owned),
-                    args: args_text_or_value(f.get("arguments")),
-                }
-            })
-            .collect(),
-        Some(other) => {
-            return Err(invalid_capture(format!(
-                "ollama `message.tool_calls` is {}: expected an array",
-                kind(other)
-            )));
-        }
-    };
+    let calls = function_calls(message, "ollama")?;
     note_tool(info, &calls, tool);
     if !done {
         return Err(response_finding(
