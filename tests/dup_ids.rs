@@ -1,8 +1,9 @@
 //! Captures that share an id (`DUPLICATE_ID`, docs/verdicts.md): `check` (human and json)
 //! flags each copy naming the others, `watch --json` re-reports a capture whose id another
-//! file starts or stops sharing, and the id `check` reads before the first verdict
-//! (`capture::record_id`) is the id the pipeline gives, on the samples and on hostile
-//! records. The TUI's side is in `hostile_engine` (its engine harness).
+//! file starts or stops sharing, and the id the pipeline gives a record
+//! (`Workspace::record_id`) is always one of the candidate ids the pre-pass reads from its
+//! text (`ids::candidates`), on the samples and on hostile records of every shape. The
+//! TUI's side is in `hostile_engine` (its engine harness).
 
 use crate::common;
 use common::watch::WatchJson;
@@ -11,9 +12,9 @@ use serde_json::Value;
 use std::path::Path;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
-use verdict::core::capture::{RawRecord, record_id};
+use verdict::core::capture::RawRecord;
 use verdict::core::workspace::Workspace;
-use verdict::engine::ids::verdict_id;
+use verdict::engine::ids::{candidates, is_candidate};
 
 /// The message of the warning on a capture with id `id` that `others` share.
 fn msg(id: &str, others: &str) -> String {
@@ -23,88 +24,238 @@ fn msg(id: &str, others: &str) -> String {
     )
 }
 
-#[test]
-fn record_id_reads_the_top_level_string_id_of_strict_json_only() {
-    assert_eq!(
-        record_id(r#"{"id":"a","output":"{}"}"#).as_deref(),
-        Some("a")
-    );
-    assert_eq!(
-        record_id(r#"  {"output":"{\"id\":\"x\"}","meta":{"id":"m"},"id":"b"}"#).as_deref(),
-        Some("b")
-    );
-    assert_eq!(
-        record_id(r#"{"id":"q\"uote\u00e9"}"#).as_deref(),
-        Some("q\"uoteé")
-    );
-    assert_eq!(record_id(r#"{"id":""}"#).as_deref(), Some(""));
-    // not a string, absent, nested only, not an object
-    assert_eq!(record_id(r#"{"id":7}"#), None);
-    assert_eq!(record_id(r#"{"output":"{}"}"#), None);
-    assert_eq!(record_id(r#"{"meta":{"id":"inner"}}"#), None);
-    assert_eq!(record_id(r#"["id","a"]"#), None);
-    // not strict JSON: the pipeline names such a record by its source
-    assert_eq!(record_id(r#"{"id":"a""#), None);
-    assert_eq!(record_id(r#"{"id":"a"} x"#), None);
-    assert_eq!(record_id(r#"{"id":"a","id":"b"}"#), None);
-    assert_eq!(record_id(r#"{"id":"a","meta":{"k":1,"k":2}}"#), None);
-    assert_eq!(record_id(r#"{"id":"a","meta":{"n":1e400}}"#), None);
-    assert_eq!(record_id(r#"{"id":"a","meta":{"s":"\ud800"}}"#), None);
-    let deep = format!(
-        r#"{{"id":"a","meta":{}{}}}"#,
-        "[".repeat(130),
-        "]".repeat(130)
-    );
-    assert_eq!(record_id(&deep), None);
-    let ok_deep = format!(
-        r#"{{"id":"a","meta":{}{}}}"#,
-        "[".repeat(100),
-        "]".repeat(100)
-    );
-    assert_eq!(record_id(&ok_deep).as_deref(), Some("a"));
-    // a repeated key among many (the sorted check) is found too
-    let many: Vec<String> = (0..40).map(|i| format!(r#""k{i}":{i}"#)).collect();
-    let wide = format!(r#"{{"id":"a","meta":{{{},"k7":0}}}}"#, many.join(","));
-    assert_eq!(record_id(&wide), None);
+/// The candidate ids `ids::candidates` reads from `text` in the file `file`, sorted.
+fn cands(text: &str, file: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    candidates(text.as_bytes(), file, &mut |c| {
+        out.push(String::from_utf8_lossy(c).into_owned())
+    });
+    out.sort();
+    out
 }
 
-/// The records whose id `record_id` must read as the pipeline gives it: every capture of
-/// the samples, and hostile ones (the cases above, as records of a log and of files).
 #[test]
-fn record_id_gives_every_verdict_id() {
+fn candidates_are_every_id_member_decoded_at_any_depth() {
+    let f = "captures/l.jsonl";
+    // top-level and nested, in text order; a member name inside a string value is not one
+    assert_eq!(
+        cands(
+            r#"{"id":"a","output":"{\"id\":\"x\", \"custom_id\": \"y\"}","meta":{"id":"m"}}"#,
+            f
+        ),
+        ["a", "m"]
+    );
+    // escapes decoded, in values and in member names; whitespace around the colon
+    assert_eq!(
+        cands(
+            r#"{"id" :  "q\"uote\u00e9\\\/\n", "\u0069d": "named", "k\"ey": "no"}"#,
+            f
+        ),
+        ["named", "q\"uoteé\\/\n"]
+    );
+    assert_eq!(
+        cands(r#"{"id":"\ud83d\ude00","key":"\ud800x"}"#, f),
+        ["\\ud800x", "😀"],
+        "a surrogate pair is one character; a lone surrogate is kept as written"
+    );
+    // every id member of every shape: an OpenAI batch line (its `id`, `custom_id` and the
+    // body's id), a Gemini batch line, a Bedrock batch line, a Gemini response, a Bedrock
+    // Converse response, an Anthropic stream
+    assert_eq!(
+        cands(
+            r#"{"id":"batch_req_1","custom_id":"req-1","response":{"status_code":200,"body":{"id":"chatcmpl-1"}}}"#,
+            f
+        ),
+        ["batch_req_1", "chatcmpl-1", "req-1"]
+    );
+    assert_eq!(
+        cands(
+            r#"{"key":"k1","recordId":"r1","responseId":"g1","ResponseMetadata":{"RequestId":"b1"}}"#,
+            f
+        ),
+        ["b1", "g1", "k1", "r1"]
+    );
+    assert_eq!(
+        cands(
+            r#"[{"type":"message_start","message":{"id":"msg_1","content":[]}},{"type":"message_stop"}]"#,
+            f
+        ),
+        ["msg_1"]
+    );
+    // values that are not strings name nothing (outside an MCP message), nor do keys that
+    // are not id members, nor strings that are not member names
+    assert_eq!(
+        cands(
+            r#"{"id":7,"custom_id":null,"ids":"x","name":"id","list":["id","key"]}"#,
+            f
+        ),
+        Vec::<String>::new()
+    );
+    // not JSON: whatever members it seems to have (harmless: such a record's id is its
+    // source); a string cut by a line break resynchronises on the next line, as an SSE
+    // file's comment lines need
+    assert_eq!(cands(r#"{"id":"a""#, f), ["a"]);
+    assert_eq!(cands("not json", f), Vec::<String>::new());
+    assert_eq!(
+        cands(
+            ": a \"stray quote\n: another \"\ndata: {\"response\":{\"id\":\"resp_1\"}}\n",
+            f
+        ),
+        ["resp_1"]
+    );
+    assert_eq!(cands("{\"id\":\"cut\\", f), Vec::<String>::new());
+}
+
+#[test]
+fn candidates_of_an_mcp_message_are_its_file_and_json_rpc_id() {
+    let f = "captures/session.jsonl";
+    let forms =
+        |id: &str| ["", "/error", "/result"].map(|t| format!("captures/session.jsonl#{id}{t}"));
+    assert_eq!(
+        cands(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#, f),
+        forms("7")
+    );
+    let mut want = vec!["abc".to_string()];
+    want.extend(forms("abc"));
+    assert_eq!(
+        cands(r#"{"jsonrpc":"2.0","id":"abc","result":{}}"#, f),
+        want
+    );
+    // a number as written and as JSON reads it
+    let mut want = forms("100.0").to_vec();
+    want.extend(forms("1e2"));
+    assert_eq!(cands(r#"{"id":1e2,"jsonrpc":"2.0","error":{}}"#, f), want);
+}
+
+/// Workspaces of every sample folder (`samples/*` holding `verdict.toml`).
+fn sample_workspaces() -> Vec<(String, Workspace)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
-    let mut checked = 0;
-    for sample in ["refund", "providers"] {
-        let ws = Workspace::open(&root.join(sample)).unwrap();
+    let mut out: Vec<(String, Workspace)> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("verdict.toml").is_file())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let ws = Workspace::open(&p).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, ws)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// The invariant the duplicate-id pre-pass rests on: the id the pipeline gives a record
+/// (`Workspace::record_id`, the verdict's id) is one of the candidates the byte scan reads
+/// from its text, or its source; on every capture of every sample workspace, and on
+/// hostile records of every shape.
+#[test]
+fn every_exact_id_is_a_candidate() {
+    let mut counts = Vec::new();
+    for (name, ws) in sample_workspaces() {
+        let mut n = 0;
         for f in ws.capture_files() {
             for raw in ws.read_file(&f) {
-                let v = ws.check(&raw).expect("every sample record is a capture");
-                assert_eq!(v.id, verdict_id(&raw), "{}", raw.source);
-                checked += 1;
+                let id = ws.record_id(&raw);
+                // an MCP message that is no capture (`initialize`, `tools/list`) has no id
+                let Some(v) = ws.check(&raw) else { continue };
+                assert_eq!(v.id, id, "{}", raw.source);
+                assert!(is_candidate(&id, &raw), "{name}: {id:?} of {}", raw.source);
+                n += 1;
             }
         }
+        counts.push((name, n));
     }
-    assert_eq!(checked, 25 + 107, "every capture of the two samples");
+    for (name, n) in [("logs", 36), ("providers", 107), ("refund", 25)] {
+        assert!(
+            counts.contains(&(name.to_string(), n)),
+            "every capture of samples/{name}: {counts:?}"
+        );
+    }
     let deep = format!(
         r#"{{"id":"a","output":{}{}}}"#,
         "[".repeat(130),
         "]".repeat(130)
     );
-    let hostile = [
-        r#"{"id":"a","output":"{}"}"#,
-        r#"{"id":"","output":"{}"}"#,
-        r#"{"id":7,"output":"{}"}"#,
-        r#"{"id":"a","intnet":{}}"#,
-        r#"{"id":"a","id":"b","output":"{}"}"#,
-        r#"{"id":"a","output":"{}","meta":{"k":1,"k":2}}"#,
-        r#"{"id":"a","output":{"n":1e400}}"#,
-        r#"{"id":"a","output":"\ud800"}"#,
-        r#"{"id":"a","output":"{}"} trailing"#,
-        r#"{"output":"{}"}"#,
-        "[1]",
-        "not json",
-        &deep,
-        // MCP messages: `FILE#ID`, `FILE#ID/result`, `FILE#ID/error`, or the source
+    let chat = r#"{"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini", "choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"a\": 4}"}, "finish_reason": "stop"}]}"#;
+    let batch = format!(
+        r#"{{"id": "batch_req_1", "custom_id": "req-\u00e9\"1", "response": {{"status_code": 200, "request_id": "r1", "body": {chat}}}, "error": null}}"#
+    );
+    // (record, the id the pipeline gives it; None: its source)
+    let hostile: Vec<(String, Option<&str>)> = vec![
+        (r#"{"id":"a","output":"{}"}"#.into(), Some("a")),
+        (r#"{"id":"","output":"{}"}"#.into(), Some("")),
+        (r#"{"id":7,"output":"{}"}"#.into(), None),
+        (r#"{"id":"a","intnet":{}}"#.into(), Some("a")),
+        (r#"{"id":"a","id":"b","output":"{}"}"#.into(), None),
+        (r#"{"id":"a","output":"{}","meta":{"k":1,"k":2}}"#.into(), None),
+        (r#"{"id":"a","output":{"n":1e400}}"#.into(), None),
+        (r#"{"id":"a","output":"\ud800"}"#.into(), None),
+        (r#"{"id":"a","output":"{}"} trailing"#.into(), None),
+        (r#"{"output":"{}"}"#.into(), None),
+        ("[1]".into(), None),
+        ("not json".into(), None),
+        (deep.clone(), None),
+        // escapes, in the id and in its member name; a key inside a string value; nested ids
+        (r#"{"id":"q\"uote\u00e9","output":"{}"}"#.into(), Some("q\"uoteé")),
+        (r#"{"\u0069d":"esc","output":"{}"}"#.into(), Some("esc")),
+        (
+            r#"{"output":"{\"id\": \"inner\"}","meta":{"id":"m","custom_id":"c"}}"#.into(),
+            None,
+        ),
+        // a batch line: its custom_id, not its `id` nor the body's; broken ones keep it
+        (batch.clone(), Some("req-é\"1")),
+        (
+            r#"{"id": "batch_req_2", "custom_id": "both-null", "response": null, "error": null}"#
+                .into(),
+            Some("both-null"),
+        ),
+        (
+            r#"{"id": "batch_req_3", "custom_id": "", "response": null, "error": null}"#.into(),
+            None,
+        ),
+        (
+            r#"{"custom_id": "anth-1", "result": {"type": "succeeded", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "{}"}], "stop_reason": "end_turn"}}}"#.into(),
+            Some("anth-1"),
+        ),
+        // a bare chat completion, an Anthropic stream array, a Bedrock response, a Gemini
+        // response, an Ollama body (no id: its source)
+        (chat.into(), Some("chatcmpl-1")),
+        (
+            r#"[{"type":"message_start","message":{"id":"msg_s","type":"message","role":"assistant","content":[],"model":"claude"}},{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}},{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"{}"}},{"type":"message_delta","delta":{"stop_reason":"end_turn"}},{"type":"message_stop"}]"#.into(),
+            Some("msg_s"),
+        ),
+        (
+            r#"{"output": {"message": {"role": "assistant", "content": [{"text": "{}"}]}}, "stopReason": "end_turn", "ResponseMetadata": {"RequestId": "5d7c-\u00e9", "HTTPStatusCode": 200}}"#.into(),
+            Some("5d7c-é"),
+        ),
+        (
+            r#"{"candidates": [{"content": {"parts": [{"text": "{}"}], "role": "model"}, "finishReason": "STOP"}], "responseId": "g-1"}"#.into(),
+            Some("g-1"),
+        ),
+        (
+            r#"{"model": "llama3", "message": {"role": "assistant", "content": "{}"}, "done": true}"#.into(),
+            None,
+        ),
+    ];
+    let ws_dir = common::workspace_with(r#"{"type":"object"}"#, &[]);
+    let ws = Workspace::open(ws_dir.path()).unwrap();
+    for (i, (text, want)) in hostile.iter().enumerate() {
+        for line in [None, Some(i + 1)] {
+            let raw = RawRecord {
+                source: verdict::core::record_ref::RecordRef::new("captures/h.jsonl", line),
+                text: Ok(text.to_string()),
+                kind: Default::default(),
+            };
+            let id = ws.record_id(&raw);
+            let want = want.map_or_else(|| raw.source.to_string(), str::to_string);
+            assert_eq!(id, want, "{text}");
+            assert_eq!(ws.check(&raw).expect("a capture").id, id, "{text}");
+            assert!(is_candidate(&id, &raw), "{id:?} of {text}");
+        }
+    }
+    // MCP messages (`FILE#ID`, `FILE#ID/result`, `FILE#ID/error`, or the source) and an
+    // `.sse` file (its first event's response id): the pipeline's id is a candidate
+    let mcp = [
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
         r#"{"jsonrpc":"2.0","id":"a b","method":"tools/call","params":{"name":"t"}}"#,
         r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]}}"#,
@@ -113,21 +264,51 @@ fn record_id_gives_every_verdict_id() {
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}"#,
         r#"{"jsonrpc":"2.0","id":5,"result":[]}"#,
         r#"{"jsonrpc":"1.0","id":5,"result":{}}"#,
-        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":1e2,"method":"tools/call","params":{"name":"t"}}"#,
     ];
-    let ws_dir = common::workspace_with(r#"{"type":"object"}"#, &[]);
-    let ws = Workspace::open(ws_dir.path()).unwrap();
-    for (i, text) in hostile.iter().enumerate() {
-        for line in [None, Some(i + 1)] {
-            let raw = RawRecord {
-                source: verdict::core::record_ref::RecordRef::new("captures/h.jsonl", line),
-                text: Ok(text.to_string()),
-                kind: Default::default(),
-            };
-            let v = ws.check(&raw).expect("a capture");
-            assert_eq!(v.id, verdict_id(&raw), "{text}");
-        }
+    let sse = "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_\\u00e9\",\"status\":\"in_progress\"}}\n\n";
+    let records = mcp
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            (
+                t.to_string(),
+                Some(i + 1),
+                verdict::core::capture::RecordKind::Json,
+            )
+        })
+        .chain([(
+            sse.to_string(),
+            None,
+            verdict::core::capture::RecordKind::Sse,
+        )]);
+    let mut ids = Vec::new();
+    for (text, line, kind) in records {
+        let raw = RawRecord {
+            source: verdict::core::record_ref::RecordRef::new("captures/h.jsonl", line),
+            text: Ok(text.clone()),
+            kind,
+        };
+        let id = ws.record_id(&raw);
+        assert_eq!(ws.check(&raw).expect("a capture").id, id, "{text}");
+        assert!(is_candidate(&id, &raw), "{id:?} of {text}");
+        ids.push(id);
     }
+    assert_eq!(ids.first().map(String::as_str), Some("captures/h.jsonl#5"));
+    assert_eq!(ids.last().map(String::as_str), Some("resp_é"));
+    // a record that could not be read is named by its source, which is a candidate
+    let raw = RawRecord {
+        source: verdict::core::record_ref::RecordRef::new("captures/h.jsonl", Some(3)),
+        text: Err(verdict::core::verdict::Finding::new(
+            verdict::core::verdict::Stage::Input,
+            verdict::core::verdict::Reason::INVALID_CAPTURE,
+            "unreadable",
+        )),
+        kind: Default::default(),
+    };
+    assert_eq!(ws.record_id(&raw), "captures/h.jsonl:3");
+    assert!(is_candidate("captures/h.jsonl:3", &raw));
+    assert!(!is_candidate("x", &raw));
 }
 
 #[test]
@@ -438,6 +619,154 @@ fn the_pre_pass_reads_ids_as_a_source_forces_them() {
         [
             ("c1".to_owned(), "ready".to_owned(), 0),
             ("captures/forced.jsonl:1".to_owned(), "input".to_owned(), 0)
+        ]
+    );
+}
+
+/// An OpenAI Batch output line with `id` `line_id` and `custom_id` `custom_id`, whose
+/// body passes the `{"type":"object"}` contract.
+pub fn batch_line(line_id: &str, custom_id: &str) -> String {
+    format!(
+        r#"{{"id": "{line_id}", "custom_id": "{custom_id}", "response": {{"status_code": 200, "request_id": "r_{line_id}", "body": {{"id": "chatcmpl-{line_id}", "object": "chat.completion", "model": "gpt-4o-mini", "choices": [{{"index": 0, "message": {{"role": "assistant", "content": "{{}}"}}, "finish_reason": "stop"}}]}}}}, "error": null}}"#
+    )
+}
+
+/// The DUPLICATE_ID warnings of `check --format json` by source.
+fn check_dups(root: &Path) -> Vec<(String, String)> {
+    let o = common::verdict_in(root, &["check", "--format", "json", "."]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|v| {
+            let source = v["source"].as_str().unwrap().to_string();
+            v["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|w| w["code"] == "DUPLICATE_ID")
+                .map(move |w| (source.clone(), w["message"].as_str().unwrap().to_string()))
+        })
+        .collect()
+}
+
+/// Two OpenAI batch files with a `custom_id` in common: the two lines are flagged, by
+/// their `custom_id` (the verdict's id), in check and in watch --json alike; lines that
+/// only share the line `id` (OpenAI gives failed requests one) or a body id are not.
+#[test]
+fn batch_lines_sharing_a_custom_id_are_flagged_by_it_in_check_and_watch() {
+    let a = format!(
+        "{}\n{}\n",
+        batch_line("batch_req_a1", "req-1"),
+        batch_line("req_error", "req-2")
+    );
+    let b = format!(
+        "{}\n{}\n",
+        batch_line("req_error", "req-3"),
+        batch_line("batch_req_b2", "req-1")
+    );
+    let ws = common::workspace_with(r#"{"type":"object"}"#, &[("a.jsonl", &a), ("b.jsonl", &b)]);
+    let want = vec![
+        (
+            "captures/a.jsonl:1".to_string(),
+            msg("req-1", "captures/b.jsonl:2"),
+        ),
+        (
+            "captures/b.jsonl:2".to_string(),
+            msg("req-1", "captures/a.jsonl:1"),
+        ),
+    ];
+    assert_eq!(check_dups(ws.path()), want);
+
+    // watch: the first pass, then a third file taking `req-2` (and a line id `req_error`)
+    let w = Watch(WatchJson::start(ws.path(), &["--debounce-ms", "150"]));
+    let mut got: Vec<(String, String)> = flagged(&w.batch("the first pass"))
+        .into_iter()
+        .filter_map(|(s, m)| Some((s, m?)))
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+    std::fs::write(
+        ws.path().join("captures/c.jsonl"),
+        format!("{}\n", batch_line("req_error", "req-2")),
+    )
+    .unwrap();
+    let batch = w.batch("the third file");
+    let mut got = flagged(&batch);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            (
+                "captures/a.jsonl:2".to_string(),
+                Some(msg("req-2", "captures/c.jsonl:1"))
+            ),
+            (
+                "captures/c.jsonl:1".to_string(),
+                Some(msg("req-2", "captures/a.jsonl:2"))
+            ),
+        ],
+        "{batch:?}"
+    );
+    let mut want = want;
+    want.push((
+        "captures/a.jsonl:2".to_string(),
+        msg("req-2", "captures/c.jsonl:1"),
+    ));
+    want.push((
+        "captures/c.jsonl:1".to_string(),
+        msg("req-2", "captures/a.jsonl:2"),
+    ));
+    want.sort();
+    assert_eq!(check_dups(ws.path()), want);
+}
+
+/// A compressed log is read as `check` reads it (inflated): a `custom_id` shared by a line
+/// of a `.jsonl.gz` log and one of a `.jsonl.zst` log is flagged on both, and a line of
+/// the `.gz` log sharing it with a plain log too.
+#[test]
+fn ids_in_compressed_logs_are_compared_inflated() {
+    use std::io::Write as _;
+    let gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(
+            format!(
+                "{}\n{}\n",
+                batch_line("b1", "req-1"),
+                batch_line("b2", "req-2")
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        e.finish().unwrap()
+    };
+    let zst = zstd::encode_all(format!("{}\n", batch_line("b3", "req-1")).as_bytes(), 3).unwrap();
+    let ws = common::workspace_with(
+        r#"{"type":"object"}"#,
+        &[("plain.jsonl", &format!("{}\n", batch_line("b4", "req-2")))],
+    );
+    std::fs::write(ws.path().join("captures/a.jsonl.gz"), gz).unwrap();
+    std::fs::write(ws.path().join("captures/b.jsonl.zst"), zst).unwrap();
+    assert_eq!(
+        check_dups(ws.path()),
+        [
+            (
+                "captures/a.jsonl.gz:1".to_string(),
+                msg("req-1", "captures/b.jsonl.zst:1")
+            ),
+            (
+                "captures/a.jsonl.gz:2".to_string(),
+                msg("req-2", "captures/plain.jsonl:1")
+            ),
+            (
+                "captures/b.jsonl.zst:1".to_string(),
+                msg("req-1", "captures/a.jsonl.gz:1")
+            ),
+            (
+                "captures/plain.jsonl:1".to_string(),
+                msg("req-2", "captures/a.jsonl.gz:2")
+            ),
         ]
     );
 }

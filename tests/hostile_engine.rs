@@ -651,3 +651,96 @@ fn check_watch_and_the_tui_agree_on_mcp_session_logs() {
     t.changed(&["captures/s.jsonl"]);
     assert_tui_matches_check(&mut t, "tool renamed");
 }
+
+/// The DUPLICATE_ID warnings (source, message) of the TUI's detail of every row, in
+/// source order.
+fn tui_dups(t: &mut Tui) -> Vec<(String, String)> {
+    let mut rows: Vec<String> = t
+        .app
+        .list
+        .store
+        .rows
+        .iter()
+        .map(|r| t.app.list.store.source(r))
+        .collect();
+    rows.sort();
+    let mut out = Vec::new();
+    for source in rows {
+        t.select(&source);
+        let ev = t.app.detail.evaluation().unwrap();
+        for w in &ev.verdict.warnings {
+            if w.code == "DUPLICATE_ID" {
+                out.push((source.clone(), w.message.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Two OpenAI batch files with a `custom_id` in common (and lines that share only the line
+/// `id`): the TUI's first run flags the two lines by their `custom_id` as `check` does,
+/// and so does its session when a third file takes another line's `custom_id`.
+#[test]
+fn the_tui_flags_batch_lines_sharing_a_custom_id_as_check_does() {
+    use crate::dup_ids::batch_line;
+    let a = format!(
+        "{}\n{}\n",
+        batch_line("batch_req_a1", "req-1"),
+        batch_line("req_error", "req-2")
+    );
+    let b = format!(
+        "{}\n{}\n",
+        batch_line("req_error", "req-3"),
+        batch_line("batch_req_b2", "req-1")
+    );
+    let ws = workspace(&[("a.jsonl", &a), ("b.jsonl", &b)]);
+    let msg = |id: &str, other: &str| {
+        format!(
+            "id `{id}` is also the id of {other}: `verdict feedback {id}` is ambiguous (give \
+             each capture its own id, or name it by its source)"
+        )
+    };
+    let mut t = Tui::open(ws.path());
+    assert_tui_matches_check(&mut t, "first run");
+    assert_eq!(
+        tui_dups(&mut t),
+        [
+            (
+                "captures/a.jsonl:1".to_string(),
+                msg("req-1", "captures/b.jsonl:2")
+            ),
+            (
+                "captures/b.jsonl:2".to_string(),
+                msg("req-1", "captures/a.jsonl:1")
+            ),
+        ]
+    );
+    std::fs::write(
+        ws.path().join("captures/c.jsonl"),
+        format!("{}\n", batch_line("req_error", "req-2")),
+    )
+    .unwrap();
+    t.changed(&["captures/c.jsonl"]);
+    assert_tui_matches_check(&mut t, "third file");
+    assert_eq!(
+        tui_dups(&mut t),
+        [
+            (
+                "captures/a.jsonl:1".to_string(),
+                msg("req-1", "captures/b.jsonl:2")
+            ),
+            (
+                "captures/a.jsonl:2".to_string(),
+                msg("req-2", "captures/c.jsonl:1")
+            ),
+            (
+                "captures/b.jsonl:2".to_string(),
+                msg("req-1", "captures/a.jsonl:1")
+            ),
+            (
+                "captures/c.jsonl:1".to_string(),
+                msg("req-2", "captures/a.jsonl:2")
+            ),
+        ]
+    );
+}

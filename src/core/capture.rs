@@ -197,6 +197,18 @@ fn read_error(e: &std::io::Error) -> Finding {
     }
 }
 
+/// Opens a log (one record per line) for reading its lines: the file's bytes, or for a
+/// `.gz` / `.zst` log its decompressed bytes (inflated as read, a line past `max_bytes`
+/// ending the stream: [`capture_file::open`]). What [`for_each_record_as`] reads, for a
+/// reader that splits the lines itself (the duplicate-id pre-pass).
+///
+/// # Errors
+/// As [`capture_file::open`].
+pub fn open_log(path: &Path, rel: &str, max_bytes: u64) -> Result<Box<dyn Read + Send>, String> {
+    let kind = FileKind::or_record(path);
+    capture_file::open(path, rel, kind.compression, Some(max_bytes)).map(|(r, _)| r)
+}
+
 /// Opens `path` for reading if it is a regular file (after symlinks). Opening a FIFO would
 /// block until a writer comes, and a device may never end, so the file is opened without
 /// blocking and checked with one `fstat` on the open descriptor (no second path lookup).
@@ -453,44 +465,6 @@ pub struct RecordError {
     pub expect: Option<Expect>,
     /// The record shape it matched, if any (`docs/record-shapes.md#record-shapes`).
     pub format: Option<&'static str>,
-}
-
-/// The id a record's text gives its verdict, or `None` when the verdict's id is the
-/// record's source (`captures/a.json`, `captures/log.jsonl:9`; `docs/capture-record.md`).
-///
-/// This is the one place that says where a record's id comes from without running the
-/// pipeline: today the top-level string `id` of a record that is strict JSON (a record
-/// that is not strict JSON, or whose `id` is not a string, is named by its source, as
-/// [`parse_record`]'s caller names it). `check` reads every record's id with it before the
-/// first verdict, to flag ids that several captures share (`DUPLICATE_ID`,
-/// `docs/verdicts.md`). A record shape whose id comes from elsewhere (another member, the
-/// response's id) must be added here too: for every record, `Some(id)` is exactly the
-/// verdict's `id` and `None` means the verdict's `id` is its source. The test
-/// `record_id_gives_every_verdict_id` (tests/dup_ids.rs) checks that on the samples and
-/// on hostile records, and debug builds of `check` assert it for every record.
-pub fn record_id(text: &str) -> Option<String> {
-    // the shape layer's own reading, from a source no id can equal: exact by construction
-    // (a full parse: the duplicate-id pre-pass pays it once per record)
-    const NOWHERE: &str = "\u{FDD0}";
-    let source = RecordRef::new(NOWHERE, None);
-    let id = match parse_record(text, &source) {
-        Ok(c) => Some(c.id),
-        Err(e) => e.id,
-    };
-    id.filter(|id| id != NOWHERE)
-}
-
-/// [`record_id`] for the record at `source`, knowing the shapes whose id is not a
-/// top-level string `id`: an MCP message (`docs/record-shapes.md#mcp`), whose id is
-/// `FILE#ID`, `FILE#ID/result` or `FILE#ID/error`, is read as the pipeline reads it. Only
-/// a record that may hold a `jsonrpc` key is parsed whole.
-pub fn record_id_in(text: &str, source: &RecordRef) -> Option<String> {
-    if crate::core::mcp::may_be_jsonrpc(text.as_bytes())
-        && let Some(id) = crate::core::shape::mcp_id(text, source)
-    {
-        return id;
-    }
-    record_id(text)
 }
 
 /// Parses one record's text strictly and reads it as the record shape it has

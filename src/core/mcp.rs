@@ -102,7 +102,7 @@ pub enum Body {
 }
 
 /// Whether a record's bytes may hold a `jsonrpc` key (the key itself, or a `\u` escape that
-/// might spell it): the records [`McpSessions::scan`] and the id pre-pass parse.
+/// might spell it): the records [`McpSessions::scan`] parses.
 pub fn may_be_jsonrpc(bytes: &[u8]) -> bool {
     memchr::memmem::find(bytes, b"jsonrpc").is_some()
         || memchr::memmem::find(bytes, b"\\u").is_some()

@@ -1,21 +1,34 @@
 //! Captures that share an id (`docs/verdicts.md#duplicate-ids`): two records with the same
 //! id make `verdict feedback ID` ambiguous, so each verdict whose id another capture of the
 //! workspace has carries a `DUPLICATE_ID` warning naming the others. Every front end puts
-//! it there the same way: `check` ([`crate::engine::batch`]) reads every record's id first
-//! ([`scan`]); the live session ([`crate::engine::session`], behind `watch --json` and the
-//! TUI) keeps each capture's id fingerprint and the groups of shared ids ([`Shared`]) and
-//! re-emits the verdicts a change adds the warning to or takes it from.
+//! it there the same way: `check` ([`crate::engine::batch`]) and the TUI's first run find
+//! the shared ids before the first verdict ([`scan`]); the live session
+//! ([`crate::engine::session`], behind `watch --json` and the TUI) keeps each capture's id
+//! fingerprint and the groups of shared ids ([`Shared`]) and re-emits the verdicts a change
+//! adds the warning to or takes it from.
+//!
+//! The id compared is the verdict's: [`Workspace::record_id`], what the pipeline names the
+//! record (the id of the record shape it reads as, else its source). Reading that exactly
+//! means parsing the record, so the pre-pass ([`Scan`]) does not: a non-validating byte scan
+//! collects each record's *candidate* ids ([`candidates`], a superset: every string member
+//! that may be an id, anywhere in the text, plus the record's source), and only records
+//! with a candidate some other record also has (suspects) are parsed for their exact id.
+//! A record's exact id is always one of its candidates ([`is_candidate`]; debug builds of
+//! `check` assert it on every record, and tests on every sample and on hostile records), so
+//! two records of the same id are both suspects and no shared id is missed.
 //!
 //! Ids are compared by a 64-bit fingerprint ([`fingerprint`]): two different ids of a
 //! workspace of n captures get the same one with a probability of about n²/2⁶⁵ (3·10⁻⁸ for
 //! a million captures), and then both are flagged, by every front end alike.
 
-use crate::core::capture::{self, RawRecord, RecordKind};
+use crate::core::capture::{self, RawRecord};
 use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Verdict, Warning};
+use crate::core::workspace::Workspace;
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::fmt::Write as _;
+use std::hash::Hasher;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,26 +39,317 @@ pub const DUPLICATE_ID: &str = "DUPLICATE_ID";
 /// records must not make each warning 100,000 sources long).
 const NAMED: usize = 3;
 
-/// Lines of a log whose ids are read together (in parallel) by [`scan`].
+/// Lines of a log whose candidates are read together (in parallel) by [`Scan::read`].
 const BLOCK: usize = 4096;
 
 /// The 64-bit fingerprint of a capture id (SipHash-1-3 with fixed keys: the same in every
 /// process).
 pub fn fingerprint(id: &str) -> u64 {
+    fingerprint_bytes(id.as_bytes())
+}
+
+/// [`fingerprint`] of an id's UTF-8 bytes (a candidate read from a record's bytes, which
+/// need not be valid UTF-8).
+pub fn fingerprint_bytes(id: &[u8]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    id.hash(&mut h);
+    h.write(id);
+    h.write_u8(0xff);
     h.finish()
 }
 
-/// The id the pipeline gives the record: [`capture::record_id_in`] of its text, else its
-/// source.
-pub fn verdict_id(raw: &RawRecord) -> String {
-    let text = raw.text.as_ref().ok();
-    match raw.kind {
-        RecordKind::Sse => text.and_then(|t| crate::core::capture_file::sse_response_id(t)),
-        RecordKind::Json => text.and_then(|t| capture::record_id_in(t, &raw.source)),
+/// The member names whose string value may be a record's id, wherever they are in the
+/// record (`docs/record-shapes.md`): a capture record's or a bare response's `id`, a batch
+/// line's `custom_id` (OpenAI, Anthropic), `key` (Gemini batch), `recordId` (Bedrock
+/// batch), Gemini's `responseId`, Bedrock's `ResponseMetadata.RequestId`, and a stream's
+/// first event's `message.id` / `response.id`. A record shape whose id is read from
+/// another member (or built from several) must add it here or in [`candidates`]: the test
+/// `every_exact_id_is_a_candidate` (tests/dup_ids.rs) fails until it does.
+pub const ID_MEMBERS: &[&str] = &[
+    "id",
+    "custom_id",
+    "key",
+    "recordId",
+    "responseId",
+    "RequestId",
+];
+
+/// Calls `each` with every candidate id of the record `text` (its bytes; they need not be
+/// valid UTF-8 or JSON) in the file `file` (workspace-relative, as sources name it): the
+/// value of every string member named in [`ID_MEMBERS`], at any depth, decoded as JSON
+/// decodes it (`"\u00e9"` is `é`, also in member names); and, for a record with a
+/// `jsonrpc` member (an MCP message), the ids an MCP capture is named by, `FILE#ID`,
+/// `FILE#ID/result` and `FILE#ID/error`, for every `id` member, a string or a number (as
+/// written and as JSON reads it). The record's source (its id when it names none) is not
+/// among them: [`is_candidate`] adds it.
+///
+/// The scan does not validate: it skips strings by their closing quote (a string never
+/// spans a line, so a stray quote resynchronises at the next line, as in an `.sse` file's
+/// comment lines) and reads every string followed by `:` as a member name. On strict JSON
+/// it finds every member, so the exact id of a record is always among the candidates; on
+/// anything else it may find more or fewer, which is harmless, since a record that is not
+/// strict JSON is named by its source.
+pub fn candidates(text: &[u8], file: &str, each: &mut dyn FnMut(&[u8])) {
+    // a member name can only hide one of ours behind a `\u` escape: without one, a search
+    // for each quoted name finds every member (a match inside a string value, `"a \"id"`,
+    // is a member name only if a colon follows, and then only adds a candidate)
+    if memchr::memmem::find(text, b"\\u").is_some() {
+        return tokenize(text, file, each);
     }
-    .unwrap_or_else(|| raw.source.to_string())
+    static FINDERS: std::sync::LazyLock<Vec<(bool, memchr::memmem::Finder<'static>)>> =
+        std::sync::LazyLock::new(|| {
+            ID_MEMBERS
+                .iter()
+                .map(|m| {
+                    let quoted: &'static [u8] = format!("\"{m}\"").into_bytes().leak();
+                    (*m == "id", memchr::memmem::Finder::new(quoted))
+                })
+                .collect()
+        });
+    let jsonrpc = memchr::memmem::find(text, b"\"jsonrpc\"").is_some();
+    let mut rpc_ids: Vec<Vec<u8>> = Vec::new();
+    let mut value_buf = Vec::new();
+    for (is_id, finder) in FINDERS.iter() {
+        for at in finder.find_iter(text) {
+            let j = skip_ws(text, at + finder.needle().len());
+            if text.get(j) != Some(&b':') {
+                continue;
+            }
+            let j = skip_ws(text, j + 1);
+            member_value(
+                text,
+                j,
+                *is_id && jsonrpc,
+                &mut value_buf,
+                &mut rpc_ids,
+                each,
+            );
+        }
+    }
+    if jsonrpc {
+        mcp_forms(&rpc_ids, file, each);
+    }
+}
+
+/// The value at `j` of an id member: a string is a candidate (decoded); with `rpc`, it and
+/// a number token are kept in `rpc_ids` too. Returns where the value ends, if it is one.
+fn member_value(
+    text: &[u8],
+    j: usize,
+    rpc: bool,
+    buf: &mut Vec<u8>,
+    rpc_ids: &mut Vec<Vec<u8>>,
+    each: &mut dyn FnMut(&[u8]),
+) -> Option<usize> {
+    match text.get(j)? {
+        b'"' => {
+            let (vend, vescaped) = string_end(text, j + 1)?;
+            let value: &[u8] = if vescaped {
+                unescape(&text[j + 1..vend], buf);
+                buf
+            } else {
+                &text[j + 1..vend]
+            };
+            each(value);
+            if rpc {
+                rpc_ids.push(value.to_vec());
+            }
+            Some(vend + 1)
+        }
+        b if rpc && (*b == b'-' || b.is_ascii_digit()) => {
+            let len = text[j..]
+                .iter()
+                .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                .unwrap_or(text.len() - j);
+            let token = &text[j..j + len];
+            rpc_ids.push(token.to_vec());
+            // as JSON reads it (`1.0`, `1e2` are written back as `1.0`, `100.0`)
+            if let Ok(num) = serde_json::from_slice::<serde_json::Number>(token) {
+                let norm = num.to_string();
+                if norm.as_bytes() != token {
+                    rpc_ids.push(norm.into_bytes());
+                }
+            }
+            Some(j + len)
+        }
+        _ => None,
+    }
+}
+
+/// The MCP forms of the JSON-RPC ids `ids` in `file`: `FILE#ID`, `FILE#ID/result`,
+/// `FILE#ID/error`.
+fn mcp_forms(ids: &[Vec<u8>], file: &str, each: &mut dyn FnMut(&[u8])) {
+    let mut form = Vec::new();
+    for id in ids {
+        for tail in ["", "/result", "/error"] {
+            form.clear();
+            form.extend_from_slice(file.as_bytes());
+            form.push(b'#');
+            form.extend_from_slice(id);
+            form.extend_from_slice(tail.as_bytes());
+            each(&form);
+        }
+    }
+}
+
+/// [`candidates`] of a text with `\u` escapes: every string token is read, and decoded
+/// when it has escapes, so a member name written `"\u0069d"` is `id`.
+fn tokenize(text: &[u8], file: &str, each: &mut dyn FnMut(&[u8])) {
+    let mut jsonrpc = false;
+    // `id` values (decoded strings, number tokens), for the MCP forms
+    let mut rpc_ids: Vec<Vec<u8>> = Vec::new();
+    let mut name_buf = Vec::new();
+    let mut value_buf = Vec::new();
+    let mut i = 0;
+    while let Some(q) = memchr::memchr(b'"', &text[i..]) {
+        let start = i + q + 1;
+        let Some((end, escaped)) = string_end(text, start) else {
+            // no closing quote on this line: resume on the next one
+            match memchr::memchr(b'\n', &text[start..]) {
+                Some(nl) => {
+                    i = start + nl + 1;
+                    continue;
+                }
+                None => break,
+            }
+        };
+        let mut j = skip_ws(text, end + 1);
+        if text.get(j) != Some(&b':') {
+            i = end + 1;
+            continue;
+        }
+        j = skip_ws(text, j + 1);
+        let name: &[u8] = if escaped {
+            unescape(&text[start..end], &mut name_buf);
+            &name_buf
+        } else {
+            &text[start..end]
+        };
+        let is_id = name == b"id";
+        if name == b"jsonrpc" {
+            jsonrpc = true;
+        }
+        let wanted = ID_MEMBERS.iter().any(|m| m.as_bytes() == name);
+        if wanted
+            && let Some(end) = member_value(text, j, is_id, &mut value_buf, &mut rpc_ids, each)
+        {
+            i = end;
+            continue;
+        }
+        i = j;
+    }
+    if jsonrpc {
+        mcp_forms(&rpc_ids, file, each);
+    }
+}
+
+/// Whether `id` is a candidate id of the record `raw` ([`candidates`] of its text, or its
+/// source): what must hold of its exact id ([`Workspace::record_id`]) for [`Scan`] to miss
+/// no shared id.
+pub fn is_candidate(id: &str, raw: &RawRecord) -> bool {
+    if id == raw.source.as_str() {
+        return true;
+    }
+    let Ok(text) = &raw.text else {
+        return false;
+    };
+    let mut found = false;
+    candidates(text.as_bytes(), raw.source.file(), &mut |c| {
+        found |= c == id.as_bytes();
+    });
+    found
+}
+
+/// Where the string whose content starts at `start` ends (the index of its closing quote)
+/// and whether it holds a backslash escape; `None` when a line break or the end of the text
+/// comes first.
+fn string_end(text: &[u8], start: usize) -> Option<(usize, bool)> {
+    let mut escaped = false;
+    let mut k = start;
+    loop {
+        let at = k + memchr::memchr3(b'"', b'\\', b'\n', &text[k..])?;
+        match text[at] {
+            b'"' => return Some((at, escaped)),
+            b'\\' => {
+                escaped = true;
+                k = at + 2;
+                if k > text.len() {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn skip_ws(text: &[u8], mut i: usize) -> usize {
+    while text
+        .get(i)
+        .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    {
+        i += 1;
+    }
+    i
+}
+
+/// The content of a JSON string (between its quotes) decoded into `out`, as UTF-8: the
+/// escapes `\"` `\\` `\/` `\b` `\f` `\n` `\r` `\t` and `\uXXXX` (surrogate pairs
+/// joined). A malformed escape or a lone surrogate (not strict JSON, so never an exact id)
+/// is kept as written.
+fn unescape(raw: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let hex4 = |at: usize| -> Option<u32> {
+        let h = raw.get(at..at + 4)?;
+        u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+    };
+    let mut k = 0;
+    while k < raw.len() {
+        let b = raw[k];
+        if b != b'\\' || k + 1 >= raw.len() {
+            out.push(b);
+            k += 1;
+            continue;
+        }
+        let simple = match raw[k + 1] {
+            b'"' => Some(b'"'),
+            b'\\' => Some(b'\\'),
+            b'/' => Some(b'/'),
+            b'b' => Some(0x08),
+            b'f' => Some(0x0c),
+            b'n' => Some(b'\n'),
+            b'r' => Some(b'\r'),
+            b't' => Some(b'\t'),
+            _ => None,
+        };
+        if let Some(c) = simple {
+            out.push(c);
+            k += 2;
+            continue;
+        }
+        let unit = (raw[k + 1] == b'u').then(|| hex4(k + 2)).flatten();
+        let decoded = match unit {
+            Some(hi @ 0xd800..=0xdbff) => {
+                let lo = (raw.get(k + 6..k + 8) == Some(b"\\u"))
+                    .then(|| hex4(k + 8))
+                    .flatten()
+                    .filter(|lo| (0xdc00..=0xdfff).contains(lo));
+                lo.and_then(|lo| char::from_u32(0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00)))
+                    .map(|c| (c, 12))
+            }
+            Some(u) => char::from_u32(u).map(|c| (c, 6)),
+            None => None,
+        };
+        match decoded {
+            Some((c, len)) => {
+                let mut tmp = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                k += len;
+            }
+            None => {
+                out.push(b);
+                k += 1;
+            }
+        }
+    }
 }
 
 /// Captures by id fingerprint, compactly (16 bytes each): what [`Shared`] is built from.
@@ -182,98 +486,240 @@ pub fn warning(id: &str, own: &RecordRef, sources: &[RecordRef]) -> Warning {
     }
 }
 
-/// Reads the id of every record of `files` (named by `rel`, as verdict sources are) as the
-/// pipeline will give it ([`verdict_id`]: [`capture::record_id`], else the source), reading
-/// records as `check` reads them (never a FIFO, never past `max_bytes`), without running
-/// the pipeline. Logs are read in blocks whose ids are read in parallel, `.json` files in
-/// parallel.
-pub fn scan_members(
-    files: &[PathBuf],
-    rel: &(dyn Fn(&Path) -> String + Sync),
-    is_log: &(dyn Fn(&Path) -> bool + Sync),
-    id_of: &(dyn Fn(&RawRecord) -> String + Sync),
+/// The pre-pass over capture files: every record's candidate ids ([`candidates`] and its
+/// source) by fingerprint, read without parsing; [`Scan::exact`] then reads the exact id of
+/// the records that may share one.
+#[derive(Debug)]
+pub struct Scan {
+    /// (candidate fingerprint, file number, line) for every candidate of every record
+    cands: Members,
+    /// by file number, the file's path
+    paths: Vec<PathBuf>,
     max_bytes: u64,
-) -> Members {
-    let mut m = Members::default();
-    let singles: Vec<&PathBuf> = files.iter().filter(|f| !is_log(f)).collect();
-    let single_fps: Vec<(u64, RecordRef)> = singles
-        .par_iter()
-        .flat_map_iter(|f| {
-            let name = rel(f);
-            capture::read_file(f, &name, max_bytes)
-                .into_iter()
-                .map(|r| {
-                    let fp = fingerprint(&id_of(&r));
-                    (fp, r.source)
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    for (fp, source) in &single_fps {
-        m.push(*fp, source);
-    }
-    for f in files.iter().filter(|f| is_log(f)) {
-        let name: Arc<str> = rel(f).into();
-        let Ok((file, _)) = capture::open_regular(f) else {
-            // one INVALID_CAPTURE record, named by its file
-            m.push(fingerprint(&name), &RecordRef::new(name.clone(), None));
-            continue;
-        };
-        let file_no = m.file(&name);
-        let mut bytes: Vec<u8> = Vec::new();
-        // (line, span in `bytes`; None: the line could not be read)
-        let mut lines: Vec<(u32, Option<(usize, usize)>)> = Vec::new();
-        let flush = |bytes: &mut Vec<u8>,
-                     lines: &mut Vec<(u32, Option<(usize, usize)>)>,
-                     m: &mut Members| {
-            let fps: Vec<u64> = lines
-                .par_iter()
-                .map(|&(line, span)| {
-                    let source = RecordRef::new(name.clone(), Some(line as usize));
-                    match span.and_then(|(a, b)| std::str::from_utf8(&bytes[a..b]).ok()) {
-                        Some(text) => {
-                            fingerprint(&id_of(&RawRecord::json(source, Ok(text.to_owned()))))
-                        }
-                        None => fingerprint(source.as_str()),
-                    }
-                })
-                .collect();
-            for (&(line, _), fp) in lines.iter().zip(fps) {
-                m.list.push((fp, file_no, line));
-            }
-            bytes.clear();
-            lines.clear();
-        };
-        capture::read_line_bytes(
-            std::io::BufReader::with_capacity(256 * 1024, file),
-            max_bytes,
-            |line_no, line| {
-                let span = line.ok().map(|l| {
-                    let a = bytes.len();
-                    bytes.extend_from_slice(l);
-                    (a, bytes.len())
-                });
-                lines.push((line_no as u32, span));
-                if lines.len() >= BLOCK {
-                    flush(&mut bytes, &mut lines, &mut m);
-                }
-            },
-        );
-        flush(&mut bytes, &mut lines, &mut m);
-    }
-    m
 }
 
-/// The ids several records of `files` share ([`scan_members`]), known before the first
-/// verdict.
-pub fn scan(
-    files: &[PathBuf],
-    rel: &(dyn Fn(&Path) -> String + Sync),
-    is_log: &(dyn Fn(&Path) -> bool + Sync),
-    id_of: &(dyn Fn(&RawRecord) -> String + Sync),
-    max_bytes: u64,
-) -> Shared {
-    scan_members(files, rel, is_log, id_of, max_bytes).shared()
+impl Scan {
+    /// Reads the candidate ids of every record of `files` (named by `rel`, as verdict
+    /// sources are), reading records as `check` reads them (never a FIFO, never past
+    /// `max_bytes`). Logs are read in blocks whose lines are scanned in parallel, `.json`
+    /// files in parallel.
+    pub fn read(
+        files: &[PathBuf],
+        rel: &(dyn Fn(&Path) -> String + Sync),
+        is_log: &(dyn Fn(&Path) -> bool + Sync),
+        max_bytes: u64,
+    ) -> Scan {
+        let mut s = Scan {
+            cands: Members::default(),
+            paths: Vec::new(),
+            max_bytes,
+        };
+        let singles: Vec<&PathBuf> = files.iter().filter(|f| !is_log(f)).collect();
+        let single_fps: Vec<(Vec<u64>, RecordRef, &PathBuf)> = singles
+            .par_iter()
+            .flat_map_iter(|f| {
+                let name = rel(f);
+                capture::read_file(f, &name, max_bytes)
+                    .into_iter()
+                    .map(|r| {
+                        let mut fps = Vec::new();
+                        record_fps(
+                            r.text.as_deref().ok().map(str::as_bytes),
+                            r.source.file(),
+                            r.source.as_str(),
+                            &mut fps,
+                        );
+                        (fps, r.source, *f)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for (fps, source, path) in &single_fps {
+            let file = s.file(source.file(), path);
+            let line = source.line().map_or(0, |l| l as u32);
+            s.cands.list.extend(fps.iter().map(|&fp| (fp, file, line)));
+        }
+        for f in files.iter().filter(|f| is_log(f)) {
+            let name: Arc<str> = rel(f).into();
+            let file_no = s.file(&name, f);
+            let Ok(file) = capture::open_log(f, &name, max_bytes) else {
+                // one INVALID_CAPTURE record, named by its file
+                s.cands.list.push((fingerprint(&name), file_no, 0));
+                continue;
+            };
+            let mut bytes: Vec<u8> = Vec::new();
+            // (line, span in `bytes`; None: the line could not be read)
+            let mut lines: Vec<(u32, Option<(usize, usize)>)> = Vec::new();
+            let flush = |bytes: &mut Vec<u8>,
+                         lines: &mut Vec<(u32, Option<(usize, usize)>)>,
+                         list: &mut Vec<(u64, u32, u32)>| {
+                let got: Vec<Vec<(u64, u32, u32)>> = lines
+                    .par_chunks(256)
+                    .map(|chunk| {
+                        let mut out = Vec::with_capacity(chunk.len() * 2);
+                        let mut fps = Vec::new();
+                        let mut source = String::new();
+                        for &(line, span) in chunk {
+                            source.clear();
+                            let _ = write!(source, "{name}:{line}");
+                            fps.clear();
+                            let text = span.map(|(a, b)| &bytes[a..b]);
+                            record_fps(text, &name, &source, &mut fps);
+                            out.extend(fps.iter().map(|&fp| (fp, file_no, line)));
+                        }
+                        out
+                    })
+                    .collect();
+                for g in got {
+                    list.extend(g);
+                }
+                bytes.clear();
+                lines.clear();
+            };
+            capture::read_line_bytes(
+                std::io::BufReader::with_capacity(256 * 1024, file),
+                max_bytes,
+                |line_no, line| {
+                    let span = line.ok().map(|l| {
+                        let a = bytes.len();
+                        bytes.extend_from_slice(l);
+                        (a, bytes.len())
+                    });
+                    lines.push((line_no as u32, span));
+                    if lines.len() >= BLOCK {
+                        flush(&mut bytes, &mut lines, &mut s.cands.list);
+                    }
+                },
+            );
+            flush(&mut bytes, &mut lines, &mut s.cands.list);
+        }
+        s
+    }
+
+    fn file(&mut self, name: &Arc<str>, path: &Path) -> u32 {
+        let n = self.cands.file(name);
+        if n as usize == self.paths.len() {
+            self.paths.push(path.to_path_buf());
+        }
+        n
+    }
+
+    /// The fingerprints of every candidate of every record.
+    pub fn fingerprints(&self) -> impl Iterator<Item = u64> + '_ {
+        self.cands.fingerprints()
+    }
+
+    /// The exact ids ([`Workspace::record_id`]) of the suspects: the records having a
+    /// candidate that another record also has, or that `known` holds (the ids of captures
+    /// outside these files). Every other record's id is one that no other record has and
+    /// `known` does not hold, so [`Members::shared`] of what this returns is what it
+    /// would be with every record in (plus the `known` ids the caller adds). Only the
+    /// files holding a suspect are read again, and only the suspects parsed.
+    pub fn exact(self, ws: &Workspace, known: &(dyn Fn(u64) -> bool + Sync)) -> Members {
+        let Scan {
+            cands,
+            paths,
+            max_bytes,
+        } = self;
+        let Members {
+            files,
+            by_name,
+            mut list,
+        } = cands;
+        list.par_sort_unstable();
+        // (file, line) of every suspect
+        let mut suspects: Vec<(u32, u32)> = Vec::new();
+        for run in list.chunk_by(|a, b| a.0 == b.0) {
+            let several = run.iter().any(|m| (m.1, m.2) != (run[0].1, run[0].2));
+            if several || known(run[0].0) {
+                suspects.extend(run.iter().map(|m| (m.1, m.2)));
+            }
+        }
+        drop(list);
+        suspects.sort_unstable();
+        suspects.dedup();
+        let mut out = Members {
+            files,
+            by_name,
+            list: Vec::with_capacity(suspects.len()),
+        };
+        for by_file in suspects.chunk_by(|a, b| a.0 == b.0) {
+            let file_no = by_file[0].0;
+            let lines: Vec<u32> = by_file.iter().map(|s| s.1).collect();
+            let path = &paths[file_no as usize];
+            let name = out.files[file_no as usize].clone();
+            let mut records: Vec<RawRecord> = Vec::new();
+            let flush = |records: &mut Vec<RawRecord>, list: &mut Vec<(u64, u32, u32)>| {
+                let fps: Vec<u64> = records
+                    .par_iter()
+                    .map(|r| fingerprint(&ws.record_id(r)))
+                    .collect();
+                for (r, fp) in records.drain(..).zip(fps) {
+                    list.push((fp, file_no, r.source.line().map_or(0, |l| l as u32)));
+                }
+            };
+            let opened = if ws.is_log_file(path) {
+                capture::open_log(path, &name, max_bytes).ok()
+            } else {
+                None
+            };
+            match opened {
+                Some(file) => {
+                    let mut want = lines.iter().copied().peekable();
+                    capture::read_line_bytes(
+                        std::io::BufReader::with_capacity(256 * 1024, file),
+                        max_bytes,
+                        |line_no, line| {
+                            let line_no = line_no as u32;
+                            while want.next_if(|&w| w < line_no).is_some() {}
+                            if want.next_if_eq(&line_no).is_none() {
+                                return;
+                            }
+                            records.push(RawRecord::json(
+                                RecordRef::new(name.clone(), Some(line_no as usize)),
+                                line.and_then(|b| capture::decode(b.to_vec())),
+                            ));
+                            if records.len() >= BLOCK {
+                                flush(&mut records, &mut out.list);
+                            }
+                        },
+                    );
+                }
+                // a `.json` file, or a log that cannot be read (one record, as `check`
+                // reads it)
+                None => capture::for_each_record(path, &name, max_bytes, |r| {
+                    let line = r.source.line().map_or(0, |l| l as u32);
+                    if lines.binary_search(&line).is_ok() {
+                        records.push(r);
+                    }
+                }),
+            }
+            flush(&mut records, &mut out.list);
+        }
+        out
+    }
+}
+
+/// The candidate fingerprints of one record: its `source`'s and those of the
+/// [`candidates`] of its `text` (`None`: it could not be read) in the file `file`.
+fn record_fps(text: Option<&[u8]>, file: &str, source: &str, out: &mut Vec<u64>) {
+    out.push(fingerprint(source));
+    if let Some(text) = text {
+        candidates(text, file, &mut |c| out.push(fingerprint_bytes(c)));
+    }
+}
+
+/// The ids several records of `files` share, as their verdicts will carry them, known
+/// before the first verdict: [`Scan::read`], then the exact ids of the suspects.
+pub fn scan(ws: &Workspace, files: &[PathBuf]) -> Shared {
+    Scan::read(
+        files,
+        &|f| ws.relative(f),
+        &|f| ws.is_log_file(f),
+        ws.config.max_capture_bytes,
+    )
+    .exact(ws, &|_| false)
+    .shared()
 }
 
 #[cfg(test)]

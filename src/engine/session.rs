@@ -20,8 +20,10 @@
 //!
 //! Ids several captures share (`DUPLICATE_ID`, `docs/verdicts.md#duplicate-ids`) are kept
 //! as groups of sources ([`ids::Shared`], only the shared ids). A change batch first reads
-//! the ids its files will hold (as `check` does) so their verdicts carry the warning when
-//! first reported; then the groups are recomputed from the fingerprints of the verdicts'
+//! the ids its files will hold that another capture may have (as `check` does: the exact
+//! ids of the records whose candidate ids another capture has, [`ids::Scan`]) so their
+//! verdicts carry the warning when first reported; then the groups are recomputed from the
+//! fingerprints of the verdicts'
 //! ids, and every other capture whose group changed (its id became shared, no longer
 //! shared, or shared with other captures) is re-read, re-validated and reported as
 //! [`Change::Updated`].
@@ -603,31 +605,36 @@ impl Session {
         // FIFO, a broken symlink, a symlink loop or to a folder) is read as `check` reads
         // it: one INVALID_CAPTURE record, not left out.
         let listed = |f: &Path| std::fs::symlink_metadata(f).is_ok_and(|m| !m.is_dir());
-        // the ids the changed files will hold, read from their text as `check` reads them,
-        // and those they held: with every other capture of those ids, the groups the
-        // changed files' verdicts are marked with
+        // the ids the changed files will hold that other captures may share, read from
+        // their text as `check` reads them, and those they held: with every other capture
+        // of those ids, the groups the changed files' verdicts are marked with
         let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
-        let incoming = ids::scan_members(
-            &present,
-            &|f| ws.relative(f),
-            &|f| ws.is_log_file(f),
-            &|r| ws.record_id(r),
-            max,
-        );
-        let mut fps: HashSet<u64> = incoming.fingerprints().collect();
+        let scan = ids::Scan::read(&present, &|f| ws.relative(f), &|f| ws.is_log_file(f), max);
+        let mut held: HashSet<u64> = HashSet::new();
         for rel in &changed {
             if let Some(st) = self.files.get(&**rel) {
-                fps.extend(st.briefs.iter().map(|b| b.id));
+                held.extend(st.briefs.iter().map(|b| b.id));
             }
         }
-        let others = self.members_outside(&fps, &changed);
+        // the other captures having one of the incoming records' candidate ids or one the
+        // changed files held: only the incoming records that may share an id with them or
+        // with each other are parsed for their exact id (`ids::Scan::exact`)
+        let mut probe: HashSet<u64> = scan.fingerprints().collect();
+        probe.extend(&held);
+        let pool = self.members_outside(&probe, &changed);
+        let outside: HashSet<u64> = pool.iter().map(|m| m.0).collect();
+        let incoming = scan.exact(&ws, &|fp| outside.contains(&fp));
+        let mut fps: HashSet<u64> = incoming.fingerprints().collect();
+        fps.extend(held);
+        let others: Vec<(u64, RecordRef)> =
+            pool.into_iter().filter(|m| fps.contains(&m.0)).collect();
         let mut plan = incoming;
         for (fp, source) in &others {
             plan.push(*fp, source);
         }
         let plan = plan.shared();
-        // fingerprints of verdict ids the text did not give (the file changed between the
-        // two reads): their groups are recomputed too
+        // fingerprints of verdict ids the pre-read did not give (an id no other capture can
+        // have, or the file changed between the two reads): their groups are recomputed too
         let mut late: HashSet<u64> = HashSet::new();
         for f in files {
             let rel: Arc<str> = Arc::from(ws.relative(f));

@@ -525,13 +525,7 @@ fn validate_all(
         return RunEnd::Stop;
     }
     // the ids several captures share, known before the first verdict (as `check` knows them)
-    st.run_shared = ids::scan(
-        &files,
-        &|f| ws.relative(f),
-        &|f| ws.is_log_file(f),
-        &|r| ws.record_id(r),
-        ws.config.max_capture_bytes,
-    );
+    st.run_shared = ids::scan(&ws, &files);
     // the front end knows the ids: removals name the source only
     let mut session = Session::empty(ws.clone()).without_ids();
     let size = batch_size(total);

@@ -208,20 +208,3 @@ fn read(mut obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, Reco
         meta,
     ))
 }
-
-/// The verdict id of an MCP message's text at `source`, as the pipeline gives it: `None`
-/// when the text is not a strict-JSON object with a `jsonrpc` key (not this shape); else
-/// `Some(None)` when the verdict is named by its source, `Some(Some(id))` otherwise.
-pub(crate) fn id_of(text: &str, source: &RecordRef) -> Option<Option<String>> {
-    let value = crate::core::stage::parse::parse_strict(text).ok()?;
-    let Value::Object(obj) = value else {
-        return None;
-    };
-    if !obj.contains_key("jsonrpc") {
-        return None;
-    }
-    Some(match read(obj, source) {
-        Ok(c) => Some(c.id),
-        Err(e) => e.id,
-    })
-}

@@ -60,12 +60,6 @@ pub static SHAPES: &[Shape] = &[
     capture::SHAPE,
 ];
 
-/// The verdict id of the MCP message `text` at `source` (`docs/record-shapes.md#mcp`):
-/// `None` when it is not one; else `Some(None)` when its verdict is named by its source.
-pub(crate) fn mcp_id(text: &str, source: &RecordRef) -> Option<Option<String>> {
-    mcp::id_of(text, source)
-}
-
 /// The `format` names, in detection order (`docs/record-shapes.md#record-shapes`).
 pub fn formats() -> impl Iterator<Item = &'static str> {
     SHAPES.iter().map(|s| s.format)

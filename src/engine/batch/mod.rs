@@ -617,16 +617,17 @@ fn workspace_mode(
         // the joined ids some capture has: the rest are reported once, after the run
         let matched = std::sync::Mutex::new(std::collections::HashSet::new());
         // ids shared by several captures of the workspace: known before the first verdict
-        let dups = ids::scan(
-            &files,
-            &|f| ws.relative(f),
-            &|f| ws.is_log_file(f),
-            &|r| ws.record_id(r),
-            max,
-        );
+        let dups = ids::scan(&ws, &files);
         let check = |raw: &RawRecord| {
             let mut v = ws.check(raw)?;
-            // the pre-pass read the id the pipeline gives (`capture::record_id`)
+            // the pre-pass finds every shared id only if each verdict id is one of the
+            // candidates its byte scan reads, and `record_id` is the pipeline's reading
+            debug_assert!(
+                ids::is_candidate(&v.id, raw),
+                "the id {:?} of {} is not among the candidates `ids::candidates` reads",
+                v.id,
+                raw.source
+            );
             debug_assert_eq!(
                 v.id,
                 ws.record_id(raw),
