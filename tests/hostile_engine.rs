@@ -744,3 +744,127 @@ fn the_tui_flags_batch_lines_sharing_a_custom_id_as_check_does() {
         ]
     );
 }
+
+/// `[[join]]` lines whose id no capture has (`UNMATCHED_JOIN`, `docs/config.md#join`): the
+/// TUI holds the same workspace warnings `check` prints after its verdicts and says so in
+/// its header; a capture taking the id clears it, as a fresh `check` does.
+#[test]
+fn the_tui_reports_unmatched_join_lines_as_check_does() {
+    let ws = workspace(&[("a.jsonl", "{\"id\":\"a\",\"output\":\"{}\"}\n")]);
+    std::fs::write(
+        ws.path().join("verdict.toml"),
+        "[[join]]\npath = \"joins/*.jsonl\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.path().join("joins")).unwrap();
+    std::fs::write(
+        ws.path().join("joins/j.jsonl"),
+        "{\"id\":\"a\",\"context\":{}}\n{\"id\":\"nowhere\",\"context\":{}}\n",
+    )
+    .unwrap();
+    let check_warnings = |root: &Path| -> Vec<(String, String)> {
+        let out = run_bin(
+            &["check", "--format", "json", "."],
+            root,
+            Duration::from_secs(30),
+        );
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        // (no `warnings` member when there are none)
+        doc["summary"]["warnings"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .map(|w| {
+                (
+                    w["file"].as_str().unwrap().to_owned(),
+                    w["message"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let tui_warnings = |t: &Tui| -> Vec<(String, String)> {
+        t.app
+            .run
+            .workspace_warnings
+            .iter()
+            .map(|w| (w.file.clone().unwrap(), w.message.clone()))
+            .collect()
+    };
+    let want = vec![(
+        "joins/j.jsonl:2".to_string(),
+        "join line for id \"nowhere\" matches no capture of the workspace".to_string(),
+    )];
+    assert_eq!(check_warnings(ws.path()), want);
+    let mut t = Tui::open(ws.path());
+    assert_eq!(tui_warnings(&t), want);
+    assert!(
+        screen(&mut t)[0].contains("1 join line matches no capture"),
+        "{:?}",
+        screen(&mut t)[0]
+    );
+    std::fs::write(
+        ws.path().join("captures/b.jsonl"),
+        "{\"id\":\"nowhere\",\"output\":\"{}\"}\n",
+    )
+    .unwrap();
+    t.changed(&["captures/b.jsonl"]);
+    assert_eq!(check_warnings(ws.path()), []);
+    assert_eq!(tui_warnings(&t), []);
+    assert!(!screen(&mut t)[0].contains("join line"));
+}
+
+/// A log only a `[[source]]` makes one (`captures/x.log`, `docs/config.md#source`): its
+/// rows are `x.log:N` like any log's; the TUI selects each (the detail re-read from disk
+/// equals `check`'s verdict) and applies an edit of the file to the same rows.
+#[test]
+fn the_tui_follows_the_rows_of_a_log_only_a_source_makes_one() {
+    let line = |id: &str, content: &str| {
+        crate::dup_ids::batch_line(id, id)
+            .replace(r#""content": "{}""#, &format!(r#""content": "{content}""#))
+    };
+    let ws = workspace(&[]);
+    std::fs::write(
+        ws.path().join("verdict.toml"),
+        "[[source]]\npath = \"captures/*.log\"\nformat = \"openai-batch\"\n",
+    )
+    .unwrap();
+    let log = ws.path().join("captures/x.log");
+    std::fs::write(
+        &log,
+        format!("{}\n{}\n", line("r1", "[]"), line("r2", "{}")),
+    )
+    .unwrap();
+    let mut t = Tui::open(ws.path());
+    assert_tui_matches_check(&mut t, "first run");
+    assert_eq!(
+        check_verdicts(ws.path()),
+        [
+            (
+                "captures/x.log:1".to_string(),
+                "schema".to_string(),
+                "SCHEMA_MISMATCH".to_string()
+            ),
+            (
+                "captures/x.log:2".to_string(),
+                "ready".to_string(),
+                "-".to_string()
+            ),
+        ]
+    );
+    // the selection is found by its source, and stays on its line through an edit
+    let selected = |t: &Tui| {
+        let row = t.app.list.selected_row().expect("a selected row");
+        t.app.list.store.source(&t.app.list.store.rows[row])
+    };
+    t.select("captures/x.log:2");
+    assert_eq!(selected(&t), "captures/x.log:2");
+    std::fs::write(
+        &log,
+        format!("{}\n{}\n", line("r1", "{}"), line("r2", "[]")),
+    )
+    .unwrap();
+    t.changed(&["captures/x.log"]);
+    assert_eq!(selected(&t), "captures/x.log:2");
+    assert_tui_matches_check(&mut t, "both lines edited");
+    assert_eq!(t.app.list.store.len(), 2);
+}

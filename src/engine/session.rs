@@ -33,7 +33,7 @@ use crate::core::outcome::{FlipKind, Outcome};
 use crate::core::pipeline::Evaluation;
 use crate::core::record_ref::RecordRef;
 use crate::core::summary::Summary;
-use crate::core::verdict::{Decision, Reason, Stage, Verdict};
+use crate::core::verdict::{Decision, Reason, Stage, Verdict, Warning};
 use crate::core::workspace::{Workspace, WorkspaceError};
 use crate::engine::ids::{self, Members, Shared, fingerprint};
 use crate::engine::summary::{CaptureSummary, Locator, for_each_located_as, verdict_hash};
@@ -357,10 +357,26 @@ impl Session {
     }
 
     /// The counts over every current verdict (as [`Summary::add`] would make them).
-    /// With the workspace warnings `check` gives: an `UNMATCHED_JOIN` per `[[join]]` line
-    /// whose id no current capture has (matched by id fingerprint).
+    /// With the workspace warnings `check` gives ([`Session::workspace_warnings`]).
     pub fn summary(&self) -> Summary {
         let mut s = Summary::default();
+        for f in self.files.values() {
+            for b in &f.briefs {
+                let k = &self.kinds.list[b.kind as usize];
+                s.add_outcome(k.outcome.stage, k.outcome.decision, k.outcome.expect_met);
+            }
+        }
+        s.warnings = self.workspace_warnings();
+        s
+    }
+
+    /// The warnings of the workspace itself that `check` gives after its verdicts: an
+    /// `UNMATCHED_JOIN` per `[[join]]` line whose id no current capture has (matched by id
+    /// fingerprint; `docs/config.md#join`). Free when the workspace has no `[[join]]`.
+    pub fn workspace_warnings(&self) -> Vec<Warning> {
+        if self.ws.joins.by_id.is_empty() {
+            return Vec::new();
+        }
         let joins: HashMap<u64, &String> = self
             .ws
             .joins
@@ -369,17 +385,12 @@ impl Session {
             .map(|id| (fingerprint(id), id))
             .collect();
         let mut matched: HashSet<String> = HashSet::new();
-        for f in self.files.values() {
-            for b in &f.briefs {
-                let k = &self.kinds.list[b.kind as usize];
-                s.add_outcome(k.outcome.stage, k.outcome.decision, k.outcome.expect_met);
-                if let Some(id) = joins.get(&b.id) {
-                    matched.insert((*id).clone());
-                }
+        for b in self.files.values().flat_map(|f| &f.briefs) {
+            if let Some(id) = joins.get(&b.id) {
+                matched.insert((*id).clone());
             }
         }
-        s.warnings = self.ws.unmatched_joins(&matched);
-        s
+        self.ws.unmatched_joins(&matched)
     }
 
     /// Re-validates everything (contracts reloaded).

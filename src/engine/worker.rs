@@ -18,6 +18,7 @@
 
 use crate::core::outcome::{FlipKind, Outcome};
 use crate::core::pipeline::Evaluation;
+use crate::core::verdict::Warning;
 use crate::core::workspace::Workspace;
 use crate::engine::ids::{self, Shared};
 use crate::engine::session::{Change, Session, cause_for, cause_of};
@@ -165,6 +166,10 @@ pub enum EngineEvent {
         generation: u64,
         /// Wall time of the run.
         elapsed: Duration,
+        /// The workspace's own warnings after the run, as `check` gives them after its
+        /// verdicts: an `UNMATCHED_JOIN` per `[[join]]` line no capture has
+        /// ([`Session::workspace_warnings`]).
+        warnings: Vec<Warning>,
     },
     /// A batch of file changes was applied.
     Applied {
@@ -182,6 +187,8 @@ pub enum EngineEvent {
         updated: Vec<Updated>,
         /// Captures that disappeared.
         removed: Vec<Removed>,
+        /// The workspace's own warnings after the change (as in [`EngineEvent::Finished`]).
+        warnings: Vec<Warning>,
     },
     /// The run could not start (the workspace cannot be opened).
     Failed {
@@ -490,6 +497,7 @@ fn apply(
         causes,
         updated,
         removed,
+        warnings: session.workspace_warnings(),
     }
 }
 
@@ -599,6 +607,7 @@ fn validate_all(
     if !emit(EngineEvent::Finished {
         generation,
         elapsed: start.elapsed(),
+        warnings: session.workspace_warnings(),
     }) {
         return RunEnd::Stop;
     }

@@ -323,13 +323,23 @@ impl Store {
         self.index[f as usize].get(line).map(|i| i as usize)
     }
 
-    /// The row of a verdict `source` given as text ([`RecordRef::parse`]).
+    /// The row of a verdict `source` given as text ([`RecordRef::parse`]). A log that only
+    /// a `[[source]]` makes one (`captures/app.log:3`, `docs/config.md#source`) is not a
+    /// log by its name, so `FILE:LINE` is also tried split at its last `:` when the whole
+    /// text names no row.
     pub fn find_source(&self, source: &str) -> Option<usize> {
-        let source = RecordRef::parse(source);
-        match source.line() {
-            Some(l) => self.find(source.file(), u32::try_from(l).ok()?),
-            None => self.find(source.file(), 0),
-        }
+        let parsed = RecordRef::parse(source);
+        let found = match parsed.line() {
+            Some(l) => self.find(parsed.file(), u32::try_from(l).ok()?),
+            None => self.find(parsed.file(), 0),
+        };
+        found.or_else(|| {
+            let (file, line) = source.rsplit_once(':')?;
+            if parsed.line().is_some() || !line.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            self.find(file, line.parse().ok()?)
+        })
     }
 
     fn intern_file(&mut self, f: &Arc<str>) -> u32 {

@@ -88,6 +88,7 @@ fn app_with(
         Msg::Engine(EngineEvent::Finished {
             generation,
             elapsed: Duration::from_millis(12),
+            warnings: Vec::new(),
         }),
     );
     app
@@ -210,6 +211,7 @@ fn applied(
         contracts,
         updated,
         removed,
+        warnings: Vec::new(),
     })
 }
 

@@ -62,11 +62,13 @@ impl App {
             EngineEvent::Finished {
                 generation,
                 elapsed,
+                warnings,
             } => {
                 let p = &mut self.run.progress;
                 if generation < p.generation {
                     return;
                 }
+                self.run.workspace_warnings = warnings;
                 p.running = false;
                 p.elapsed = Some(elapsed);
                 if std::mem::take(&mut self.run.asked) {
@@ -90,9 +92,13 @@ impl App {
                 contracts,
                 updated,
                 removed,
-            } => self.applied(
-                generation, workspace, at, causes, contracts, updated, removed,
-            ),
+                warnings,
+            } => {
+                self.run.workspace_warnings = warnings;
+                self.applied(
+                    generation, workspace, at, causes, contracts, updated, removed,
+                )
+            }
             EngineEvent::Failed {
                 generation,
                 message,

@@ -257,6 +257,9 @@ pub struct Run {
     pub summary: Summary,
     /// Distinct lint findings over every capture's contract, by severity.
     pub lint: LintCounts,
+    /// The workspace's own warnings, as `check` prints them after its verdicts
+    /// (`UNMATCHED_JOIN`: a `[[join]]` line no capture has), from the last run or change.
+    pub workspace_warnings: Vec<crate::core::verdict::Warning>,
     /// Whether the run going on was asked for with `r` (its start and end go in the
     /// status line).
     pub asked: bool,

@@ -177,6 +177,7 @@ fn the_detail_pane_loads_shows_keeps_the_detail_while_it_reloads_and_notes_a_mis
     app.update(Msg::Engine(EngineEvent::Finished {
         generation: app.run.progress.generation,
         elapsed: Duration::from_millis(1),
+        warnings: Vec::new(),
     }));
     assert!(app.out.requests.is_empty(), "{:?}", app.out.requests);
     assert_eq!(app.detail.missing(), Some(source.as_str()));

@@ -78,6 +78,7 @@ fn r_says_it_re_validates_and_when_it_is_done() {
     app.update(Msg::Engine(EngineEvent::Finished {
         generation,
         elapsed: Duration::from_millis(7),
+        warnings: Vec::new(),
     }));
     assert_eq!(
         app.status.as_deref(),

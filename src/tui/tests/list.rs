@@ -46,6 +46,7 @@ fn selection_stays_on_the_same_capture_across_runs() {
         Msg::Engine(EngineEvent::Finished {
             generation,
             elapsed: Duration::from_millis(1),
+            warnings: Vec::new(),
         }),
     );
     assert_eq!(app.list.store.len(), 25);

@@ -57,6 +57,18 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
             if lint.any() { t.warn() } else { Style::new() },
         ),
     ];
+    let unmatched = h.run.workspace_warnings.len();
+    if unmatched > 0 {
+        spans.push(Span::styled("  ·  ", t.dim()));
+        spans.push(Span::styled(
+            format!(
+                "{unmatched} join line{} match{} no capture",
+                if unmatched == 1 { "" } else { "s" },
+                if unmatched == 1 { "es" } else { "" }
+            ),
+            t.warn(),
+        ));
+    }
     let pending = h.watch.pending.len();
     if pending > 0 {
         spans.push(Span::styled("  ·  ", t.dim()));
