@@ -366,6 +366,12 @@ impl Session {
             .keys()
             .map(|id| (fingerprint(id), id))
             .collect();
+        let requests: HashMap<u64, &str> = self
+            .ws
+            .requests
+            .ids()
+            .map(|id| (fingerprint(id), id))
+            .collect();
         let mut matched: HashSet<String> = HashSet::new();
         for f in self.files.values() {
             for b in &f.briefs {
@@ -374,9 +380,13 @@ impl Session {
                 if let Some(id) = joins.get(&b.id) {
                     matched.insert((*id).clone());
                 }
+                if let Some(id) = requests.get(&b.id) {
+                    matched.insert((*id).to_owned());
+                }
             }
         }
         s.warnings = self.ws.unmatched_joins(&matched);
+        s.warnings.extend(self.ws.request_warnings(&matched));
         s
     }
 
@@ -512,6 +522,11 @@ impl Session {
         // the MCP facts of the changed capture files (docs/record-shapes.md#mcp): a changed
         // tools/list changes contracts, so it reloads them as a schema change does; a
         // changed request index only matters to its own file, re-validated below
+        // a changed batch input file changes the requests of results in other files: every
+        // capture is validated again (`docs/requests.md`)
+        if self.requests_changed(&targets) {
+            return self.reload_each(each);
+        }
         match self.mcp_facts(&targets) {
             Some(mcp) if contracts_changed || !mcp.same_declarations(&self.ws.mcp) => {
                 self.reload_contracts(Some(mcp), each)?;
@@ -522,6 +537,20 @@ impl Session {
         }
         self.revalidate_files(&targets, each);
         Ok(())
+    }
+
+    /// Whether the batch input requests of the capture files `targets` differ from those
+    /// the workspace holds.
+    fn requests_changed(&self, targets: &[PathBuf]) -> bool {
+        let ws = &self.ws;
+        targets.iter().any(|t| {
+            let rel = ws.relative(t);
+            let now = std::fs::symlink_metadata(t)
+                .is_ok_and(|m| !m.is_dir())
+                .then(|| ws.scan_requests_file(t))
+                .filter(|f| !f.is_empty());
+            now.as_ref() != ws.requests.facts(&rel)
+        })
     }
 
     /// The workspace's MCP facts with those of the capture files `targets` read again, when
