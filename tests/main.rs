@@ -26,6 +26,7 @@ mod mcp;
 mod provider_samples;
 mod pty;
 mod reasons;
+mod requests;
 mod review;
 mod routing;
 mod samples;

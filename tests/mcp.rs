@@ -417,3 +417,33 @@ fn tool_schemas_do_not_take_the_place_of_the_only_schema_file() {
     assert_eq!(call.contract.as_deref(), Some("mcp/get_weather.input"));
     assert_eq!(call.stage.as_str(), "ready");
 }
+
+/// A compressed session log (`.jsonl.gz`, `.jsonl.zst`) is read inflated for its MCP facts
+/// too (the tools/list contracts and the request index): its verdicts are those of the
+/// plain log, named by the compressed file.
+#[test]
+fn a_compressed_session_log_gives_the_plain_logs_verdicts() {
+    use std::io::Write as _;
+    let plain = workspace(&[("s.jsonl", session())]);
+    let text = session().join("\n") + "\n";
+    let gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(text.as_bytes()).unwrap();
+        e.finish().unwrap()
+    };
+    for (name, bytes) in [
+        ("s.jsonl.gz", gz),
+        ("s.jsonl.zst", zstd::encode_all(text.as_bytes(), 3).unwrap()),
+    ] {
+        let dir = workspace(&[]);
+        std::fs::create_dir_all(dir.path().join("captures")).unwrap();
+        std::fs::write(dir.path().join("captures").join(name), bytes).unwrap();
+        let got: Vec<String> = verdicts(dir.path()).iter().map(row).collect();
+        let want: Vec<String> = verdicts(plain.path())
+            .iter()
+            .map(|v| row(v).replace(S, &format!("captures/{name}")))
+            .collect();
+        assert_eq!(want.len(), 22);
+        assert_eq!(got, want, "{name}");
+    }
+}

@@ -19,7 +19,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 /// The top-level keys of a capture record.
-pub const RECORD_KEYS: [&str; 12] = [
+pub const RECORD_KEYS: [&str; 13] = [
     "id",
     "contract",
     "response",
@@ -32,6 +32,7 @@ pub const RECORD_KEYS: [&str; 12] = [
     "intent",
     "expect",
     "meta",
+    "request",
 ];
 
 /// The `status` values of a record that carries `output`.
@@ -425,6 +426,9 @@ pub enum Payload {
     /// ([`crate::core::mcp`]); a message that is not a `tools/call` request or response
     /// is no capture at all.
     Mcp(Box<crate::core::mcp::Message>),
+    /// A batch INPUT record (`docs/requests.md#batch-input-files`): requests, not a
+    /// capture. The pipeline gives it no verdict; the workspace indexes its requests.
+    Requests(Box<crate::core::request::InputRecord>),
 }
 
 /// A capture record that passed the checks of `docs/capture-record.md`.
@@ -451,6 +455,22 @@ pub struct Capture {
     pub expect: Option<Expect>,
     /// Free-form metadata.
     pub meta: Option<Map<String, Value>>,
+    /// The provider request the capture answers, when its record carries it: a capture
+    /// record's `request` key, or the request a batch line echoes (Vertex `request`,
+    /// Bedrock `modelInput`; `docs/requests.md`).
+    pub request: Option<CaptureRequest>,
+}
+
+/// A request carried by a capture's own record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureRequest {
+    /// The request body as sent.
+    pub body: Value,
+    /// JSON Pointer of the body in the record (`/request`, `/modelInput`).
+    pub base: &'static str,
+    /// Whether the provider echoed it (a batch line), rather than the record's author
+    /// writing it down (a capture record's `request`).
+    pub echoed: bool,
 }
 
 /// What parsing a record gives: the capture, or an `INVALID_CAPTURE` finding together with
@@ -592,6 +612,20 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
     let context = object(obj, "context")?;
     let intent = object(obj, "intent")?;
     let meta = object(obj, "meta")?;
+    let request = match obj.remove("request") {
+        None => None,
+        Some(v @ Value::Object(_)) => Some(CaptureRequest {
+            body: v,
+            base: "/request",
+            echoed: false,
+        }),
+        Some(v) => {
+            return Err(invalid(format!(
+                "`request` must be an object (the provider request body as sent), found {}",
+                json_kind(&v)
+            )));
+        }
+    };
     let payload = match (obj.remove("response"), obj.remove("output")) {
         (Some(_), Some(_)) => {
             return Err(invalid(
@@ -637,6 +671,7 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
         intent,
         expect,
         meta,
+        request,
     })
 }
 

@@ -617,3 +617,41 @@ fn schema_file_finding(l: &Loaded, pointer: &str, message: &str) -> Finding {
     f.schema_path = Some(pointer.to_string());
     f
 }
+
+impl Contract {
+    /// Compiles one schema alone, as an inline schema is (its `$schema`, else the
+    /// workspace `dialect`; the meta-schema check; nothing fetched) but with no rules file,
+    /// no lint and no other schema to `$ref`: a generation schema a request sent
+    /// (`docs/requests.md#zero-config`). Its `CONTRACT_ERROR` messages start with `label`.
+    pub fn compile_inline(config: &Config, name: &str, label: &str, schema: Value) -> Contract {
+        let l = Loaded::inline(
+            InlineSchema {
+                name: name.to_owned(),
+                label: label.to_owned(),
+                file: PathBuf::new(),
+                schema: Some(schema),
+                rules: false,
+            },
+            config,
+        );
+        let offline = Offline::default();
+        let options = base_options(config, &offline);
+        let compiled = match (&l.parsed, build_registry(std::iter::once(&l), &offline)) {
+            (Err(f), _) => Err(vec![f.clone()]),
+            (Ok(_), Err(f)) => Err(vec![f]),
+            (Ok(schema), Ok(registry)) => compile(&l, schema, &registry, &options, &offline),
+        };
+        Contract {
+            name: l.name,
+            id: l.id,
+            file: l.rel,
+            schema: Arc::new(l.parsed.unwrap_or(Value::Null)),
+            text: Arc::from(l.text.as_str()),
+            compiled,
+            rules: None,
+            rules_text: Arc::from(""),
+            lint: Vec::new(),
+            label: l.label,
+        }
+    }
+}

@@ -7,11 +7,13 @@ use crate::core::capture_file;
 use crate::core::config::{PROVIDER_FORMATS, Pattern};
 use crate::core::contract::Contract;
 use crate::core::escape::quote;
+use crate::core::generation::{RequestSchemas, SchemaSource};
 use crate::core::mcp::{self, Resolved};
 use crate::core::record_ref::RecordRef;
+use crate::core::request::{Family, Lookup, Request, RequestFrom};
 use crate::core::shape;
 use crate::core::stage::{intent, parse, schema};
-use crate::core::verdict::{Finding, Reason, ResponseInfo, Stage, Verdict};
+use crate::core::verdict::{Finding, Generation, Reason, ResponseInfo, Stage, Verdict};
 use crate::core::workspace::Workspace;
 use serde_json::Value;
 use std::sync::Arc;
@@ -46,6 +48,9 @@ pub enum ContractFrom {
     Tool,
     /// `default_contract`, or the workspace's only schema (`"default"`).
     Default,
+    /// No server contract reached the capture: the schema its request sent
+    /// (`"request"`, `docs/requests.md#zero-config`).
+    Request,
 }
 
 impl std::fmt::Display for ContractFrom {
@@ -57,6 +62,7 @@ impl std::fmt::Display for ContractFrom {
             ContractFrom::Route(n) => write!(f, "route {n}"),
             ContractFrom::Tool => f.write_str("tool"),
             ContractFrom::Default => f.write_str("default"),
+            ContractFrom::Request => f.write_str("request"),
         }
     }
 }
@@ -74,7 +80,11 @@ struct Run<'a> {
     /// Where the contract came from.
     from: Option<String>,
     /// The contract, when one was found.
-    contract: Option<&'a Arc<Contract>>,
+    contract: Option<Arc<Contract>>,
+    /// The generation schema, when it is the contract.
+    generation: Option<crate::core::verdict::Generation>,
+    /// The workspace the contract lives in.
+    _ws: std::marker::PhantomData<&'a Workspace>,
     /// The failing stage's findings.
     errors: Vec<Finding>,
     /// What the response stage read, when it ran.
@@ -153,6 +163,10 @@ impl Workspace {
                 return Some(ev);
             }
         };
+        // a batch input record is requests, not a capture (`docs/requests.md`)
+        if matches!(capture.payload, Payload::Requests(_)) {
+            return None;
+        }
         // an MCP message is a capture only as part of its session: its request, if it is a
         // response; skipped when it is not a tools/call request or response
         if let Payload::Mcp(m) = &capture.payload {
@@ -169,13 +183,14 @@ impl Workspace {
             Verdict::from_errors(capture.id.clone(), raw.source.clone(), run.name, run.errors);
         verdict.format = Some(capture.format.to_owned());
         verdict.contract_from = run.from;
+        verdict.generation = run.generation;
         verdict.provider = run.info.as_ref().map(|i| i.provider.clone());
         if let Some(info) = &run.info {
             fill_meta(&mut capture, info);
         }
         verdict.response = run.info;
         verdict.meta = capture.meta.clone();
-        if let Some(c) = run.contract {
+        if let Some(c) = &run.contract {
             verdict.warnings = c.warnings();
         }
         if let Some(info) = verdict.response.as_mut() {
@@ -211,6 +226,17 @@ impl Workspace {
     /// [`Workspace::evaluate`]).
     pub fn check(&self, raw: &RawRecord) -> Option<Verdict> {
         self.evaluate(raw).map(|ev| ev.verdict)
+    }
+
+    /// The batch input record `text` at `source` is, read as [`Workspace::evaluate`] reads
+    /// it; `None` when it is anything else (`docs/requests.md#batch-input-files`).
+    pub fn read_input(
+        &self,
+        text: &str,
+        source: &RecordRef,
+    ) -> Option<crate::core::request::InputRecord> {
+        let c = self.read_capture(text, source, source.file()).ok()?;
+        crate::core::request::input_of(c.payload)
     }
 
     /// Reads one record's text as the shape it has, or as the format the first `[[source]]`
@@ -327,16 +353,36 @@ impl Workspace {
         model: Option<&str>,
         rel: &str,
     ) -> Result<(&Arc<Contract>, ContractFrom), Finding> {
+        match self.server_contract(capture, named_from, tool, model, rel)? {
+            Some(c) => Ok(c),
+            None => Err(self.no_contract(tool, None)),
+        }
+    }
+
+    /// Steps 0 to 4 of [`Workspace::choose_contract`]: `Ok(None)` when none reaches the
+    /// capture (no contract named, no route, no tool contract, no default or only schema).
+    ///
+    /// # Errors
+    /// `UNKNOWN_CONTRACT` for a contract that is named (by the record, a join line, a
+    /// source or a route) but does not exist, and for an MCP capture with no contract.
+    fn server_contract(
+        &self,
+        capture: &Capture,
+        named_from: Option<ContractFrom>,
+        tool: Option<&str>,
+        model: Option<&str>,
+        rel: &str,
+    ) -> Result<Option<(&Arc<Contract>, ContractFrom)>, Finding> {
         // 0. an MCP capture: its tool's contract (`docs/record-shapes.md#mcp`)
         if let Payload::Mcp(m) = &capture.payload {
             return self
                 .mcp_contract(m, capture.tool.as_deref())
-                .map(|c| (c, ContractFrom::Tool));
+                .map(|c| Some((c, ContractFrom::Tool)));
         }
         // 1. named
         if let Some(name) = capture.contract.as_deref() {
             let from = named_from.unwrap_or(ContractFrom::Record);
-            return self.named(name).map(|c| (c, from));
+            return self.named(name).map(|c| Some((c, from)));
         }
         // 2. routes
         for (i, r) in self.config.routes.iter().enumerate() {
@@ -350,18 +396,18 @@ impl Workspace {
             {
                 return self
                     .named(&r.contract)
-                    .map(|c| (c, ContractFrom::Route(i + 1)));
+                    .map(|c| Some((c, ContractFrom::Route(i + 1))));
             }
         }
         // 3. the called tool's name
         if let Some(t) = tool
             && let Some(c) = self.contracts.get(t)
         {
-            return Ok((c, ContractFrom::Tool));
+            return Ok(Some((c, ContractFrom::Tool)));
         }
         // 4. the default
         if let Some(name) = self.config.default_contract.as_deref() {
-            return self.named(name).map(|c| (c, ContractFrom::Default));
+            return self.named(name).map(|c| Some((c, ContractFrom::Default)));
         }
         // the only schema file: the tool schemas of MCP `tools/list` results are not
         // candidates (they serve MCP captures)
@@ -371,20 +417,42 @@ impl Workspace {
             .values()
             .filter(|c| c.label.is_none());
         match (it.next(), it.next()) {
-            (Some(only), None) => Ok((only, ContractFrom::Default)),
-            (None, _) => Err(Finding::new(
+            (Some(only), None) => Ok(Some((only, ContractFrom::Default))),
+            _ => Ok(None),
+        }
+    }
+
+    /// The `UNKNOWN_CONTRACT` of a capture no contract reaches: what was tried, and
+    /// (`request`) why the schema its request sent could not stand in.
+    fn no_contract(&self, tool: Option<&str>, request: Option<String>) -> Finding {
+        let mut f = self.no_server_contract(tool);
+        if let Some(r) = request {
+            f.message.push_str(&format!("; {r}"));
+        }
+        f
+    }
+
+    fn no_server_contract(&self, tool: Option<&str>) -> Finding {
+        let schemas = self
+            .contracts
+            .by_name
+            .values()
+            .filter(|c| c.label.is_none())
+            .count();
+        match schemas {
+            0 => Finding::new(
                 Stage::Input,
                 Reason::UNKNOWN_CONTRACT,
                 format!(
                     "no contract: the workspace has no schemas in {}/",
                     self.config.schemas.display()
                 ),
-            )),
-            _ if self.config.routes.is_empty() && tool.is_none() => Err(Finding::new(
+            ),
+            _ if self.config.routes.is_empty() && tool.is_none() => Finding::new(
                 Stage::Input,
                 Reason::UNKNOWN_CONTRACT,
                 "the capture names no `contract` and the workspace has several; set `contract` in the record or `default_contract` in verdict.toml",
-            )),
+            ),
             _ => {
                 let routes = self.config.routes.len();
                 let mut tried = vec![format!(
@@ -403,12 +471,12 @@ impl Workspace {
                         .filter(|c| c.label.is_none())
                         .count()
                 ));
-                Err(Finding::new(
+                Finding::new(
                     Stage::Input,
                     Reason::UNKNOWN_CONTRACT,
                     format!("no contract for the capture: {}", tried.join("; ")),
                 )
-                .with_hint("add a [[route]] or default_contract to verdict.toml, or name the `contract` in the record or its [[join]] line"))
+                .with_hint("add a [[route]] or default_contract to verdict.toml, or name the `contract` in the record or its [[join]] line")
             }
         }
     }
@@ -472,6 +540,122 @@ impl Workspace {
         Err(mcp::unknown_contract(&self.mcp, m, tool, &known))
     }
 
+    /// The request a capture answers (`docs/requests.md`), first match wins: its record's
+    /// `request`, the request its batch line or Responses body echoes, the batch input
+    /// request with its id (of its batch API). `Err` names the input requests that share
+    /// its id (none is used).
+    pub fn request_for(&self, capture: &Capture) -> Result<Option<Request>, Vec<RecordRef>> {
+        if let Some(r) = &capture.request {
+            return Ok(Some(Request {
+                from: if r.echoed {
+                    RequestFrom::Echo
+                } else {
+                    RequestFrom::Record
+                },
+                base: Arc::from(r.base),
+                schemas: Arc::new(RequestSchemas::read(&r.body)),
+            }));
+        }
+        // an OpenAI Responses body echoes `text.format` and `tools`
+        if let Payload::Response(body) = &capture.payload
+            && body.get("object").and_then(Value::as_str) == Some("response")
+        {
+            let schemas = RequestSchemas::read(body);
+            if !schemas.is_empty() {
+                let base = match capture.format {
+                    "openai-batch" => "/response/body",
+                    "capture" => "/response",
+                    _ => "",
+                };
+                return Ok(Some(Request {
+                    from: RequestFrom::Echo,
+                    base: Arc::from(base),
+                    schemas: Arc::new(schemas),
+                }));
+            }
+        }
+        let Some(family) = Family::of_result(capture.format) else {
+            return Ok(None);
+        };
+        match self.requests.lookup(family, &capture.id) {
+            Lookup::None => Ok(None),
+            Lookup::Found(r) => Ok(Some(r)),
+            Lookup::Ambiguous(at) => Err(at),
+        }
+    }
+
+    /// The schema the request sent as the capture's contract (`docs/requests.md#zero-config`):
+    /// the called tool's (`tool`, what the response stage read) or the text format's.
+    fn request_contract(&self, capture: &Capture, tool: Option<&str>) -> FromRequest {
+        let request = match self.request_for(capture) {
+            Ok(Some(r)) => r,
+            Ok(None) => return FromRequest::Missing(None),
+            Err(at) => {
+                let places: Vec<String> = at.iter().map(ToString::to_string).collect();
+                return FromRequest::Missing(Some(format!(
+                    "its id {} is the id of several batch input requests ({}), so no request schema is used",
+                    quote(&capture.id, 80),
+                    places.join(", ")
+                )));
+            }
+        };
+        let place = request.place();
+        let Some(chosen) = request.schemas.for_proposal(tool) else {
+            return FromRequest::Missing(Some(match tool {
+                Some(t) => format!("its request ({place}) declares no tool {}", quote(t, 80)),
+                None if request.schemas.tools.is_empty() => {
+                    format!("its request ({place}) sends no schema")
+                }
+                None => format!(
+                    "its request ({place}) sends no text format schema (only tools), and the proposal is no tool call"
+                ),
+            }));
+        };
+        match chosen {
+            Ok(g) => {
+                let generation = Generation {
+                    schema: g.name.clone(),
+                    source: g.source,
+                    strict: g.strict,
+                    request: place,
+                    pointer: format!("{}{}", request.base, g.pointer),
+                };
+                let c = self.request_contracts.get(&self.config, g);
+                FromRequest::Contract(c, generation)
+            }
+            Err(p) => {
+                let source = if tool.is_some() {
+                    SchemaSource::Tool
+                } else {
+                    SchemaSource::Text
+                };
+                let pointer = format!("{}{}", request.base, p.pointer);
+                let generation = Generation {
+                    schema: p.name.clone(),
+                    source,
+                    strict: false,
+                    request: place.clone(),
+                    pointer: pointer.clone(),
+                };
+                let mut f = Finding::new(
+                    Stage::Input,
+                    Reason::CONTRACT_ERROR,
+                    format!(
+                        "{place} {pointer}: the request's {} {}",
+                        crate::core::generation::describe(&p.name, source),
+                        p.message
+                    ),
+                );
+                f.schema_path = Some(pointer);
+                FromRequest::Broken(
+                    crate::core::request::contract_name(&p.name),
+                    generation,
+                    Box::new(f),
+                )
+            }
+        }
+    }
+
     fn run_stages(
         &self,
         capture: &Capture,
@@ -491,11 +675,19 @@ impl Workspace {
             } => adapter::adapt_output(output, status.as_deref(), status_detail.as_deref()),
             Payload::Settled(adapted) => (**adapted).clone(),
             Payload::Mcp(m) => mcp::adapt(m, capture.tool.as_deref()),
+            Payload::Requests(_) => adapter::Adapted {
+                info: ResponseInfo::default(),
+                result: Err(shape::invalid(
+                    "a batch input record is a request, not a capture",
+                )),
+            },
         };
         let mut run = Run {
             name: capture.contract.clone(),
             from: None,
             contract: None,
+            generation: None,
+            _ws: std::marker::PhantomData,
             errors: Vec::new(),
             info: None,
         };
@@ -503,8 +695,25 @@ impl Workspace {
         let tool = adapted.info.tool.as_deref().or(capture.tool.as_deref());
         let model = adapted.info.model.as_deref();
         let (contract, from) =
-            match self.choose_contract(capture, origin.contract, tool, model, rel) {
-                Ok(c) => c,
+            match self.server_contract(capture, origin.contract, tool, model, rel) {
+                Ok(Some((c, from))) => (c.clone(), from),
+                Ok(None) => match self.request_contract(capture, adapted.info.tool.as_deref()) {
+                    FromRequest::Contract(c, g) => {
+                        run.generation = Some(g);
+                        (c, ContractFrom::Request)
+                    }
+                    FromRequest::Broken(name, g, f) => {
+                        run.name = Some(name);
+                        run.from = Some(ContractFrom::Request.to_string());
+                        run.generation = Some(g);
+                        run.errors = vec![*f];
+                        return run;
+                    }
+                    FromRequest::Missing(note) => {
+                        run.errors = vec![self.no_contract(tool, note)];
+                        return run;
+                    }
+                },
                 Err(f) => {
                     run.errors = vec![f];
                     return run;
@@ -512,11 +721,23 @@ impl Workspace {
             };
         run.name = Some(contract.name.clone());
         run.from = Some(from.to_string());
-        run.contract = Some(contract);
+        run.contract = Some(contract.clone());
         let validator = match &contract.compiled {
             Ok(v) => v,
             Err(errors) => {
-                run.errors = errors.clone();
+                run.errors = match &run.generation {
+                    // where the request is: the compiled contract is shared by every
+                    // request that sent this schema
+                    Some(g) => errors
+                        .iter()
+                        .map(|f| {
+                            let mut f = f.clone();
+                            f.message = format!("{} {}: {}", g.request, g.pointer, f.message);
+                            f
+                        })
+                        .collect(),
+                    None => errors.clone(),
+                };
                 return run;
             }
         };
@@ -528,7 +749,7 @@ impl Workspace {
                 return run;
             }
         };
-        run.errors = self.later_stages(capture, contract, validator, proposal, ev);
+        run.errors = self.later_stages(capture, &contract, validator, proposal, ev);
         run
     }
 
@@ -589,6 +810,17 @@ impl Workspace {
         }
         Vec::new()
     }
+}
+
+/// What the schema a capture's request sent gives as its contract.
+enum FromRequest {
+    /// The compiled generation schema.
+    Contract(Arc<Contract>, Generation),
+    /// It names a schema that cannot be used: the capture's `CONTRACT_ERROR` (with the
+    /// contract name).
+    Broken(String, Generation, Box<Finding>),
+    /// None: why, when the capture has a request (for the `UNKNOWN_CONTRACT` message).
+    Missing(Option<String>),
 }
 
 /// The pipeline of one plain JSON instance, with no capture record and no workspace (what

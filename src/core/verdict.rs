@@ -514,8 +514,30 @@ pub struct Verdict {
     /// (`docs/capture-record.md#meta`). Never seen by rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The schema the request sent, when it is the verdict's contract (`contract_from`
+    /// `"request"`, `docs/requests.md#zero-config`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<Generation>,
     /// One sentence: what to do next (from the decision and reason).
     pub next_action: String,
+}
+
+/// The generation schema of a capture: the schema its request sent for the proposal
+/// (`docs/requests.md#the-generation-schema`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Generation {
+    /// The tool's name, or the text format's name (`response` when it has none).
+    pub schema: String,
+    /// `tool` (the called tool's parameters) or `text` (the text format).
+    pub source: crate::core::generation::SchemaSource,
+    /// Whether the request said `strict: true` beside the schema.
+    pub strict: bool,
+    /// Where the request is: `record` (the capture record's `request`), `echo` (the
+    /// response or batch line echoes it), or the input file's `FILE:LINE`.
+    pub request: String,
+    /// JSON Pointer of the schema in the request's record
+    /// (`/body/response_format/json_schema/schema`).
+    pub pointer: String,
 }
 
 impl Verdict {
@@ -544,6 +566,7 @@ impl Verdict {
             expect: None,
             response: None,
             meta: None,
+            generation: None,
             next_action: crate::core::feedback::next_action(decision, reason.as_ref()).to_string(),
             reason,
         }

@@ -6,6 +6,7 @@ use crate::core::config::{Config, ConfigError};
 use crate::core::contract::Contracts;
 use crate::core::join::{JoinError, Joins};
 use crate::core::mcp::McpSessions;
+use crate::core::request::{RequestContracts, Requests};
 use crate::core::verdict::Warning;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -56,6 +57,12 @@ pub struct Workspace {
     pub mcp: Arc<McpSessions>,
     /// The `[[join]]` files' lines, by capture id.
     pub joins: Joins,
+    /// The batch input requests of the capture files, by id (`docs/requests.md`), read
+    /// before any record is validated.
+    pub requests: Arc<Requests>,
+    /// The generation schemas compiled so far (`docs/requests.md#zero-config`): each
+    /// distinct schema once, shared by the workspaces made from this one.
+    pub request_contracts: Arc<RequestContracts>,
     /// The captures come from the workspace's own folder (it has `verdict.toml` or a schemas
     /// folder, no `captures` folder, and `verdict.toml` names none): the schemas folder below
     /// it is not read as captures.
@@ -119,7 +126,9 @@ impl Workspace {
             }
         };
         let mut config = config;
-        let marked = root.join("verdict.toml").is_file() || root.join(&config.schemas).is_dir();
+        let marked = root.join("verdict.toml").is_file()
+            || root.join(&config.schemas).is_dir()
+            || (!root.join("captures").is_dir() && holds_batch_input(root));
         if marked
             && config.captures == Config::default().captures
             && !root.join("captures").is_dir()
@@ -145,13 +154,60 @@ impl Workspace {
             contracts: Contracts::default(),
             mcp: Arc::default(),
             joins: Joins::default(),
+            requests: Arc::default(),
+            request_contracts: Arc::default(),
             own_folder: false,
         };
         let files = ws.capture_files();
         let mcp = McpSessions::scan(&files, &|f| ws.relative(f), ws.config.max_capture_bytes);
         ws.contracts = ws.compile(&mcp);
         ws.mcp = Arc::new(mcp);
+        ws.requests = Arc::new(ws.scan_requests(&files));
         ws
+    }
+
+    /// The batch input requests of `files` (capture files), each record read as the
+    /// pipeline reads it.
+    pub fn scan_requests(&self, files: &[PathBuf]) -> Requests {
+        Requests::scan(
+            files,
+            &|f| self.relative(f),
+            self.config.max_capture_bytes,
+            &|f| self.is_log_file(f),
+            &|text, source| self.read_input(text, source),
+        )
+    }
+
+    /// The batch input requests of the capture file `path` (`docs/requests.md`).
+    pub fn scan_requests_file(&self, path: &Path) -> crate::core::request::FileRequests {
+        crate::core::request::scan_file(
+            path,
+            &self.relative(path),
+            self.config.max_capture_bytes,
+            self.is_log_file(path),
+            &|text, source| self.read_input(text, source),
+        )
+    }
+
+    /// The same workspace with `requests` as its batch input requests.
+    pub fn with_requests(&self, requests: Requests) -> Workspace {
+        Workspace {
+            root: self.root.clone(),
+            config: self.config.clone(),
+            contracts: self.contracts.clone(),
+            mcp: self.mcp.clone(),
+            joins: self.joins.clone(),
+            requests: Arc::new(requests),
+            request_contracts: self.request_contracts.clone(),
+            own_folder: self.own_folder,
+        }
+    }
+
+    /// The workspace warnings of the batch input requests (`UNMATCHED_REQUEST`,
+    /// `DUPLICATE_REQUEST`; `docs/requests.md#batch-input-files`): `matched` holds the
+    /// request ids some capture has.
+    pub fn request_warnings(&self, matched: &std::collections::HashSet<String>) -> Vec<Warning> {
+        self.requests.warnings(matched)
     }
 
     /// Compiles the schema files and the tool schemas `mcp` declares.
@@ -215,6 +271,8 @@ impl Workspace {
             contracts: self.contracts.clone(),
             mcp: Arc::new(mcp),
             joins: self.joins.clone(),
+            requests: self.requests.clone(),
+            request_contracts: self.request_contracts.clone(),
             own_folder: self.own_folder,
         }
     }
@@ -229,6 +287,8 @@ impl Workspace {
             contracts,
             mcp: Arc::new(mcp),
             joins: self.joins.clone(),
+            requests: self.requests.clone(),
+            request_contracts: self.request_contracts.clone(),
             own_folder: self.own_folder,
         }
     }
@@ -322,6 +382,54 @@ impl Workspace {
         );
         out
     }
+}
+
+/// At most this many files directly in a folder are looked at by [`holds_batch_input`].
+const INPUT_PROBE_FILES: usize = 64;
+
+/// At most this many bytes of a file's first line are read by [`holds_batch_input`].
+const INPUT_PROBE_BYTES: u64 = 1024 * 1024;
+
+/// Whether a folder holds, directly (not below), a batch input file
+/// (`docs/requests.md#batch-input-files`): a plain `.jsonl` / `.ndjson` file whose first
+/// line, or a `.json` file whose record, is a batch request. Such a folder is a workspace
+/// that reads its own folder (`docs/config.md#workspaces`), so a folder of downloaded batch
+/// input and output files is checked as it is. Looks at the first [`INPUT_PROBE_FILES`]
+/// capture files by name, [`INPUT_PROBE_BYTES`] of each; never a FIFO or device.
+pub fn holds_batch_input(root: &Path) -> bool {
+    use std::io::{BufRead, Read};
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return false;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                !n.starts_with('.')
+                    && (n.ends_with(".jsonl") || n.ends_with(".ndjson") || n.ends_with(".json"))
+            })
+        })
+        .collect();
+    files.sort();
+    files.iter().take(INPUT_PROBE_FILES).any(|f| {
+        let Ok((file, _)) = capture::open_regular(f) else {
+            return false;
+        };
+        let mut text = String::new();
+        let mut reader = std::io::BufReader::new(file.take(INPUT_PROBE_BYTES));
+        let read = if f.extension().is_some_and(|e| e == "json") {
+            reader.read_to_string(&mut text)
+        } else {
+            reader.read_line(&mut text)
+        };
+        if read.is_err() || text.trim().is_empty() {
+            return false;
+        }
+        let source = crate::core::record_ref::RecordRef::new("", None);
+        capture::parse_record(text.trim_end(), &source)
+            .is_ok_and(|c| matches!(c.payload, capture::Payload::Requests(_)))
+    })
 }
 
 /// Every file below `dir` (recursively) for which `keep` holds, in path order (each folder's

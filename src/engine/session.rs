@@ -372,9 +372,11 @@ impl Session {
 
     /// The warnings of the workspace itself that `check` gives after its verdicts: an
     /// `UNMATCHED_JOIN` per `[[join]]` line whose id no current capture has (matched by id
-    /// fingerprint; `docs/config.md#join`). Free when the workspace has no `[[join]]`.
+    /// fingerprint; `docs/config.md#join`), and the batch input requests'
+    /// `UNMATCHED_REQUEST` and `DUPLICATE_REQUEST` (`docs/requests.md`). Free when the
+    /// workspace has neither.
     pub fn workspace_warnings(&self) -> Vec<Warning> {
-        if self.ws.joins.by_id.is_empty() {
+        if self.ws.joins.by_id.is_empty() && self.ws.requests.ids().next().is_none() {
             return Vec::new();
         }
         let joins: HashMap<u64, &String> = self
@@ -384,13 +386,24 @@ impl Session {
             .keys()
             .map(|id| (fingerprint(id), id))
             .collect();
+        let requests: HashMap<u64, &str> = self
+            .ws
+            .requests
+            .ids()
+            .map(|id| (fingerprint(id), id))
+            .collect();
         let mut matched: HashSet<String> = HashSet::new();
         for b in self.files.values().flat_map(|f| &f.briefs) {
             if let Some(id) = joins.get(&b.id) {
                 matched.insert((*id).clone());
             }
+            if let Some(id) = requests.get(&b.id) {
+                matched.insert((*id).to_owned());
+            }
         }
-        self.ws.unmatched_joins(&matched)
+        let mut out = self.ws.unmatched_joins(&matched);
+        out.extend(self.ws.request_warnings(&matched));
+        out
     }
 
     /// Re-validates everything (contracts reloaded).
@@ -525,6 +538,11 @@ impl Session {
         // the MCP facts of the changed capture files (docs/record-shapes.md#mcp): a changed
         // tools/list changes contracts, so it reloads them as a schema change does; a
         // changed request index only matters to its own file, re-validated below
+        // a changed batch input file changes the requests of results in other files: every
+        // capture is validated again (`docs/requests.md`)
+        if self.requests_changed(&targets) {
+            return self.reload_each(each);
+        }
         match self.mcp_facts(&targets) {
             Some(mcp) if contracts_changed || !mcp.same_declarations(&self.ws.mcp) => {
                 self.reload_contracts(Some(mcp), each)?;
@@ -535,6 +553,20 @@ impl Session {
         }
         self.revalidate_files(&targets, each);
         Ok(())
+    }
+
+    /// Whether the batch input requests of the capture files `targets` differ from those
+    /// the workspace holds.
+    fn requests_changed(&self, targets: &[PathBuf]) -> bool {
+        let ws = &self.ws;
+        targets.iter().any(|t| {
+            let rel = ws.relative(t);
+            let now = std::fs::symlink_metadata(t)
+                .is_ok_and(|m| !m.is_dir())
+                .then(|| ws.scan_requests_file(t))
+                .filter(|f| !f.is_empty());
+            now.as_ref() != ws.requests.facts(&rel)
+        })
     }
 
     /// The workspace's MCP facts with those of the capture files `targets` read again, when

@@ -129,6 +129,8 @@ pub fn review(ws: &Workspace, old: Contracts, base: &str) -> Review {
         contracts: old,
         mcp: ws.mcp.clone(),
         joins: ws.joins.clone(),
+        requests: ws.requests.clone(),
+        request_contracts: Default::default(),
         own_folder: ws.own_folder,
     };
     let mut flips = Vec::new();

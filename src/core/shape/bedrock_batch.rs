@@ -121,5 +121,7 @@ fn read(mut obj: Map<String, Value>, _source: &RecordRef) -> Result<Capture, Rec
     {
         meta.insert("request_id".into(), r.into());
     }
-    Ok(native(FORMAT, id, Payload::Response(output), meta))
+    let mut c = native(FORMAT, id, Payload::Response(output), meta);
+    c.request = super::echoed(obj.remove("modelInput"), "/modelInput");
+    Ok(c)
 }

@@ -7,6 +7,7 @@
 //! A new record shape is one file in this folder and one row in [`SHAPES`].
 
 mod anthropic_batch;
+mod batch_input;
 mod bedrock_batch;
 mod capture;
 mod gemini_batch;
@@ -48,7 +49,8 @@ pub struct Shape {
 /// (`request` + `response` + `status`) is matched before a Gemini line (`key` + `response`
 /// or `error`); the batch containers come before a bare response, which would otherwise read
 /// a failed Gemini or Bedrock line's `error` as an error body, and before the capture record,
-/// which takes any record with `response`.
+/// which takes any record with `response`. The batch INPUT shapes (requests, not captures:
+/// `docs/requests.md#batch-input-files`) have none of the result shapes' marker keys.
 pub static SHAPES: &[Shape] = &[
     mcp::SHAPE,
     openai_batch::SHAPE,
@@ -56,6 +58,9 @@ pub static SHAPES: &[Shape] = &[
     vertex_batch::SHAPE,
     gemini_batch::SHAPE,
     bedrock_batch::SHAPE,
+    batch_input::OPENAI_SHAPE,
+    batch_input::ANTHROPIC_SHAPE,
+    batch_input::GEMINI_SHAPE,
     response::SHAPE,
     capture::SHAPE,
 ];
@@ -203,6 +208,23 @@ pub(crate) fn native(
         intent: None,
         expect: None,
         meta: (!meta.is_empty()).then_some(meta),
+        request: None,
+    }
+}
+
+/// The request a batch line echoes (`request` at `base` in the record), when it is an
+/// object (`docs/requests.md#echoed-requests`).
+pub(crate) fn echoed(
+    v: Option<Value>,
+    base: &'static str,
+) -> Option<crate::core::capture::CaptureRequest> {
+    match v {
+        Some(body @ Value::Object(_)) => Some(crate::core::capture::CaptureRequest {
+            body,
+            base,
+            echoed: true,
+        }),
+        _ => None,
     }
 }
 

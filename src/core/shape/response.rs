@@ -74,6 +74,7 @@ pub(crate) fn bare(response: Value, id: String) -> Capture {
         intent: None,
         expect: None,
         meta: None,
+        request: None,
     }
 }
 

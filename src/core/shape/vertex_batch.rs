@@ -77,12 +77,9 @@ fn read(mut obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, Reco
     if let Some(r) = str_at(body, "responseId") {
         meta.insert("response_id".into(), r.into());
     }
-    Ok(gemini(native(
-        FORMAT,
-        id,
-        Payload::Response(response),
-        meta,
-    )))
+    let mut c = gemini(native(FORMAT, id, Payload::Response(response), meta));
+    c.request = super::echoed(obj.remove("request"), "/request");
+    Ok(c)
 }
 
 /// The stop reason and REQUEST_ERROR of an error string at `place`: the google.rpc.Status

@@ -635,7 +635,7 @@ fn workspace_mode(
                 raw.source
             );
             dups.mark(&mut v);
-            if ws.joins.by_id.contains_key(&v.id) {
+            if ws.joins.by_id.contains_key(&v.id) || ws.requests.has_id(&v.id) {
                 matched
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -656,6 +656,7 @@ fn workspace_mode(
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         warnings.extend(ws.unmatched_joins(&matched));
+        warnings.extend(ws.request_warnings(&matched));
     }
     Ok(warnings)
 }
@@ -732,6 +733,8 @@ fn validator_mode(
                 contracts: Contracts::default(),
                 mcp: Default::default(),
                 joins: Default::default(),
+                requests: Default::default(),
+                request_contracts: Default::default(),
                 own_folder: false,
             };
             // a folder's files, but not the schema itself (`check --schema s.json` in the

@@ -57,17 +57,37 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
             if lint.any() { t.warn() } else { Style::new() },
         ),
     ];
-    let unmatched = h.run.workspace_warnings.len();
-    if unmatched > 0 {
-        spans.push(Span::styled("  ·  ", t.dim()));
-        spans.push(Span::styled(
+    // the workspace's own warnings (as `check` prints them after its verdicts), by kind
+    let count = |code: &str| {
+        h.run
+            .workspace_warnings
+            .iter()
+            .filter(|w| w.code == code)
+            .count()
+    };
+    let joins = count("UNMATCHED_JOIN");
+    let requests = count("UNMATCHED_REQUEST");
+    let other = h.run.workspace_warnings.len() - joins - requests;
+    let s = |n: usize| if n == 1 { "" } else { "s" };
+    for (n, text) in [
+        (
+            joins,
             format!(
-                "{unmatched} join line{} match{} no capture",
-                if unmatched == 1 { "" } else { "s" },
-                if unmatched == 1 { "es" } else { "" }
+                "{joins} join line{} match{} no capture",
+                s(joins),
+                if joins == 1 { "es" } else { "" }
             ),
-            t.warn(),
-        ));
+        ),
+        (
+            requests,
+            format!("{requests} request{} without a result", s(requests)),
+        ),
+        (other, format!("{other} workspace warning{}", s(other))),
+    ] {
+        if n > 0 {
+            spans.push(Span::styled("  ·  ", t.dim()));
+            spans.push(Span::styled(text, t.warn()));
+        }
     }
     let pending = h.watch.pending.len();
     if pending > 0 {

@@ -1,0 +1,439 @@
+//! Requests (`docs/requests.md`): where a capture's provider request comes from, and the
+//! batch INPUT files of a workspace, joined to their results by id.
+//!
+//! A capture's request is, first match wins: the capture record's `request` key (the
+//! request body as sent); the request its response echoes (an OpenAI Responses body's
+//! `text` and `tools`, a Vertex batch line's `request`, a Bedrock batch line's
+//! `modelInput`); the line of a batch input file of the workspace with its id. Input files
+//! are recognised by shape (`core::shape::batch_input`): OpenAI `{custom_id, method, url,
+//! body}` lines, Anthropic `{custom_id, params}` lines or a `{"requests": [..]}` create
+//! body, Gemini `{key, request}` lines. They are not captures (no verdict, not counted).
+//!
+//! [`Requests`] is the input files' index, read once when the workspace opens
+//! ([`Requests::scan`], a pass over the capture files that parses only the lines that may
+//! be requests). It holds, per request id, where the request is and its generation
+//! schemas, shared between requests that carry the same ones: never a request body.
+
+use crate::core::capture::{self, Payload};
+use crate::core::config::Config;
+use crate::core::contract::Contract;
+use crate::core::escape::quote;
+use crate::core::generation::{GenerationSchema, RequestSchemas};
+use crate::core::record_ref::RecordRef;
+use crate::core::verdict::Warning;
+use rayon::prelude::*;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The code of the workspace warning for an input request whose id no capture has.
+pub const UNMATCHED_REQUEST: &str = "UNMATCHED_REQUEST";
+
+/// The code of the workspace warning for a request id that several input requests share.
+pub const DUPLICATE_REQUEST: &str = "DUPLICATE_REQUEST";
+
+/// Whose batch API an input file is for: results join requests of their own family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    /// OpenAI Batch (input lines `{custom_id, method, url, body}`; results `openai-batch`).
+    OpenAi,
+    /// Anthropic Message Batches (`{custom_id, params}`; results `anthropic-batch`).
+    Anthropic,
+    /// Gemini API batch mode (`{key, request}`; results `gemini-batch`).
+    Gemini,
+}
+
+impl Family {
+    /// The family whose results have the record shape `format`.
+    pub fn of_result(format: &str) -> Option<Family> {
+        match format {
+            "openai-batch" => Some(Family::OpenAi),
+            "anthropic-batch" => Some(Family::Anthropic),
+            "gemini-batch" => Some(Family::Gemini),
+            _ => None,
+        }
+    }
+
+    /// The key of a request's id: `custom_id` or `key`.
+    pub fn id_key(self) -> &'static str {
+        match self {
+            Family::OpenAi | Family::Anthropic => "custom_id",
+            Family::Gemini => "key",
+        }
+    }
+}
+
+/// One request of an input record, as the shape layer reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputRequest {
+    /// Its id (`custom_id`, `key`).
+    pub id: String,
+    /// JSON Pointer of the request body in the record (`/body`, `/params`, `/request`,
+    /// `/requests/3/params`).
+    pub base: String,
+    /// The request body (what the provider was sent).
+    pub body: Value,
+}
+
+/// A batch input record: one line (or an Anthropic create body of many requests). Not a
+/// capture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputRecord {
+    /// Whose batch API.
+    pub family: Family,
+    /// Its requests, in order.
+    pub requests: Vec<InputRequest>,
+}
+
+/// A request the workspace knows for a capture: where it is, and its generation schemas.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// Where it comes from.
+    pub from: RequestFrom,
+    /// JSON Pointer of the request body in its record (`/body`; `/request` for a capture
+    /// record's `request`; `/response/body` for a Responses body that echoes its request).
+    pub base: Arc<str>,
+    /// Its generation schemas.
+    pub schemas: Arc<RequestSchemas>,
+}
+
+/// Where a capture's request comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequestFrom {
+    /// The capture record's `request` key.
+    Record,
+    /// The response (or batch line) echoes it.
+    Echo,
+    /// A batch input file's line.
+    Input(RecordRef),
+}
+
+impl Request {
+    /// How a verdict names where the request is: `record`, `echo`, or `FILE:LINE`.
+    pub fn place(&self) -> String {
+        match &self.from {
+            RequestFrom::Record => "record".to_owned(),
+            RequestFrom::Echo => "echo".to_owned(),
+            RequestFrom::Input(at) => at.to_string(),
+        }
+    }
+}
+
+/// One input request in the index.
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    at: RecordRef,
+    base: Arc<str>,
+    schemas: Arc<RequestSchemas>,
+}
+
+/// The input requests of one capture file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileRequests {
+    /// (family, id, entry), in file order.
+    entries: Vec<(Family, String, Entry)>,
+}
+
+impl FileRequests {
+    /// Whether the file holds no input request.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// What [`Requests::lookup`] finds for a result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lookup {
+    /// No input request has its id.
+    None,
+    /// Exactly one has.
+    Found(Request),
+    /// Several have: no request is used (`DUPLICATE_REQUEST`).
+    Ambiguous(Vec<RecordRef>),
+}
+
+/// The batch input requests of a workspace's capture files (module docs).
+#[derive(Debug, Clone, Default)]
+pub struct Requests {
+    files: BTreeMap<String, Arc<FileRequests>>,
+    /// Every request by (family, id): where each is (several: a repeated id).
+    by_id: HashMap<(Family, String), Vec<Entry>>,
+}
+
+impl Requests {
+    /// Reads the input requests of every file of `files` (named by `rel`; never past
+    /// `max_bytes` per record), files in parallel. `read` reads a record's text as the
+    /// pipeline does (its shape, or the format a `[[source]]` forces).
+    pub fn scan(
+        files: &[PathBuf],
+        rel: &(dyn Fn(&Path) -> String + Sync),
+        max_bytes: u64,
+        is_log: &(dyn Fn(&Path) -> bool + Sync),
+        read: &(dyn Fn(&str, &RecordRef) -> Option<InputRecord> + Sync),
+    ) -> Requests {
+        let files: BTreeMap<String, Arc<FileRequests>> = files
+            .par_iter()
+            .map(|f| {
+                let name = rel(f);
+                let facts = scan_file(f, &name, max_bytes, is_log(f), read);
+                (name, Arc::new(facts))
+            })
+            .filter(|(_, f)| !f.is_empty())
+            .collect();
+        Requests::of_files(files)
+    }
+
+    fn of_files(files: BTreeMap<String, Arc<FileRequests>>) -> Requests {
+        let mut by_id: HashMap<_, Vec<_>> = HashMap::new();
+        for f in files.values() {
+            for (family, id, e) in &f.entries {
+                by_id
+                    .entry((*family, id.clone()))
+                    .or_default()
+                    .push(e.clone());
+            }
+        }
+        Requests { files, by_id }
+    }
+
+    /// Whether no capture file holds an input request.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The input requests of the file `rel` (empty when it has none).
+    pub fn facts(&self, rel: &str) -> Option<&FileRequests> {
+        self.files.get(rel).map(|f| &**f)
+    }
+
+    /// The same index with the file `rel`'s requests replaced (`None`: the file is gone).
+    pub fn with_file(&self, rel: &str, facts: Option<FileRequests>) -> Requests {
+        let mut files = self.files.clone();
+        match facts.filter(|f| !f.is_empty()) {
+            Some(f) => {
+                files.insert(rel.to_owned(), Arc::new(f));
+            }
+            None => {
+                files.remove(rel);
+            }
+        }
+        Requests::of_files(files)
+    }
+
+    /// Whether some input request has the id `id` (any family).
+    pub fn has_id(&self, id: &str) -> bool {
+        [Family::OpenAi, Family::Anthropic, Family::Gemini]
+            .iter()
+            .any(|f| self.by_id.contains_key(&(*f, id.to_owned())))
+    }
+
+    /// Every request id (each once), for matching by fingerprint.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.by_id.keys().map(|(_, id)| id.as_str())
+    }
+
+    /// The input request of the result `id` of `family`.
+    pub fn lookup(&self, family: Family, id: &str) -> Lookup {
+        match self.by_id.get(&(family, id.to_owned())).map(Vec::as_slice) {
+            None | Some([]) => Lookup::None,
+            Some([e]) => Lookup::Found(Request {
+                from: RequestFrom::Input(e.at.clone()),
+                base: e.base.clone(),
+                schemas: e.schemas.clone(),
+            }),
+            Some(many) => {
+                let mut at: Vec<RecordRef> = many.iter().map(|e| e.at.clone()).collect();
+                at.sort();
+                Lookup::Ambiguous(at)
+            }
+        }
+    }
+
+    /// The workspace warnings of the input requests, in file then line order: an
+    /// `UNMATCHED_REQUEST` for each request whose id no capture has (`matched` holds the
+    /// ids some capture has), once per request; a `DUPLICATE_REQUEST` for each request
+    /// whose id an earlier request of the same family has.
+    pub fn warnings(&self, matched: &std::collections::HashSet<String>) -> Vec<Warning> {
+        let mut out: Vec<(RecordRef, Warning)> = Vec::new();
+        for ((family, id), list) in &self.by_id {
+            let mut places: Vec<&RecordRef> = list.iter().map(|e| &e.at).collect();
+            places.sort();
+            let pointer = format!("/{}", family.id_key());
+            if !matched.contains(id) {
+                for at in &places {
+                    out.push((
+                        (*at).clone(),
+                        Warning {
+                            code: UNMATCHED_REQUEST.into(),
+                            severity: Some("warning".into()),
+                            file: Some(at.to_string()),
+                            pointer: Some(pointer.clone()),
+                            at: None,
+                            message: format!(
+                                "request for id {} matches no capture of the workspace (no result has its id)",
+                                quote(id, 80)
+                            ),
+                        },
+                    ));
+                }
+            }
+            if let [first, rest @ ..] = places.as_slice() {
+                for at in rest {
+                    out.push((
+                        (*at).clone(),
+                        Warning {
+                            code: DUPLICATE_REQUEST.into(),
+                            severity: Some("warning".into()),
+                            file: Some(at.to_string()),
+                            pointer: Some(pointer.clone()),
+                            at: None,
+                            message: format!(
+                                "request id {} repeats (first at {first}): `{}` must be unique, so its results get no request",
+                                quote(id, 80),
+                                family.id_key()
+                            ),
+                        },
+                    ));
+                }
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.code.cmp(&b.1.code)));
+        out.into_iter().map(|(_, w)| w).collect()
+    }
+}
+
+/// Whether a record's bytes may be a batch input request: they hold the key pairs the
+/// input shapes detect by (`"custom_id"` with `"method"`, `"url"` or `"params"`; `"key"`
+/// with `"request"`; `"requests"`). A cheap test before a full parse; a key spelled with
+/// `\u` escapes is not looked for.
+pub fn may_be_request(bytes: &[u8]) -> bool {
+    let has = |k: &[u8]| memchr::memmem::find(bytes, k).is_some();
+    (has(b"\"custom_id\"") && (has(b"\"method\"") || has(b"\"url\"") || has(b"\"params\"")))
+        || (has(b"\"key\"") && has(b"\"request\""))
+        || has(b"\"requests\"")
+}
+
+/// The input record a parsed capture is, if it is one.
+pub fn input_of(payload: Payload) -> Option<InputRecord> {
+    match payload {
+        Payload::Requests(r) => Some(*r),
+        _ => None,
+    }
+}
+
+/// Reads the input requests of one capture file (`rel` its workspace-relative name; `log`:
+/// one record per line), parsing only the records that may be requests
+/// ([`may_be_request`]) with `read`. A plain log is split into lines without decoding the
+/// others; a compressed file or a one-record file is read as the pipeline reads it.
+pub fn scan_file(
+    path: &Path,
+    rel: &str,
+    max_bytes: u64,
+    log: bool,
+    read: &(dyn Fn(&str, &RecordRef) -> Option<InputRecord> + Sync),
+) -> FileRequests {
+    let name: Arc<str> = rel.into();
+    let mut facts = FileRequests::default();
+    let mut shared: HashMap<u64, Arc<RequestSchemas>> = HashMap::new();
+    let mut bases: HashMap<String, Arc<str>> = HashMap::new();
+    let mut each = |source: RecordRef, text: &str| {
+        if !may_be_request(text.as_bytes()) {
+            return;
+        }
+        let Some(record) = read(text, &source) else {
+            return;
+        };
+        for r in record.requests {
+            let schemas = RequestSchemas::read(&r.body);
+            let schemas = shared
+                .entry(schemas.fingerprint())
+                .or_insert_with(|| Arc::new(schemas))
+                .clone();
+            let base = bases
+                .entry(r.base.clone())
+                .or_insert_with(|| Arc::from(r.base.as_str()))
+                .clone();
+            facts.entries.push((
+                record.family,
+                r.id,
+                Entry {
+                    at: source.clone(),
+                    base,
+                    schemas,
+                },
+            ));
+        }
+    };
+    let plain = crate::core::capture_file::FileKind::or_record(path).compression
+        == crate::core::capture_file::Compression::None;
+    if log && plain {
+        if let Ok((file, _)) = capture::open_regular(path) {
+            capture::read_line_bytes(
+                std::io::BufReader::with_capacity(256 * 1024, file),
+                max_bytes,
+                |line, bytes| {
+                    if let Ok(b) = bytes
+                        && may_be_request(b)
+                        && let Ok(text) = std::str::from_utf8(b)
+                    {
+                        each(RecordRef::new(name.clone(), Some(line)), text);
+                    }
+                },
+            );
+        }
+    } else {
+        capture::for_each_record_as(path, rel, max_bytes, log, |r| {
+            if r.kind == capture::RecordKind::Json
+                && let Ok(t) = &r.text
+            {
+                each(r.source.clone(), t);
+            }
+        });
+    }
+    facts
+}
+
+/// At most this many generation schemas are kept compiled (a batch whose every line sent
+/// another schema must not hold a million validators); past it, each is compiled for its
+/// capture alone.
+const COMPILED: usize = 4096;
+
+/// The generation schemas compiled so far, by name and [`content_hash`](crate::core::generation::content_hash).
+#[derive(Debug, Default)]
+pub struct RequestContracts {
+    cache: std::sync::Mutex<HashMap<(String, u64), Arc<Contract>>>,
+}
+
+impl RequestContracts {
+    /// The contract of a generation schema (`request:NAME`), compiled once
+    /// ([`Contract::compile_inline`]): its `CONTRACT_ERROR` messages start with
+    /// `request schema "NAME"`; the pipeline says where the request is.
+    pub fn get(&self, config: &Config, g: &GenerationSchema) -> Arc<Contract> {
+        let key = (g.name.clone(), g.hash);
+        fn lock(
+            m: &std::sync::Mutex<HashMap<(String, u64), Arc<Contract>>>,
+        ) -> std::sync::MutexGuard<'_, HashMap<(String, u64), Arc<Contract>>> {
+            m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        }
+        if let Some(c) = lock(&self.cache).get(&key) {
+            return c.clone();
+        }
+        let c = Arc::new(Contract::compile_inline(
+            config,
+            &contract_name(&g.name),
+            &format!("request schema {}", quote(&g.name, 80)),
+            (*g.schema).clone(),
+        ));
+        let mut cache = lock(&self.cache);
+        if cache.len() < COMPILED {
+            cache.insert(key, c.clone());
+        }
+        c
+    }
+}
+
+/// The contract name of a generation schema: `request:NAME`.
+pub fn contract_name(name: &str) -> String {
+    format!("request:{name}")
+}
