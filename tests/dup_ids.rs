@@ -770,3 +770,50 @@ fn ids_in_compressed_logs_are_compared_inflated() {
         ]
     );
 }
+
+/// A record whose id is the source of an id-less log line (`captures/l.jsonl:2`) shares it
+/// with that line: found by the pre-pass in one log, and by the live session when another
+/// file takes that id later (the source is compared, not only the candidates' strings).
+#[test]
+fn an_id_spelling_an_id_less_lines_source_is_shared_with_it() {
+    let log = "{\"id\": \"captures/l.jsonl:2\", \"output\": \"{}\"}\n{\"output\": \"{}\"}\n{\"output\": \"{}\"}\n";
+    let ws = common::workspace_with(r#"{"type":"object"}"#, &[("l.jsonl", log)]);
+    let want = vec![
+        (
+            "captures/l.jsonl:1".to_string(),
+            msg("captures/l.jsonl:2", "captures/l.jsonl:2"),
+        ),
+        (
+            "captures/l.jsonl:2".to_string(),
+            msg("captures/l.jsonl:2", "captures/l.jsonl:1"),
+        ),
+    ];
+    assert_eq!(check_dups(ws.path()), want);
+    let w = Watch(WatchJson::start(ws.path(), &["--debounce-ms", "150"]));
+    let mut got: Vec<(String, String)> = flagged(&w.batch("the first pass"))
+        .into_iter()
+        .filter_map(|(s, m)| Some((s, m?)))
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+    std::fs::write(
+        ws.path().join("captures/m.json"),
+        r#"{"id": "captures/l.jsonl:3", "output": "{}"}"#,
+    )
+    .unwrap();
+    let mut got = flagged(&w.batch("m.json names line 3"));
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            (
+                "captures/l.jsonl:3".to_string(),
+                Some(msg("captures/l.jsonl:3", "captures/m.json"))
+            ),
+            (
+                "captures/m.json".to_string(),
+                Some(msg("captures/l.jsonl:3", "captures/l.jsonl:3"))
+            ),
+        ]
+    );
+}

@@ -12,7 +12,8 @@
 //! means parsing the record, so the pre-pass ([`Scan`]) does not: a non-validating byte scan
 //! collects each record's *candidate* ids ([`candidates`], a superset: every string member
 //! that may be an id, anywhere in the text, plus the record's source), and only records
-//! with a candidate some other record also has (suspects) are parsed for their exact id.
+//! with a candidate some other record also has (suspects) are parsed for their exact id:
+//! none, in a workspace whose ids are all distinct.
 //! A record's exact id is always one of its candidates ([`is_candidate`]; debug builds of
 //! `check` assert it on every record, and tests on every sample and on hostile records), so
 //! two records of the same id are both suspects and no shared id is missed.
@@ -486,226 +487,330 @@ pub fn warning(id: &str, own: &RecordRef, sources: &[RecordRef]) -> Warning {
     }
 }
 
-/// The pre-pass over capture files: every record's candidate ids ([`candidates`] and its
-/// source) by fingerprint, read without parsing; [`Scan::exact`] then reads the exact id of
-/// the records that may share one.
+/// The pre-pass over capture files, in constant memory per record (12 bytes and 8 per
+/// candidate, for a moment): [`Scan::read`] reads every record's candidate ids
+/// ([`candidates`]) by fingerprint without parsing and keeps the fingerprints two records
+/// share; [`Scan::exact`] then reads the exact id of the records that may share one. A
+/// record's source (its id when it names none) is shared only with a record whose candidate
+/// spells it, so a candidate naming a scanned record (`captures/a.json`,
+/// `captures/log.jsonl:3`) makes both suspects.
 #[derive(Debug)]
 pub struct Scan {
-    /// (candidate fingerprint, file number, line) for every candidate of every record
-    cands: Members,
-    /// by file number, the file's path
-    paths: Vec<PathBuf>,
+    files: Vec<ScanFile>,
+    /// Every candidate fingerprint of every record, sorted, without repeats.
+    all: Vec<u64>,
+    /// The candidate fingerprints that two or more records have, sorted.
+    several: Vec<u64>,
+    /// (file, line) of the records that are suspects by a source: a record whose candidate
+    /// names another scanned record's source, and that record.
+    named: Vec<(u32, u32)>,
     max_bytes: u64,
+}
+
+/// One file of a [`Scan`].
+#[derive(Debug)]
+struct ScanFile {
+    /// Workspace-relative, as sources name it.
+    name: Arc<str>,
+    path: PathBuf,
+    /// Read line by line (else one record).
+    log: bool,
+    /// The line of every record read (0 for the record of a one-record file).
+    lines: Vec<u32>,
+}
+
+/// What the scan of some records gave: their candidates (without repeats within a record)
+/// and the suspects by a source.
+#[derive(Default)]
+struct Found {
+    cands: Vec<u64>,
+    named: Vec<(u32, u32)>,
+}
+
+impl Found {
+    fn append(&mut self, mut other: Found) {
+        self.cands.append(&mut other.cands);
+        self.named.append(&mut other.named);
+    }
+}
+
+/// Calls `each` with the line and bytes (`None`: unreadable) of every record of the log
+/// `f`, block by block: `block` gets up to [`BLOCK`] records with the bytes they point into.
+fn log_blocks(
+    f: &ScanFile,
+    max_bytes: u64,
+    mut block: impl FnMut(&[(u32, Option<(usize, usize)>)], &[u8]),
+) {
+    let Ok(file) = capture::open_log(&f.path, &f.name, max_bytes) else {
+        // one INVALID_CAPTURE record, named by its file
+        block(&[(0, None)], &[]);
+        return;
+    };
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut lines: Vec<(u32, Option<(usize, usize)>)> = Vec::new();
+    capture::read_line_bytes(
+        std::io::BufReader::with_capacity(256 * 1024, file),
+        max_bytes,
+        |line_no, line| {
+            let span = line.ok().map(|l| {
+                let a = bytes.len();
+                bytes.extend_from_slice(l);
+                (a, bytes.len())
+            });
+            lines.push((line_no as u32, span));
+            if lines.len() >= BLOCK {
+                block(&lines, &bytes);
+                bytes.clear();
+                lines.clear();
+            }
+        },
+    );
+    if !lines.is_empty() {
+        block(&lines, &bytes);
+    }
 }
 
 impl Scan {
     /// Reads the candidate ids of every record of `files` (named by `rel`, as verdict
-    /// sources are), reading records as `check` reads them (never a FIFO, never past
-    /// `max_bytes`). Logs are read in blocks whose lines are scanned in parallel, `.json`
-    /// files in parallel.
+    /// sources are; `is_log` says which are read line by line), reading records as `check`
+    /// reads them (never a FIFO, never past `max_bytes`, compressed logs inflated). Logs are
+    /// read in blocks whose lines are scanned in parallel, one-record files in parallel.
     pub fn read(
         files: &[PathBuf],
         rel: &(dyn Fn(&Path) -> String + Sync),
         is_log: &(dyn Fn(&Path) -> bool + Sync),
         max_bytes: u64,
     ) -> Scan {
-        let mut s = Scan {
-            cands: Members::default(),
-            paths: Vec::new(),
-            max_bytes,
-        };
-        let singles: Vec<&PathBuf> = files.iter().filter(|f| !is_log(f)).collect();
-        let single_fps: Vec<(Vec<u64>, RecordRef, &PathBuf)> = singles
-            .par_iter()
-            .flat_map_iter(|f| {
-                let name = rel(f);
-                capture::read_file(f, &name, max_bytes)
-                    .into_iter()
-                    .map(|r| {
-                        let mut fps = Vec::new();
-                        record_fps(
-                            r.text.as_deref().ok().map(str::as_bytes),
-                            r.source.file(),
-                            r.source.as_str(),
-                            &mut fps,
-                        );
-                        (fps, r.source, *f)
-                    })
-                    .collect::<Vec<_>>()
+        let mut files: Vec<ScanFile> = files
+            .iter()
+            .map(|p| ScanFile {
+                name: rel(p).into(),
+                path: p.clone(),
+                log: is_log(p),
+                lines: Vec::new(),
             })
             .collect();
-        for (fps, source, path) in &single_fps {
-            let file = s.file(source.file(), path);
-            let line = source.line().map_or(0, |l| l as u32);
-            s.cands.list.extend(fps.iter().map(|&fp| (fp, file, line)));
+        let names: Vec<Arc<str>> = files.iter().map(|f| f.name.clone()).collect();
+        let by_name: HashMap<&[u8], u32> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_bytes(), i as u32))
+            .collect();
+        // the candidates of one record (`file`, `line`), and the suspects by a source
+        let one = |file: u32, line: u32, text: Option<&[u8]>, found: &mut Found| {
+            let Some(text) = text else { return };
+            let start = found.cands.len();
+            candidates(text, &names[file as usize], &mut |c| {
+                found.cands.push(fingerprint_bytes(c));
+                if let Some(at) = names_record(c, &by_name) {
+                    found.named.push(at);
+                    found.named.push((file, line));
+                }
+            });
+            let mine = &mut found.cands[start..];
+            mine.sort_unstable();
+            let mut keep = 0;
+            for i in 0..mine.len() {
+                if keep == 0 || mine[i] != mine[keep - 1] {
+                    mine[keep] = mine[i];
+                    keep += 1;
+                }
+            }
+            found.cands.truncate(start + keep);
+        };
+        let mut found = Found::default();
+        // one-record files, in parallel
+        let singles: Vec<u32> = (0..files.len() as u32)
+            .filter(|&i| !files[i as usize].log)
+            .collect();
+        let got: Vec<Found> = singles
+            .par_iter()
+            .map(|&i| {
+                let f = &files[i as usize];
+                let mut found = Found::default();
+                capture::for_each_record(&f.path, &f.name, max_bytes, |r| {
+                    one(i, 0, r.text.as_deref().ok().map(str::as_bytes), &mut found);
+                });
+                found
+            })
+            .collect();
+        for g in got {
+            found.append(g);
         }
-        for f in files.iter().filter(|f| is_log(f)) {
-            let name: Arc<str> = rel(f).into();
-            let file_no = s.file(&name, f);
-            let Ok(file) = capture::open_log(f, &name, max_bytes) else {
-                // one INVALID_CAPTURE record, named by its file
-                s.cands.list.push((fingerprint(&name), file_no, 0));
+        // logs, block by block
+        let mut lines: Vec<Vec<u32>> = vec![Vec::new(); files.len()];
+        for &i in &singles {
+            lines[i as usize].push(0);
+        }
+        for (i, f) in files.iter().enumerate() {
+            if !f.log {
                 continue;
-            };
-            let mut bytes: Vec<u8> = Vec::new();
-            // (line, span in `bytes`; None: the line could not be read)
-            let mut lines: Vec<(u32, Option<(usize, usize)>)> = Vec::new();
-            let flush = |bytes: &mut Vec<u8>,
-                         lines: &mut Vec<(u32, Option<(usize, usize)>)>,
-                         list: &mut Vec<(u64, u32, u32)>| {
-                let got: Vec<Vec<(u64, u32, u32)>> = lines
+            }
+            let file_no = i as u32;
+            log_blocks(f, max_bytes, |block, bytes| {
+                let got: Vec<Found> = block
                     .par_chunks(256)
                     .map(|chunk| {
-                        let mut out = Vec::with_capacity(chunk.len() * 2);
-                        let mut fps = Vec::new();
-                        let mut source = String::new();
+                        let mut found = Found::default();
                         for &(line, span) in chunk {
-                            source.clear();
-                            let _ = write!(source, "{name}:{line}");
-                            fps.clear();
-                            let text = span.map(|(a, b)| &bytes[a..b]);
-                            record_fps(text, &name, &source, &mut fps);
-                            out.extend(fps.iter().map(|&fp| (fp, file_no, line)));
+                            one(file_no, line, span.map(|(a, b)| &bytes[a..b]), &mut found);
                         }
-                        out
+                        found
                     })
                     .collect();
                 for g in got {
-                    list.extend(g);
+                    found.append(g);
                 }
-                bytes.clear();
-                lines.clear();
-            };
-            capture::read_line_bytes(
-                std::io::BufReader::with_capacity(256 * 1024, file),
-                max_bytes,
-                |line_no, line| {
-                    let span = line.ok().map(|l| {
-                        let a = bytes.len();
-                        bytes.extend_from_slice(l);
-                        (a, bytes.len())
-                    });
-                    lines.push((line_no as u32, span));
-                    if lines.len() >= BLOCK {
-                        flush(&mut bytes, &mut lines, &mut s.cands.list);
-                    }
-                },
-            );
-            flush(&mut bytes, &mut lines, &mut s.cands.list);
+                lines[i].extend(block.iter().map(|b| b.0));
+            });
         }
-        s
+        drop(by_name);
+        for (f, l) in files.iter_mut().zip(lines) {
+            f.lines = l;
+        }
+        let Found { mut cands, named } = found;
+        cands.par_sort_unstable();
+        let mut several = Vec::new();
+        for run in cands.chunk_by(|a, b| a == b) {
+            if run.len() > 1 {
+                several.push(run[0]);
+            }
+        }
+        cands.dedup();
+        cands.shrink_to_fit();
+        Scan {
+            files,
+            all: cands,
+            several,
+            named,
+            max_bytes,
+        }
     }
 
-    fn file(&mut self, name: &Arc<str>, path: &Path) -> u32 {
-        let n = self.cands.file(name);
-        if n as usize == self.paths.len() {
-            self.paths.push(path.to_path_buf());
-        }
-        n
-    }
-
-    /// The fingerprints of every candidate of every record.
+    /// The fingerprints of every candidate and every source of every record: each id a
+    /// record may have.
     pub fn fingerprints(&self) -> impl Iterator<Item = u64> + '_ {
-        self.cands.fingerprints()
+        self.all.iter().copied().chain(
+            self.files
+                .iter()
+                .flat_map(|f| f.lines.iter().map(move |&l| source_fp(&f.name, l))),
+        )
     }
 
     /// The exact ids ([`Workspace::record_id`]) of the suspects: the records having a
-    /// candidate that another record also has, or that `known` holds (the ids of captures
-    /// outside these files). Every other record's id is one that no other record has and
-    /// `known` does not hold, so [`Members::shared`] of what this returns is what it
-    /// would be with every record in (plus the `known` ids the caller adds). Only the
-    /// files holding a suspect are read again, and only the suspects parsed.
-    pub fn exact(self, ws: &Workspace, known: &(dyn Fn(u64) -> bool + Sync)) -> Members {
+    /// candidate that another record also has, or one that `known` holds (the ids of
+    /// captures outside these files, given by the live session), or whose source another
+    /// record names or `known` holds. Every other record's id is one that no other record
+    /// has and `known` does not hold, so [`Members::shared`] of what this returns is what it
+    /// would be with every record in (plus the `known` ids the caller adds). The files are
+    /// read again only when some candidate is shared or known, else only those holding a
+    /// suspect, and only the suspects are parsed.
+    pub fn exact(self, ws: &Workspace, known: Option<&(dyn Fn(u64) -> bool + Sync)>) -> Members {
         let Scan {
-            cands,
-            paths,
+            files,
+            all,
+            several,
+            mut named,
             max_bytes,
         } = self;
-        let Members {
-            files,
-            by_name,
-            mut list,
-        } = cands;
-        list.par_sort_unstable();
-        // (file, line) of every suspect
-        let mut suspects: Vec<(u32, u32)> = Vec::new();
-        for run in list.chunk_by(|a, b| a.0 == b.0) {
-            let several = run.iter().any(|m| (m.1, m.2) != (run[0].1, run[0].2));
-            if several || known(run[0].0) {
-                suspects.extend(run.iter().map(|m| (m.1, m.2)));
+        if let Some(k) = known {
+            for (i, f) in files.iter().enumerate() {
+                named.extend(
+                    f.lines
+                        .iter()
+                        .filter(|&&l| k(source_fp(&f.name, l)))
+                        .map(|&l| (i as u32, l)),
+                );
             }
         }
-        drop(list);
-        suspects.sort_unstable();
-        suspects.dedup();
-        let mut out = Members {
-            files,
-            by_name,
-            list: Vec::with_capacity(suspects.len()),
+        let by_candidate =
+            !several.is_empty() || known.is_some_and(|k| all.iter().any(|&fp| k(fp)));
+        drop(all);
+        named.sort_unstable();
+        named.dedup();
+        let mut out = Members::default();
+        for f in &files {
+            out.file(&f.name);
+        }
+        let suspect_text = |file: &str, text: &[u8]| {
+            let mut hit = false;
+            candidates(text, file, &mut |c| {
+                let fp = fingerprint_bytes(c);
+                hit |= several.binary_search(&fp).is_ok() || known.is_some_and(|k| k(fp));
+            });
+            hit
         };
-        for by_file in suspects.chunk_by(|a, b| a.0 == b.0) {
-            let file_no = by_file[0].0;
-            let lines: Vec<u32> = by_file.iter().map(|s| s.1).collect();
-            let path = &paths[file_no as usize];
-            let name = out.files[file_no as usize].clone();
-            let mut records: Vec<RawRecord> = Vec::new();
-            let flush = |records: &mut Vec<RawRecord>, list: &mut Vec<(u64, u32, u32)>| {
-                let fps: Vec<u64> = records
-                    .par_iter()
-                    .map(|r| fingerprint(&ws.record_id(r)))
-                    .collect();
-                for (r, fp) in records.drain(..).zip(fps) {
-                    list.push((fp, file_no, r.source.line().map_or(0, |l| l as u32)));
-                }
-            };
-            let opened = if ws.is_log_file(path) {
-                capture::open_log(path, &name, max_bytes).ok()
-            } else {
-                None
-            };
-            match opened {
-                Some(file) => {
-                    let mut want = lines.iter().copied().peekable();
-                    capture::read_line_bytes(
-                        std::io::BufReader::with_capacity(256 * 1024, file),
-                        max_bytes,
-                        |line_no, line| {
-                            let line_no = line_no as u32;
-                            while want.next_if(|&w| w < line_no).is_some() {}
-                            if want.next_if_eq(&line_no).is_none() {
-                                return;
-                            }
-                            records.push(RawRecord::json(
-                                RecordRef::new(name.clone(), Some(line_no as usize)),
-                                line.and_then(|b| capture::decode(b.to_vec())),
-                            ));
-                            if records.len() >= BLOCK {
-                                flush(&mut records, &mut out.list);
-                            }
-                        },
-                    );
-                }
-                // a `.json` file, or a log that cannot be read (one record, as `check`
-                // reads it)
-                None => capture::for_each_record(path, &name, max_bytes, |r| {
-                    let line = r.source.line().map_or(0, |l| l as u32);
-                    if lines.binary_search(&line).is_ok() {
-                        records.push(r);
-                    }
-                }),
+        for (i, f) in files.iter().enumerate() {
+            let file_no = i as u32;
+            let lo = named.partition_point(|s| s.0 < file_no);
+            let hi = named.partition_point(|s| s.0 <= file_no);
+            let want: Vec<u32> = named[lo..hi].iter().map(|s| s.1).collect();
+            if want.is_empty() && !by_candidate {
+                continue;
             }
-            flush(&mut records, &mut out.list);
+            let is_wanted = |line: u32, text: Option<&[u8]>| {
+                want.binary_search(&line).is_ok()
+                    || (by_candidate && text.is_some_and(|t| suspect_text(&f.name, t)))
+            };
+            if f.log {
+                log_blocks(f, max_bytes, |block, bytes| {
+                    let fps: Vec<(u32, u64)> = block
+                        .par_iter()
+                        .filter_map(|&(line, span)| {
+                            let text = span.map(|(a, b)| &bytes[a..b]);
+                            if !is_wanted(line, text) {
+                                return None;
+                            }
+                            let source = RecordRef::new(
+                                f.name.clone(),
+                                (line != 0).then_some(line as usize),
+                            );
+                            let raw = match text {
+                                Some(t) => RawRecord::json(source, capture::decode(t.to_vec())),
+                                None => return Some((line, fingerprint(source.as_str()))),
+                            };
+                            Some((line, fingerprint(&ws.record_id(&raw))))
+                        })
+                        .collect();
+                    out.list
+                        .extend(fps.into_iter().map(|(line, fp)| (fp, file_no, line)));
+                });
+            } else {
+                capture::for_each_record(&f.path, &f.name, max_bytes, |r| {
+                    let text = r.text.as_deref().ok().map(str::as_bytes);
+                    if is_wanted(0, text) {
+                        out.list.push((fingerprint(&ws.record_id(&r)), file_no, 0));
+                    }
+                });
+            }
         }
         out
     }
 }
 
-/// The candidate fingerprints of one record: its `source`'s and those of the
-/// [`candidates`] of its `text` (`None`: it could not be read) in the file `file`.
-fn record_fps(text: Option<&[u8]>, file: &str, source: &str, out: &mut Vec<u64>) {
-    out.push(fingerprint(source));
-    if let Some(text) = text {
-        candidates(text, file, &mut |c| out.push(fingerprint_bytes(c)));
+/// Whether the candidate `c` is the source of a record of the scanned files (`by_name`):
+/// a file's name (a one-record file, or a log that could not be read), or `FILE:LINE`.
+fn names_record(c: &[u8], by_name: &HashMap<&[u8], u32>) -> Option<(u32, u32)> {
+    if let Some(&f) = by_name.get(c) {
+        return Some((f, 0));
+    }
+    let colon = memchr::memrchr(b':', c)?;
+    let (file, line) = (&c[..colon], &c[colon + 1..]);
+    if line.is_empty() || line.len() > 10 || !line.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let line: u32 = std::str::from_utf8(line).ok()?.parse().ok()?;
+    by_name.get(file).map(|&f| (f, line))
+}
+
+/// The fingerprint of the source of the record at `line` (0: a one-record file) of `name`.
+fn source_fp(name: &str, line: u32) -> u64 {
+    if line == 0 {
+        fingerprint(name)
+    } else {
+        let mut s = String::with_capacity(name.len() + 11);
+        let _ = write!(s, "{name}:{line}");
+        fingerprint(&s)
     }
 }
 
@@ -718,7 +823,7 @@ pub fn scan(ws: &Workspace, files: &[PathBuf]) -> Shared {
         &|f| ws.is_log_file(f),
         ws.config.max_capture_bytes,
     )
-    .exact(ws, &|_| false)
+    .exact(ws, None)
     .shared()
 }
 

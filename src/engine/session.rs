@@ -666,7 +666,7 @@ impl Session {
         probe.extend(&held);
         let pool = self.members_outside(&probe, &changed);
         let outside: HashSet<u64> = pool.iter().map(|m| m.0).collect();
-        let incoming = scan.exact(&ws, &|fp| outside.contains(&fp));
+        let incoming = scan.exact(&ws, Some(&|fp| outside.contains(&fp)));
         let mut fps: HashSet<u64> = incoming.fingerprints().collect();
         fps.extend(held);
         let others: Vec<(u64, RecordRef)> =
