@@ -61,6 +61,7 @@ use super::{
     Adapted, Provider, UNKNOWN_PROVIDER, adapt_object, chat_variant, error_body, invalid_capture,
     kind, ollama, quote, response_finding, str_at,
 };
+use crate::core::stage::parse;
 use crate::core::verdict::{Finding, Reason, ResponseInfo};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -327,23 +328,30 @@ pub(crate) fn provider_of(first: &Value) -> Option<Provider> {
 /// Parses SSE text (WHATWG HTML, "Server-sent events", the event stream interpretation):
 /// lines end in CRLF, LF or CR; `data:` lines of one event join with LF; a blank line
 /// dispatches; `:` lines are comments; `event:`, `id:`, `retry:` are not needed here.
-/// Each event's data is one JSON value; OpenAI's `[DONE]` sentinel is skipped. A last
-/// event cut before its blank line is kept when its data is complete JSON, and dropped
-/// (a cut stream) when it is not.
+/// Each event's data is one strict JSON value, read by the parse stage's reader
+/// ([`parse::parse_strict`]: duplicate keys, `NaN`, numbers a double cannot hold are
+/// errors, as in a capture record); OpenAI's `[DONE]` sentinel is skipped. A last event cut
+/// before its blank line is kept when its data is strict JSON, dropped (a cut stream) when
+/// the text ends inside its value (or inside `[DONE]`), and any other problem is an error.
+///
+/// # Errors
+/// `INVALID_CAPTURE`: no `data:` line at all, or an event whose data is not strict JSON
+/// (`SSE event at line 3: data is not valid JSON at 3:22: duplicate key "a" at /a`; the
+/// position is in the SSE text).
 pub(crate) fn parse_sse(text: &str) -> Result<Vec<Value>, Finding> {
     let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
     let mut events = Vec::new();
     let mut data = String::new();
-    let mut has_data = false;
-    let mut start_line = 0usize;
+    // each data line of the event: its 1-based line and the characters before its value
+    let mut lines: Vec<(usize, usize)> = Vec::new();
     let mut saw_data_line = false;
     for (n, line) in normalized.split('\n').enumerate() {
         if line.is_empty() {
-            if has_data {
-                push_event(&mut events, &data, start_line)?;
+            if !lines.is_empty() {
+                push_event(&mut events, &data, &lines)?;
             }
             data.clear();
-            has_data = false;
+            lines.clear();
             continue;
         }
         if line.starts_with(':') {
@@ -354,21 +362,23 @@ pub(crate) fn parse_sse(text: &str) -> Result<Vec<Value>, Finding> {
             None => (line, ""),
         };
         if field == "data" {
-            if !has_data {
-                start_line = n + 1;
-            } else {
+            if !lines.is_empty() {
                 data.push('\n');
             }
             data.push_str(value);
-            has_data = true;
+            lines.push((n + 1, line[..line.len() - value.len()].chars().count()));
             saw_data_line = true;
         }
     }
-    if has_data
-        && data.trim() != "[DONE]"
-        && let Ok(v) = serde_json::from_str::<Value>(&data)
-    {
-        events.push(v);
+    if !lines.is_empty() {
+        let cut =
+            |f: &Finding| f.reason == Reason::TRUNCATED_JSON || "[DONE]".starts_with(data.trim());
+        match strict_event(&data, &lines) {
+            Ok(Some(v)) => events.push(v),
+            Ok(None) => {}
+            Err((f, _)) if cut(&f) => {}
+            Err((_, e)) => return Err(e),
+        }
     }
     if !saw_data_line {
         return Err(invalid_capture(
@@ -379,19 +389,46 @@ pub(crate) fn parse_sse(text: &str) -> Result<Vec<Value>, Finding> {
     Ok(events)
 }
 
-fn push_event(events: &mut Vec<Value>, data: &str, line: usize) -> Result<(), Finding> {
+fn push_event(
+    events: &mut Vec<Value>,
+    data: &str,
+    lines: &[(usize, usize)],
+) -> Result<(), Finding> {
+    if let Some(v) = strict_event(data, lines).map_err(|(_, e)| e)? {
+        events.push(v);
+    }
+    Ok(())
+}
+
+/// One event's data read strictly: `None` for `[DONE]`; on error the parse finding and
+/// the `INVALID_CAPTURE` it makes, positioned in the SSE text (`lines` as in [`parse_sse`]).
+fn strict_event(data: &str, lines: &[(usize, usize)]) -> Result<Option<Value>, (Finding, Finding)> {
     if data.trim() == "[DONE]" {
-        return Ok(());
+        return Ok(None);
     }
-    match serde_json::from_str::<Value>(data) {
-        Ok(v) => {
-            events.push(v);
-            Ok(())
-        }
-        Err(e) => Err(invalid_capture(format!(
-            "SSE event at line {line}: data is not JSON ({e})"
-        ))),
-    }
+    parse::parse_strict(data).map(Some).map_err(|f| {
+        let first = lines.first().map_or(1, |l| l.0);
+        let at =
+            f.at.map(|at| {
+                let (line, prefix) = lines
+                    .get((at.line as usize).saturating_sub(1))
+                    .copied()
+                    .unwrap_or((first, 0));
+                format!(" at {line}:{}", at.column as usize + prefix)
+            })
+            .unwrap_or_default();
+        // valid JSON that is only too deep is not called invalid (as a capture record)
+        let what = if f.reason == Reason::TOO_DEEP {
+            "data"
+        } else {
+            "data is not valid JSON"
+        };
+        let e = invalid_capture(format!(
+            "SSE event at line {first}: {what}{at}: {}",
+            f.message
+        ));
+        (f, e)
+    })
 }
 
 /// An assembled stream: the non-streamed response it amounts to, whether the terminal
@@ -1627,11 +1664,23 @@ mod tests {
         let f = parse_sse("data: {\"a\":1}\n\ndata: nope\n\n")
             .err()
             .unwrap_or_else(|| panic!("not json"));
-        assert!(
-            f.message
-                .starts_with("SSE event at line 3: data is not JSON"),
-            "{}",
-            f.message
+        assert_eq!(
+            f.message,
+            "SSE event at line 3: data is not valid JSON at 3:7: expected \"null\", found \"nope\""
+        );
+        // read as strictly as a record: a repeated key, positioned in the SSE text
+        let f = parse_sse("data: {\"a\":1}\n\nevent: e\ndata: {\"b\": 1,\ndata:  \"b\": 2}\n\n")
+            .err()
+            .unwrap_or_else(|| panic!("duplicate key"));
+        assert_eq!(
+            f.message,
+            "SSE event at line 4: data is not valid JSON at 5:8: duplicate key \"b\" at /b"
+        );
+        // a last event that is complete but not strict is an error too, not a cut
+        assert!(parse_sse("data: {\"a\":1,\"a\":2}").is_err());
+        assert_eq!(
+            parse_sse("data: {\"a\":1}\n\ndata: [DON").ok(),
+            Some(vec![json!({"a": 1})])
         );
         assert!(parse_sse("hello world").is_err());
         assert!(parse_sse("").is_err());
