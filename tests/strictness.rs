@@ -1,6 +1,6 @@
 //! Strict readings that decide verdicts: every JSON the program reads is read as the parse
-//! stage reads it (SSE `data:` payloads and `.sse` files too; `docs/verdicts.md`,
-//! `docs/record-shapes.md#streams`).
+//! stage reads it (SSE `data:` payloads and `.sse` files too), and a stream ends at its
+//! first terminal event (`docs/verdicts.md`, `docs/record-shapes.md#streams`).
 
 use crate::common;
 use serde_json::{Value, json};
@@ -144,4 +144,230 @@ fn sse_data_with_nan_or_a_lone_surrogate_is_invalid_capture() {
         None,
         "SSE event at line 1: data is not valid JSON at 1:55: duplicate key \"id\" at /message/id",
     );
+}
+
+/// A capture record whose `response` is the stream `events` (a JSON array).
+fn stream(events: &[Value]) -> String {
+    json!({"id": "s", "response": events}).to_string()
+}
+
+fn ended(i: usize, label: &str, end: usize, what: &str) -> String {
+    format!(
+        "stream continues after its end: event {i} ({label}) comes after the terminal event {end} ({what})"
+    )
+}
+
+fn responses(kind: &str, status: &str, extra: Value) -> Value {
+    let mut r = json!({"id": "resp_1", "object": "response", "status": status, "model": "gpt-4.1",
+                       "output": [{"type": "message", "role": "assistant",
+                                   "content": [{"type": "output_text", "text": "{}"}]}]});
+    if let (Some(r), Some(e)) = (r.as_object_mut(), extra.as_object()) {
+        r.extend(e.clone());
+    }
+    json!({"type": kind, "response": r})
+}
+
+fn chat(delta: Value, finish: Value) -> Value {
+    json!({"id": "c1", "object": "chat.completion.chunk", "model": "gpt-4.1",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}
+
+fn gemini(text: &str, finish: Option<&str>) -> Value {
+    let mut c = json!({"content": {"role": "model", "parts": [{"text": text}]}});
+    if let Some(f) = finish {
+        c["finishReason"] = json!(f);
+    }
+    json!({"candidates": [c], "modelVersion": "gemini-2.5-flash"})
+}
+
+fn anthropic(stop: &str) -> Vec<Value> {
+    vec![
+        json!({"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "{}"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 2}}),
+        json!({"type": "message_stop"}),
+    ]
+}
+
+fn bedrock() -> Vec<Value> {
+    vec![
+        json!({"messageStart": {"role": "assistant"}}),
+        json!({"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "{}"}}}),
+        json!({"contentBlockStop": {"contentBlockIndex": 0}}),
+        json!({"messageStop": {"stopReason": "end_turn"}}),
+        json!({"metadata": {"usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3}}}),
+    ]
+}
+
+#[test]
+fn events_after_the_terminal_event_are_invalid_capture_naming_the_event() {
+    let invalid = |events: Vec<Value>, message: String| {
+        expect(
+            &one(&stream(&events)),
+            "input",
+            "reject",
+            "INVALID_CAPTURE",
+            None,
+            &message,
+        );
+    };
+    // Responses: incomplete at the token limit, then a snapshot that says completed
+    invalid(
+        vec![
+            responses("response.created", "in_progress", json!({})),
+            responses(
+                "response.incomplete",
+                "incomplete",
+                json!({"incomplete_details": {"reason": "max_output_tokens"}}),
+            ),
+            responses("response.in_progress", "completed", json!({})),
+        ],
+        ended(2, "type \"response.in_progress\"", 1, "response.incomplete"),
+    );
+    // Responses: failed, then created again
+    invalid(
+        vec![
+            responses(
+                "response.failed",
+                "failed",
+                json!({"error": {"code": "server_error", "message": "boom"}}),
+            ),
+            responses("response.created", "completed", json!({})),
+        ],
+        ended(1, "type \"response.created\"", 0, "response.failed"),
+    );
+    // Chat: length, then stop
+    invalid(
+        vec![
+            chat(json!({"role": "assistant", "content": "{"}), json!(null)),
+            chat(json!({}), json!("length")),
+            chat(json!({"content": "}"}), json!("stop")),
+        ],
+        ended(
+            2,
+            "object \"chat.completion.chunk\"",
+            1,
+            "finish_reason \"length\"",
+        ),
+    );
+    // Chat: text after the finishing chunk
+    invalid(
+        vec![
+            chat(json!({"role": "assistant", "content": "{}"}), json!("stop")),
+            chat(json!({"content": " more"}), json!(null)),
+        ],
+        ended(
+            1,
+            "object \"chat.completion.chunk\"",
+            0,
+            "finish_reason \"stop\"",
+        ),
+    );
+    // an OpenAI-compatible server's stream (OpenRouter's `provider` marker)
+    let mut first = chat(
+        json!({"role": "assistant", "content": "{}"}),
+        json!("length"),
+    );
+    first["provider"] = json!("Mistral");
+    invalid(
+        vec![first, chat(json!({}), json!("stop"))],
+        ended(
+            1,
+            "object \"chat.completion.chunk\"",
+            0,
+            "finish_reason \"length\"",
+        ),
+    );
+    // Gemini: MAX_TOKENS or SAFETY, then STOP
+    for first in ["MAX_TOKENS", "SAFETY"] {
+        invalid(
+            vec![gemini("{", Some(first)), gemini("}", Some("STOP"))],
+            ended(1, "a chunk", 0, &format!("finishReason \"{first}\"")),
+        );
+    }
+    // Anthropic: max_tokens or refusal, then end_turn
+    for first in ["max_tokens", "refusal"] {
+        let mut ev = anthropic(first);
+        ev.insert(
+            5,
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+        );
+        invalid(
+            ev,
+            ended(
+                5,
+                "type \"message_delta\"",
+                4,
+                &format!("message_delta with stop_reason \"{first}\""),
+            ),
+        );
+    }
+    // Anthropic: text after message_stop
+    let mut ev = anthropic("end_turn");
+    ev.push(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}}));
+    invalid(
+        ev,
+        ended(
+            6,
+            "type \"content_block_delta\"",
+            4,
+            "message_delta with stop_reason \"end_turn\"",
+        ),
+    );
+    // Bedrock: more text after messageStop
+    let mut ev = bedrock();
+    ev.push(json!({"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "x"}}}));
+    invalid(ev, ended(5, "contentBlockDelta", 3, "messageStop"));
+    // Cohere and Ollama
+    invalid(
+        vec![
+            json!({"type": "message-start", "id": "c"}),
+            json!({"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": "{}"}}}}),
+            json!({"type": "message-end", "delta": {"finish_reason": "MAX_TOKENS"}}),
+            json!({"type": "message-end", "delta": {"finish_reason": "COMPLETE"}}),
+        ],
+        ended(3, "type \"message-end\"", 2, "message-end"),
+    );
+    invalid(
+        vec![
+            json!({"model": "llama3", "message": {"role": "assistant", "content": "{}"}, "done": true, "done_reason": "length"}),
+            json!({"model": "llama3", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop"}),
+        ],
+        ended(1, "a chunk", 0, "done: true"),
+    );
+}
+
+#[test]
+fn the_providers_trailers_after_the_terminal_event_are_kept() {
+    let ready = |events: Vec<Value>| {
+        let v = one(&stream(&events));
+        expect(&v, "ready", "ready-for-commit", "-", None, "");
+        v
+    };
+    // Chat: the usage chunk (empty choices) after the finish chunk
+    let v = ready(vec![
+        chat(json!({"role": "assistant", "content": "{}"}), json!("stop")),
+        json!({"id": "c1", "object": "chat.completion.chunk", "choices": [],
+               "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}}),
+    ]);
+    assert_eq!(
+        v.meta
+            .as_ref()
+            .and_then(|m| m.get("usage"))
+            .map(|u| u["total_tokens"].clone()),
+        Some(json!(3))
+    );
+    // Anthropic: message_delta then message_stop (and a ping)
+    let mut ev = anthropic("end_turn");
+    ev.insert(5, json!({"type": "ping"}));
+    ready(ev);
+    // Gemini: a last chunk with usageMetadata only
+    ready(vec![
+        gemini("{}", Some("STOP")),
+        json!({"usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 2, "totalTokenCount": 3}}),
+    ]);
+    // Bedrock: metadata after messageStop
+    ready(bedrock());
 }
