@@ -1,6 +1,7 @@
 //! Strict readings that decide verdicts: every JSON the program reads is read as the parse
-//! stage reads it (SSE `data:` payloads and `.sse` files too), and a stream ends at its
-//! first terminal event (`docs/verdicts.md`, `docs/record-shapes.md#streams`).
+//! stage reads it (SSE `data:` payloads and `.sse` files too), a stream ends at its first
+//! terminal event, and numbers are compared by their exact value (`docs/verdicts.md`,
+//! `docs/record-shapes.md#streams`).
 
 use crate::common;
 use serde_json::{Value, json};
@@ -370,4 +371,162 @@ fn the_providers_trailers_after_the_terminal_event_are_kept() {
     ]);
     // Bedrock: metadata after messageStop
     ready(bedrock());
+}
+
+#[test]
+fn numbers_are_compared_by_their_exact_value() {
+    let schema = json!({"type": "object"});
+    let run = |record: Value| {
+        let mut v = verdicts_of(&schema, &[("a.json", record.to_string())]);
+        v.remove(0)
+    };
+    // a proposal number with more precision than a double holds: never equal to the intent
+    let v = run(
+        json!({"id": "p", "output": "{\"n\": 9007199254740993.0}", "intent": {"n": 9007199254740992u64}}),
+    );
+    expect(
+        &v,
+        "parse",
+        "regenerate",
+        "NON_STANDARD_NUMBER",
+        None,
+        "number \"9007199254740993.0\" has more precision than an IEEE 754 double holds: it would read as 9007199254740992 (expected an integer of 64 bits, or a number a double holds exactly)",
+    );
+    let v = run(
+        json!({"id": "q", "output": "{\"n\": 123456789012345678901234567891}", "intent": {"n": 1}}),
+    );
+    expect(
+        &v,
+        "parse",
+        "regenerate",
+        "NON_STANDARD_NUMBER",
+        None,
+        "number \"123456789012345678901234567891\" has more precision than an IEEE 754 double holds: it would read as 1.2345678901234568e29 (expected an integer of 64 bits, or a number a double holds exactly)",
+    );
+    // the same number in the record's intent: the record is not read
+    let record =
+        r#"{"id": "r", "output": "{\"n\": 1}", "intent": {"n": 123456789012345678901234567890}}"#;
+    let mut v = verdicts_of(&schema, &[("a.json", record.to_owned())]);
+    expect(
+        &v.remove(0),
+        "input",
+        "reject",
+        "INVALID_CAPTURE",
+        None,
+        "record is not valid JSON at 1:53: number \"123456789012345678901234567890\" has more precision than an IEEE 754 double holds: it would read as 1.2345678901234568e29 (expected an integer of 64 bits, or a number a double holds exactly)",
+    );
+    // 64-bit integers beyond 2^53 are exact, against a fraction too
+    let v = run(
+        json!({"id": "s", "output": "{\"n\": 9007199254740992.0}", "intent": {"n": 9007199254740993u64}}),
+    );
+    expect(
+        &v,
+        "business",
+        "recheck",
+        "INTENT_MISMATCH",
+        Some("/n"),
+        "proposal 9007199254740992.0, confirmed intent 9007199254740993",
+    );
+    let v = run(
+        json!({"id": "t", "output": "{\"n\": 9007199254740993}", "intent": {"n": 9007199254740993u64}}),
+    );
+    expect(&v, "ready", "ready-for-commit", "-", None, "");
+}
+
+#[test]
+fn underflow_is_non_standard_like_overflow() {
+    let schema =
+        json!({"type": "object", "properties": {"x": {"type": "number", "exclusiveMinimum": 0}}});
+    let run = |output: &str| {
+        let mut v = verdicts_of(
+            &schema,
+            &[("a.json", json!({"id": "u", "output": output}).to_string())],
+        );
+        v.remove(0)
+    };
+    expect(
+        &run("{\"x\": 1e-400}"),
+        "parse",
+        "regenerate",
+        "NON_STANDARD_NUMBER",
+        None,
+        "number \"1e-400\" underflows an IEEE 754 double: it is not zero but would read as 0 (expected a number a double holds, or 0)",
+    );
+    expect(
+        &run("{\"x\": 1e400}"),
+        "parse",
+        "regenerate",
+        "NON_STANDARD_NUMBER",
+        None,
+        "number \"1e400\" is outside the range of an IEEE 754 double: expected a finite number",
+    );
+    expect(
+        &run("{\"x\": 5e-324}"),
+        "ready",
+        "ready-for-commit",
+        "-",
+        None,
+        "",
+    );
+}
+
+#[test]
+fn const_and_enum_compare_exact_values() {
+    // a schema whose const a double cannot hold does not load
+    let schema = r#"{"properties": {"n": {"const": 123456789012345678901234567890}}}"#;
+    let ws = common::workspace_with(
+        schema,
+        &[("a.json", r#"{"id": "a", "output": "{\"n\": 1}"}"#)],
+    );
+    let v = common::verdicts(ws.path());
+    let (stage, decision, reason, _, message) = outcome(&v[0]);
+    assert_eq!(
+        (stage.as_str(), decision.as_str(), reason.as_str()),
+        ("input", "reject", "CONTRACT_ERROR")
+    );
+    assert!(message.contains("number \"123456789012345678901234567890\" has more precision than an IEEE 754 double holds"), "{message}");
+    // 64-bit integers beyond 2^53 against doubles
+    for (schema, output, ok) in [
+        (
+            json!({"properties": {"n": {"const": 9007199254740993u64}}}),
+            "{\"n\": 9007199254740992.0}",
+            false,
+        ),
+        (
+            json!({"properties": {"n": {"const": 9007199254740993u64}}}),
+            "{\"n\": 9007199254740993}",
+            true,
+        ),
+        (
+            json!({"properties": {"n": {"enum": [9007199254740993u64]}}}),
+            "{\"n\": 9007199254740992}",
+            false,
+        ),
+        (
+            json!({"properties": {"n": {"enum": [9007199254740992.0]}}}),
+            "{\"n\": 9007199254740993}",
+            false,
+        ),
+        (
+            json!({"properties": {"n": {"const": 1.0}}}),
+            "{\"n\": 1}",
+            true,
+        ),
+    ] {
+        let mut v = verdicts_of(
+            &schema,
+            &[("a.json", json!({"id": "c", "output": output}).to_string())],
+        );
+        let v = v.remove(0);
+        let (stage, _, reason, pointer, _) = outcome(&v);
+        if ok {
+            assert_eq!(stage, "ready", "{schema} {output}");
+        } else {
+            assert_eq!(
+                (stage.as_str(), reason.as_str(), pointer.as_deref()),
+                ("schema", "SCHEMA_MISMATCH", Some("/n")),
+                "{schema} {output}"
+            );
+        }
+    }
 }

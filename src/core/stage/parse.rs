@@ -11,6 +11,7 @@
 //!   strict scanner that classifies the FIRST problem precisely. The same scanner, in a
 //!   locate mode, maps a JSON Pointer to a byte span ([`locate`]).
 
+mod number;
 mod scan;
 mod strict;
 

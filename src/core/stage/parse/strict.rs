@@ -48,6 +48,7 @@ impl<'de> Visitor<'de> for StrictSeed {
 
     #[inline]
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        saw_double();
         // serde_json never hands a non-finite float to a visitor; mirror `Value` anyway
         Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
     }
@@ -105,12 +106,77 @@ impl<'de> Visitor<'de> for StrictSeed {
     }
 }
 
-/// `serde_json::from_str::<Value>` that also rejects duplicate keys.
-pub(super) fn from_str(text: &str) -> Result<Value, serde_json::Error> {
+thread_local! {
+    /// Whether the value being read holds a number `serde_json` read as a double.
+    static DOUBLES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[inline]
+fn saw_double() {
+    DOUBLES.with(|d| d.set(true));
+}
+
+/// Reads `text` with `read` (one value to its end), then, when a number was read as a
+/// double, checks every number token is held exactly ([`super::number`]): the same error
+/// as a duplicate key (a data error) otherwise.
+fn exactly<'de, T>(
+    text: &'de str,
+    read: impl FnOnce(
+        &mut serde_json::Deserializer<serde_json::de::StrRead<'de>>,
+    ) -> Result<T, serde_json::Error>,
+) -> Result<T, serde_json::Error> {
+    DOUBLES.with(|d| d.set(false));
     let mut de = serde_json::Deserializer::from_str(text);
-    let value = StrictSeed.deserialize(&mut de)?;
+    let value = read(&mut de)?;
     de.end()?;
+    if DOUBLES.with(std::cell::Cell::get) {
+        inexact_number(text)?;
+    }
     Ok(value)
+}
+
+/// The first number token of the strict JSON `text` that is not held exactly, as an error.
+fn inexact_number(text: &str) -> Result<(), serde_json::Error> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // to the closing quote (the text is valid JSON: escapes are well formed)
+                i += 1;
+                while let Some(n) = memchr::memchr2(b'"', b'\\', &b[i..]) {
+                    i += n;
+                    if b[i] == b'\\' {
+                        i += 2;
+                    } else {
+                        break;
+                    }
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                let token = &text[start..i];
+                if super::number::loss(token).is_some() {
+                    return Err(de::Error::custom(format_args!(
+                        "number {token:?} is not held exactly"
+                    )));
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    Ok(())
+}
+
+/// `serde_json::from_str::<Value>` that also rejects duplicate keys and numbers that would
+/// not be held exactly ([`super::number`]).
+pub(super) fn from_str(text: &str) -> Result<Value, serde_json::Error> {
+    exactly(text, |de| StrictSeed.deserialize(de))
 }
 
 /// A borrowed member name (owned only when it holds escapes).
@@ -174,6 +240,7 @@ impl<'de> Visitor<'de> for Skim<'_, 'de> {
     }
 
     fn visit_f64<E>(self, _: f64) -> Result<Option<String>, E> {
+        saw_double();
         Ok(None)
     }
 
@@ -245,14 +312,13 @@ pub(super) fn top_level_string(
     text: &str,
     name: &str,
 ) -> Result<Option<String>, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
     let mut keys = Vec::new();
-    let found = Skim {
-        keys: &mut keys,
-        member: Some(name),
-        take: false,
-    }
-    .deserialize(&mut de)?;
-    de.end()?;
-    Ok(found)
+    exactly(text, |de| {
+        Skim {
+            keys: &mut keys,
+            member: Some(name),
+            take: false,
+        }
+        .deserialize(de)
+    })
 }
