@@ -1,6 +1,7 @@
 //! Strict readings that decide verdicts: every JSON the program reads is read as the parse
 //! stage reads it (SSE `data:` payloads and `.sse` files too), a stream ends at its first
-//! terminal event, and numbers are compared by their exact value (`docs/verdicts.md`,
+//! terminal event, a body that mixes providers' signals is decided by the most severe one,
+//! and numbers are compared by their exact value (`docs/verdicts.md`,
 //! `docs/record-shapes.md#streams`).
 
 use crate::common;
@@ -529,4 +530,110 @@ fn const_and_enum_compare_exact_values() {
             );
         }
     }
+}
+
+fn chat_completion(extra: Value) -> Value {
+    let mut c = json!({"id": "c1", "object": "chat.completion", "model": "gpt-4.1",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "{}", "refusal": null}, "finish_reason": "stop"}]});
+    if let (Some(c), Some(e)) = (c.as_object_mut(), extra.as_object()) {
+        c.extend(e.clone());
+    }
+    c
+}
+
+#[test]
+fn a_body_mixing_signals_is_decided_by_the_most_severe() {
+    let run = |response: Value| one(&json!({"id": "m", "response": response}).to_string());
+    expect(
+        &run(chat_completion(
+            json!({"error": {"type": "server_error", "message": "boom"}}),
+        )),
+        "response",
+        "retry",
+        "REQUEST_ERROR",
+        None,
+        "top-level `error`: request failed with type \"server_error\" (\"boom\"): transient, retry (the body mixes signals, the most severe decides; also: openai-chat read it as finished (stop reason \"stop\"))",
+    );
+    expect(
+        &run(chat_completion(json!({"stop_reason": "refusal"}))),
+        "response",
+        "reject",
+        "REFUSAL",
+        None,
+        "stop_reason \"refusal\": the model declined (the body mixes signals, the most severe decides; also: openai-chat read it as finished (stop reason \"stop\"))",
+    );
+    expect(
+        &run(chat_completion(
+            json!({"candidates": [{"finishReason": "SAFETY"}]}),
+        )),
+        "response",
+        "reject",
+        "CONTENT_FILTERED",
+        None,
+        "candidates[0].finishReason \"SAFETY\": a safety filter stopped the output (the body mixes signals, the most severe decides; also: openai-chat read it as finished (stop reason \"stop\"))",
+    );
+    expect(
+        &run(chat_completion(
+            json!({"promptFeedback": {"blockReason": "SAFETY"}}),
+        )),
+        "response",
+        "reject",
+        "CONTENT_FILTERED",
+        None,
+        "promptFeedback.blockReason \"SAFETY\": the prompt was blocked (the body mixes signals, the most severe decides; also: openai-chat read it as finished (stop reason \"stop\"))",
+    );
+    // a truncation and a refusal: the refusal decides, the truncation is named
+    let mut c = chat_completion(json!({"stop_reason": "refusal"}));
+    c["choices"][0]["finish_reason"] = json!("length");
+    expect(
+        &run(c),
+        "response",
+        "reject",
+        "REFUSAL",
+        None,
+        "stop_reason \"refusal\": the model declined (the body mixes signals, the most severe decides; also: choices[0].finish_reason \"length\": the output hit the token limit)",
+    );
+    // the adapter's own reading, when more severe, decides and names the milder signal
+    let mut c = chat_completion(json!({"stop_reason": "max_tokens"}));
+    c["choices"][0]["message"]["refusal"] = json!("no");
+    expect(
+        &run(c),
+        "response",
+        "reject",
+        "REFUSAL",
+        None,
+        "choices[0].message.refusal is set: the model declined: \"no\" (the body mixes signals, the most severe decides; also: stop_reason \"max_tokens\": the output hit the token limit)",
+    );
+    // an Anthropic message that says end_turn while a Chat field says content_filter
+    let msg = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+        "content": [{"type": "text", "text": "{}"}], "stop_reason": "end_turn",
+        "choices": [{"finish_reason": "content_filter"}]});
+    expect(
+        &run(msg),
+        "response",
+        "reject",
+        "CONTENT_FILTERED",
+        None,
+        "choices[0].finish_reason \"content_filter\": a content filter stopped the output (the body mixes signals, the most severe decides; also: anthropic read it as finished (stop reason \"end_turn\"))",
+    );
+    // a Responses object that says completed with an error beside it
+    let r = json!({"id": "resp_1", "object": "response", "status": "completed", "model": "gpt-4.1",
+        "error": {"code": "rate_limit_exceeded", "message": "slow down"},
+        "output": [{"type": "message", "content": [{"type": "output_text", "text": "{}"}]}]});
+    let (stage, decision, reason, _, _) = outcome(&run(r));
+    assert_eq!(
+        (stage.as_str(), decision.as_str(), reason.as_str()),
+        ("response", "retry", "REQUEST_ERROR")
+    );
+    // agreeing signals are left alone
+    expect(
+        &run(chat_completion(
+            json!({"error": null, "stop_reason": "end_turn"}),
+        )),
+        "ready",
+        "ready-for-commit",
+        "-",
+        None,
+        "",
+    );
 }
