@@ -16,6 +16,8 @@ mod scan;
 mod strict;
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod tests;
 
 use crate::core::pointer;
