@@ -31,5 +31,6 @@ mod review;
 mod routing;
 mod samples;
 mod shapes;
+mod strictness;
 mod walk;
 mod watch;

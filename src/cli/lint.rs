@@ -125,7 +125,7 @@ fn sibling_schema(rules_file: &Path) -> Option<serde_json::Value> {
     [format!("{name}.schema.json"), format!("{name}.json")]
         .iter()
         .find_map(|n| std::fs::read_to_string(dir.join(n)).ok())
-        .and_then(|text| serde_json::from_str(&text).ok())
+        .and_then(|text| crate::core::stage::parse::from_str_no_duplicates(&text).ok())
 }
 
 /// Lints one schema file. A file that is not JSON is one `SCHEMA_UNREADABLE` error.

@@ -337,7 +337,8 @@ pub fn sse_capture(text: &str, default_id: &str) -> Capture {
 /// object), from each provider's streaming reference: Anthropic `message_start`'s
 /// `message.id`, OpenAI Responses `response.created`'s `response.id`, an OpenAI Chat
 /// chunk's `id`, a Gemini chunk's `responseId`. `None` when the first event has none (or
-/// is not JSON). Only the first event is read: SSE text per the WHATWG "event stream
+/// is not strict JSON, read as the parse stage reads it: then the stream adapter makes the
+/// capture `INVALID_CAPTURE`, named by its source). Only the first event is read: SSE text per the WHATWG "event stream
 /// interpretation" (lines end in LF, CRLF or CR; `data:` lines of one event join with LF; a
 /// blank line ends the event).
 pub fn sse_response_id(text: &str) -> Option<String> {
@@ -363,7 +364,7 @@ pub fn sse_response_id(text: &str) -> Option<String> {
             }
         }
     }
-    let first: Value = serde_json::from_str(&data?).ok()?;
+    let first: Value = crate::core::stage::parse::from_str_no_duplicates(&data?).ok()?;
     crate::core::shape::event_response_id(&first)
 }
 

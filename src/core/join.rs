@@ -137,7 +137,7 @@ impl Joins {
 }
 
 /// One join line's id and data.
-fn read_line(text: &str, at: &str) -> Result<(String, JoinLine), String> {
+pub(crate) fn read_line(text: &str, at: &str) -> Result<(String, JoinLine), String> {
     let value = parse::parse_strict(text).map_err(|f| {
         let pos = f.at.map(|a| format!(" at {a}")).unwrap_or_default();
         format!("join line is not valid JSON{pos}: {}", f.message)

@@ -31,6 +31,7 @@ mod anthropic;
 mod azure_openai;
 mod bedrock_converse;
 mod cohere;
+mod conflict;
 mod error_body;
 mod gemini;
 mod ollama;
@@ -40,6 +41,7 @@ mod openai_responses;
 mod output;
 mod stream;
 
+pub use conflict::REASON_ORDER;
 pub(crate) use error_body::{request_error, request_error_as, transient_http};
 
 use crate::core::verdict::{Finding, Reason, ResponseInfo, Stage, TokenUsage};
@@ -172,7 +174,7 @@ pub fn adapt_response(response: &Value, provider: Option<&str>, tool: Option<&st
                 },
             };
             match chosen {
-                Some(p) => adapt_object(p, response, tool),
+                Some(p) => conflict::resolve(p, response, adapt_object(p, response, tool)),
                 None => error_body::adapt(response, false),
             }
         }

@@ -1,7 +1,11 @@
 //! Captured streams (`docs/record-shapes.md#streams`): a JSON array of events, or a string of SSE text
 //! (`event: ...\ndata: {...}\n\n`). The deltas are assembled into the provider's
 //! non-streamed response shape, which goes through the same completion logic; a stream
-//! without its provider's terminal event is `INCOMPLETE`.
+//! without its provider's terminal event is `INCOMPLETE`. The first terminal event decides:
+//! an event after it that is not one of the provider's trailers (a Chat usage chunk,
+//! Bedrock's `metadata`, Anthropic's `message_stop` after the `message_delta` with the stop
+//! reason, a Gemini chunk with `usageMetadata` only) is `INVALID_CAPTURE`. SSE `data:` is
+//! read as strictly as a capture record (`docs/record-shapes.md#streams`).
 //!
 //! Event shapes, from each provider's streaming documentation:
 //! - Anthropic "Streaming Messages" (docs.anthropic.com/en/docs/build-with-claude/streaming):
@@ -61,6 +65,7 @@ use super::{
     Adapted, Provider, UNKNOWN_PROVIDER, adapt_object, chat_variant, error_body, invalid_capture,
     kind, ollama, quote, response_finding, str_at,
 };
+use crate::core::stage::parse;
 use crate::core::verdict::{Finding, Reason, ResponseInfo};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -213,7 +218,9 @@ pub(crate) fn adapt(response: &Value, forced: Option<Provider>, tool: Option<&st
     };
     let mut adapted = adapt_object(provider, &assembled.response, tool);
     adapted.info.stream = true;
-    if let Some((i, err)) = assembled.error {
+    if let Some(f) = assembled.after_end {
+        adapted.result = Err(f);
+    } else if let Some((i, err)) = assembled.error {
         let e = error_body::error_object(&err);
         adapted.info.stop_reason = error_body::stop_name(e);
         adapted.result = Err(error_body::request_error(
@@ -327,23 +334,30 @@ pub(crate) fn provider_of(first: &Value) -> Option<Provider> {
 /// Parses SSE text (WHATWG HTML, "Server-sent events", the event stream interpretation):
 /// lines end in CRLF, LF or CR; `data:` lines of one event join with LF; a blank line
 /// dispatches; `:` lines are comments; `event:`, `id:`, `retry:` are not needed here.
-/// Each event's data is one JSON value; OpenAI's `[DONE]` sentinel is skipped. A last
-/// event cut before its blank line is kept when its data is complete JSON, and dropped
-/// (a cut stream) when it is not.
+/// Each event's data is one strict JSON value, read by the parse stage's reader
+/// ([`parse::parse_strict`]: duplicate keys, `NaN`, numbers a double cannot hold are
+/// errors, as in a capture record); OpenAI's `[DONE]` sentinel is skipped. A last event cut
+/// before its blank line is kept when its data is strict JSON, dropped (a cut stream) when
+/// the text ends inside its value (or inside `[DONE]`), and any other problem is an error.
+///
+/// # Errors
+/// `INVALID_CAPTURE`: no `data:` line at all, or an event whose data is not strict JSON
+/// (`SSE event at line 3: data is not valid JSON at 3:22: duplicate key "a" at /a`; the
+/// position is in the SSE text).
 pub(crate) fn parse_sse(text: &str) -> Result<Vec<Value>, Finding> {
     let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
     let mut events = Vec::new();
     let mut data = String::new();
-    let mut has_data = false;
-    let mut start_line = 0usize;
+    // each data line of the event: its 1-based line and the characters before its value
+    let mut lines: Vec<(usize, usize)> = Vec::new();
     let mut saw_data_line = false;
     for (n, line) in normalized.split('\n').enumerate() {
         if line.is_empty() {
-            if has_data {
-                push_event(&mut events, &data, start_line)?;
+            if !lines.is_empty() {
+                push_event(&mut events, &data, &lines)?;
             }
             data.clear();
-            has_data = false;
+            lines.clear();
             continue;
         }
         if line.starts_with(':') {
@@ -354,21 +368,23 @@ pub(crate) fn parse_sse(text: &str) -> Result<Vec<Value>, Finding> {
             None => (line, ""),
         };
         if field == "data" {
-            if !has_data {
-                start_line = n + 1;
-            } else {
+            if !lines.is_empty() {
                 data.push('\n');
             }
             data.push_str(value);
-            has_data = true;
+            lines.push((n + 1, line[..line.len() - value.len()].chars().count()));
             saw_data_line = true;
         }
     }
-    if has_data
-        && data.trim() != "[DONE]"
-        && let Ok(v) = serde_json::from_str::<Value>(&data)
-    {
-        events.push(v);
+    if !lines.is_empty() {
+        let cut =
+            |f: &Finding| f.reason == Reason::TRUNCATED_JSON || "[DONE]".starts_with(data.trim());
+        match strict_event(&data, &lines) {
+            Ok(Some(v)) => events.push(v),
+            Ok(None) => {}
+            Err((f, _)) if cut(&f) => {}
+            Err((_, e)) => return Err(e),
+        }
     }
     if !saw_data_line {
         return Err(invalid_capture(
@@ -379,19 +395,46 @@ pub(crate) fn parse_sse(text: &str) -> Result<Vec<Value>, Finding> {
     Ok(events)
 }
 
-fn push_event(events: &mut Vec<Value>, data: &str, line: usize) -> Result<(), Finding> {
+fn push_event(
+    events: &mut Vec<Value>,
+    data: &str,
+    lines: &[(usize, usize)],
+) -> Result<(), Finding> {
+    if let Some(v) = strict_event(data, lines).map_err(|(_, e)| e)? {
+        events.push(v);
+    }
+    Ok(())
+}
+
+/// One event's data read strictly: `None` for `[DONE]`; on error the parse finding and
+/// the `INVALID_CAPTURE` it makes, positioned in the SSE text (`lines` as in [`parse_sse`]).
+fn strict_event(data: &str, lines: &[(usize, usize)]) -> Result<Option<Value>, (Finding, Finding)> {
     if data.trim() == "[DONE]" {
-        return Ok(());
+        return Ok(None);
     }
-    match serde_json::from_str::<Value>(data) {
-        Ok(v) => {
-            events.push(v);
-            Ok(())
-        }
-        Err(e) => Err(invalid_capture(format!(
-            "SSE event at line {line}: data is not JSON ({e})"
-        ))),
-    }
+    parse::parse_strict(data).map(Some).map_err(|f| {
+        let first = lines.first().map_or(1, |l| l.0);
+        let at =
+            f.at.map(|at| {
+                let (line, prefix) = lines
+                    .get((at.line as usize).saturating_sub(1))
+                    .copied()
+                    .unwrap_or((first, 0));
+                format!(" at {line}:{}", at.column as usize + prefix)
+            })
+            .unwrap_or_default();
+        // valid JSON that is only too deep is not called invalid (as a capture record)
+        let what = if f.reason == Reason::TOO_DEEP {
+            "data"
+        } else {
+            "data is not valid JSON"
+        };
+        let e = invalid_capture(format!(
+            "SSE event at line {first}: {what}{at}: {}",
+            f.message
+        ));
+        (f, e)
+    })
 }
 
 /// An assembled stream: the non-streamed response it amounts to, whether the terminal
@@ -400,6 +443,94 @@ struct Assembled {
     response: Value,
     terminal: bool,
     error: Option<(usize, Value)>,
+    /// An event after the stream's end (its first terminal event) that is not one of the
+    /// provider's trailers: the stream is `INVALID_CAPTURE` ([`after_end`]).
+    after_end: Option<Finding>,
+}
+
+/// The end of a stream: the index of its first terminal event and what it was.
+type End = Option<(usize, String)>;
+
+/// The `INVALID_CAPTURE` of event `i` that comes after the terminal event `end`: the first
+/// terminal event decides (`docs/record-shapes.md#streams`), and nothing may follow it but
+/// the provider's trailers (a usage chunk, Bedrock's `metadata`, Anthropic's
+/// `message_stop` after the `message_delta` that carried the stop reason).
+fn after_end(i: usize, ev: &Value, end: &(usize, String)) -> Finding {
+    invalid_capture(format!(
+        "stream continues after its end: event {i} ({}) comes after the terminal event {} ({})",
+        event_label(ev),
+        end.0,
+        end.1
+    ))
+    .with_hint("capture one stream per record: a stream ends at its first terminal event")
+}
+
+/// An event as a message names it: its `type`, `object`, Bedrock event name, else `a chunk`.
+fn event_label(e: &Value) -> String {
+    match (bedrock_event(e), str_at(e, "type"), str_at(e, "object")) {
+        (Some(b), _, _) => b.to_owned(),
+        (None, Some(t), _) => format!("type {}", quote(t)),
+        (None, None, Some(o)) => format!("object {}", quote(o)),
+        _ => "a chunk".to_owned(),
+    }
+}
+
+/// Whether a Chat chunk adds nothing after the finish chunk: no error, and its first
+/// choice (if any) has no text, refusal or tool-call delta and no `finish_reason` (a usage
+/// chunk with `choices: []`, Azure's late `content_filter_results`).
+fn chat_trailer(ev: &Value) -> bool {
+    let piece = |d: &Value, k: &str| match d.get(k) {
+        None | Some(Value::Null) => false,
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(_) => true,
+    };
+    ev.get("error").is_none_or(Value::is_null)
+        && ev
+            .get("choices")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter(|c| index_of(c, "index") == 0)
+            .all(|c| {
+                let d = c.get("delta").unwrap_or(&Value::Null);
+                c.get("finish_reason").is_none_or(Value::is_null)
+                    && !["content", "refusal", "tool_calls", "function_call"]
+                        .iter()
+                        .any(|k| piece(d, k))
+            })
+}
+
+/// Whether a Gemini chunk adds nothing after the finishing chunk: no error, no block, no
+/// part with content, and no other `finishReason` (a last chunk with `usageMetadata` only).
+fn gemini_trailer(ev: &Value, finish: Option<&Value>) -> bool {
+    let first = ev
+        .get("candidates")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first());
+    let parts_empty = first
+        .and_then(|c| c.get("content"))
+        .and_then(|c| c.get("parts"))
+        .and_then(Value::as_array)
+        .is_none_or(|parts| {
+            parts.iter().all(|p| {
+                p.as_object().is_some_and(|m| {
+                    m.iter()
+                        .all(|(k, v)| k == "text" && v.as_str() == Some("") || k == "thought")
+                })
+            })
+        });
+    let same_finish = first
+        .and_then(|c| c.get("finishReason"))
+        .is_none_or(|f| f.is_null() || Some(f) == finish);
+    ev.get("error").is_none_or(Value::is_null)
+        && ev
+            .get("promptFeedback")
+            .and_then(|p| p.get("blockReason"))
+            .is_none_or(Value::is_null)
+        && parts_empty
+        && same_finish
 }
 
 fn index_of(v: &Value, key: &str) -> u64 {
@@ -436,14 +567,34 @@ fn assemble_anthropic(events: &[&Value]) -> Assembled {
         response: Value::Null,
         terminal: false,
         error: None,
+        after_end: None,
     };
     let mut message = Map::new();
     let mut usage: Option<Value> = None;
     let mut stop_reason = Value::Null;
     // index -> (block, partial_json fragments if any arrived)
     let mut blocks: BTreeMap<u64, (Map<String, Value>, Option<String>)> = BTreeMap::new();
+    let mut end: End = None;
     for (i, ev) in events.iter().enumerate() {
-        match str_at(ev, "type") {
+        let t = str_at(ev, "type");
+        if let Some(e) = &end {
+            // after the stop reason: pings, usage-only deltas (or the same stop reason), and
+            // message_stop once
+            let delta_stop = ev.get("delta").and_then(|d| d.get("stop_reason"));
+            let trailer = match t {
+                Some("ping") => true,
+                Some("message_delta") => {
+                    !out.terminal && delta_stop.is_none_or(|s| s.is_null() || *s == stop_reason)
+                }
+                Some("message_stop") => !out.terminal,
+                _ => false,
+            };
+            if !trailer {
+                out.after_end = Some(after_end(i, ev, e));
+                break;
+            }
+        }
+        match t {
             Some("message_start") => {
                 if let Some(Value::Object(m)) = ev.get("message") {
                     for key in ["id", "model", "role"] {
@@ -490,10 +641,14 @@ fn assemble_anthropic(events: &[&Value]) -> Assembled {
                     .filter(|s| !s.is_null())
                 {
                     stop_reason = s.clone();
+                    end.get_or_insert_with(|| (i, format!("message_delta with stop_reason {s}")));
                 }
                 merge_usage(&mut usage, ev.get("usage"));
             }
-            Some("message_stop") => out.terminal = true,
+            Some("message_stop") => {
+                out.terminal = true;
+                end.get_or_insert_with(|| (i, "message_stop".to_owned()));
+            }
             Some("error") if out.error.is_none() => out.error = Some((i, (*ev).clone())),
             _ => {}
         }
@@ -522,6 +677,7 @@ fn assemble_chat(events: &[&Value]) -> Assembled {
         response: Value::Null,
         terminal: false,
         error: None,
+        after_end: None,
     };
     let mut model = None;
     let mut usage = None;
@@ -534,7 +690,14 @@ fn assemble_chat(events: &[&Value]) -> Assembled {
     let mut content_filters: Option<Value> = None;
     let mut top = Map::new();
     let mut choice_extra = Map::new();
+    let mut end: End = None;
     for (i, ev) in events.iter().enumerate() {
+        if let Some(e) = &end
+            && !chat_trailer(ev)
+        {
+            out.after_end = Some(after_end(i, ev, e));
+            break;
+        }
         if ev.get("error").is_some_and(Value::is_object) {
             if out.error.is_none() {
                 out.error = Some((i, (*ev).clone()));
@@ -622,6 +785,7 @@ fn assemble_chat(events: &[&Value]) -> Assembled {
             if let Some(f) = choice.get("finish_reason").filter(|f| !f.is_null()) {
                 finish = f.clone();
                 out.terminal = true;
+                end.get_or_insert_with(|| (i, format!("finish_reason {f}")));
             }
             merge_filters(&mut content_filters, choice.get("content_filter_results"));
             for key in ["native_finish_reason", "stop_reason", "error"] {
@@ -714,11 +878,17 @@ fn assemble_responses(events: &[&Value]) -> Assembled {
         response: Value::Null,
         terminal: false,
         error: None,
+        after_end: None,
     };
     let mut snapshot: Map<String, Value> = Map::new();
     let mut items: BTreeMap<u64, Item> = BTreeMap::new();
+    let mut end: End = None;
     for (i, ev) in events.iter().enumerate() {
         let t = str_at(ev, "type").unwrap_or_default();
+        if let Some(e) = &end {
+            out.after_end = Some(after_end(i, ev, e));
+            break;
+        }
         let idx = index_of(ev, "output_index");
         let cidx = index_of(ev, "content_index");
         match t {
@@ -736,6 +906,7 @@ fn assemble_responses(events: &[&Value]) -> Assembled {
                     "response.completed" | "response.incomplete" | "response.failed"
                 ) {
                     out.terminal = true;
+                    end = Some((i, t.to_owned()));
                 }
             }
             "error" if out.error.is_none() => out.error = Some((i, (*ev).clone())),
@@ -817,12 +988,20 @@ fn assemble_gemini(events: &[&Value]) -> Assembled {
         response: Value::Null,
         terminal: false,
         error: None,
+        after_end: None,
     };
     let mut resp = Map::new();
     let mut parts: Vec<Value> = Vec::new();
     let mut candidate = Map::new();
     let mut saw_candidate = false;
+    let mut end: End = None;
     for (i, ev) in events.iter().enumerate() {
+        if let Some(e) = &end
+            && !gemini_trailer(ev, candidate.get("finishReason"))
+        {
+            out.after_end = Some(after_end(i, ev, e));
+            break;
+        }
         if ev.get("error").is_some_and(Value::is_object) {
             if out.error.is_none() {
                 out.error = Some((i, (*ev).clone()));
@@ -845,6 +1024,7 @@ fn assemble_gemini(events: &[&Value]) -> Assembled {
             .is_some_and(|b| !b.is_null())
         {
             out.terminal = true;
+            end.get_or_insert_with(|| (i, "promptFeedback.blockReason".to_owned()));
         }
         let first = ev
             .get("candidates")
@@ -864,8 +1044,9 @@ fn assemble_gemini(events: &[&Value]) -> Assembled {
                     candidate.insert(key.to_owned(), v.clone());
                 }
             }
-            if c.get("finishReason").is_some_and(|f| !f.is_null()) {
+            if let Some(f) = c.get("finishReason").filter(|f| !f.is_null()) {
                 out.terminal = true;
+                end.get_or_insert_with(|| (i, format!("finishReason {f}")));
             }
         }
     }
@@ -888,13 +1069,21 @@ fn assemble_bedrock(events: &[&Value]) -> Assembled {
         response: Value::Null,
         terminal: false,
         error: None,
+        after_end: None,
     };
     let mut role = Value::String("assistant".into());
     let mut blocks: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
     let mut inputs: BTreeMap<u64, String> = BTreeMap::new();
     let mut resp = Map::new();
     let mut stop = Value::Null;
+    let mut end: End = None;
     for (i, ev) in events.iter().enumerate() {
+        if let Some(e) = &end
+            && bedrock_event(ev) != Some("metadata")
+        {
+            out.after_end = Some(after_end(i, ev, e));
+            break;
+        }
         let Some(name) = bedrock_event(ev) else {
             continue;
         };
@@ -941,6 +1130,7 @@ fn assemble_bedrock(events: &[&Value]) -> Assembled {
                     stop = s.clone();
                 }
                 out.terminal = true;
+                end = Some((i, "messageStop".to_owned()));
             }
             "metadata" => {
                 for key in ["usage", "metrics", "trace"] {
@@ -992,13 +1182,19 @@ fn assemble_cohere(events: &[&Value]) -> Assembled {
         response: Value::Null,
         terminal: false,
         error: None,
+        after_end: None,
     };
     let mut resp = Map::new();
     let mut blocks: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
     let mut calls: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
     let mut tool_plan: Option<String> = None;
     let mut finish = Value::Null;
-    for ev in events {
+    let mut end: End = None;
+    for (i, ev) in events.iter().enumerate() {
+        if let Some(e) = &end {
+            out.after_end = Some(after_end(i, ev, e));
+            break;
+        }
         let message = ev
             .get("delta")
             .and_then(|d| d.get("message"))
@@ -1057,6 +1253,7 @@ fn assemble_cohere(events: &[&Value]) -> Assembled {
                     resp.insert("usage".into(), u.clone());
                 }
                 out.terminal = true;
+                end = Some((i, "message-end".to_owned()));
             }
             _ => {}
         }
@@ -1089,11 +1286,17 @@ fn assemble_ollama(events: &[&Value]) -> Assembled {
         response: Value::Null,
         terminal: false,
         error: None,
+        after_end: None,
     };
     let mut resp = Map::new();
     let mut content = String::new();
     let mut calls: Vec<Value> = Vec::new();
+    let mut end: End = None;
     for (i, ev) in events.iter().enumerate() {
+        if let Some(e) = &end {
+            out.after_end = Some(after_end(i, ev, e));
+            break;
+        }
         if let Some(e) = ev.get("error").filter(|e| !e.is_null()) {
             if out.error.is_none() {
                 let e = match e {
@@ -1123,6 +1326,7 @@ fn assemble_ollama(events: &[&Value]) -> Assembled {
         }
         if ev.get("done") == Some(&Value::Bool(true)) {
             out.terminal = true;
+            end = Some((i, "done: true".to_owned()));
         }
     }
     let mut message = Map::new();
@@ -1627,11 +1831,23 @@ mod tests {
         let f = parse_sse("data: {\"a\":1}\n\ndata: nope\n\n")
             .err()
             .unwrap_or_else(|| panic!("not json"));
-        assert!(
-            f.message
-                .starts_with("SSE event at line 3: data is not JSON"),
-            "{}",
-            f.message
+        assert_eq!(
+            f.message,
+            "SSE event at line 3: data is not valid JSON at 3:7: expected \"null\", found \"nope\""
+        );
+        // read as strictly as a record: a repeated key, positioned in the SSE text
+        let f = parse_sse("data: {\"a\":1}\n\nevent: e\ndata: {\"b\": 1,\ndata:  \"b\": 2}\n\n")
+            .err()
+            .unwrap_or_else(|| panic!("duplicate key"));
+        assert_eq!(
+            f.message,
+            "SSE event at line 4: data is not valid JSON at 5:8: duplicate key \"b\" at /b"
+        );
+        // a last event that is complete but not strict is an error too, not a cut
+        assert!(parse_sse("data: {\"a\":1,\"a\":2}").is_err());
+        assert_eq!(
+            parse_sse("data: {\"a\":1}\n\ndata: [DON").ok(),
+            Some(vec![json!({"a": 1})])
         );
         assert!(parse_sse("hello world").is_err());
         assert!(parse_sse("").is_err());

@@ -91,7 +91,7 @@ fn text_status(
     meta: &mut Map<String, Value>,
 ) -> (Option<String>, Finding) {
     let embedded = text.find('{').and_then(|at| {
-        let v: Value = serde_json::from_str(&text[at..]).ok()?;
+        let v = crate::core::stage::parse::from_str_no_duplicates(&text[at..]).ok()?;
         let e = match v.get("error") {
             Some(e @ Value::Object(_)) => e.clone(),
             _ if v.get("code").is_some() || v.get("status").is_some() => v,

@@ -1,6 +1,8 @@
 //! The confirmed-intent comparison (`docs/verdicts.md`): the last business check. Every leaf of the
 //! capture's `intent` (or each pointer of the rules file's `[intent] fields`) must equal the
-//! proposal at the same JSON Pointer; numbers compare by value (5000 equals 5000.0).
+//! proposal at the same JSON Pointer; numbers compare by value (5000 equals 5000.0), and
+//! exactly: the parse stage holds every number exactly or refuses it
+//! (`docs/verdicts.md#numbers`), so two different decimals never compare equal.
 
 use crate::core::pointer;
 use crate::core::verdict::{Finding, Reason, Stage};

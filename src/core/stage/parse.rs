@@ -11,9 +11,12 @@
 //!   strict scanner that classifies the FIRST problem precisely. The same scanner, in a
 //!   locate mode, maps a JSON Pointer to a byte span ([`locate`]).
 
+mod number;
 mod scan;
 mod strict;
 
+#[cfg(test)]
+mod fuzz;
 #[cfg(test)]
 mod tests;
 
@@ -38,14 +41,6 @@ pub const MAX_DEPTH: usize = 127;
 /// output text and for capture record files alike.
 pub fn from_str_no_duplicates(text: &str) -> Result<Value, serde_json::Error> {
     strict::from_str(text)
-}
-
-/// The string member `name` of `text`'s top-level object, when `text` is one strict JSON
-/// value ([`parse_strict`] would be `Ok`) and that object has it as a string; `None`
-/// otherwise (not strict JSON, not an object, no such member, not a string). Reads the text
-/// once without building its value, so it costs a fraction of [`parse_strict`].
-pub fn top_level_string(text: &str, name: &str) -> Option<String> {
-    strict::top_level_string(text, name).ok().flatten()
 }
 
 /// Parses `text` as exactly one strict RFC 8259 JSON value.

@@ -11,6 +11,7 @@
 //! as in the parsed value.
 
 use super::MAX_DEPTH;
+use super::number::Loss;
 use crate::core::escape;
 use crate::core::pointer;
 use crate::core::verdict::Span;
@@ -1011,20 +1012,33 @@ impl<'a, 'p> Scanner<'a, 'p> {
         let token = &self.text[start..p];
         // serde_json decides the range (section 6: outside IEEE 754 double is not portable);
         // only long tokens or exponents can overflow
-        if (exponent || token.len() > 20)
-            && serde_json::from_str::<serde_json::Value>(token).is_err()
-        {
-            return Err(Problem::new(
-                Kind::NonStandardNumber,
-                start,
-                p,
-                format!(
-                    "number {} is outside the range of an IEEE 754 double: expected a finite number",
-                    quote(token)
-                ),
-            ));
-        }
-        Ok(())
+        let overflow = (exponent || token.len() > 20)
+            && serde_json::from_str::<serde_json::Value>(token).is_err();
+        // exactness is the checking walk's (locate walks texts that parsed, or only need spans)
+        let loss = if self.dups {
+            super::number::loss(token)
+        } else {
+            None
+        };
+        let why = match (overflow, loss) {
+            (false, None) => return Ok(()),
+            (true, _) | (false, Some(Loss::Overflow)) => {
+                "is outside the range of an IEEE 754 double: expected a finite number".to_owned()
+            }
+            (false, Some(Loss::Underflow)) => "underflows an IEEE 754 double: it is not zero \
+                 but would read as 0 (expected a number a double holds, or 0)"
+                .to_owned(),
+            (false, Some(Loss::Precision(read))) => format!(
+                "has more precision than an IEEE 754 double holds: it would read as {read} \
+                 (expected an integer of 64 bits, or a number a double holds exactly)"
+            ),
+        };
+        Err(Problem::new(
+            Kind::NonStandardNumber,
+            start,
+            p,
+            format!("number {} {why}", quote(token)),
+        ))
     }
 
     /// A number that ends at the end of the text where a digit must come.

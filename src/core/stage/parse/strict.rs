@@ -48,6 +48,7 @@ impl<'de> Visitor<'de> for StrictSeed {
 
     #[inline]
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        saw_double();
         // serde_json never hands a non-finite float to a visitor; mirror `Value` anyway
         Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
     }
@@ -105,154 +106,75 @@ impl<'de> Visitor<'de> for StrictSeed {
     }
 }
 
-/// `serde_json::from_str::<Value>` that also rejects duplicate keys.
-pub(super) fn from_str(text: &str) -> Result<Value, serde_json::Error> {
+thread_local! {
+    /// Whether the value being read holds a number `serde_json` read as a double.
+    static DOUBLES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[inline]
+fn saw_double() {
+    DOUBLES.with(|d| d.set(true));
+}
+
+/// Reads `text` with `read` (one value to its end), then, when a number was read as a
+/// double, checks every number token is held exactly ([`super::number`]): the same error
+/// as a duplicate key (a data error) otherwise.
+fn exactly<'de, T>(
+    text: &'de str,
+    read: impl FnOnce(
+        &mut serde_json::Deserializer<serde_json::de::StrRead<'de>>,
+    ) -> Result<T, serde_json::Error>,
+) -> Result<T, serde_json::Error> {
+    DOUBLES.with(|d| d.set(false));
     let mut de = serde_json::Deserializer::from_str(text);
-    let value = StrictSeed.deserialize(&mut de)?;
+    let value = read(&mut de)?;
     de.end()?;
+    if DOUBLES.with(std::cell::Cell::get) {
+        inexact_number(text)?;
+    }
     Ok(value)
 }
 
-/// A borrowed member name (owned only when it holds escapes).
-struct Key<'de>(std::borrow::Cow<'de, str>);
-
-impl<'de> de::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Key<'de>, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
+/// The first number token of the strict JSON `text` that is not held exactly, as an error.
+fn inexact_number(text: &str) -> Result<(), serde_json::Error> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // to the closing quote (the text is valid JSON: escapes are well formed)
+                i += 1;
+                while let Some(n) = memchr::memchr2(b'"', b'\\', &b[i..]) {
+                    i += n;
+                    if b[i] == b'\\' {
+                        i += 2;
+                    } else {
+                        break;
+                    }
+                }
+                i += 1;
             }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(std::borrow::Cow::Borrowed(v)))
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                let token = &text[start..i];
+                if super::number::loss(token).is_some() {
+                    return Err(de::Error::custom(format_args!(
+                        "number {token:?} is not held exactly"
+                    )));
+                }
             }
-            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(std::borrow::Cow::Owned(v.to_owned())))
-            }
+            _ => i += 1,
         }
-        d.deserialize_str(V)
     }
+    Ok(())
 }
 
-/// Walks a value exactly as [`StrictSeed`] does (the same `deserialize_any` calls, so the
-/// same grammar, recursion limit, number range and string checks) without building it.
-/// `keys` is a stack of the member names of the objects being walked (to find repeated
-/// ones); `member`: the value's own object member of that name is returned when it is a
-/// string; `take`: the value itself is returned when it is a string.
-struct Skim<'k, 'de> {
-    keys: &'k mut Vec<std::borrow::Cow<'de, str>>,
-    member: Option<&'k str>,
-    take: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for Skim<'_, 'de> {
-    type Value = Option<String>;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Skim<'_, 'de> {
-    type Value = Option<String>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Option<String>, E> {
-        Ok(None)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Option<String>, E> {
-        Ok(None)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Option<String>, E> {
-        Ok(None)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Option<String>, E> {
-        Ok(None)
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<String>, E> {
-        Ok(self.take.then(|| v.to_owned()))
-    }
-
-    fn visit_none<E>(self) -> Result<Option<String>, E> {
-        Ok(None)
-    }
-
-    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
-        d.deserialize_any(self)
-    }
-
-    fn visit_unit<E>(self) -> Result<Option<String>, E> {
-        Ok(None)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<String>, A::Error> {
-        while seq
-            .next_element_seed(Skim {
-                keys: &mut *self.keys,
-                member: None,
-                take: false,
-            })?
-            .is_some()
-        {}
-        Ok(None)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Option<String>, A::Error> {
-        let base = self.keys.len();
-        let mut found = None;
-        while let Some(Key(key)) = access.next_key::<Key<'de>>()? {
-            let take = self.member == Some(&*key);
-            let got = access.next_value_seed(Skim {
-                keys: &mut *self.keys,
-                member: None,
-                take,
-            })?;
-            if take {
-                found = got;
-            }
-            self.keys.push(key);
-        }
-        let names = &mut self.keys[base..];
-        // a repeated name anywhere makes the text fail as `StrictSeed` fails it (which
-        // stops at the first; here the whole object is read first: the same Err)
-        let repeated = if names.len() <= 16 {
-            (1..names.len()).any(|i| names[..i].contains(&names[i]))
-        } else {
-            names.sort_unstable();
-            names.windows(2).any(|w| w[0] == w[1])
-        };
-        self.keys.truncate(base);
-        if repeated {
-            return Err(de::Error::custom("duplicate key"));
-        }
-        Ok(found)
-    }
-}
-
-/// The string member `name` of the top-level object of `text`, read without building the
-/// value: `Ok(None)` when the text is not an object, has no such member or it is not a
-/// string. `Ok` exactly when [`from_str`] is `Ok` (the same deserializer calls; no value
-/// built, so cheaper: member names are borrowed from the text).
-pub(super) fn top_level_string(
-    text: &str,
-    name: &str,
-) -> Result<Option<String>, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let mut keys = Vec::new();
-    let found = Skim {
-        keys: &mut keys,
-        member: Some(name),
-        take: false,
-    }
-    .deserialize(&mut de)?;
-    de.end()?;
-    Ok(found)
+/// `serde_json::from_str::<Value>` that also rejects duplicate keys and numbers that would
+/// not be held exactly ([`super::number`]).
+pub(super) fn from_str(text: &str) -> Result<Value, serde_json::Error> {
+    exactly(text, |de| StrictSeed.deserialize(de))
 }
