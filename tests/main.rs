@@ -30,5 +30,6 @@ mod review;
 mod routing;
 mod samples;
 mod shapes;
+mod terminal;
 mod walk;
 mod watch;

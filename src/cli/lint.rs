@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum LintError {
     /// A path given on the command line does not exist.
-    #[error("{0}: no such file or folder")]
+    #[error("{}: no such file or folder", crate::core::escape::path(.0))]
     NoSuchPath(PathBuf),
     /// `verdict.toml` is broken.
-    #[error("{0}: {1}")]
+    #[error("{}: {}", crate::core::escape::path(.0), .1)]
     Config(PathBuf, crate::core::config::ConfigError),
     /// The profile cannot be used.
     #[error(transparent)]

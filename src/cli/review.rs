@@ -16,10 +16,15 @@ use std::process::Command;
 #[derive(Debug, thiserror::Error)]
 pub enum ReviewError {
     /// A folder does not exist.
-    #[error("{0}: no such folder")]
+    #[error("{}: no such folder", crate::core::escape::path(.0))]
     NoSuchPath(PathBuf),
-    /// git failed (not a repository, unknown revision, git missing).
-    #[error("git {args}: {message}")]
+    /// git failed (not a repository, unknown revision, git missing). `args` and `message`
+    /// are shown escaped (a revision or a file name is the user's or the repository's text).
+    #[error(
+        "git {}: {}",
+        crate::core::escape::for_terminal(args),
+        crate::core::escape::lines_for_terminal(message)
+    )]
     Git {
         /// The git arguments.
         args: String,
@@ -27,7 +32,7 @@ pub enum ReviewError {
         message: String,
     },
     /// The temporary folder for the old schemas could not be written.
-    #[error("cannot write the old schemas to {0}: {1}")]
+    #[error("cannot write the old schemas to {}: {}", crate::core::escape::path(.0), .1)]
     Temp(PathBuf, std::io::Error),
 }
 
@@ -81,9 +86,12 @@ pub fn contracts_at(ws: &Workspace, rev: &str) -> Result<Contracts, ReviewError>
         ReviewError::Git {
             args: format!("rev-parse {rev}"),
             message: if in_repo {
-                format!("unknown revision {rev:?}")
+                format!("unknown revision {}", crate::core::escape::quoted(rev))
             } else {
-                format!("{} is not in a git repository{OUTSIDE_GIT}", root.display())
+                format!(
+                    "{} is not in a git repository{OUTSIDE_GIT}",
+                    crate::core::escape::path(root)
+                )
             },
         }
     })?;

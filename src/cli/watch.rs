@@ -175,7 +175,7 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
 pub fn root_of(path: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let p = path.unwrap_or_else(|| PathBuf::from("."));
     if !p.exists() {
-        anyhow::bail!("{}: no such file or folder", p.display());
+        anyhow::bail!("{}: no such file or folder", crate::core::escape::path(&p));
     }
     Ok(crate::core::workspace::find_root(&p))
 }

@@ -53,7 +53,7 @@ pub struct Joins {
 
 /// A join file or line that cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{at}: {message}")]
+#[error("{}: {message}", crate::core::escape::for_terminal(at))]
 pub struct JoinError {
     /// `joins/a.jsonl:3` (or the file alone when it cannot be read).
     pub at: String,

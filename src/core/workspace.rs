@@ -20,16 +20,20 @@ pub const NO_CAPTURES: &str = "no captures found (no *.json, *.jsonl, *.ndjson, 
 /// or contract, which only fails its own verdicts.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
-    /// The folder does not exist or cannot be read.
-    #[error("cannot open workspace {path}: {cause}")]
+    /// The folder, its `verdict.toml`, its schemas folder or a captures folder does not
+    /// exist or cannot be read.
+    #[error(
+        "cannot open workspace: cannot read {}: {cause}",
+        crate::core::escape::path(path)
+    )]
     Unreadable {
-        /// The folder.
+        /// The folder or file.
         path: PathBuf,
         /// The I/O error.
         cause: std::io::Error,
     },
     /// `verdict.toml` is broken.
-    #[error("{path}: {cause}")]
+    #[error("{}: {cause}", crate::core::escape::path(path))]
     Config {
         /// The config file.
         path: PathBuf,

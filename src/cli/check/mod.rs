@@ -157,7 +157,7 @@ fn searched_captures(paths: &[std::path::PathBuf]) -> String {
     let mut out = Vec::new();
     for p in paths {
         if p.is_file() || !p.exists() {
-            out.push(p.display().to_string());
+            out.push(crate::core::escape::path(p));
             continue;
         }
         let root = crate::core::workspace::find_root(p);
@@ -167,7 +167,7 @@ fn searched_captures(paths: &[std::path::PathBuf]) -> String {
         for c in captures {
             let at = root.join(&c);
             let missing = if at.exists() { "" } else { " (missing)" };
-            out.push(format!("{}{missing}", at.display()));
+            out.push(format!("{}{missing}", crate::core::escape::path(&at)));
         }
     }
     if out.is_empty() {
