@@ -205,3 +205,44 @@ fn git_init(dir: &Path) {
         assert!(out.status.success(), "git {args:?}: {out:?}");
     }
 }
+
+/// An id with a zero-width space, DEL, two C1 controls (NEL, CSI) and a right-to-left
+/// override, in every output format of `check`: escaped as the format escapes.
+#[test]
+fn invisible_and_c1_characters_are_escaped_in_every_format() {
+    let id = "go\u{200b}od\u{7f}\u{85}\u{9b}\u{202e}x";
+    let failing = json!({"id": id, "output": "not json"}).to_string();
+    let ws = common::workspace_with(&schema(), &[("a.json", &failing)]);
+    let terminal = "go\\u{200b}od\\u{7f}\\u{85}\\u{9b}\\u{202e}x";
+    // JSON escapes DEL and the C1 controls; the others are text to a JSON reader
+    let json_id = "\"go\u{200b}od\\u007f\\u0085\\u009b\u{202e}x\"";
+    for (format, want) in [
+        ("human", terminal.to_string()),
+        ("github", terminal.to_string()),
+        ("json", format!("\"id\":{json_id}")),
+        ("jsonl", format!("\"id\":{json_id}")),
+        ("sarif", format!("\"id\":{json_id}")),
+    ] {
+        let r = run(&["check", "--format", format, "."], ws.path(), DEADLINE);
+        assert_eq!(r.code, Some(1), "{format}: {}", r.stderr);
+        assert!(
+            r.stdout.contains(&want),
+            "{format}: {want} not in\n{}",
+            r.stdout
+        );
+        for c in ['\u{7f}', '\u{85}', '\u{9b}'] {
+            assert!(!r.stdout.contains(c), "{format}: raw U+{:04X}", c as u32);
+        }
+        if matches!(format, "human" | "github") {
+            assert!(!r.stdout.contains('\u{200b}') && !r.stdout.contains('\u{202e}'));
+        }
+    }
+    // watch --json, lint and feedback JSON go through the same writer
+    let r = run(&["feedback", "-f", "json", id, "."], ws.path(), DEADLINE);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!("\"id\": {json_id}")),
+        "{}",
+        r.stdout
+    );
+}

@@ -107,8 +107,10 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         }
         FeedbackFormat::Text => writeln!(out, "{}", fb.message)?,
         FeedbackFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &fb)?;
-            writeln!(out)?;
+            // DEL and the C1 controls escaped too (`docs/commands.md#untrusted-text`)
+            let mut json = escape::JsonSafe::new(&mut *out);
+            serde_json::to_writer_pretty(&mut json, &fb)?;
+            writeln!(json)?;
         }
     }
     Ok(true)

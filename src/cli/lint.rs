@@ -209,10 +209,12 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     }
     let summary = LintSummary::of(schemas, &findings);
     let color = args.color.enabled();
+    // JSON formats: DEL and the C1 controls escaped too (`docs/commands.md#untrusted-text`)
+    let json = crate::core::escape::JsonSafe::new;
     match args.format {
         LintFormat::Human => printer::human(out, &findings, &summary, color)?,
-        LintFormat::Json => printer::json(out, &findings, &summary)?,
-        LintFormat::Sarif => printer::sarif(out, &findings)?,
+        LintFormat::Json => printer::json(&mut json(&mut *out), &findings, &summary)?,
+        LintFormat::Sarif => printer::sarif(&mut json(&mut *out), &findings)?,
         LintFormat::Github => printer::github(out, &findings, &summary)?,
     }
     out.flush()?;

@@ -154,7 +154,10 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     let r = review::review(&ws, old, &base);
     match args.format {
         ReviewFormat::Human => printer::human(out, &r, args.color.enabled())?,
-        ReviewFormat::Json => printer::json(out, &r)?,
+        // DEL and the C1 controls escaped too (`docs/commands.md#untrusted-text`)
+        ReviewFormat::Json => {
+            printer::json(&mut crate::core::escape::JsonSafe::new(&mut *out), &r)?
+        }
         ReviewFormat::Markdown => printer::markdown(out, &r)?,
         ReviewFormat::Github => printer::github(out, &r, &root)?,
     }

@@ -130,7 +130,9 @@ fn writer<'a>(
 /// The workspace cannot be opened or watched; the output is closed.
 pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Result<()> {
     // stdout is line-buffered: buffer a batch, flush it with its summary (or error) line
-    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+    // DEL and the C1 controls escaped too (`docs/commands.md#untrusted-text`)
+    let mut buffered =
+        std::io::BufWriter::with_capacity(1 << 16, crate::core::escape::JsonSafe::new(out));
     let out: &mut dyn Write = &mut buffered;
     let ws = std::sync::Arc::new(crate::core::workspace::Workspace::open(root)?);
     // watch before the first pass, so nothing saved meanwhile is missed

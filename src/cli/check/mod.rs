@@ -27,6 +27,15 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         instances: args.schema.is_some(),
     };
     let instances = opts.instances;
+    // JSON formats: DEL and the C1 controls escaped too (`docs/commands.md#untrusted-text`)
+    let mut json_safe;
+    let out: &mut dyn Write = match args.format {
+        Format::Json | Format::Jsonl | Format::Sarif => {
+            json_safe = crate::core::escape::JsonSafe::new(out);
+            &mut json_safe
+        }
+        _ => out,
+    };
     let mut sink: Box<dyn Sink + '_> = match args.format {
         Format::Human => Box::new(report::human::Human::new(&mut *out, &opts)),
         Format::Json => Box::new(report::json::Json::new(&mut *out).instances(instances)),
