@@ -56,6 +56,9 @@ fn main() -> ExitCode {
         .build_global();
     let result = match cli.command {
         Some(Command::Check(args)) => run_check(&args),
+        Some(Command::Watch(args)) if !args.json => {
+            Err(anyhow::anyhow!(verdict::cli::watch::NEEDS_JSON))
+        }
         Some(Command::Watch(args)) => {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();

@@ -246,3 +246,17 @@ fn invisible_and_c1_characters_are_escaped_in_every_format() {
         r.stdout
     );
 }
+
+#[test]
+fn watch_without_json_is_an_error_naming_both_ways() {
+    let ws = common::workspace_with(&schema(), &[("a.json", &record("a"))]);
+    let r = run(&["watch", "."], ws.path(), Duration::from_secs(20));
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        "verdict: `watch` prints JSON lines for scripts and needs `--json` (`verdict watch \
+         --json WORKSPACE`); for a live view in the terminal, run the workbench: `verdict \
+         WORKSPACE`\n"
+    );
+}

@@ -173,6 +173,10 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
     Ok(())
 }
 
+/// What `watch` without `--json` is told (exit 2): it would otherwise run without a word
+/// (its JSON lines wait for the first batch) for someone who may have wanted the live view.
+pub const NEEDS_JSON: &str = "`watch` prints JSON lines for scripts and needs `--json` (`verdict watch --json WORKSPACE`); for a live view in the terminal, run the workbench: `verdict WORKSPACE`";
+
 /// The workspace folder for `watch`: the given path's workspace root (default `.`).
 pub fn root_of(path: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let p = path.unwrap_or_else(|| PathBuf::from("."));
