@@ -260,3 +260,39 @@ fn watch_without_json_is_an_error_naming_both_ways() {
          WORKSPACE`\n"
     );
 }
+
+/// `check -q` over capture files whose names hold ESC, CR and backspace was reported to
+/// hang for 20 s; it ends, in every format, with the names escaped (no hang reproduced on
+/// the commit before this test: a lock-in, with a deadline).
+#[test]
+fn check_quiet_over_file_names_with_escapes_ends_and_shows_them_escaped() {
+    let failing = json!({"id": "x", "output": "not json"}).to_string();
+    let ws = common::workspace_with(
+        &schema(),
+        &[
+            ("esc\u{1b}[2J.json", &failing),
+            ("cr\r.json", &failing),
+            ("bs\u{8}.json", &failing),
+            ("ok.json", &record("ok")),
+        ],
+    );
+    for format in ["human", "github", "json", "jsonl", "junit", "sarif"] {
+        let r = run(
+            &["check", "-q", "--format", format, "."],
+            ws.path(),
+            Duration::from_secs(10),
+        );
+        assert_eq!(r.code, Some(1), "{format}: {}", r.stderr);
+        assert_no_control(&r.stdout);
+        assert_eq!(r.stderr, "", "{format}");
+        if format == "human" {
+            for name in ["esc\\u{1b}[2J.json", "cr\\r.json", "bs\\u{8}.json"] {
+                assert!(
+                    r.stdout.contains(&format!("captures/{name}")),
+                    "{}",
+                    r.stdout
+                );
+            }
+        }
+    }
+}
