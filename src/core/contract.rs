@@ -442,15 +442,17 @@ impl Loaded {
     }
 }
 
+/// The `file://` URI of an absolute path (RFC 8089): every byte that is not an RFC 3986
+/// unreserved character, a sub-delimiter, `:`, `@` or the `/` separator is percent-encoded
+/// (UTF-8), so a schema file named `zahlung-ä`, `pay"q` or with a line break is still a
+/// valid URI to register and resolve `$ref`s against.
 fn file_uri(abs: &Path) -> String {
     let mut s = String::from("file://");
-    for c in abs.to_string_lossy().replace('\\', "/").chars() {
-        match c {
-            ' ' => s.push_str("%20"),
-            '#' => s.push_str("%23"),
-            '?' => s.push_str("%3F"),
-            '%' => s.push_str("%25"),
-            c => s.push(c),
+    for b in abs.to_string_lossy().replace('\\', "/").bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&b) {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("%{b:02X}"));
         }
     }
     s
