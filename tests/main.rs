@@ -31,5 +31,6 @@ mod routing;
 mod samples;
 mod shapes;
 mod terminal;
+mod unreadable;
 mod walk;
 mod watch;

@@ -128,7 +128,9 @@ impl Contracts {
         inline: Vec<InlineSchema>,
     ) -> Contracts {
         let mut files = Vec::new();
-        crate::core::workspace::collect_files(
+        // the schemas folder itself is checked when the workspace opens; a folder below it
+        // that cannot be read is `lint`'s SCHEMA_UNREADABLE error
+        let _below = crate::core::workspace::collect_files(
             schemas_dir,
             &|p| p.extension().is_some_and(|e| e == "json"),
             &mut files,
