@@ -463,6 +463,19 @@ impl Session {
                 targets.extend(unreadable.into_iter().map(|u| u.path));
                 // a capture file replaced by a folder of its name: its captures go
                 targets.insert(p.clone());
+                // a folder removed and made again (or another moved in its place) within
+                // one batch, which may name only the folder: every capture file known
+                // below it is read again, so the old ones that are gone go and none mixes
+                // with the new
+                if let Ok(rel) = p.strip_prefix(&root) {
+                    let below = format!("{}/", rel.to_string_lossy().replace('\\', "/"));
+                    targets.extend(
+                        self.files
+                            .keys()
+                            .filter(|f| below == "/" || f.starts_with(&below))
+                            .map(|f| root.join(&**f)),
+                    );
+                }
             } else if capture::is_capture_file(&p)
                 || p.strip_prefix(&root)
                     .is_ok_and(|r| self.ws.is_capture_path(&self.ws.root.join(r)))
