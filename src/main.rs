@@ -34,7 +34,8 @@ fn misspelt_command() -> Option<String> {
     }
     let guess = verdict::core::hint::did_you_mean(first, COMMANDS)?;
     Some(format!(
-        "verdict: `{first}` is not a command or a path; did you mean `verdict {guess}`? (commands: {}; `verdict --help`)",
+        "verdict: `{}` is not a command or a path; did you mean `verdict {guess}`? (commands: {}; `verdict --help`)",
+        verdict::core::escape::for_terminal(first),
         COMMANDS.join(", ")
     ))
 }
@@ -44,7 +45,10 @@ fn main() -> ExitCode {
         eprintln!("{message}");
         return ExitCode::from(2);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
     // CEL evaluation recurses once per expression level (rules are capped at
     // `rules::MAX_EXPRESSION_DEPTH`); give the validation threads room for that in any build.
     let _ = rayon::ThreadPoolBuilder::new()
@@ -52,6 +56,9 @@ fn main() -> ExitCode {
         .build_global();
     let result = match cli.command {
         Some(Command::Check(args)) => run_check(&args),
+        Some(Command::Watch(args)) if !args.json => {
+            Err(anyhow::anyhow!(verdict::cli::watch::NEEDS_JSON))
+        }
         Some(Command::Watch(args)) => {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
@@ -131,10 +138,51 @@ fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("verdict: {e:#}");
+            // the one place errors are printed: whatever a message quotes (ids, paths,
+            // revisions, file names) was escaped where it was built; this guards the rest
+            eprintln!(
+                "verdict: {}",
+                verdict::core::escape::lines_for_terminal(&format!("{e:#}"))
+            );
             ExitCode::from(2)
         }
     }
+}
+
+/// A usage error (or `--help`, `--version`) from clap. clap echoes the arguments it
+/// rejects as they are: when an argument holds anything [`for_terminal`] escapes (`ESC`, a
+/// line break), the error is printed uncoloured and escaped, line by line; otherwise as
+/// clap prints it (coloured on a terminal).
+///
+/// [`for_terminal`]: verdict::core::escape::for_terminal
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::CommandFactory;
+    let hostile = std::env::args_os().any(|a| {
+        matches!(
+            verdict::core::escape::for_terminal(&a.to_string_lossy()),
+            std::borrow::Cow::Owned(_)
+        )
+    });
+    if !hostile {
+        e.exit();
+    }
+    // the same error without clap's styling, so every escape byte in it is the argument's
+    // (clap's uncoloured rendering strips every escape sequence, the argument's too, and
+    // would print the argument raw when coloured)
+    let Err(e) = Cli::command()
+        .styles(clap::builder::Styles::plain())
+        .try_get_matches()
+    else {
+        e.exit();
+    };
+    let text = e.render().ansi().to_string();
+    let escaped = verdict::core::escape::lines_for_terminal(&text);
+    if e.use_stderr() {
+        eprint!("{escaped}");
+    } else {
+        print!("{escaped}");
+    }
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }
 
 fn run_check(args: &CheckArgs) -> anyhow::Result<ExitCode> {

@@ -868,3 +868,199 @@ fn the_tui_follows_the_rows_of_a_log_only_a_source_makes_one() {
     assert_tui_matches_check(&mut t, "both lines edited");
     assert_eq!(t.app.list.store.len(), 2);
 }
+
+/// The sources of the TUI's rows, sorted.
+fn tui_sources(t: &Tui) -> Vec<String> {
+    let s = &t.app.list.store;
+    let mut v: Vec<String> = s.rows.iter().map(|r| s.source(r)).collect();
+    v.sort();
+    v
+}
+
+/// `rm -rf captures/`: the watcher may name only the folder (or the folder and some of its
+/// files). Every capture below it goes at once, in the session, the TUI and
+/// `watch --json`, without `r`; a new `captures/` made in its place is read fresh.
+#[test]
+fn removing_the_whole_captures_folder_removes_every_capture_below_it() {
+    use verdict::engine::session::{Change, Session};
+    let files = [
+        ("a.json", "{\"id\":\"a\",\"output\":\"{}\"}"),
+        ("sub/b.json", "{\"id\":\"b\",\"output\":\"{}\"}"),
+        ("sub/deeper/c.jsonl", "{\"id\":\"c\",\"output\":\"{}\"}\n"),
+    ];
+    // the paths a watcher may report for it
+    for reported in [
+        &["captures"][..],
+        &["captures", "captures/a.json"],
+        &["captures/sub", "captures/a.json", "captures"],
+    ] {
+        let ws = workspace(&files);
+        let (mut session, first) = Session::open(ws.path()).unwrap();
+        assert_eq!(first.len(), 3);
+        std::fs::remove_dir_all(ws.path().join("captures")).unwrap();
+        let paths: Vec<PathBuf> = reported.iter().map(|p| ws.path().join(p)).collect();
+        let changes = session.apply(&paths).unwrap();
+        let mut removed: Vec<&str> = changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Removed { source, .. } => Some(source.as_str()),
+                _ => None,
+            })
+            .collect();
+        removed.sort();
+        assert_eq!(
+            removed,
+            [
+                "captures/a.json",
+                "captures/sub/b.json",
+                "captures/sub/deeper/c.jsonl:1"
+            ],
+            "{reported:?}: {changes:#?}"
+        );
+        assert_eq!(session.len(), 0, "{reported:?}");
+        // made again, with other captures: only those
+        std::fs::create_dir_all(ws.path().join("captures/sub")).unwrap();
+        std::fs::write(
+            ws.path().join("captures/sub/new.json"),
+            "{\"id\":\"new\",\"output\":\"{}\"}",
+        )
+        .unwrap();
+        let changes = session.apply(&[ws.path().join("captures")]).unwrap();
+        assert_eq!(changes.len(), 1, "{changes:#?}");
+        assert_eq!(session.len(), 1);
+    }
+    // removed and made again before the watcher's batch: one batch that may name only the
+    // folder, which exists again; the old captures go, the new one comes, nothing mixes
+    let ws = workspace(&files);
+    let (mut session, _) = Session::open(ws.path()).unwrap();
+    std::fs::remove_dir_all(ws.path().join("captures")).unwrap();
+    std::fs::create_dir_all(ws.path().join("captures/sub")).unwrap();
+    std::fs::write(
+        ws.path().join("captures/sub/b.json"),
+        "{\"id\":\"b2\",\"output\":\"{}\"}",
+    )
+    .unwrap();
+    let changes = session.apply(&[ws.path().join("captures")]).unwrap();
+    let mut seen: Vec<String> = changes
+        .iter()
+        .map(|c| match c {
+            Change::Removed { source, .. } => format!("removed {source}"),
+            Change::Updated { evaluation, .. } => {
+                format!("{} {}", evaluation.verdict.id, evaluation.verdict.source)
+            }
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            "b2 captures/sub/b.json",
+            "removed captures/a.json",
+            "removed captures/sub/deeper/c.jsonl:1"
+        ]
+    );
+    assert_eq!(session.len(), 1);
+    // the TUI's rows follow, without `r`
+    let ws = workspace(&files);
+    let mut t = Tui::open(ws.path());
+    assert_eq!(tui_sources(&t).len(), 3);
+    std::fs::remove_dir_all(ws.path().join("captures")).unwrap();
+    t.changed(&["captures"]);
+    assert_eq!(tui_sources(&t), Vec::<String>::new());
+    std::fs::create_dir_all(ws.path().join("captures")).unwrap();
+    std::fs::write(
+        ws.path().join("captures/new.json"),
+        "{\"id\":\"new\",\"output\":\"{}\"}",
+    )
+    .unwrap();
+    t.changed(&["captures", "captures/new.json"]);
+    assert_eq!(tui_sources(&t), ["captures/new.json"]);
+    // removed and made again within one batch that names only the folder
+    std::fs::remove_dir_all(ws.path().join("captures")).unwrap();
+    std::fs::create_dir_all(ws.path().join("captures")).unwrap();
+    std::fs::write(
+        ws.path().join("captures/other.json"),
+        "{\"id\":\"other\",\"output\":\"{}\"}",
+    )
+    .unwrap();
+    t.changed(&["captures"]);
+    assert_eq!(tui_sources(&t), ["captures/other.json"]);
+}
+
+/// `watch --json` on `rm -rf captures/` and a new `captures/`: a `removed` line for every
+/// capture, then only the new folder's captures.
+#[test]
+fn watch_reports_a_removed_captures_folder_and_a_new_one_apart() {
+    let ws = workspace(&[
+        ("a.json", "{\"id\":\"a\",\"output\":\"{}\"}"),
+        ("sub/b.json", "{\"id\":\"b\",\"output\":\"{}\"}"),
+    ]);
+    let w = common::watch::WatchJson::start(ws.path(), &["--debounce-ms", "50"]);
+    let first = w.batch("first pass", Duration::from_secs(30));
+    assert_eq!(first.len(), 3, "{first:?}");
+    std::fs::remove_dir_all(ws.path().join("captures")).unwrap();
+    let mut removed = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while removed.len() < 2 && Instant::now() < deadline {
+        for l in w.batch("removal", Duration::from_secs(30)) {
+            if l["type"] == "removed" {
+                removed.push(l["data"]["source"].as_str().unwrap().to_string());
+            }
+            if l["type"] == "summary" {
+                assert_eq!(l["data"]["captures"], 2 - removed.len(), "{l}");
+            }
+        }
+    }
+    removed.sort();
+    assert_eq!(removed, ["captures/a.json", "captures/sub/b.json"]);
+    std::fs::create_dir_all(ws.path().join("captures")).unwrap();
+    std::fs::write(
+        ws.path().join("captures/c.json"),
+        "{\"id\":\"c\",\"output\":\"{}\"}",
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let batch = w.batch("new folder", Duration::from_secs(30));
+        for l in &batch {
+            assert_ne!(l["type"], "removed", "{l}");
+            if l["type"] == "verdict" {
+                seen.push(l["data"]["source"].as_str().unwrap().to_string());
+            }
+        }
+        let summary = batch.last().unwrap();
+        if summary["data"]["captures"] == 1 || Instant::now() > deadline {
+            assert_eq!(summary["data"]["captures"], 1, "{summary}");
+            break;
+        }
+    }
+    assert_eq!(seen, ["captures/c.json"]);
+    // removed and made again at once (one batch, or two): `c` goes, `d` comes, and the
+    // last summary counts only `d`
+    std::fs::remove_dir_all(ws.path().join("captures")).unwrap();
+    std::fs::create_dir_all(ws.path().join("captures")).unwrap();
+    std::fs::write(
+        ws.path().join("captures/d.json"),
+        "{\"id\":\"d\",\"output\":\"{}\"}",
+    )
+    .unwrap();
+    let (mut removed, mut seen) = (Vec::new(), Vec::new());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let batch = w.batch("made again", Duration::from_secs(30));
+        for l in &batch {
+            match l["type"].as_str() {
+                Some("removed") => removed.push(l["data"]["source"].as_str().unwrap().to_string()),
+                Some("verdict") => seen.push(l["data"]["source"].as_str().unwrap().to_string()),
+                _ => {}
+            }
+        }
+        let summary = batch.last().unwrap();
+        if (summary["data"]["captures"] == 1 && !removed.is_empty()) || Instant::now() > deadline {
+            break;
+        }
+    }
+    assert_eq!(removed, ["captures/c.json"]);
+    assert_eq!(seen, ["captures/d.json"]);
+}

@@ -32,5 +32,7 @@ mod routing;
 mod samples;
 mod shapes;
 mod strictness;
+mod terminal;
+mod unreadable;
 mod walk;
 mod watch;

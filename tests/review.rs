@@ -444,3 +444,201 @@ fn outside_git_the_error_suggests_old_schemas() {
     assert!(err.contains("is not in a git repository"), "{err}");
     assert!(err.contains("--old-schemas DIR"), "{err}");
 }
+
+/// `review` with `env` set (`TMPDIR`), as `outcome` reads it.
+fn outcome_with(dir: &Path, env: &[(&str, &Path)]) -> (Output, Option<Seen>) {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["review", "-f", "json"]).current_dir(dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().unwrap();
+    let seen = serde_json::from_slice::<Value>(&o.stdout).ok().map(|doc| {
+        let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let flips = doc["flips"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    s(&f["id"]),
+                    s(&f["kind"]),
+                    s(&f["old"]["stage"]),
+                    s(&f["new"]["stage"]),
+                )
+            })
+            .collect();
+        (o.status.code().unwrap(), flips, Vec::new())
+    });
+    (o, seen)
+}
+
+/// Every file below `dir` with its bytes, `.git` left out.
+fn files_below(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if e.file_name() == ".git" {
+            continue;
+        }
+        if p.is_dir() {
+            out.extend(files_below(&p));
+        } else {
+            out.push((p.clone(), std::fs::read(&p).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn an_absolute_schemas_path_is_the_same_folder_as_a_relative_one() {
+    let r = repo();
+    let abs = r.path().canonicalize().unwrap().join("schemas");
+    let mut s = base_schema();
+    s["properties"]["amount"]["minimum"] = json!(100);
+    write_schema(r.path(), &s);
+    for schemas in [
+        abs.to_string_lossy().into_owned(),
+        "schemas".into(),
+        "./schemas/".into(),
+    ] {
+        std::fs::write(
+            r.path().join("verdict.toml"),
+            format!("schemas = {}\n", toml_string(&schemas)),
+        )
+        .unwrap();
+        let (code, flips, _) = outcome(r.path(), &[]);
+        assert_eq!(
+            (code, flips),
+            (
+                1,
+                vec![flip(
+                    "small",
+                    "now-failing",
+                    "ready",
+                    "schema/SCHEMA_MISMATCH"
+                )]
+            ),
+            "schemas = {schemas}"
+        );
+    }
+}
+
+fn toml_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+#[test]
+fn schema_file_names_git_would_quote_are_read() {
+    for name in ["zahlung-ä", "pay\"q", "pay\nline", "pay\tt"] {
+        let r = repo();
+        let p = r.path();
+        std::fs::rename(
+            p.join("schemas/pay.schema.json"),
+            p.join(format!("schemas/{name}.schema.json")),
+        )
+        .unwrap();
+        git(p, &["add", "-A"]);
+        git(p, &["commit", "-qm", "rename"]);
+        let mut s = base_schema();
+        s["properties"]["amount"]["minimum"] = json!(100);
+        std::fs::write(
+            p.join(format!("schemas/{name}.schema.json")),
+            serde_json::to_string_pretty(&s).unwrap(),
+        )
+        .unwrap();
+        let o = review(p, &["-f", "json"]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{name:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(doc["summary"]["now_failing"], 1, "{name:?}: {doc}");
+        assert_eq!(doc["flips"][0]["id"], "small", "{name:?}");
+        assert_eq!(doc["flips"][0]["contract"], name, "{name:?}");
+    }
+}
+
+/// A workspace in `repo/ws` whose schemas are `../shared` (a folder beside it).
+fn shared_schemas_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::create_dir_all(p.join("shared")).unwrap();
+    std::fs::create_dir_all(p.join("ws/captures")).unwrap();
+    std::fs::write(
+        p.join("shared/pay.schema.json"),
+        serde_json::to_string_pretty(&base_schema()).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(p.join("ws/verdict.toml"), "schemas = \"../shared\"\n").unwrap();
+    let lines: Vec<String> = CAPTURES
+        .iter()
+        .map(|(id, out)| json!({"id": id, "output": out}).to_string())
+        .collect();
+    std::fs::write(p.join("ws/captures/log.jsonl"), lines.join("\n") + "\n").unwrap();
+    git(p, &["init", "-q"]);
+    git(p, &["add", "."]);
+    git(p, &["commit", "-qm", "base"]);
+    dir
+}
+
+#[test]
+fn base_files_never_leave_the_temporary_folder() {
+    let r = shared_schemas_repo();
+    let mut s = base_schema();
+    s["properties"]["amount"]["minimum"] = json!(100);
+    let edited = serde_json::to_string_pretty(&s).unwrap();
+    std::fs::write(r.path().join("shared/pay.schema.json"), &edited).unwrap();
+    // a temporary folder whose `../shared` is the working tree's schemas
+    let (o, seen) = outcome_with(&r.path().join("ws"), &[("TMPDIR", r.path())]);
+    assert_eq!(
+        std::fs::read_to_string(r.path().join("shared/pay.schema.json")).unwrap(),
+        edited,
+        "the uncommitted edit was overwritten"
+    );
+    let seen = seen.unwrap_or_else(|| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+    assert_eq!(
+        (seen.0, seen.1),
+        (1, vec![flip("small", "now-failing", "ready", "schema")])
+    );
+    // and nothing is left behind in the temporary folder
+    let left: Vec<_> = std::fs::read_dir(r.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("verdict-review"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+}
+
+#[test]
+fn a_temporary_folder_inside_the_workspace_is_refused() {
+    let r = repo();
+    let mut s = base_schema();
+    s["properties"]["amount"]["minimum"] = json!(100);
+    write_schema(r.path(), &s);
+    let before = files_below(r.path());
+    let schemas = r.path().join("schemas");
+    let (o, _) = outcome_with(r.path(), &[("TMPDIR", &schemas)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let canon = r.path().canonicalize().unwrap();
+    assert_eq!(
+        err,
+        format!(
+            "verdict: the temporary folder {} is inside the workspace folder {}: review \
+             writes the old schemas to a private temporary folder, never among the \
+             workspace's files; point TMPDIR elsewhere\n",
+            canon.join("schemas").display(),
+            canon.display()
+        )
+    );
+    assert_eq!(
+        files_below(r.path()),
+        before,
+        "review wrote into the workspace"
+    );
+}

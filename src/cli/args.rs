@@ -140,7 +140,8 @@ pub enum LintFormat {
 pub struct WatchArgs {
     /// Workspace folder (default `.`).
     pub workspace: Option<PathBuf>,
-    /// Print JSON lines (the default, and the only output format of `watch` for now).
+    /// Print JSON lines: required, the only output format of `watch` (for a live view in
+    /// the terminal, run the workbench: `verdict WORKSPACE`).
     #[arg(long)]
     pub json: bool,
     /// Debounce window in milliseconds: saves within it are one batch.

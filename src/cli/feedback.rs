@@ -1,6 +1,7 @@
 //! `verdict feedback ID [WORKSPACE]`: the self-correction message for one capture.
 
 use crate::cli::args::{FeedbackArgs, FeedbackFormat};
+use crate::core::escape;
 use crate::core::feedback::feedback;
 use crate::core::workspace::{Workspace, find_root};
 use rayon::prelude::*;
@@ -34,7 +35,7 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         }
     });
     if !path.exists() {
-        anyhow::bail!("{}: no such file or folder", path.display());
+        anyhow::bail!("{}: no such file or folder", escape::path(&path));
     }
     let ws = Workspace::open(&find_root(&path))?;
     // a capture named by its path from here (`ws/captures/x.json`, `ws/captures/log.jsonl:9`)
@@ -45,6 +46,13 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         .par_iter()
         .flat_map(|f| ws.read_file(f))
         .collect();
+    // a quick text match first; an id JSON would write escaped (a control character, a
+    // quote, a backslash, non-ASCII) may not be in the text as typed: those skip it
+    let plain_id = args.id.is_ascii()
+        && !args
+            .id
+            .chars()
+            .any(|c| c.is_ascii_control() || c == '"' || c == '\\');
     let mut found: Vec<_> = records
         .par_iter()
         .filter(|r| {
@@ -54,17 +62,22 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
                 .id
                 .strip_prefix(&**r.source.file())
                 .is_some_and(|rest| rest.starts_with('#'));
-            mcp || r.source == source || r.text.as_ref().is_ok_and(|t| t.contains(args.id.as_str()))
+            mcp || r.source == source
+                || !plain_id
+                || r.text.as_ref().is_ok_and(|t| t.contains(args.id.as_str()))
         })
         .filter_map(|r| ws.evaluate(r))
         .filter(|ev| ev.verdict.id == args.id || ev.verdict.source == source)
         .collect();
     if found.len() > 1 {
-        let sources: Vec<&str> = found.iter().map(|ev| ev.verdict.source.as_str()).collect();
+        let sources: Vec<String> = found
+            .iter()
+            .map(|ev| escape::for_terminal(ev.verdict.source.as_str()).into_owned())
+            .collect();
         anyhow::bail!(
-            "{} captures have the id {:?} ({}); name one by its source instead",
+            "{} captures have the id {} ({}); name one by its source instead",
             found.len(),
-            args.id,
+            escape::quoted(&args.id),
             sources.join(", ")
         );
     }
@@ -73,13 +86,14 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
             .par_iter()
             .filter_map(|r| ws.check(r).map(|v| v.id))
             .collect();
+        // the guess is a capture's id: model or log text, escaped like any other
         let hint = crate::core::hint::hint_for(&args.id, ids.iter().map(String::as_str))
-            .map(|h| format!(" ({h})"))
+            .map(|h| format!(" ({})", escape::for_terminal(&h)))
             .unwrap_or_default();
         anyhow::bail!(
-            "no capture with id or source {:?} in {}{hint}",
-            args.id,
-            ws.root.display()
+            "no capture with id or source {} in {}{hint}",
+            escape::quoted(&args.id),
+            escape::path(&ws.root)
         );
     };
     let fb = feedback(&ws, &ev);
@@ -88,13 +102,15 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         // (each line escaped, the line breaks kept); piped into a model loop, it is as is
         FeedbackFormat::Text if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
             for line in fb.message.split('\n') {
-                writeln!(out, "{}", crate::core::escape::for_terminal(line))?;
+                writeln!(out, "{}", escape::for_terminal(line))?;
             }
         }
         FeedbackFormat::Text => writeln!(out, "{}", fb.message)?,
         FeedbackFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &fb)?;
-            writeln!(out)?;
+            // DEL and the C1 controls escaped too (`docs/commands.md#untrusted-text`)
+            let mut json = escape::JsonSafe::new(&mut *out);
+            serde_json::to_writer_pretty(&mut json, &fb)?;
+            writeln!(json)?;
         }
     }
     Ok(true)

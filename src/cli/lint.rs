@@ -14,14 +14,17 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum LintError {
     /// A path given on the command line does not exist.
-    #[error("{0}: no such file or folder")]
+    #[error("{}: no such file or folder", crate::core::escape::path(.0))]
     NoSuchPath(PathBuf),
     /// `verdict.toml` is broken.
-    #[error("{0}: {1}")]
+    #[error("{}: {}", crate::core::escape::path(.0), .1)]
     Config(PathBuf, crate::core::config::ConfigError),
     /// The profile cannot be used.
     #[error(transparent)]
     Profile(#[from] lint::profile::ProfileError),
+    /// The schemas folder (or a folder named on the command line) cannot be listed.
+    #[error("cannot read {}: {}", crate::core::escape::path(.0), .1)]
+    Unreadable(PathBuf, String),
 }
 
 /// The workspace config for `root`: its `verdict.toml`, or the defaults.
@@ -43,7 +46,8 @@ fn shown(p: &Path) -> String {
 /// `RULES_INVALID` error (the message carries the file, line and column).
 pub fn lint_rules(root: &Path, dir: &Path) -> Vec<LintFinding> {
     let mut files = Vec::new();
-    collect_files(
+    // an unreadable folder is reported once, by the schema walk (`run`)
+    let _reported = collect_files(
         dir,
         &|f| f.to_string_lossy().ends_with(".rules.toml"),
         &mut files,
@@ -168,6 +172,7 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         args.paths.clone()
     };
     let mut findings = Vec::new();
+    let mut unreadable = Vec::new();
     let mut schemas = 0;
     for p in &paths {
         if !p.exists() {
@@ -184,11 +189,25 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
                 p.clone()
             };
             let mut files = Vec::new();
-            collect_files(
+            for u in collect_files(
                 &dir,
                 &|f| f.extension().is_some_and(|e| e == "json"),
                 &mut files,
-            );
+            ) {
+                // the folder itself stops the run; one below it is an error finding
+                if u.depth == 0 {
+                    return Err(LintError::Unreadable(u.path, u.error).into());
+                }
+                unreadable.push(LintFinding {
+                    code: lint::codes::SCHEMA_UNREADABLE.into(),
+                    severity: Severity::Error,
+                    file: shown(&u.path),
+                    pointer: String::new(),
+                    at: None,
+                    message: format!("cannot read this folder: {}", u.error),
+                    hint: None,
+                });
+            }
             files.sort();
             files
         } else {
@@ -207,12 +226,15 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
             findings.extend(lint_rules(&root, &root.join(&config.schemas)));
         }
     }
+    findings.append(&mut unreadable);
     let summary = LintSummary::of(schemas, &findings);
     let color = args.color.enabled();
+    // JSON formats: DEL and the C1 controls escaped too (`docs/commands.md#untrusted-text`)
+    let json = crate::core::escape::JsonSafe::new;
     match args.format {
         LintFormat::Human => printer::human(out, &findings, &summary, color)?,
-        LintFormat::Json => printer::json(out, &findings, &summary)?,
-        LintFormat::Sarif => printer::sarif(out, &findings)?,
+        LintFormat::Json => printer::json(&mut json(&mut *out), &findings, &summary)?,
+        LintFormat::Sarif => printer::sarif(&mut json(&mut *out), &findings)?,
         LintFormat::Github => printer::github(out, &findings, &summary)?,
     }
     out.flush()?;

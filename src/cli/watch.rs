@@ -130,7 +130,9 @@ fn writer<'a>(
 /// The workspace cannot be opened or watched; the output is closed.
 pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Result<()> {
     // stdout is line-buffered: buffer a batch, flush it with its summary (or error) line
-    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+    // DEL and the C1 controls escaped too (`docs/commands.md#untrusted-text`)
+    let mut buffered =
+        std::io::BufWriter::with_capacity(1 << 16, crate::core::escape::JsonSafe::new(out));
     let out: &mut dyn Write = &mut buffered;
     let ws = std::sync::Arc::new(crate::core::workspace::Workspace::open(root)?);
     // watch before the first pass, so nothing saved meanwhile is missed
@@ -171,11 +173,15 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
     Ok(())
 }
 
+/// What `watch` without `--json` is told (exit 2): it would otherwise run without a word
+/// (its JSON lines wait for the first batch) for someone who may have wanted the live view.
+pub const NEEDS_JSON: &str = "`watch` prints JSON lines for scripts and needs `--json` (`verdict watch --json WORKSPACE`); for a live view in the terminal, run the workbench: `verdict WORKSPACE`";
+
 /// The workspace folder for `watch`: the given path's workspace root (default `.`).
 pub fn root_of(path: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let p = path.unwrap_or_else(|| PathBuf::from("."));
     if !p.exists() {
-        anyhow::bail!("{}: no such file or folder", p.display());
+        anyhow::bail!("{}: no such file or folder", crate::core::escape::path(&p));
     }
     Ok(crate::core::workspace::find_root(&p))
 }

@@ -234,6 +234,12 @@ pub fn open_regular(path: &Path) -> Result<(std::fs::File, Option<std::fs::Metad
     }
     let file = opts.open(path).map_err(|e| e.to_string())?;
     match file.metadata() {
+        // a folder is listed among the capture files only when it cannot be listed
+        // (`Workspace::capture_files`): say why
+        Ok(meta) if meta.is_dir() => Err(match std::fs::read_dir(path) {
+            Err(e) => format!("cannot list this folder: {e}"),
+            Ok(_) => not_regular(&meta),
+        }),
         Ok(meta) if !meta.is_file() => Err(not_regular(&meta)),
         Ok(meta) => Ok((file, Some(meta))),
         Err(_) => Ok((file, None)),

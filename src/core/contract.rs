@@ -128,7 +128,9 @@ impl Contracts {
         inline: Vec<InlineSchema>,
     ) -> Contracts {
         let mut files = Vec::new();
-        crate::core::workspace::collect_files(
+        // the schemas folder itself is checked when the workspace opens; a folder below it
+        // that cannot be read is `lint`'s SCHEMA_UNREADABLE error
+        let _below = crate::core::workspace::collect_files(
             schemas_dir,
             &|p| p.extension().is_some_and(|e| e == "json"),
             &mut files,
@@ -442,15 +444,17 @@ impl Loaded {
     }
 }
 
+/// The `file://` URI of an absolute path (RFC 8089): every byte that is not an RFC 3986
+/// unreserved character, a sub-delimiter, `:`, `@` or the `/` separator is percent-encoded
+/// (UTF-8), so a schema file named `zahlung-ä`, `pay"q` or with a line break is still a
+/// valid URI to register and resolve `$ref`s against.
 fn file_uri(abs: &Path) -> String {
     let mut s = String::from("file://");
-    for c in abs.to_string_lossy().replace('\\', "/").chars() {
-        match c {
-            ' ' => s.push_str("%20"),
-            '#' => s.push_str("%23"),
-            '?' => s.push_str("%3F"),
-            '%' => s.push_str("%25"),
-            c => s.push(c),
+    for b in abs.to_string_lossy().replace('\\', "/").bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&b) {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("%{b:02X}"));
         }
     }
     s

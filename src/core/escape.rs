@@ -1,41 +1,116 @@
 //! Control-character escaping: the one place untrusted text (model output, provider fields,
 //! file names, JSON keys) is made safe to show. Two forms:
 //!
-//! * [`for_terminal`]: a whole text for a screen or a report line. Every control character
-//!   (C0, DEL, C1) and every Unicode bidirectional control (U+202A..U+202E, U+2066..U+2069)
-//!   is written as `\n`, `\r`, `\t` or `\u{1b}`, so model text can never move the cursor,
-//!   change colours or reorder what a reader sees.
+//! * [`for_terminal`]: a whole text for a screen or a report line (the human, github and
+//!   TUI output, every CLI error). Every control character (C0, DEL, C1) and every
+//!   [`invisible`] character (the Unicode bidirectional controls, the zero-width marks, the
+//!   line and paragraph separators) is written as `\n`, `\r`, `\t`, `\u{1b}` or
+//!   `\u{200b}`, so model text and file names can never move the cursor, change colours,
+//!   set the window title or the clipboard, reorder what a reader sees, or pass
+//!   `go\u{200b}od` off as `good`.
+//!   [`quoted`] and [`path`] are the same for a name quoted in a message.
 //! * [`quote`] / [`for_message`]: an excerpt inside a finding's message, in the JSON string
 //!   notation a reader of JSON expects (`"a\u001b[31m"`): control characters, whitespace
-//!   other than the space, and the invisible zero-width marks (U+200B..U+200F, U+FEFF) are
-//!   `\uXXXX`, so `"5000 "` and `"5000\u00a0"` read differently.
+//!   other than the space, and the [`invisible`] characters are `\uXXXX`, so `"5000 "`
+//!   and `"5000\u00a0"` read differently.
+//! * [`JsonSafe`]: a writer for JSON output (`check --format json|jsonl|sarif`,
+//!   `watch --json`, the other commands' `json` and `sarif`) that writes DEL and the C1
+//!   controls as `\u007f` and `\u0080`..`\u009f`. JSON allows them raw in a string and
+//!   `serde_json` leaves them so; a JSON report shown on a terminal (`jq`, `less -R`, a CI
+//!   log) must not drive it either (`U+009B` is a one-character CSI to many terminals).
+//!
+//! The rules are `docs/commands.md#untrusted-text`.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// Whether `c` must never reach a terminal as it is.
-fn drives_terminal(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+/// Whether `c` shows as nothing on a terminal (or reorders what follows), so that two
+/// different texts would look the same: the zero-width space, joiners and direction marks
+/// (U+200B..U+200F: ZWSP, ZWNJ, ZWJ, LRM, RLM), the Arabic letter mark (U+061C), the word
+/// joiner (U+2060), the byte order mark or zero-width no-break space (U+FEFF), the line and
+/// paragraph separators (U+2028, U+2029), and the bidirectional embeddings, overrides and
+/// isolates (U+202A..U+202E, U+2066..U+2069; Unicode TR #9).
+pub fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+    )
 }
 
-/// `s` with every control character (C0, DEL, C1) and the Unicode bidi controls escaped as
-/// `\n`, `\t`, `\u{1b}`..., so untrusted model text can never drive the terminal.
-/// Returns the input unchanged (borrowed) when there is nothing to escape.
-pub fn for_terminal(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(drives_terminal) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
+/// Whether `c` must never reach a terminal as it is: a control character or [`invisible`].
+fn drives_terminal(c: char) -> bool {
+    c.is_control() || invisible(c)
+}
+
+/// Pushes `s` onto `out` as [`for_terminal`] shows it, `"` and `\` escaped too when `quoted`.
+fn push_for_terminal(out: &mut String, s: &str, quoted: bool) {
     for c in s.chars() {
         match c {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
+            '"' | '\\' if quoted => {
+                out.push('\\');
+                out.push(c);
+            }
             c if drives_terminal(c) => {
                 let _ = write!(out, "\\u{{{:x}}}", c as u32);
             }
             c => out.push(c),
         }
+    }
+}
+
+/// `s` with every control character (C0, DEL, C1) and every [`invisible`] character escaped
+/// as `\n`, `\t`, `\u{1b}`, `\u{200b}`..., so untrusted model text can never drive the
+/// terminal or hide in it. Returns the input unchanged (borrowed) when there is nothing to
+/// escape.
+pub fn for_terminal(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(drives_terminal) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    push_for_terminal(&mut out, s, false);
+    Cow::Owned(out)
+}
+
+/// `s` in double quotes for a message on a terminal (an id, a revision, an argument as the
+/// user typed it): [`for_terminal`]'s escapes, and `"` and `\` escaped as `\"` and `\\`:
+/// `"evil\u{1b}[2J"`. A plain name reads as Rust's `{:?}` would show it.
+pub fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    push_for_terminal(&mut out, s, true);
+    out.push('"');
+    out
+}
+
+/// A path for a message on a terminal: its text (lossy when it is not UTF-8) through
+/// [`for_terminal`], so a file name holding `ESC`, `CR` or a line break shows as
+/// `\u{1b}`, `\r`, `\n`.
+pub fn path(p: &std::path::Path) -> String {
+    for_terminal(&p.to_string_lossy()).into_owned()
+}
+
+/// A whole message for a terminal whose own line breaks are kept (an error with a TOML
+/// excerpt below it): each line through [`for_terminal`]. The names the message quotes are
+/// escaped where it is built ([`quoted`], [`path`]), line breaks included; this is the last
+/// guard where every error is printed.
+pub fn lines_for_terminal(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c != '\n' && drives_terminal(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, line) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        push_for_terminal(&mut out, line, false);
     }
     Cow::Owned(out)
 }
@@ -47,10 +122,7 @@ fn push_for_message(out: &mut String, c: char, quoted: bool) {
         '\n' => out.push_str("\\n"),
         '\r' => out.push_str("\\r"),
         '\t' => out.push_str("\\t"),
-        c if c.is_control()
-            || (c.is_whitespace() && c != ' ')
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{feff}') =>
-        {
+        c if c.is_control() || (c.is_whitespace() && c != ' ') || invisible(c) => {
             let _ = write!(out, "\\u{:04x}", c as u32);
         }
         c => out.push(c),
@@ -82,6 +154,72 @@ pub fn quote(s: &str, max: usize) -> String {
     out
 }
 
+/// A writer of JSON text that escapes DEL (`\u007f`) and the C1 controls (`\u0080`..
+/// `\u009f`) that `serde_json` writes raw inside strings (RFC 8259 section 7 requires only
+/// U+0000..U+001F escaped). The bytes written must be UTF-8 JSON: outside strings JSON has
+/// no such character, so every one is inside a string and the escape is exact. A character
+/// split across two writes is handled (its lead byte is held back until the next write).
+pub struct JsonSafe<W: std::io::Write> {
+    inner: W,
+    /// A `0xC2` lead byte at the end of the last write, not yet written.
+    lead: bool,
+}
+
+impl<W: std::io::Write> JsonSafe<W> {
+    /// A writer into `inner`.
+    pub fn new(inner: W) -> Self {
+        JsonSafe { inner, lead: false }
+    }
+
+    /// Writes `bytes` with DEL and the C1 controls escaped.
+    fn escape_into(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+        if std::mem::take(&mut self.lead) {
+            match bytes.first() {
+                Some(&b @ 0x80..=0x9f) => {
+                    write!(self.inner, "\\u{:04x}", b)?;
+                    bytes = &bytes[1..];
+                }
+                _ => self.inner.write_all(&[0xc2])?,
+            }
+        }
+        // U+007F is the byte 0x7F; U+0080..U+009F are 0xC2 0x80..0x9F in UTF-8
+        while let Some(i) = memchr::memchr2(0x7f, 0xc2, bytes) {
+            self.inner.write_all(&bytes[..i])?;
+            if bytes[i] == 0x7f {
+                self.inner.write_all(b"\\u007f")?;
+                bytes = &bytes[i + 1..];
+                continue;
+            }
+            match bytes.get(i + 1) {
+                None => {
+                    self.lead = true;
+                    return Ok(());
+                }
+                Some(&b @ 0x80..=0x9f) => write!(self.inner, "\\u{:04x}", b)?,
+                Some(&b) => self.inner.write_all(&[0xc2, b])?,
+            }
+            bytes = &bytes[i + 2..];
+        }
+        self.inner.write_all(bytes)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for JsonSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.escape_into(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.escape_into(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        // a held lead byte is half a character: it goes out with its continuation
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,6 +231,63 @@ mod tests {
             for_terminal("\u{1b}[31mred\u{7}\n\u{202e}x\u{9b}"),
             "\\u{1b}[31mred\\u{7}\\n\\u{202e}x\\u{9b}"
         );
+    }
+
+    #[test]
+    fn invisible_characters_show_escaped() {
+        assert_eq!(for_terminal("go\u{200b}od"), "go\\u{200b}od");
+        for (c, shown) in [
+            ('\u{200b}', "\\u{200b}"),
+            ('\u{200c}', "\\u{200c}"),
+            ('\u{200d}', "\\u{200d}"),
+            ('\u{200e}', "\\u{200e}"),
+            ('\u{200f}', "\\u{200f}"),
+            ('\u{061c}', "\\u{61c}"),
+            ('\u{2060}', "\\u{2060}"),
+            ('\u{feff}', "\\u{feff}"),
+            ('\u{2028}', "\\u{2028}"),
+            ('\u{2029}', "\\u{2029}"),
+            ('\u{202a}', "\\u{202a}"),
+            ('\u{202e}', "\\u{202e}"),
+            ('\u{2066}', "\\u{2066}"),
+            ('\u{2069}', "\\u{2069}"),
+        ] {
+            assert_eq!(
+                for_terminal(&format!("a{c}b")),
+                format!("a{shown}b"),
+                "{c:?}"
+            );
+        }
+        // visible neighbours stay as they are
+        for c in [
+            '\u{2010}', '\u{2027}', '\u{202f}', '\u{2061}', '\u{fefe}', 'é',
+        ] {
+            assert_eq!(for_terminal(&c.to_string()), c.to_string(), "{c:?}");
+        }
+        assert_eq!(quote("x\u{2060}\u{061c}", 8), "\"x\\u2060\\u061c\"");
+    }
+
+    #[test]
+    fn json_safe_escapes_del_and_c1_even_split_across_writes() {
+        use std::io::Write;
+        let text = "{\"id\":\"a\u{7f}b\u{85}c\u{9b}d\u{a0}e\u{9f}\u{80}é\"}";
+        let want = "{\"id\":\"a\\u007fb\\u0085c\\u009bd\u{a0}e\\u009f\\u0080é\"}";
+        let mut whole = JsonSafe::new(Vec::new());
+        whole.write_all(text.as_bytes()).unwrap();
+        assert_eq!(String::from_utf8(whole.inner).unwrap(), want);
+        // every split point, the two-byte characters cut in half included
+        for cut in 0..text.len() {
+            let mut split = JsonSafe::new(Vec::new());
+            split.write_all(&text.as_bytes()[..cut]).unwrap();
+            split.write_all(&text.as_bytes()[cut..]).unwrap();
+            assert_eq!(
+                String::from_utf8(split.inner).unwrap(),
+                want,
+                "cut at {cut}"
+            );
+        }
+        let v: serde_json::Value = serde_json::from_str(want).unwrap();
+        assert_eq!(v["id"], "a\u{7f}b\u{85}c\u{9b}d\u{a0}e\u{9f}\u{80}é");
     }
 
     #[test]

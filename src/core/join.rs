@@ -53,7 +53,7 @@ pub struct Joins {
 
 /// A join file or line that cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{at}: {message}")]
+#[error("{}: {message}", crate::core::escape::for_terminal(at))]
 pub struct JoinError {
     /// `joins/a.jsonl:3` (or the file alone when it cannot be read).
     pub at: String,
@@ -80,7 +80,7 @@ impl Joins {
             return Ok(joins);
         }
         let mut files: Vec<PathBuf> = Vec::new();
-        crate::core::workspace::collect_files(
+        let unreadable = crate::core::workspace::collect_files(
             root,
             &|p| {
                 let r = rel(p);
@@ -88,6 +88,16 @@ impl Joins {
             },
             &mut files,
         );
+        // a folder that cannot be read may hold join files: never a silent gap
+        if let Some(u) = unreadable.first() {
+            return Err(JoinError {
+                at: rel(&u.path),
+                message: format!(
+                    "cannot read this folder to look for join files: {}",
+                    u.error
+                ),
+            });
+        }
         for f in files {
             let name = rel(&f);
             let (file, _) = capture::open_regular(&f).map_err(|message| JoinError {

@@ -21,16 +21,20 @@ pub const NO_CAPTURES: &str = "no captures found (no *.json, *.jsonl, *.ndjson, 
 /// or contract, which only fails its own verdicts.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
-    /// The folder does not exist or cannot be read.
-    #[error("cannot open workspace {path}: {cause}")]
+    /// The folder, its `verdict.toml`, its schemas folder or a captures folder does not
+    /// exist or cannot be read.
+    #[error(
+        "cannot open workspace: cannot read {}: {cause}",
+        crate::core::escape::path(path)
+    )]
     Unreadable {
-        /// The folder.
+        /// The folder or file.
         path: PathBuf,
         /// The I/O error.
         cause: std::io::Error,
     },
     /// `verdict.toml` is broken.
-    #[error("{path}: {cause}")]
+    #[error("{}: {cause}", crate::core::escape::path(path))]
     Config {
         /// The config file.
         path: PathBuf,
@@ -105,7 +109,8 @@ impl Workspace {
     /// Opens the workspace at `root`: reads `verdict.toml` if present and compiles every schema.
     ///
     /// # Errors
-    /// The folder cannot be read, or `verdict.toml` is invalid.
+    /// The folder, its schemas folder or a captures folder cannot be read
+    /// ([`WorkspaceError::Unreadable`]), or `verdict.toml` is invalid.
     pub fn open(root: &Path) -> Result<Workspace, WorkspaceError> {
         std::fs::read_dir(root).map_err(|cause| WorkspaceError::Unreadable {
             path: root.to_path_buf(),
@@ -136,6 +141,16 @@ impl Workspace {
             // a workspace (verdict.toml or schemas) with no captures folder: its own folder
             // holds its captures; a folder that is no workspace is never walked whole
             config.captures = vec![PathBuf::new()];
+        }
+        // the workspace's own folders: one that exists but cannot be listed stops the run
+        // (a silent skip would pass CI with its captures or contracts unread)
+        for dir in std::iter::once(&config.schemas).chain(config.captures.iter()) {
+            let dir = root.join(dir);
+            if dir.is_dir()
+                && let Some(e) = unlistable(&dir)
+            {
+                return Err(e);
+            }
         }
         let own_folder = config.captures == [PathBuf::new()];
         let mut ws = Workspace::with_config(root, config);
@@ -315,7 +330,8 @@ impl Workspace {
     }
 
     /// Every capture file of the workspace (the config's `captures` folders and files,
-    /// recursively), sorted, as absolute-or-root-joined paths.
+    /// recursively), sorted, as absolute-or-root-joined paths; a folder below them that
+    /// cannot be read is listed too ([`Unreadable`]), so that it is a row, not a gap.
     pub fn capture_files(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
         for c in &self.config.captures {
@@ -323,7 +339,11 @@ impl Workspace {
             if p.is_file() {
                 out.push(p);
             } else {
-                collect_files(&p, &|f| self.is_capture_path(f), &mut out);
+                // a folder that cannot be read is listed itself: reading it gives its
+                // `INVALID_CAPTURE` row with the OS error (the folder itself, at depth 0,
+                // stops `Workspace::open` first)
+                let unreadable = collect_files(&p, &|f| self.is_capture_path(f), &mut out);
+                out.extend(unreadable.into_iter().map(|u| u.path));
             }
         }
         // one folder comes out sorted already; several may overlap or interleave
@@ -432,15 +452,79 @@ pub fn holds_batch_input(root: &Path) -> bool {
     })
 }
 
+/// A folder (or file) below a walked folder that could not be read: its path and the OS
+/// error. Never skipped silently: a capture folder's is an `INVALID_CAPTURE` row naming it
+/// (the folder is listed among the capture files, and reading it gives the error), a
+/// schemas folder's a lint error, and a workspace folder's own (`schemas/`, a `captures`
+/// folder) an error that stops the run (`docs/commands.md#unreadable-files-and-folders`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The folder or file, as the walk names it (`dir` joined with the names below it).
+    pub path: PathBuf,
+    /// How deep below `dir` (0: `dir` itself).
+    pub depth: usize,
+    /// The OS error (`Permission denied (os error 13)`).
+    pub error: String,
+}
+
+/// The OS error at the bottom of a walk error (`File name too long (os error 36)`), without
+/// the walk's own wording around it (which repeats the path).
+fn os_error(io: &std::io::Error) -> String {
+    let mut at: &dyn std::error::Error = io;
+    while let Some(next) = at.source() {
+        at = next;
+    }
+    at.to_string()
+}
+
+/// The path an `ignore` walk error is about, if it names one.
+fn error_path(e: &ignore::Error) -> Option<&Path> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        _ => None,
+    }
+}
+
 /// Every file below `dir` (recursively) for which `keep` holds, in path order (each folder's
-/// entries sorted by name, so the result is sorted as `Path`s sort); unreadable folders are
-/// skipped. Files and folders that ripgrep would skip are left out ([`walker`]): those
+/// entries sorted by name, so the result is sorted as `Path`s sort); and the folders and
+/// files that could not be read ([`Unreadable`]: `dir` itself at depth 0), for the caller
+/// to report, never to skip. A folder that does not exist (`dir` included) is not one of
+/// them, nor an ignore file that cannot be read or parsed (the walk goes on without its
+/// rules, as ripgrep's does). Files and folders that ripgrep would skip are left out ([`walker`]): those
 /// matched by a `.gitignore` or `.ignore` file (in `dir`, below it, or in a folder above
 /// it; inside a git repository or not), and hidden ones (named `.…`) below `dir`. Entries
 /// are not followed: a symbolic link, a FIFO or a device is kept as a file (`keep` decides),
 /// never opened here.
-pub fn collect_files(dir: &Path, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
-    for entry in walker(dir).build().flatten() {
+pub fn collect_files(
+    dir: &Path,
+    keep: &dyn Fn(&Path) -> bool,
+    out: &mut Vec<PathBuf>,
+) -> Vec<Unreadable> {
+    let mut unreadable = Vec::new();
+    for entry in walker(dir).build() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                if let (Some(io), Some(path)) = (e.io_error(), error_path(&e)) {
+                    let name = path.file_name().and_then(|n| n.to_str());
+                    // a folder that does not exist (or went away during the walk) hides
+                    // nothing; an ignore file is not a capture or schema folder
+                    let gone = io.kind() == std::io::ErrorKind::NotFound;
+                    if !gone && !name.is_some_and(|n| IGNORE_FILES.contains(&n)) {
+                        let depth = path.strip_prefix(dir).map_or(0, |r| r.components().count());
+                        unreadable.push(Unreadable {
+                            path: path.to_path_buf(),
+                            depth,
+                            error: os_error(io),
+                        });
+                    }
+                }
+                continue;
+            }
+        };
         // the folder itself (depth 0) and every folder below are walked, not kept
         if entry.depth() == 0 || entry.file_type().is_none_or(|t| t.is_dir()) {
             continue;
@@ -450,6 +534,18 @@ pub fn collect_files(dir: &Path, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<Pat
             out.push(path);
         }
     }
+    unreadable
+}
+
+/// The error that stops the run when the folder `dir` (a workspace's schemas or captures
+/// folder) cannot be listed.
+fn unlistable(dir: &Path) -> Option<WorkspaceError> {
+    std::fs::read_dir(dir)
+        .err()
+        .map(|cause| WorkspaceError::Unreadable {
+            path: dir.to_path_buf(),
+            cause,
+        })
 }
 
 /// The folder walk of every command (`check`, `lint`, `review`, `feedback`, `watch` and the

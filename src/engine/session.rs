@@ -479,14 +479,29 @@ impl Session {
                 let mut found = Vec::new();
                 let ws = self.ws.clone();
                 let in_ws = |t: &Path| ws.root.join(t.strip_prefix(&root).unwrap_or(t));
-                crate::core::workspace::collect_files(
+                let unreadable = crate::core::workspace::collect_files(
                     &p,
                     &|t| ws.is_capture_path(&in_ws(t)),
                     &mut found,
                 );
                 targets.extend(found);
+                // as in `Workspace::capture_files`: an unreadable folder is a row
+                targets.extend(unreadable.into_iter().map(|u| u.path));
                 // a capture file replaced by a folder of its name: its captures go
                 targets.insert(p.clone());
+                // a folder removed and made again (or another moved in its place) within
+                // one batch, which may name only the folder: every capture file known
+                // below it is read again, so the old ones that are gone go and none mixes
+                // with the new
+                if let Ok(rel) = p.strip_prefix(&root) {
+                    let below = format!("{}/", rel.to_string_lossy().replace('\\', "/"));
+                    targets.extend(
+                        self.files
+                            .keys()
+                            .filter(|f| below == "/" || f.starts_with(&below))
+                            .map(|f| root.join(&**f)),
+                    );
+                }
             } else if capture::is_capture_file(&p)
                 || p.strip_prefix(&root)
                     .is_ok_and(|r| self.ws.is_capture_path(&self.ws.root.join(r)))
@@ -532,7 +547,15 @@ impl Session {
         let known = |t: &Path| self.files.contains_key(&self.ws.relative(&in_ws(t)));
         let targets: Vec<PathBuf> = targets
             .into_iter()
-            .filter(|t| !t.exists() || if t.is_dir() { known(t) } else { is_capture(t) })
+            .filter(|t| {
+                !t.exists()
+                    || if t.is_dir() {
+                        // a folder that cannot be listed is a row of its own
+                        known(t) || std::fs::read_dir(t).is_err()
+                    } else {
+                        is_capture(t)
+                    }
+            })
             .map(|t| in_ws(&t))
             .collect();
         // the MCP facts of the changed capture files (docs/record-shapes.md#mcp): a changed
@@ -647,7 +670,15 @@ impl Session {
         // gone, or a folder now: its captures go. Anything else the workspace lists (a
         // FIFO, a broken symlink, a symlink loop or to a folder) is read as `check` reads
         // it: one INVALID_CAPTURE record, not left out.
-        let listed = |f: &Path| std::fs::symlink_metadata(f).is_ok_and(|m| !m.is_dir());
+        // A folder that cannot be listed stays listed, as `Workspace::capture_files` lists
+        // it: its row names the OS error.
+        let listed = |f: &Path| match std::fs::symlink_metadata(f) {
+            Ok(m) => !m.is_dir() || std::fs::read_dir(f).is_err(),
+            Err(e) => !matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ),
+        };
         // the ids the changed files will hold that other captures may share, read from
         // their text as `check` reads them, and those they held: with every other capture
         // of those ids, the groups the changed files' verdicts are marked with

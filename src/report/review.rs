@@ -16,7 +16,7 @@ pub fn summary_line(r: &Review) -> String {
         "{} of {} captures (base {})",
         counts.join(", "),
         r.captures,
-        r.base
+        escape_control(&r.base)
     )
 }
 
@@ -74,14 +74,14 @@ pub fn human(out: &mut dyn Write, r: &Review, color: bool) -> io::Result<()> {
             writeln!(
                 out,
                 "  {} {} {}: {}",
-                c.contract,
+                escape_control(&c.contract),
                 c.kind,
                 p.wrap(
                     "1",
-                    if c.pointer.is_empty() {
-                        "(root)"
+                    &if c.pointer.is_empty() {
+                        "(root)".into()
                     } else {
-                        &c.pointer
+                        escape_control(&c.pointer)
                     }
                 ),
                 escape_control(&c.message)

@@ -143,9 +143,13 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {
                 return Ok(Config::default());
             }
-            Err(e) => anyhow::bail!("cannot read the config {}: {e}", path.display()),
+            Err(e) => anyhow::bail!(
+                "cannot read the config {}: {e}",
+                crate::core::escape::path(&path)
+            ),
         };
-        Config::from_toml(&text).map_err(|e| anyhow::anyhow!("config {}: {e}", path.display()))
+        Config::from_toml(&text)
+            .map_err(|e| anyhow::anyhow!("config {}: {e}", crate::core::escape::path(&path)))
     }
 }
 

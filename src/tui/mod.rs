@@ -197,7 +197,10 @@ fn run_effect(
             gate.paused.store(false, Ordering::SeqCst);
             app.status = match status {
                 Ok(s) if s.success() => None,
-                Ok(s) => Some(format!("{program} exited with {s}")),
+                Ok(s) => Some(format!(
+                    "{} exited with {s}",
+                    crate::core::text::escape_control(&program)
+                )),
                 Err(e) => Some(format!(
                     "cannot run {}: {e}",
                     crate::core::text::escape_control(&program)

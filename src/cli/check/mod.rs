@@ -27,6 +27,15 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         instances: args.schema.is_some(),
     };
     let instances = opts.instances;
+    // JSON formats: DEL and the C1 controls escaped too (`docs/commands.md#untrusted-text`)
+    let mut json_safe;
+    let out: &mut dyn Write = match args.format {
+        Format::Json | Format::Jsonl | Format::Sarif => {
+            json_safe = crate::core::escape::JsonSafe::new(out);
+            &mut json_safe
+        }
+        _ => out,
+    };
     let mut sink: Box<dyn Sink + '_> = match args.format {
         Format::Human => Box::new(report::human::Human::new(&mut *out, &opts)),
         Format::Json => Box::new(report::json::Json::new(&mut *out).instances(instances)),
@@ -157,7 +166,7 @@ fn searched_captures(paths: &[std::path::PathBuf]) -> String {
     let mut out = Vec::new();
     for p in paths {
         if p.is_file() || !p.exists() {
-            out.push(p.display().to_string());
+            out.push(crate::core::escape::path(p));
             continue;
         }
         let root = crate::core::workspace::find_root(p);
@@ -167,7 +176,7 @@ fn searched_captures(paths: &[std::path::PathBuf]) -> String {
         for c in captures {
             let at = root.join(&c);
             let missing = if at.exists() { "" } else { " (missing)" };
-            out.push(format!("{}{missing}", at.display()));
+            out.push(format!("{}{missing}", crate::core::escape::path(&at)));
         }
     }
     if out.is_empty() {

@@ -32,7 +32,7 @@ pub use ids::DUPLICATE_ID;
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     /// A path given on the command line does not exist.
-    #[error("{0}: no such file or folder")]
+    #[error("{}: no such file or folder", crate::core::escape::path(.0))]
     NoSuchPath(PathBuf),
     /// The workspace cannot be opened.
     #[error(transparent)]
@@ -682,7 +682,7 @@ fn validator_mode(
     if !schema_file.is_file() {
         return Err(CheckError::Schema(format!(
             "{}: not a regular file (the --schema file must be a JSON Schema document)",
-            schema_file.display()
+            crate::core::escape::path(schema_file)
         ))
         .into());
     }
@@ -696,7 +696,10 @@ fn validator_mode(
     };
     let contracts = Contracts::load_files(dir, &[schema_file.to_path_buf()], dir, &config);
     let contract = contracts.by_name.values().next().cloned().ok_or_else(|| {
-        CheckError::Schema(format!("{}: not a schema file", schema_file.display()))
+        CheckError::Schema(format!(
+            "{}: not a schema file",
+            crate::core::escape::path(schema_file)
+        ))
     })?;
     let name = contract.name.clone();
     // the lint findings every verdict carries, computed once; in this mode format assertion

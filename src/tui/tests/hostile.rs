@@ -114,3 +114,38 @@ fn core_and_engine_have_no_terminal_imports() {
         }
     }
 }
+
+/// An id with a zero-width space looks like another id unless it is shown escaped; so do
+/// the direction marks and the bidi isolates.
+#[test]
+fn invisible_characters_in_ids_render_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("schemas")).unwrap();
+    std::fs::create_dir_all(root.join("captures")).unwrap();
+    std::fs::write(root.join("schemas/c.schema.json"), r#"{"type":"object"}"#).unwrap();
+    let mut text = String::new();
+    for id in [
+        "good",
+        "go\u{200b}od",
+        "rlm\u{200f}\u{2066}x\u{2069}\u{2028}",
+    ] {
+        text.push_str(&serde_json::json!({"id": id, "output": "{}"}).to_string());
+        text.push('\n');
+    }
+    std::fs::write(root.join("captures/ids.jsonl"), text).unwrap();
+    let app = app_on(root, "ids", 140, 20);
+    let shown = screen(&app);
+    assert!(shown.contains("go\\u{200b}od"), "{shown}");
+    assert!(
+        shown.contains("rlm\\u{200f}\\u{2066}x\\u{2069}\\u{2028}"),
+        "{shown}"
+    );
+    for c in ['\u{200b}', '\u{200f}', '\u{2066}', '\u{2069}', '\u{2028}'] {
+        assert!(
+            !shown.contains(c),
+            "raw U+{:04X} on screen:\n{shown}",
+            c as u32
+        );
+    }
+}

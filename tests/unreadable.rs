@@ -1,0 +1,256 @@
+//! Folders and files that cannot be read are never skipped silently
+//! (`docs/commands.md#unreadable-files-and-folders`): a capture folder below the captures
+//! folder is an `INVALID_CAPTURE` row naming it and the OS error; a schemas folder below
+//! `schemas/` is a lint error; the workspace's own `schemas/` and `captures/` stop the run
+//! (exit 2).
+//!
+//! Mode 000 stops no one running as root: those tests say so and return when run as root.
+//! A folder nested deeper than the system's path limit (`ENAMETOOLONG`) cannot be listed by
+//! anyone, root included: that one always runs.
+
+use crate::common;
+use common::run::run;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+fn record(id: &str) -> String {
+    json!({"id": id, "output": "{}"}).to_string()
+}
+
+fn schema() -> String {
+    json!({"type": "object"}).to_string()
+}
+
+/// Whether this process runs as root, printing why the calling test does not run then.
+fn as_root(test: &str) -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        println!("{test}: skipped: running as root, and mode 000 does not stop root reading");
+    }
+    root
+}
+
+/// Sets `dir`'s mode; restores 0o755 when dropped (so the temporary folder can go).
+struct Mode(std::path::PathBuf);
+
+impl Mode {
+    fn set(dir: std::path::PathBuf, mode: u32) -> Mode {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+        Mode(dir)
+    }
+}
+
+impl Drop for Mode {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+    }
+}
+
+/// The verdicts of `check --format jsonl .` in `dir`, and its exit code.
+fn check(dir: &Path) -> (Option<i32>, Vec<Value>, String) {
+    let r = run(&["check", "--format", "jsonl", "."], dir, DEADLINE);
+    (r.code, common::jsonl_verdicts(&r.stdout), r.stderr)
+}
+
+#[test]
+fn a_locked_capture_folder_is_a_row_naming_it() {
+    if as_root("a_locked_capture_folder_is_a_row_naming_it") {
+        return;
+    }
+    let ws = common::workspace_with(
+        &schema(),
+        &[
+            ("ok.json", &record("ok")),
+            ("locked/hidden.json", &record("hidden")),
+        ],
+    );
+    let _mode = Mode::set(ws.path().join("captures/locked"), 0o000);
+    let (code, verdicts, stderr) = check(ws.path());
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(verdicts.len(), 2, "{verdicts:?}");
+    let row = &verdicts[0];
+    assert_eq!(row["source"], "captures/locked", "{row}");
+    assert_eq!(row["reason"], "INVALID_CAPTURE", "{row}");
+    assert_eq!(
+        row["errors"][0]["message"],
+        "cannot read captures/locked: Permission denied (os error 13)"
+    );
+    assert_eq!(verdicts[1]["id"], "ok");
+}
+
+#[test]
+fn a_locked_schemas_or_captures_folder_stops_the_run() {
+    if as_root("a_locked_schemas_or_captures_folder_stops_the_run") {
+        return;
+    }
+    for folder in ["schemas", "captures"] {
+        let ws = common::workspace_with(&schema(), &[("ok.json", &record("ok"))]);
+        let _mode = Mode::set(ws.path().join(folder), 0o000);
+        let want = format!(
+            "verdict: cannot open workspace: cannot read ./{folder}: Permission denied (os error 13)\n"
+        );
+        let r = run(&["check", "."], ws.path(), DEADLINE);
+        assert_eq!(
+            (r.code, r.stderr.as_str()),
+            (Some(2), want.as_str()),
+            "check, {folder}"
+        );
+        if folder == "schemas" {
+            let r = run(&["lint", "."], ws.path(), DEADLINE);
+            assert_eq!(
+                (r.code, r.stderr.as_str()),
+                (
+                    Some(2),
+                    "verdict: cannot read ./schemas: Permission denied (os error 13)\n"
+                ),
+                "lint"
+            );
+        }
+    }
+}
+
+/// Creates folders named `d` x 250 nested `depth` deep below `dir`, with a file `name`
+/// holding `text` at the bottom: each step relative to the last (`mkdirat`, `openat`), as no
+/// single path may be that long.
+fn nest(dir: &Path, depth: usize, name: &str, text: &str) {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let step = CString::new("d".repeat(250)).unwrap();
+    let dir = CString::new(dir.as_os_str().as_bytes()).unwrap();
+    let name = CString::new(name).unwrap();
+    // SAFETY: plain system calls on NUL-terminated strings and descriptors opened here
+    unsafe {
+        let mut fd = libc::open(dir.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
+        assert!(fd >= 0);
+        for _ in 0..depth {
+            assert_eq!(libc::mkdirat(fd, step.as_ptr(), 0o755), 0);
+            let next = libc::openat(fd, step.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
+            assert!(next >= 0);
+            libc::close(fd);
+            fd = next;
+        }
+        let f = libc::openat(fd, name.as_ptr(), libc::O_WRONLY | libc::O_CREAT, 0o644);
+        assert!(f >= 0);
+        let n = libc::write(f, text.as_ptr().cast(), text.len());
+        assert_eq!(n, text.len() as isize);
+        libc::close(f);
+        libc::close(fd);
+    }
+}
+
+/// The first folder of [`nest`]'s chain below `rel` (as the walk spells it from the
+/// workspace, `./rel/d…/d…`) whose path the system refuses: 4096 bytes or more (Linux's
+/// `PATH_MAX`, the terminating NUL included); workspace-relative, without the `./`.
+fn first_too_long(rel: &str) -> String {
+    let step = "d".repeat(250);
+    let mut path = format!("./{rel}");
+    loop {
+        path.push('/');
+        path.push_str(&step);
+        if path.len() >= 4096 {
+            return path.trim_start_matches("./").to_string();
+        }
+    }
+}
+
+#[test]
+fn a_capture_folder_past_the_path_limit_is_a_row_naming_it_for_root_too() {
+    let ws = common::workspace_with(&schema(), &[("ok.json", &record("ok"))]);
+    nest(
+        &ws.path().join("captures"),
+        18,
+        "deep.json",
+        &record("deep"),
+    );
+    let (code, verdicts, stderr) = check(ws.path());
+    assert_eq!(code, Some(1), "{stderr}");
+    let too_long = first_too_long("captures");
+    let rows: Vec<(String, String, String)> = verdicts
+        .iter()
+        .map(|v| {
+            (
+                v["source"].as_str().unwrap().to_string(),
+                v["reason"].as_str().unwrap_or("").to_string(),
+                v["errors"][0]["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (
+                too_long.clone(),
+                "INVALID_CAPTURE".to_string(),
+                format!("cannot read {too_long}: File name too long (os error 36)")
+            ),
+            ("captures/ok.json".into(), String::new(), String::new()),
+        ]
+    );
+    // the live session (watch --json, the workbench) has the same row
+    let (_, first) = verdict::engine::session::Session::open(ws.path()).unwrap();
+    let mut live: Vec<(String, String)> = first
+        .iter()
+        .filter_map(|c| match c {
+            verdict::engine::session::Change::Updated { evaluation, .. } => Some((
+                evaluation.verdict.source.to_string(),
+                evaluation
+                    .verdict
+                    .reason
+                    .as_ref()
+                    .map_or(String::new(), |r| r.to_string()),
+            )),
+            _ => None,
+        })
+        .collect();
+    live.sort();
+    assert_eq!(
+        live,
+        [
+            (too_long, "INVALID_CAPTURE".to_string()),
+            ("captures/ok.json".into(), String::new()),
+        ]
+    );
+}
+
+#[test]
+fn a_schemas_folder_past_the_path_limit_is_a_lint_error_for_root_too() {
+    let ws = common::workspace_with(&schema(), &[("ok.json", &record("ok"))]);
+    nest(
+        &ws.path().join("schemas"),
+        18,
+        "deep.schema.json",
+        &schema(),
+    );
+    let r = run(&["lint", "--format", "json", "."], ws.path(), DEADLINE);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let too_long = first_too_long("schemas");
+    let findings: Vec<(String, String, String)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().to_string(),
+                f["file"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        findings,
+        [(
+            "SCHEMA_UNREADABLE".to_string(),
+            too_long,
+            "cannot read this folder: File name too long (os error 36)".to_string()
+        )]
+    );
+    assert_eq!(doc["summary"]["errors"], 1, "{doc}");
+}
