@@ -27,9 +27,15 @@ pub enum LintError {
 /// The workspace config for `root`: its `verdict.toml`, or the defaults.
 fn config_of(root: &Path) -> Result<Config, LintError> {
     let p = root.join("verdict.toml");
-    match std::fs::read_to_string(&p) {
+    match crate::core::bounded::read_to_string(&p) {
         Ok(text) => Config::from_toml(&text).map_err(|e| LintError::Config(p, e)),
-        Err(_) => Ok(Config::default()),
+        Err(crate::core::bounded::ReadError::NotFound) => Ok(Config::default()),
+        Err(e) => Err(LintError::Config(
+            p,
+            crate::core::config::ConfigError {
+                message: format!("cannot read it: {e}"),
+            },
+        )),
     }
 }
 
@@ -64,7 +70,7 @@ pub fn lint_rules_file(root: &Path, f: &Path) -> Vec<LintFinding> {
         .unwrap_or(f)
         .to_string_lossy()
         .replace('\\', "/");
-    let problems = match std::fs::read_to_string(f) {
+    let problems = match crate::core::bounded::read_to_string(f) {
         Err(e) => vec![format!("{rel}: cannot read: {e}")],
         Ok(text) => match crate::core::rules::RuleSet::load(&rel, &text) {
             Ok(rs) => {
@@ -124,7 +130,7 @@ fn sibling_schema(rules_file: &Path) -> Option<serde_json::Value> {
     let dir = rules_file.parent()?;
     [format!("{name}.schema.json"), format!("{name}.json")]
         .iter()
-        .find_map(|n| std::fs::read_to_string(dir.join(n)).ok())
+        .find_map(|n| crate::core::bounded::read_to_string(&dir.join(n)).ok())
         .and_then(|text| serde_json::from_str(&text).ok())
 }
 
@@ -142,7 +148,7 @@ pub fn lint_file(path: &Path, opts: &LintOptions<'_>) -> Vec<LintFinding> {
             hint: None,
         }]
     };
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::core::bounded::read_to_string(path) {
         Ok(t) => t,
         Err(e) => return unreadable(format!("cannot read the schema: {e}")),
     };
