@@ -514,7 +514,7 @@ pub fn scan_file(path: &Path, rel: &str, max_bytes: u64) -> FileFacts {
         }
     };
     if is_log(path) {
-        if let Ok((file, _)) = capture::open_regular(path) {
+        if let Ok((file, _)) = capture::open_sized(path) {
             capture::read_line_bytes(
                 std::io::BufReader::with_capacity(256 * 1024, file),
                 max_bytes,

@@ -214,7 +214,7 @@ pub fn scan_members(
     }
     for f in files.iter().filter(|f| is_log(f)) {
         let name: Arc<str> = rel(f).into();
-        let Ok((file, _)) = capture::open_regular(f) else {
+        let Ok((file, _)) = capture::open_sized(f) else {
             // one INVALID_CAPTURE record, named by its file
             m.push(fingerprint(&name), &RecordRef::new(name.clone(), None));
             continue;
