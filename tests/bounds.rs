@@ -598,3 +598,65 @@ fn a_rule_past_the_step_budget_is_a_rule_error_not_a_hang() {
         );
     }
 }
+
+#[test]
+fn a_schema_past_the_node_budget_is_a_contract_error_and_the_others_work() {
+    // 40 levels, each two `$ref`s to the next: 2^40 nodes once inlined
+    let mut defs = serde_json::Map::new();
+    for i in 0..40 {
+        let next = format!("#/$defs/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+        );
+    }
+    defs.insert("d40".into(), json!({"type": "string"}));
+    let diamond = json!({"$ref": "#/$defs/d0", "$defs": defs}).to_string();
+    let props: serde_json::Map<String, Value> = (0..300_000)
+        .map(|i| (format!("p{i}"), json!({"type": "string"})))
+        .collect();
+    let wide = json!({"type": "object", "properties": props}).to_string();
+    let w = ws(
+        &[
+            ("diamond.schema.json", diamond),
+            ("wide.schema.json", wide),
+            ("ok.schema.json", OK_SCHEMA.into()),
+        ],
+        &[
+            ("a.json", rec("a", "diamond", "\"x\"")),
+            ("b.json", rec("b", "wide", "{}")),
+            ("ok.json", rec("ok", "ok", r#"{"a": 1}"#)),
+        ],
+    );
+    let v = check_by_id(w.path(), 120, 1);
+    assert_eq!(
+        messages(&v["a"]),
+        [
+            "schemas/diamond.schema.json: the schema has 5497558138877 nodes with every $ref inlined, over max_schema_nodes (200000); not compiled (docs/verdicts.md#limits)"
+        ]
+    );
+    assert_eq!(
+        messages(&v["b"]),
+        [
+            "schemas/wide.schema.json: the schema has 300002 nodes as written (more with its $refs inlined), over max_schema_nodes (200000); not compiled (docs/verdicts.md#limits)"
+        ]
+    );
+    assert_eq!(v["ok"]["decision"], "ready-for-commit");
+    // lint keeps the same bound
+    let r = run(
+        &["lint", "schemas/wide.schema.json"],
+        w.path(),
+        Duration::from_secs(120),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("the schema has 300002 nodes, over max_schema_nodes (200000); not linted"),
+        "{}",
+        r.stdout
+    );
+    // and the budget is the workspace's to raise
+    std::fs::write(w.path().join("verdict.toml"), "max_schema_nodes = 400000\n").unwrap();
+    let v = check_by_id(w.path(), 120, 1);
+    assert_eq!(v["b"]["decision"], "ready-for-commit", "{}", v["b"]);
+}

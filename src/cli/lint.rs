@@ -153,6 +153,14 @@ pub fn lint_file(path: &Path, opts: &LintOptions<'_>) -> Vec<LintFinding> {
         Err(e) => return unreadable(format!("cannot read the schema: {e}")),
     };
     match parse::parse_strict(&text) {
+        // the same budget as `check` (docs/verdicts.md#limits): a larger schema is not walked
+        Ok(v) if crate::core::schema_budget::document_nodes(&v) > opts.max_schema_nodes => {
+            unreadable(format!(
+                "the schema has {} nodes, over max_schema_nodes ({}); not linted (docs/verdicts.md#limits)",
+                crate::core::schema_budget::document_nodes(&v),
+                opts.max_schema_nodes
+            ))
+        }
         Ok(v) => lint::lint_schema(&file, &text, &v, opts),
         Err(f) => {
             let mut out = unreadable(format!("the schema is not valid JSON: {}", f.message));

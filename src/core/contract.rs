@@ -225,13 +225,16 @@ impl Contracts {
                 }
             };
             let mut lint = match &l.parsed {
-                Ok(schema) => lint::lint_schema(
-                    &l.shown(),
-                    &l.text,
-                    schema,
-                    &LintOptions::from_config(config),
-                ),
-                Err(_) => Vec::new(),
+                // a schema over the budget is not compiled, nor linted (its CONTRACT_ERROR says so)
+                Ok(schema) if schema_budget::document_nodes(schema) <= config.max_schema_nodes => {
+                    lint::lint_schema(
+                        &l.shown(),
+                        &l.text,
+                        schema,
+                        &LintOptions::from_config(config),
+                    )
+                }
+                _ => Vec::new(),
             };
             // a rule reading a proposal member the schema nearly names (`lint` says so too)
             if let (Some(rules), Ok(schema)) = (&rules, &l.parsed) {
@@ -713,6 +716,13 @@ fn compile(
     max_nodes: u64,
 ) -> Result<Validator, Vec<Finding>> {
     let shown = l.shown();
+    let written = schema_budget::document_nodes(schema);
+    if written > max_nodes {
+        return Err(vec![contract_error(format!(
+            "{shown}: the schema has {written} nodes as written (more with its $refs inlined), over \
+             max_schema_nodes ({max_nodes}); not compiled (docs/verdicts.md#limits)"
+        ))]);
+    }
     if let Value::Object(obj) = schema
         && let Some(s) = obj.get("$schema")
     {

@@ -39,6 +39,28 @@ pub const MAX_SCHEMA_DEPTH: usize = 1_000;
 /// compiled.
 pub const DEFAULT_MAX_SCHEMA_NODES: u64 = 200_000;
 
+/// The nodes (objects and arrays) of one schema document as written, `$ref`s not followed:
+/// the cheap check made before anything else walks a schema (the meta-schema check, lint),
+/// so a document over `max_schema_nodes` is refused before them. Iterative.
+pub fn document_nodes(schema: &Value) -> u64 {
+    let mut n = 0u64;
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                n += 1;
+                stack.extend(m.values());
+            }
+            Value::Array(a) => {
+                n += 1;
+                stack.extend(a.iter());
+            }
+            _ => {}
+        }
+    }
+    n
+}
+
 /// What [`measure`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cost {

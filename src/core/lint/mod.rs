@@ -208,6 +208,9 @@ pub struct LintOptions<'a> {
     pub format_assertion: bool,
     /// A provider profile to check against.
     pub profile: Option<&'a Profile>,
+    /// `verdict lint` does not walk a schema of more nodes than this (the workspace
+    /// `max_schema_nodes`, `docs/verdicts.md#limits`).
+    pub max_schema_nodes: u64,
 }
 
 impl<'a> LintOptions<'a> {
@@ -217,6 +220,7 @@ impl<'a> LintOptions<'a> {
             dialect: config.dialect,
             format_assertion: config.format_assertion,
             profile: None,
+            max_schema_nodes: config.max_schema_nodes,
         }
     }
 }

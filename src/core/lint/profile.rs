@@ -176,7 +176,7 @@ impl Profile {
         if self.all_required
             && let Some(Value::Object(props)) = s.get("properties")
         {
-            let required: Vec<&str> = s
+            let required: std::collections::HashSet<&str> = s
                 .get("required")
                 .and_then(Value::as_array)
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
