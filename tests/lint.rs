@@ -21,6 +21,7 @@ fn lint_with(
         dialect: Dialect::Draft202012,
         format_assertion,
         profile: p.as_ref(),
+        max_schema_nodes: verdict::core::schema_budget::DEFAULT_MAX_SCHEMA_NODES,
     };
     let v: Value = serde_json::from_str(text).unwrap();
     lint_schema("s.json", text, &v, &opts)

@@ -12,6 +12,7 @@
 mod common;
 
 mod bad_input;
+mod bounds;
 mod capture_schema;
 mod cli;
 mod cli_docs;

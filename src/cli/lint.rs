@@ -30,9 +30,15 @@ pub enum LintError {
 /// The workspace config for `root`: its `verdict.toml`, or the defaults.
 fn config_of(root: &Path) -> Result<Config, LintError> {
     let p = root.join("verdict.toml");
-    match std::fs::read_to_string(&p) {
+    match crate::core::bounded::read_to_string(&p) {
         Ok(text) => Config::from_toml(&text).map_err(|e| LintError::Config(p, e)),
-        Err(_) => Ok(Config::default()),
+        Err(crate::core::bounded::ReadError::NotFound) => Ok(Config::default()),
+        Err(e) => Err(LintError::Config(
+            p,
+            crate::core::config::ConfigError {
+                message: format!("cannot read it: {e}"),
+            },
+        )),
     }
 }
 
@@ -68,7 +74,7 @@ pub fn lint_rules_file(root: &Path, f: &Path) -> Vec<LintFinding> {
         .unwrap_or(f)
         .to_string_lossy()
         .replace('\\', "/");
-    let problems = match std::fs::read_to_string(f) {
+    let problems = match crate::core::bounded::read_to_string(f) {
         Err(e) => vec![format!("{rel}: cannot read: {e}")],
         Ok(text) => match crate::core::rules::RuleSet::load(&rel, &text) {
             Ok(rs) => {
@@ -128,7 +134,7 @@ fn sibling_schema(rules_file: &Path) -> Option<serde_json::Value> {
     let dir = rules_file.parent()?;
     [format!("{name}.schema.json"), format!("{name}.json")]
         .iter()
-        .find_map(|n| std::fs::read_to_string(dir.join(n)).ok())
+        .find_map(|n| crate::core::bounded::read_to_string(&dir.join(n)).ok())
         .and_then(|text| crate::core::stage::parse::from_str_no_duplicates(&text).ok())
 }
 
@@ -146,11 +152,19 @@ pub fn lint_file(path: &Path, opts: &LintOptions<'_>) -> Vec<LintFinding> {
             hint: None,
         }]
     };
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::core::bounded::read_to_string(path) {
         Ok(t) => t,
         Err(e) => return unreadable(format!("cannot read the schema: {e}")),
     };
     match parse::parse_strict(&text) {
+        // the same budget as `check` (docs/verdicts.md#limits): a larger schema is not walked
+        Ok(v) if crate::core::schema_budget::document_nodes(&v) > opts.max_schema_nodes => {
+            unreadable(format!(
+                "the schema has {} nodes, over max_schema_nodes ({}); not linted (docs/verdicts.md#limits)",
+                crate::core::schema_budget::document_nodes(&v),
+                opts.max_schema_nodes
+            ))
+        }
         Ok(v) => lint::lint_schema(&file, &text, &v, opts),
         Err(f) => {
             let mut out = unreadable(format!("the schema is not valid JSON: {}", f.message));

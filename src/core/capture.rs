@@ -246,6 +246,22 @@ pub fn open_regular(path: &Path) -> Result<(std::fs::File, Option<std::fs::Metad
     }
 }
 
+/// [`open_regular`], the file read no further than the size it had when it was opened: a
+/// file a writer keeps appending to ends there (its later records are read by the next run),
+/// so one read of it is bounded by its size (`docs/config.md#limits`). Every reader of
+/// capture and `[[join]]` files streams through this.
+///
+/// # Errors
+/// As [`open_regular`].
+pub fn open_sized(
+    path: &Path,
+) -> Result<(std::io::Take<std::fs::File>, Option<std::fs::Metadata>), String> {
+    let (file, meta) = open_regular(path)?;
+    // no metadata (rare): nothing is known of its size, read it as it is
+    let size = meta.as_ref().map_or(u64::MAX, std::fs::Metadata::len);
+    Ok((file.take(size), meta))
+}
+
 fn not_regular(meta: &std::fs::Metadata) -> String {
     let what = if meta.is_dir() {
         "a directory"

@@ -8,7 +8,7 @@
 //! A corrupt or cut-short archive ends the file's stream with one error ([`StreamError`])
 //! naming the file and where it broke; everything read before it still counts.
 
-use crate::core::capture::{Capture, open_regular};
+use crate::core::capture::{Capture, open_sized};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -143,7 +143,7 @@ impl<R: BufRead> BufRead for Counting<R> {
     }
 }
 
-type Compressed = Counting<BufReader<std::fs::File>>;
+type Compressed = Counting<BufReader<std::io::Take<std::fs::File>>>;
 
 enum Decoder {
     Gzip(Box<flate2::bufread::MultiGzDecoder<Compressed>>),
@@ -283,7 +283,8 @@ impl Read for Inflate {
 /// the stream with a [`StreamError`] instead of being inflated to its end. A corrupt or
 /// cut-short archive ends the stream with a [`StreamError`] naming the compressed byte the
 /// decoder had reached (of the file's size) and the decompressed byte (exact: everything
-/// before it was handed out). Only regular files are opened ([`open_regular`]). Also
+/// before it was handed out). Only regular files are opened, and read no further than their size when opened
+/// ([`open_sized`]). Also
 /// returns the file's metadata, when it can be read.
 ///
 /// # Errors
@@ -295,7 +296,7 @@ pub fn open(
     compression: Compression,
     line_max: Option<u64>,
 ) -> Result<(Box<dyn Read + Send>, Option<std::fs::Metadata>), String> {
-    let (file, meta) = open_regular(path)?;
+    let (file, meta) = open_sized(path)?;
     let size = meta.as_ref().map(std::fs::Metadata::len);
     let input = Counting {
         inner: BufReader::with_capacity(64 * 1024, file),

@@ -71,6 +71,9 @@ pub struct Config {
     pub max_capture_bytes: u64,
     /// Lint findings become `CONTRACT_ERROR` instead of warnings.
     pub strict_schemas: bool,
+    /// A contract whose schema has more nodes than this with every `$ref` inlined is
+    /// `CONTRACT_ERROR`, never compiled (200,000; [`crate::core::schema_budget`]).
+    pub max_schema_nodes: u64,
     /// `[[source]]` tables, in file order (`docs/config.md#source`).
     pub sources: Vec<Source>,
     /// `[[route]]` tables, in file order (`docs/config.md#route`).
@@ -175,6 +178,7 @@ impl Default for Config {
             format_assertion: false,
             max_capture_bytes: DEFAULT_MAX_CAPTURE_BYTES,
             strict_schemas: false,
+            max_schema_nodes: crate::core::schema_budget::DEFAULT_MAX_SCHEMA_NODES,
             sources: Vec::new(),
             routes: Vec::new(),
             joins: Vec::new(),
@@ -193,6 +197,7 @@ struct RawConfig {
     format_assertion: Option<bool>,
     max_capture_bytes: Option<u64>,
     strict_schemas: Option<bool>,
+    max_schema_nodes: Option<u64>,
     source: Option<Vec<RawSource>>,
     route: Option<Vec<RawRoute>>,
     join: Option<Vec<RawJoin>>,
@@ -231,7 +236,7 @@ enum OneOrMany {
     Many(Vec<PathBuf>),
 }
 
-const KEYS: [&str; 11] = [
+const KEYS: [&str; 12] = [
     "schemas",
     "captures",
     "default_contract",
@@ -239,6 +244,7 @@ const KEYS: [&str; 11] = [
     "format_assertion",
     "max_capture_bytes",
     "strict_schemas",
+    "max_schema_nodes",
     "source",
     "route",
     "join",
@@ -325,6 +331,14 @@ impl Config {
                 });
             }
             config.max_capture_bytes = m;
+        }
+        if let Some(m) = raw.max_schema_nodes {
+            if m == 0 {
+                return Err(ConfigError {
+                    message: "max_schema_nodes must be at least 1".into(),
+                });
+            }
+            config.max_schema_nodes = m;
         }
         if let Some(s) = raw.strict_schemas {
             config.strict_schemas = s;

@@ -16,6 +16,7 @@ use crate::core::config::Config;
 use crate::core::hint::hint_for;
 use crate::core::lint::{self, LintFinding, LintOptions, Severity};
 use crate::core::rules::RuleSet;
+use crate::core::schema_budget;
 use crate::core::stage::parse;
 use crate::core::text::line_col;
 use crate::core::verdict::{Finding, Reason, Stage, Warning};
@@ -178,7 +179,16 @@ impl Contracts {
                 .collect();
         }
         let offline = Offline::default();
-        let registry = build_registry(loaded.iter().chain(extra.iter()), &offline);
+        // a file that cannot be registered (a duplicate `$id`, an invalid `$id` URI, an
+        // unknown meta-schema) fails its own contract, named; the others are registered
+        let broken = unregistrable(&loaded, &extra, &offline);
+        let registry = build_registry(
+            loaded
+                .iter()
+                .chain(extra.iter())
+                .filter(|l| !broken.contains_key(&l.uri)),
+            &offline,
+        );
         // inline schemas after the files (a schema file of the same name wins), not
         // registered: a tools/list entry cannot break or shadow the files' `$ref`s
         for i in inline {
@@ -192,8 +202,16 @@ impl Contracts {
         for l in loaded {
             let compiled = match (&l.parsed, &registry) {
                 (Err(f), _) => Err(vec![f.clone()]),
+                (Ok(_), _) if broken.contains_key(&l.uri) => Err(broken[&l.uri].clone()),
                 (Ok(_), Err(f)) => Err(vec![f.clone()]),
-                (Ok(schema), Ok(registry)) => compile(&l, schema, registry, &options, &offline),
+                (Ok(schema), Ok(registry)) => compile(
+                    &l,
+                    schema,
+                    registry,
+                    &options,
+                    &offline,
+                    config.max_schema_nodes,
+                ),
             };
             let (rules, rule_errors, rules_text) = if l.rules {
                 load_rules(root, schemas_dir, &l.name)
@@ -209,13 +227,16 @@ impl Contracts {
                 }
             };
             let mut lint = match &l.parsed {
-                Ok(schema) => lint::lint_schema(
-                    &l.shown(),
-                    &l.text,
-                    schema,
-                    &LintOptions::from_config(config),
-                ),
-                Err(_) => Vec::new(),
+                // a schema over the budget is not compiled, nor linted (its CONTRACT_ERROR says so)
+                Ok(schema) if schema_budget::document_nodes(schema) <= config.max_schema_nodes => {
+                    lint::lint_schema(
+                        &l.shown(),
+                        &l.text,
+                        schema,
+                        &LintOptions::from_config(config),
+                    )
+                }
+                _ => Vec::new(),
             };
             // a rule reading a proposal member the schema nearly names (`lint` says so too)
             if let (Some(rules), Ok(schema)) = (&rules, &l.parsed) {
@@ -278,8 +299,8 @@ fn load_rules(
 ) -> (Option<RuleSet>, Option<Vec<Finding>>, String) {
     let path = schemas_dir.join(format!("{name}.rules.toml"));
     let shown = shown(root, &path);
-    match std::fs::read_to_string(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None, String::new()),
+    match crate::core::bounded::read_to_string(&path) {
+        Err(crate::core::bounded::ReadError::NotFound) => (None, None, String::new()),
         Err(e) => (
             None,
             Some(vec![contract_error(format!("cannot read {shown}: {e}"))]),
@@ -384,37 +405,38 @@ impl Loaded {
         let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         let uri = file_uri(&abs);
         let shown = rel.display().to_string();
-        let (text, parsed) = match std::fs::read(path) {
-            Err(e) => (
-                String::new(),
-                Err(contract_error(format!("cannot read {shown}: {e}"))),
-            ),
-            Ok(bytes) => match String::from_utf8(bytes) {
+        let (text, parsed) =
+            match crate::core::bounded::read(path, crate::core::bounded::MAX_FILE_BYTES) {
                 Err(e) => (
                     String::new(),
-                    Err(contract_error(format!(
-                        "{shown} is not UTF-8 (invalid byte at offset {})",
-                        e.utf8_error().valid_up_to()
-                    ))),
+                    Err(contract_error(format!("cannot read {shown}: {e}"))),
                 ),
-                Ok(text) => {
-                    let parsed = match parse::parse_strict(&text) {
-                        Ok(v) if v.is_object() || v.is_boolean() => Ok(v),
-                        Ok(_) => Err(contract_error(format!(
-                            "{shown} is not a schema: a schema is an object or a boolean"
+                Ok(bytes) => match String::from_utf8(bytes) {
+                    Err(e) => (
+                        String::new(),
+                        Err(contract_error(format!(
+                            "{shown} is not UTF-8 (invalid byte at offset {})",
+                            e.utf8_error().valid_up_to()
                         ))),
-                        Err(f) => {
-                            let at = f.at.map(|a| format!(" at {a}")).unwrap_or_default();
-                            Err(contract_error(format!(
-                                "{shown} is not valid JSON{at}: {}",
-                                f.message
-                            )))
-                        }
-                    };
-                    (text, parsed)
-                }
-            },
-        };
+                    ),
+                    Ok(text) => {
+                        let parsed = match parse::parse_strict(&text) {
+                            Ok(v) if v.is_object() || v.is_boolean() => Ok(v),
+                            Ok(_) => Err(contract_error(format!(
+                                "{shown} is not a schema: a schema is an object or a boolean"
+                            ))),
+                            Err(f) => {
+                                let at = f.at.map(|a| format!(" at {a}")).unwrap_or_default();
+                                Err(contract_error(format!(
+                                    "{shown} is not valid JSON{at}: {}",
+                                    f.message
+                                )))
+                            }
+                        };
+                        (text, parsed)
+                    }
+                },
+            };
         let (id, draft) = match &parsed {
             Ok(v) => {
                 let id = v
@@ -504,6 +526,178 @@ fn build_registry<'a>(
         .map_err(|e| contract_error(format!("cannot index the schemas: {e}")))
 }
 
+/// The files (by URI) that cannot be registered, each with its `CONTRACT_ERROR`s naming it
+/// with line and column: every file of a `$id` that another file also has (top-level or
+/// nested, resolved against its base: `docs/verdicts.md#limits`), naming both; and, when the
+/// files together cannot be indexed, each file that cannot be indexed on its own (an
+/// invalid `$id` URI such as `http://[zz`, an unknown meta-schema such as draft-03's). A
+/// broken file is left out of the registry, so only the contracts that use it fail.
+fn unregistrable(
+    loaded: &[Loaded],
+    extra: &[Loaded],
+    offline: &Offline,
+) -> std::collections::HashMap<String, Vec<Finding>> {
+    let mut out: std::collections::HashMap<String, Vec<Finding>> = Default::default();
+    let all: Vec<&Loaded> = loaded
+        .iter()
+        .chain(extra.iter())
+        .filter(|l| l.parsed.is_ok())
+        .collect();
+    // duplicate `$id`s, in file order (the files are sorted): deterministic
+    let mut seen: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    for (i, l) in all.iter().enumerate() {
+        let Ok(schema) = &l.parsed else { continue };
+        for (pointer, id) in ids_of(l, schema) {
+            match seen.get(&id) {
+                Some((j, first_ptr)) if *j != i => {
+                    let first = all[*j];
+                    let at = |l: &Loaded, p: &str| {
+                        let place = parse::locate(&l.text, p)
+                            .map(|span| line_col(&l.text, span.start))
+                            .map(|a| format!(":{}:{}", a.line, a.column))
+                            .unwrap_or_default();
+                        format!("{}{place}", l.shown())
+                    };
+                    let msg_second = format!(
+                        "$id {} is also the $id of {} (at {first_ptr}): a $id names one schema; not compiled",
+                        crate::core::escape::quote(&id, 120),
+                        at(first, first_ptr)
+                    );
+                    let msg_first = format!(
+                        "$id {} is also the $id of {} (at {pointer}): a $id names one schema; not compiled",
+                        crate::core::escape::quote(&id, 120),
+                        at(l, &pointer)
+                    );
+                    out.entry(l.uri.clone())
+                        .or_default()
+                        .push(schema_file_finding(l, &pointer, &msg_second));
+                    out.entry(first.uri.clone())
+                        .or_default()
+                        .push(schema_file_finding(first, first_ptr, &msg_first));
+                }
+                Some(_) => {}
+                None => {
+                    seen.insert(id, (i, pointer));
+                }
+            }
+        }
+    }
+    let rest = || all.iter().copied().filter(|l| !out.contains_key(&l.uri));
+    if build_registry(rest(), offline).is_ok() {
+        return out;
+    }
+    let mut alone = Vec::new();
+    for l in rest() {
+        if let Err(f) = build_registry(std::iter::once(l), offline) {
+            let message = f.message.clone();
+            let pointer = match &l.parsed {
+                Ok(schema) if message.contains("meta-schema") => {
+                    if schema.get("$schema").is_some() {
+                        "/$schema".to_string()
+                    } else {
+                        String::new()
+                    }
+                }
+                Ok(schema) => ids_raw(schema)
+                    .into_iter()
+                    .find(|(_, id)| message.contains(&format!("'{id}'")))
+                    .map(|(p, _)| p)
+                    .unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            let text = message.trim_start_matches("cannot index the schemas: ");
+            alone.push((
+                l.uri.clone(),
+                schema_file_finding(l, &pointer, &format!("cannot be indexed for $ref: {text}")),
+            ));
+        }
+    }
+    for (uri, f) in alone {
+        out.entry(uri).or_default().push(f);
+    }
+    out
+}
+
+/// Every `$id` (`id` in draft-04) of a schema document, with its pointer, as written:
+/// objects below `const`, `enum`, `examples` and `default` are data, not schemas.
+fn ids_raw(schema: &Value) -> Vec<(String, String)> {
+    fn visit(v: &Value, ptr: &mut String, out: &mut Vec<(String, String)>) {
+        match v {
+            Value::Object(m) => {
+                for key in ["$id", "id"] {
+                    if let Some(Value::String(id)) = m.get(key) {
+                        out.push((format!("{ptr}/{key}"), id.clone()));
+                    }
+                }
+                for (k, c) in m {
+                    if matches!(k.as_str(), "const" | "enum" | "examples" | "default") {
+                        continue;
+                    }
+                    let len = ptr.len();
+                    ptr.push('/');
+                    ptr.push_str(&crate::core::pointer::escape(k));
+                    visit(c, ptr, out);
+                    ptr.truncate(len);
+                }
+            }
+            Value::Array(a) => {
+                for (i, c) in a.iter().enumerate() {
+                    let len = ptr.len();
+                    ptr.push('/');
+                    ptr.push_str(&i.to_string());
+                    visit(c, ptr, out);
+                    ptr.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    visit(schema, &mut String::new(), &mut out);
+    out
+}
+
+/// The `$id`s of a schema file that name it or a part of it for other files: the top-level
+/// one and the nested ones, each resolved against the base it is in (the file's `$id`, or its
+/// `file://` URI), without a trailing `#`; with their pointers. A `$id` that is a bare
+/// fragment (`#foo`, an anchor in draft-07) names no resource and is skipped; one that does
+/// not resolve is left to the indexer.
+fn ids_of(l: &Loaded, schema: &Value) -> Vec<(String, String)> {
+    let key = if l.draft == Draft::Draft4 {
+        "id"
+    } else {
+        "$id"
+    };
+    let mut bases: Vec<(String, String)> = vec![(String::new(), l.uri.clone())];
+    let mut out = Vec::new();
+    for (pointer, id) in ids_raw(schema) {
+        let Some(at) = pointer.strip_suffix(&format!("/{key}")) else {
+            continue;
+        };
+        if id.starts_with('#') {
+            continue;
+        }
+        while bases.len() > 1 {
+            let top = &bases[bases.len() - 1].0;
+            if at.starts_with(&format!("{top}/")) {
+                break;
+            }
+            bases.pop();
+        }
+        let base = &bases[bases.len() - 1].1;
+        let Ok(base_uri) = referencing::uri::from_str(base) else {
+            continue;
+        };
+        let Ok(resolved) = referencing::uri::resolve_against(&base_uri.borrow(), &id) else {
+            continue;
+        };
+        let resolved = resolved.as_str().trim_end_matches('#').to_string();
+        bases.push((at.to_string(), resolved.clone()));
+        out.push((pointer, resolved));
+    }
+    out
+}
+
 fn base_options(config: &Config, offline: &Offline) -> jsonschema::ValidationOptions<'static> {
     jsonschema::options()
         .should_validate_formats(config.format_assertion)
@@ -523,8 +717,16 @@ fn compile(
     registry: &Registry<'static>,
     options: &jsonschema::ValidationOptions<'static>,
     offline: &Offline,
+    max_nodes: u64,
 ) -> Result<Validator, Vec<Finding>> {
     let shown = l.shown();
+    let written = schema_budget::document_nodes(schema);
+    if written > max_nodes {
+        return Err(vec![contract_error(format!(
+            "{shown}: the schema has {written} nodes as written (more with its $refs inlined), over \
+             max_schema_nodes ({max_nodes}); not compiled (docs/verdicts.md#limits)"
+        ))]);
+    }
     if let Value::Object(obj) = schema
         && let Some(s) = obj.get("$schema")
     {
@@ -558,8 +760,33 @@ fn compile(
     if !errors.is_empty() {
         return Err(errors);
     }
+    let own_base = l.label.is_some() || l.id.as_deref().is_none_or(|id| !id.contains(':'));
+    // the compile budget, measured before the compiler sees the schema (docs/verdicts.md#limits)
+    let base = match &l.id {
+        Some(id) if !own_base => id.as_str(),
+        _ => l.uri.as_str(),
+    };
+    let cost = schema_budget::measure(schema, base, l.draft, registry);
+    if cost.depth > schema_budget::MAX_SCHEMA_DEPTH {
+        return Err(vec![contract_error(format!(
+            "{shown}: the schema nests more than {} levels deep (nested values plus $ref hops, \
+             the limit MAX_SCHEMA_DEPTH); not compiled (docs/verdicts.md#limits)",
+            schema_budget::MAX_SCHEMA_DEPTH
+        ))]);
+    }
+    if cost.nodes > max_nodes {
+        return Err(vec![contract_error(format!(
+            "{shown}: the schema has {} nodes with every $ref inlined, over max_schema_nodes \
+             ({max_nodes}); not compiled (docs/verdicts.md#limits)",
+            if cost.nodes == u64::MAX {
+                "more than 18446744073709551614".to_string()
+            } else {
+                cost.nodes.to_string()
+            }
+        ))]);
+    }
     let mut opts = options.clone().with_registry(registry).with_draft(l.draft);
-    if l.label.is_some() || l.id.as_deref().is_none_or(|id| !id.contains(':')) {
+    if own_base {
         opts = opts.with_base_uri(l.uri.clone());
     }
     opts.build(schema).map_err(|e| {
@@ -643,7 +870,14 @@ impl Contract {
         let compiled = match (&l.parsed, build_registry(std::iter::once(&l), &offline)) {
             (Err(f), _) => Err(vec![f.clone()]),
             (Ok(_), Err(f)) => Err(vec![f]),
-            (Ok(schema), Ok(registry)) => compile(&l, schema, &registry, &options, &offline),
+            (Ok(schema), Ok(registry)) => compile(
+                &l,
+                schema,
+                &registry,
+                &options,
+                &offline,
+                config.max_schema_nodes,
+            ),
         };
         Contract {
             name: l.name,

@@ -100,7 +100,7 @@ impl Joins {
         }
         for f in files {
             let name = rel(&f);
-            let (file, _) = capture::open_regular(&f).map_err(|message| JoinError {
+            let (file, _) = capture::open_sized(&f).map_err(|message| JoinError {
                 at: name.clone(),
                 message: format!("cannot read join file: {message}"),
             })?;

@@ -12,6 +12,7 @@
 //!    confirmed-intent comparison.
 
 pub mod adapter;
+pub mod bounded;
 pub mod capture;
 pub mod capture_file;
 pub mod config;
@@ -31,6 +32,7 @@ pub mod record_ref;
 pub mod request;
 pub mod review;
 pub mod rules;
+pub mod schema_budget;
 pub mod shape;
 pub mod stage;
 pub mod summary;

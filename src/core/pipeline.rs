@@ -800,7 +800,7 @@ impl Workspace {
                 .rules
                 .as_ref()
                 .and_then(|r| r.intent_fields.as_deref());
-            let mut errors = intent::compare(value, i, fields);
+            let mut errors = crate::core::verdict::cap_findings(intent::compare(value, i, fields));
             if let Some(text) = ev.raw_output.as_deref() {
                 parse::locate_findings(text, &mut errors);
             }

@@ -368,7 +368,7 @@ pub fn scan_file(
     let plain = crate::core::capture_file::FileKind::or_record(path).compression
         == crate::core::capture_file::Compression::None;
     if log && plain {
-        if let Ok((file, _)) = capture::open_regular(path) {
+        if let Ok((file, _)) = capture::open_sized(path) {
             capture::read_line_bytes(
                 std::io::BufReader::with_capacity(256 * 1024, file),
                 max_bytes,

@@ -54,9 +54,103 @@ pub struct Rule {
     pub decision: Decision,
     /// JSON Pointer into the proposal to blame.
     pub field: Option<String>,
+    /// The rule's (and its `message_expression`'s) comprehension work as terms `k · N^e`
+    /// ([`cost_terms`]), `N` the values of one capture.
+    cost: Vec<(f64, i32)>,
+}
+
+/// The most comprehension steps (`all`, `exists`, `exists_one`, `map`, `filter` iterations)
+/// a rule may take on one capture (`docs/verdicts.md#limits`): 10,000,000. The cel crate has
+/// no run-time budget and cannot be interrupted, so the cost is bounded before the rule
+/// runs, from its expression and the size of the capture ([`Rule::estimated_steps`]); a
+/// rule over the budget does not run and is `RULE_ERROR` naming the budget (fails closed).
+pub const MAX_RULE_STEPS: f64 = 10_000_000.0;
+
+/// The comprehension work of an expression as terms `(k, e)`, each standing for `k · N^e`
+/// iterations, `N` the number of values (every object, array, member and item, scalars
+/// included) of the capture's `proposal`, `context` and `intent`, which bounds the length of
+/// any list or map the rule can iterate over them. A comprehension runs its body, per run of
+/// its parent: `n` times over a literal list of `n` items; as many times in all as its
+/// enclosing comprehension did over a range read from that comprehension's variable
+/// (`items.all(i, i.tags.all(t, ...))`: the tags of all items are at most `N`); `N` times
+/// over any other range (`items.all(a, items.exists(b, ...))` is `N²`).
+fn cost_terms(e: &cel::IdedExpr) -> Vec<(f64, i32)> {
+    use cel::common::ast::Expr;
+    fn root_ident(mut e: &cel::IdedExpr) -> Option<&str> {
+        loop {
+            match &e.expr {
+                Expr::Ident(n) => return Some(n),
+                Expr::Select(s) => e = &s.operand,
+                Expr::Call(c) if c.func_name == "_[_]" && c.target.is_none() => {
+                    e = c.args.first()?;
+                }
+                _ => return None,
+            }
+        }
+    }
+    fn walk<'e>(
+        e: &'e cel::IdedExpr,
+        parent: (f64, i32),
+        scope: &mut Vec<(&'e str, (f64, i32))>,
+        out: &mut Vec<(f64, i32)>,
+    ) {
+        match &e.expr {
+            Expr::Comprehension(c) => {
+                walk(&c.iter_range, parent, scope, out);
+                walk(&c.accu_init, parent, scope, out);
+                let bound = root_ident(&c.iter_range)
+                    .and_then(|n| scope.iter().rev().find(|(v, _)| *v == n))
+                    .map(|(_, w)| *w);
+                let work = match (&c.iter_range.expr, bound) {
+                    (_, Some(w)) => w,
+                    (Expr::List(l), None) => (parent.0 * l.elements.len() as f64, parent.1),
+                    _ => (parent.0, parent.1 + 1),
+                };
+                out.push(work);
+                let len = scope.len();
+                scope.push((&c.iter_var, work));
+                if let Some(v2) = &c.iter_var2 {
+                    scope.push((v2, work));
+                }
+                for body in [&c.loop_cond, &c.loop_step, &c.result] {
+                    walk(body, work, scope, out);
+                }
+                scope.truncate(len);
+            }
+            _ => {
+                for child in children(e) {
+                    walk(child, parent, scope, out);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(e, (1.0, 0), &mut Vec::new(), &mut out);
+    out
+}
+
+/// The number of values of a JSON value: itself, and every member and item, recursively.
+fn value_count(v: &Value) -> f64 {
+    let mut n = 0.0;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        n += 1.0;
+        match v {
+            Value::Array(a) => stack.extend(a.iter()),
+            Value::Object(m) => stack.extend(m.values()),
+            _ => {}
+        }
+    }
+    n
 }
 
 impl Rule {
+    /// The comprehension steps the rule may take on a capture of `n` values (see
+    /// [`MAX_RULE_STEPS`]): an upper estimate, made before the rule runs.
+    pub fn estimated_steps(&self, n: f64) -> f64 {
+        self.cost.iter().map(|(k, e)| k * n.powi(*e)).sum()
+    }
+
     /// The proposal members the rule (and its `message_expression`) reads, as paths of
     /// member names, sorted: `proposal.order.id` gives `["order", "id"]` (and `["order"]`);
     /// `has(proposal.x)` counts too. Index access (`proposal["x"]`) is not followed.
@@ -398,6 +492,13 @@ impl RuleSet {
                 reason: Reason::new(r.reason),
                 source: r.rule.into_inner(),
                 line: start.line,
+                cost: {
+                    let mut c = cost_terms(program.expression());
+                    if let Some(m) = &message_expression {
+                        c.extend(cost_terms(m.expression()));
+                    }
+                    c
+                },
                 program,
                 message,
                 message_expression,
@@ -461,49 +562,72 @@ impl RuleSet {
             return None;
         }
         let binding = self.bind(proposal, context, intent);
-        self.run(&binding.context())
+        let n = if self.rules.iter().any(|r| !r.cost.is_empty()) {
+            value_count(proposal)
+                + context.map_or(0.0, |m| m.values().map(value_count).sum())
+                + intent.map_or(0.0, |m| m.values().map(value_count).sum())
+        } else {
+            0.0
+        };
+        self.run(&binding.context(), n)
     }
 
     /// The rules in order against one CEL context: the first failure, or `None`.
-    fn run(&self, ctx: &Context<'_, '_>) -> Option<Finding> {
+    /// Each rule is first checked against [`MAX_RULE_STEPS`] for a capture of `n` values: a
+    /// rule over it does not run and is `RULE_ERROR`.
+    fn run(&self, ctx: &Context<'_, '_>, n: f64) -> Option<Finding> {
         for rule in &self.rules {
-            let outcome = match rule.program.execute(ctx) {
-                Ok(cel::Value::Bool(true)) => continue,
-                Ok(cel::Value::Bool(false)) => {
-                    let message = match &rule.message_expression {
-                        Some(p) => match p.execute(ctx) {
-                            Ok(cel::Value::String(s)) => s.to_string(),
-                            Ok(other) => format!(
-                                "{} (message_expression gave {}, not a string)",
-                                rule.message,
-                                type_name(&other)
-                            ),
-                            Err(e) => format!("{} (message_expression failed: {e})", rule.message),
-                        },
-                        None => rule.message.clone(),
-                    };
-                    Finding::new(Stage::Business, rule.reason.clone(), message)
-                        .with_decision(rule.decision)
-                }
-                Ok(other) => Finding::new(
+            let steps = rule.estimated_steps(n);
+            let outcome = if steps > MAX_RULE_STEPS {
+                Finding::new(
                     Stage::Business,
                     Reason::RULE_ERROR,
                     format!(
-                        "rule {} ({}) gave {} {}, not a boolean; fails closed",
-                        rule.index,
-                        rule.reason,
-                        type_name(&other),
-                        short(&other)
-                    ),
-                ),
-                Err(e) => Finding::new(
-                    Stage::Business,
-                    Reason::RULE_ERROR,
-                    format!(
-                        "rule {} ({}) could not be evaluated: {e}; fails closed",
+                        "rule {} ({}) could take up to {steps:.3e} comprehension steps on this capture ({n} values), over the rule budget of 10,000,000 steps (MAX_RULE_STEPS, docs/verdicts.md#limits); not evaluated, fails closed",
                         rule.index, rule.reason
                     ),
-                ),
+                )
+            } else {
+                match rule.program.execute(ctx) {
+                    Ok(cel::Value::Bool(true)) => continue,
+                    Ok(cel::Value::Bool(false)) => {
+                        let message = match &rule.message_expression {
+                            Some(p) => match p.execute(ctx) {
+                                Ok(cel::Value::String(s)) => s.to_string(),
+                                Ok(other) => format!(
+                                    "{} (message_expression gave {}, not a string)",
+                                    rule.message,
+                                    type_name(&other)
+                                ),
+                                Err(e) => {
+                                    format!("{} (message_expression failed: {e})", rule.message)
+                                }
+                            },
+                            None => rule.message.clone(),
+                        };
+                        Finding::new(Stage::Business, rule.reason.clone(), message)
+                            .with_decision(rule.decision)
+                    }
+                    Ok(other) => Finding::new(
+                        Stage::Business,
+                        Reason::RULE_ERROR,
+                        format!(
+                            "rule {} ({}) gave {} {}, not a boolean; fails closed",
+                            rule.index,
+                            rule.reason,
+                            type_name(&other),
+                            short(&other)
+                        ),
+                    ),
+                    Err(e) => Finding::new(
+                        Stage::Business,
+                        Reason::RULE_ERROR,
+                        format!(
+                            "rule {} ({}) could not be evaluated: {e}; fails closed",
+                            rule.index, rule.reason
+                        ),
+                    ),
+                }
             };
             let mut f = outcome;
             f.keyword = Some(format!("rule[{}]", rule.index));
@@ -1246,7 +1370,7 @@ mod binding_tests {
         i: Option<&Map<String, Value>>,
     ) {
         let got = rs.evaluate(p, c, i);
-        let want = rs.run(&eager(p, c, i));
+        let want = rs.run(&eager(p, c, i), 0.0);
         assert_eq!(got, want, "{:?}", rs.rules[0].source);
     }
 

@@ -303,7 +303,43 @@ pub struct Branch {
     pub errors: Vec<Finding>,
 }
 
+/// The most findings a verdict keeps of its failing stage (`docs/verdicts.md#limits`): the
+/// first 100 the stage reports, then one more finding of the same reason that counts the
+/// rest ([`Finding::omitted`]): the same in every front end (human, json, jsonl, github, the
+/// TUI). An `anyOf` / `oneOf` branch keeps as many. Memory per capture stays bounded
+/// whatever the number of errors (a 5,000,000-item array, every item invalid).
+pub const MAX_ERRORS: usize = 100;
+
+/// Keeps the first [`MAX_ERRORS`] of `findings` and, when there were more, appends the
+/// [`Finding::omitted`] finding counting the rest (like the last kept one: its stage,
+/// reason and decision).
+pub fn cap_findings(mut findings: Vec<Finding>) -> Vec<Finding> {
+    if findings.len() > MAX_ERRORS {
+        let rest = (findings.len() - MAX_ERRORS) as u64;
+        findings.truncate(MAX_ERRORS);
+        let more = Finding::omitted(&findings[MAX_ERRORS - 1], rest);
+        findings.push(more);
+    }
+    findings
+}
+
 impl Finding {
+    /// The finding that stands for `count` findings not kept after [`MAX_ERRORS`]: the
+    /// stage, reason and decision of `like`, no location, the message
+    /// `N more errors not kept (a verdict keeps the first 100: docs/verdicts.md#limits)`.
+    pub fn omitted(like: &Finding, count: u64) -> Finding {
+        let mut f = Finding::new(
+            like.stage,
+            like.reason.clone(),
+            format!(
+                "{count} more error{} not kept (a verdict keeps the first {MAX_ERRORS}: docs/verdicts.md#limits)",
+                if count == 1 { "" } else { "s" }
+            ),
+        );
+        f.decision = like.decision;
+        f
+    }
+
     /// A finding with the reason's stage and default decision and no location.
     pub fn new(stage: Stage, reason: Reason, message: impl Into<String>) -> Finding {
         let decision = reason.default_decision();
@@ -499,7 +535,8 @@ pub struct Verdict {
     pub decision: Decision,
     /// The first failure's reason; `None` when ready.
     pub reason: Option<Reason>,
-    /// Every finding of the failing stage (the first one decides).
+    /// The findings of the failing stage (the first one decides): at most [`MAX_ERRORS`], then
+    /// one counting the rest ([`Finding::omitted`]).
     pub errors: Vec<Finding>,
     /// Lint warnings of the contract.
     pub warnings: Vec<Warning>,

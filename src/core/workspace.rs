@@ -117,20 +117,32 @@ impl Workspace {
             cause,
         })?;
         let config_path = root.join("verdict.toml");
-        let config = match std::fs::read_to_string(&config_path) {
+        let config = match crate::core::bounded::read_to_string(&config_path) {
             Ok(text) => Config::from_toml(&text).map_err(|cause| WorkspaceError::Config {
-                path: config_path,
+                path: config_path.clone(),
                 cause,
             })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
+            Err(crate::core::bounded::ReadError::NotFound) => Config::default(),
             Err(e) => {
-                return Err(WorkspaceError::Unreadable {
-                    path: config_path,
-                    cause: e,
+                return Err(WorkspaceError::Config {
+                    path: config_path.clone(),
+                    cause: ConfigError {
+                        message: format!("cannot read it: {e}"),
+                    },
                 });
             }
         };
         let mut config = config;
+        confine(root, "schemas", &config.schemas).map_err(|cause| WorkspaceError::Config {
+            path: config_path.clone(),
+            cause,
+        })?;
+        for c in &config.captures {
+            confine(root, "captures", c).map_err(|cause| WorkspaceError::Config {
+                path: config_path.clone(),
+                cause,
+            })?;
+        }
         let marked = root.join("verdict.toml").is_file()
             || root.join(&config.schemas).is_dir()
             || (!root.join("captures").is_dir() && holds_batch_input(root));
@@ -486,6 +498,93 @@ fn error_path(e: &ignore::Error) -> Option<&Path> {
         }
         _ => None,
     }
+}
+
+/// Checks that the folder or file `key` (`schemas`, `captures`) of `verdict.toml` names,
+/// `rel` below `root`, is inside the workspace (`docs/config.md#limits`): once symbolic
+/// links and `..` are resolved it is `root` or below it, and it is not a loop of symbolic
+/// links. A walk never leaves the workspace: `schemas = "/"` would read the whole file
+/// system.
+///
+/// # Errors
+/// A [`ConfigError`] naming the key and the path.
+pub fn confine(root: &Path, key: &str, rel: &Path) -> Result<(), ConfigError> {
+    let path = root.join(rel);
+    let shown = rel.display();
+    let err = |why: String| ConfigError {
+        message: format!("{key} = {:?}: {why}", shown.to_string()),
+    };
+    let looped = |e: &std::io::Error| {
+        #[cfg(unix)]
+        {
+            e.raw_os_error() == Some(libc::ELOOP)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = e;
+            false
+        }
+    };
+    let root_abs = match root.canonicalize() {
+        Ok(r) => r,
+        Err(_) => match std::path::absolute(root) {
+            Ok(r) => normalize(&r),
+            Err(_) => return Ok(()),
+        },
+    };
+    let resolved = match path.canonicalize() {
+        Ok(p) => p,
+        Err(e) if looped(&e) => {
+            return Err(err(
+                "is a loop of symbolic links; name a folder inside the workspace".into(),
+            ));
+        }
+        // not there (yet): where it would be, `..` resolved
+        Err(_) => match std::path::absolute(&path) {
+            Ok(p) => {
+                let p = normalize(&p);
+                // the part that exists, with its links resolved
+                let mut base = p.as_path();
+                let mut rest = Vec::new();
+                while !base.exists() {
+                    match (base.parent(), base.file_name()) {
+                        (Some(parent), Some(name)) => {
+                            rest.push(name.to_os_string());
+                            base = parent;
+                        }
+                        _ => break,
+                    }
+                }
+                let mut out = base.canonicalize().unwrap_or_else(|_| base.to_path_buf());
+                out.extend(rest.iter().rev());
+                out
+            }
+            Err(_) => return Ok(()),
+        },
+    };
+    if !resolved.starts_with(&root_abs) {
+        return Err(err(format!(
+            "resolves to {}, outside the workspace {}; a walk never leaves the workspace (name a folder inside it)",
+            resolved.display(),
+            root_abs.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `path` with `.` and `..` components resolved lexically.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Every file below `dir` (recursively) for which `keep` holds, in path order (each folder's

@@ -138,9 +138,9 @@ impl Config {
         let Some(path) = Config::path(explicit) else {
             return Ok(Config::default());
         };
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::core::bounded::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {
+            Err(crate::core::bounded::ReadError::NotFound) if explicit.is_none() => {
                 return Ok(Config::default());
             }
             Err(e) => anyhow::bail!(

@@ -82,7 +82,7 @@ impl Profile {
         }
         let path = Path::new(name_or_path);
         if path.extension().is_some_and(|e| e == "toml") && path.is_file() {
-            let text = std::fs::read_to_string(path)
+            let text = crate::core::bounded::read_to_string(path)
                 .map_err(|e| ProfileError(format!("cannot read {name_or_path}: {e}")))?;
             return Profile::parse(&text).map_err(|e| ProfileError(format!("{name_or_path}: {e}")));
         }
@@ -176,7 +176,7 @@ impl Profile {
         if self.all_required
             && let Some(Value::Object(props)) = s.get("properties")
         {
-            let required: Vec<&str> = s
+            let required: std::collections::HashSet<&str> = s
                 .get("required")
                 .and_then(Value::as_array)
                 .map(|a| a.iter().filter_map(Value::as_str).collect())

@@ -53,7 +53,7 @@ pub(super) fn check(node: &Node<'_>, out: &mut Vec<LintFinding>) {
             Some("declare its `properties` (and `required`), or say why it is free-form in `description`".into()),
         ));
     }
-    let required: Vec<&str> = s
+    let required: std::collections::HashSet<&str> = s
         .get("required")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())

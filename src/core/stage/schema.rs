@@ -7,7 +7,7 @@
 //! `anyOf`/`oneOf` the branches' own errors are kept, the best-matching branch first.
 
 use crate::core::stage::parse;
-use crate::core::verdict::{Branch, Finding, Reason, Stage};
+use crate::core::verdict::{Branch, Finding, MAX_ERRORS, Reason, Stage, cap_findings};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
@@ -18,7 +18,20 @@ pub fn validate(validator: &Validator, value: &Value, raw: Option<&str>) -> Vec<
     if validator.is_valid(value) {
         return Vec::new();
     }
-    let mut findings: Vec<Finding> = validator.iter_errors(value).map(|e| finding(&e)).collect();
+    // at most MAX_ERRORS kept (and as many regex stalls), the rest only counted
+    let mut findings: Vec<Finding> = Vec::new();
+    let (mut kept_stalls, mut rest) = (0usize, 0u64);
+    for e in validator.iter_errors(value) {
+        let stall = matches!(e.kind(), ValidationErrorKind::BacktrackLimitExceeded { .. });
+        if stall && kept_stalls < MAX_ERRORS {
+            kept_stalls += 1;
+            findings.push(finding(&e));
+        } else if !stall && findings.len() - kept_stalls < MAX_ERRORS {
+            findings.push(finding(&e));
+        } else {
+            rest += 1;
+        }
+    }
     // every value (the branches' too) located in one scan of the text
     if let Some(text) = raw {
         parse::locate_findings(text, &mut findings);
@@ -41,6 +54,12 @@ pub fn validate(validator: &Validator, value: &Value, raw: Option<&str>) -> Vec<
             f.span.map_or(usize::MAX, |s| s.start),
         )
     });
+    if rest > 0
+        && let Some(last) = findings.last()
+    {
+        let more = Finding::omitted(last, rest);
+        findings.push(more);
+    }
     findings
 }
 
@@ -73,7 +92,7 @@ fn finding(e: &ValidationError<'_>) -> Finding {
             .enumerate()
             .map(|(index, errs)| Branch {
                 index,
-                errors: errs.iter().map(finding).collect(),
+                errors: cap_findings(errs.iter().map(finding).collect()),
             })
             .collect();
         let own = f.pointer.clone().unwrap_or_default();

@@ -1,0 +1,662 @@
+//! Bounds: every input the program reads, and every contract it compiles or runs, has a
+//! documented limit (`docs/verdicts.md#limits`, `docs/config.md#limits`); crossing one is a
+//! clear verdict or error naming the file and the limit, never a crash, a hang or a memory
+//! blow-up. Hangs are caught with a deadline ([`run`]).
+
+use crate::common;
+use common::run::run;
+
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// The verdicts of `check --format jsonl` in `root`, by capture id; the run must finish
+/// within `secs` seconds and exit with `code`.
+fn check_by_id(root: &Path, secs: u64, code: i32) -> BTreeMap<String, Value> {
+    let r = run(
+        &["check", "--format", "jsonl", "."],
+        root,
+        Duration::from_secs(secs),
+    );
+    assert_eq!(
+        r.code,
+        Some(code),
+        "stderr: {}\nstdout: {}",
+        r.stderr,
+        &r.stdout[..r.stdout.len().min(4000)]
+    );
+    common::jsonl_verdicts(&r.stdout)
+        .into_iter()
+        .map(|v| (v["id"].as_str().unwrap_or("").to_string(), v))
+        .collect()
+}
+
+/// The messages of a verdict's errors.
+fn messages(v: &Value) -> Vec<String> {
+    v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A workspace with the schema files `schemas` (name, text) and capture files `captures`.
+fn ws(schemas: &[(&str, String)], captures: &[(&str, String)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for (dir, files) in [("schemas", schemas), ("captures", captures)] {
+        std::fs::create_dir_all(tmp.path().join(dir)).unwrap();
+        for (name, text) in files {
+            let p = tmp.path().join(dir).join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+    }
+    tmp
+}
+
+/// A schema whose root refers to `$defs/d0`, each `d{i}` to `d{i+1}`, `d{n}` a string.
+fn ref_chain(n: usize) -> String {
+    let mut defs = serde_json::Map::new();
+    for i in 0..n {
+        defs.insert(
+            format!("d{i}"),
+            json!({"$ref": format!("#/$defs/d{}", i + 1)}),
+        );
+    }
+    defs.insert(format!("d{n}"), json!({"type": "string"}));
+    json!({"$ref": "#/$defs/d0", "$defs": defs}).to_string()
+}
+
+const OK_SCHEMA: &str = r#"{"type": "object", "required": ["a"]}"#;
+
+fn rec(id: &str, contract: &str, output: &str) -> String {
+    json!({"id": id, "contract": contract, "output": output}).to_string()
+}
+
+#[test]
+fn a_ref_chain_too_deep_to_compile_is_a_contract_error_of_its_own_captures() {
+    for n in [12_265usize, 20_000, 100_000] {
+        let w = ws(
+            &[
+                ("deep.schema.json", ref_chain(n)),
+                ("ok.schema.json", OK_SCHEMA.into()),
+            ],
+            &[
+                ("rc.json", rec("rc", "deep", "1")),
+                ("ok.json", rec("ok", "ok", r#"{"a": 1}"#)),
+            ],
+        );
+        let v = check_by_id(w.path(), 120, 1);
+        assert_eq!(v["rc"]["reason"], "CONTRACT_ERROR", "{n}: {}", v["rc"]);
+        assert_eq!(
+            messages(&v["rc"]),
+            [
+                "schemas/deep.schema.json: the schema nests more than 1000 levels deep (nested values plus $ref hops, the limit MAX_SCHEMA_DEPTH); not compiled (docs/verdicts.md#limits)"
+            ],
+            "{n}"
+        );
+        assert_eq!(v["ok"]["decision"], "ready-for-commit", "{n}: {}", v["ok"]);
+    }
+    // within the limit the chain compiles and checks
+    let w = ws(
+        &[("deep.schema.json", ref_chain(990))],
+        &[("rc.json", rec("rc", "deep", "1"))],
+    );
+    let v = check_by_id(w.path(), 120, 1);
+    assert_eq!(v["rc"]["reason"], "SCHEMA_MISMATCH", "{}", v["rc"]);
+}
+
+#[test]
+fn a_file_that_cannot_be_indexed_fails_only_its_own_contract_named_with_line_and_column() {
+    let w = ws(
+        &[
+            (
+                "old.schema.json",
+                "{\n  \"$schema\": \"http://json-schema.org/draft-03/schema#\",\n  \"type\": \"object\"\n}".into(),
+            ),
+            (
+                "uri.schema.json",
+                "{\"type\": \"object\",\n \"properties\": {\"x\": {\"$id\": \"http://[zz\"}}}".into(),
+            ),
+            ("uses.schema.json", r#"{"$ref": "uri.schema.json"}"#.into()),
+            ("ok.schema.json", OK_SCHEMA.into()),
+        ],
+        &[
+            ("a.json", rec("a", "ok", r#"{"a": 1}"#)),
+            ("b.json", rec("b", "old", "{}")),
+            ("c.json", rec("c", "uri", "{}")),
+            ("d.json", rec("d", "uses", "{}")),
+        ],
+    );
+    let v = check_by_id(w.path(), 60, 1);
+    assert_eq!(v["a"]["decision"], "ready-for-commit", "{}", v["a"]);
+    assert_eq!(v["b"]["reason"], "CONTRACT_ERROR");
+    assert_eq!(
+        messages(&v["b"]),
+        [
+            "schemas/old.schema.json:2:14 at /$schema cannot be indexed for $ref: Unknown meta-schema: 'http://json-schema.org/draft-03/schema#'. Custom meta-schemas must be registered in the registry before use"
+        ]
+    );
+    assert_eq!(v["c"]["reason"], "CONTRACT_ERROR");
+    assert_eq!(
+        messages(&v["c"]),
+        [
+            "schemas/uri.schema.json:2:30 at /properties/x/$id cannot be indexed for $ref: Invalid URI reference 'http://[zz': unexpected character at index 8"
+        ]
+    );
+    // a contract that refers to the broken file cannot resolve it: its own error
+    assert_eq!(v["d"]["reason"], "CONTRACT_ERROR", "{}", v["d"]);
+}
+
+#[test]
+fn a_duplicate_id_is_a_contract_error_naming_both_files_every_time() {
+    let w = ws(
+        &[
+            (
+                "a.schema.json",
+                r#"{"$id": "https://example.com/x", "type": "object"}"#.into(),
+            ),
+            (
+                "b.schema.json",
+                r#"{"$id": "https://example.com/x", "type": "string"}"#.into(),
+            ),
+            (
+                "c.schema.json",
+                r#"{"$id": "https://example.com/c", "$defs": {"n": {"$id": "y"}}}"#.into(),
+            ),
+            (
+                "d.schema.json",
+                r#"{"$id": "https://example.com/y"}"#.into(),
+            ),
+            ("ok.schema.json", OK_SCHEMA.into()),
+        ],
+        &[
+            ("a.json", rec("a", "a", "{}")),
+            ("b.json", rec("b", "b", "{}")),
+            ("c.json", rec("c", "c", "{}")),
+            ("d.json", rec("d", "d", "{}")),
+            ("ok.json", rec("ok", "ok", r#"{"a": 1}"#)),
+        ],
+    );
+    let first = check_by_id(w.path(), 60, 1);
+    assert_eq!(
+        messages(&first["a"]),
+        [
+            "schemas/a.schema.json:1:9 at /$id $id \"https://example.com/x\" is also the $id of schemas/b.schema.json:1:9 (at /$id): a $id names one schema; not compiled"
+        ]
+    );
+    assert_eq!(
+        messages(&first["b"]),
+        [
+            "schemas/b.schema.json:1:9 at /$id $id \"https://example.com/x\" is also the $id of schemas/a.schema.json:1:9 (at /$id): a $id names one schema; not compiled"
+        ]
+    );
+    assert_eq!(
+        messages(&first["d"]),
+        [
+            "schemas/d.schema.json:1:9 at /$id $id \"https://example.com/y\" is also the $id of schemas/c.schema.json:1:57 (at /$defs/n/$id): a $id names one schema; not compiled"
+        ]
+    );
+    assert_eq!(first["c"]["reason"], "CONTRACT_ERROR");
+    assert_eq!(first["ok"]["decision"], "ready-for-commit");
+    for _ in 0..5 {
+        assert_eq!(check_by_id(w.path(), 60, 1), first);
+    }
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let st = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_device_as_config_schema_rules_or_lint_argument_is_an_error_not_a_hang() {
+    use std::os::unix::fs::symlink;
+    // verdict.toml: the workspace cannot be used (exit 2), named
+    for special in ["fifo", "/dev/zero"] {
+        let w = ws(
+            &[("c.schema.json", OK_SCHEMA.into())],
+            &[("a.json", rec("a", "c", r#"{"a":1}"#))],
+        );
+        let toml = w.path().join("verdict.toml");
+        if special == "fifo" {
+            mkfifo(&toml);
+        } else {
+            symlink(special, &toml).unwrap();
+        }
+        let r = run(&["check", "."], w.path(), Duration::from_secs(30));
+        assert_eq!(r.code, Some(2), "{special}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(
+                "verdict.toml: cannot read it: not a regular file (a FIFO, socket or device)"
+            ),
+            "{special}: {}",
+            r.stderr
+        );
+    }
+    // a schema, a rules file: their contract's error, the other contract works
+    let w = ws(
+        &[
+            ("ok.schema.json", OK_SCHEMA.into()),
+            ("r.schema.json", OK_SCHEMA.into()),
+        ],
+        &[
+            ("a.json", rec("a", "ok", r#"{"a":1}"#)),
+            ("b.json", rec("b", "fifo", "{}")),
+            ("c.json", rec("c", "zero", "{}")),
+            ("d.json", rec("d", "r", r#"{"a":1}"#)),
+        ],
+    );
+    let schemas = w.path().join("schemas");
+    mkfifo(&schemas.join("fifo.schema.json"));
+    symlink("/dev/zero", schemas.join("zero.schema.json")).unwrap();
+    symlink("/dev/urandom", schemas.join("r.rules.toml")).unwrap();
+    let v = check_by_id(w.path(), 30, 1);
+    assert_eq!(v["a"]["decision"], "ready-for-commit");
+    assert_eq!(
+        messages(&v["b"]),
+        ["cannot read schemas/fifo.schema.json: not a regular file (a FIFO, socket or device)"]
+    );
+    assert_eq!(
+        messages(&v["c"]),
+        ["cannot read schemas/zero.schema.json: not a regular file (a FIFO, socket or device)"]
+    );
+    assert_eq!(
+        messages(&v["d"]),
+        ["cannot read schemas/r.rules.toml: not a regular file (a FIFO, socket or device)"]
+    );
+    // lint, given the FIFO and the device, and walking the folder
+    let r = run(
+        &[
+            "lint",
+            "--format",
+            "json",
+            "schemas/fifo.schema.json",
+            "schemas/zero.schema.json",
+        ],
+        w.path(),
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(
+        r.stdout
+            .matches("cannot read the schema: not a regular file (a FIFO, socket or device)")
+            .count(),
+        2,
+        "{}",
+        r.stdout
+    );
+    let r = run(&["lint", "."], w.path(), Duration::from_secs(30));
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    // review --old-schemas with a FIFO and a device among the old schemas
+    let old = tempfile::tempdir().unwrap();
+    mkfifo(&old.path().join("ok.schema.json"));
+    symlink("/dev/zero", old.path().join("r.schema.json")).unwrap();
+    let r = run(
+        &["review", "--old-schemas", old.path().to_str().unwrap(), "."],
+        w.path(),
+        Duration::from_secs(30),
+    );
+    assert!(r.code.is_some(), "{}", r.stderr);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_appearing_in_the_schemas_folder_does_not_silence_watch() {
+    let w = ws(
+        &[("c.schema.json", OK_SCHEMA.into())],
+        &[("a.json", rec("a", "c", r#"{"a":1}"#))],
+    );
+    let watch = common::watch::WatchJson::start(w.path(), &[]);
+    watch.batch("the first run", Duration::from_secs(30));
+    mkfifo(&w.path().join("schemas/f.schema.json"));
+    std::os::unix::fs::symlink("/dev/zero", w.path().join("schemas/z.schema.json")).unwrap();
+    watch.batch("the run after the FIFO appeared", Duration::from_secs(30));
+    // still alive: an edit is seen
+    std::fs::write(w.path().join("captures/a.json"), rec("a", "c", "{}")).unwrap();
+    let lines = watch.batch("the run after the edit", Duration::from_secs(30));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["data"]["reason"] == "SCHEMA_MISMATCH"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn schemas_or_captures_outside_the_workspace_are_a_config_error_naming_the_key() {
+    for (toml, key) in [
+        ("schemas = \"/\"\n", "schemas = \"/\""),
+        ("captures = \"/\"\n", "captures = \"/\""),
+        (
+            "captures = [\"captures\", \"../..\"]\n",
+            "captures = \"../..\"",
+        ),
+        (
+            "schemas = \"schemas/../../x\"\n",
+            "schemas = \"schemas/../../x\"",
+        ),
+    ] {
+        let w = ws(
+            &[("c.schema.json", OK_SCHEMA.into())],
+            &[("a.json", rec("a", "c", r#"{"a":1}"#))],
+        );
+        std::fs::write(w.path().join("verdict.toml"), toml).unwrap();
+        let r = run(&["check", "."], w.path(), Duration::from_secs(30));
+        assert_eq!(r.code, Some(2), "{toml}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("verdict.toml: {key}: resolves to ")),
+            "{toml}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("outside the workspace"),
+            "{toml}: {}",
+            r.stderr
+        );
+    }
+    // inside is fine, `..` or not
+    let w = ws(
+        &[("c.schema.json", OK_SCHEMA.into())],
+        &[("a.json", rec("a", "c", r#"{"a":1}"#))],
+    );
+    std::fs::write(
+        w.path().join("verdict.toml"),
+        "captures = \"schemas/../captures\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        check_by_id(w.path(), 30, 0)["a"]["decision"],
+        "ready-for-commit"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_captures_folder_that_is_a_symlink_loop_or_leads_outside_is_a_config_error() {
+    let w = ws(&[("c.schema.json", OK_SCHEMA.into())], &[]);
+    std::fs::remove_dir(w.path().join("captures")).unwrap();
+    std::os::unix::fs::symlink("captures", w.path().join("captures")).unwrap();
+    std::fs::write(w.path().join("verdict.toml"), "captures = \"captures\"\n").unwrap();
+    let r = run(&["check", "."], w.path(), Duration::from_secs(30));
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("verdict.toml: captures = \"captures\": is a loop of symbolic links; name a folder inside the workspace"),
+        "{}",
+        r.stderr
+    );
+    std::fs::remove_file(w.path().join("captures")).unwrap();
+    std::os::unix::fs::symlink("/", w.path().join("captures")).unwrap();
+    let r = run(&["check", "."], w.path(), Duration::from_secs(30));
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("captures = \"captures\": resolves to /, outside the workspace"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// The offset of `pid`'s open file description of `path` (from `/proc/PID/fdinfo`), if it
+/// has the file open.
+#[cfg(target_os = "linux")]
+fn read_offset(pid: u32, path: &Path) -> Option<u64> {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+    for fd in fds.flatten() {
+        if std::fs::read_link(fd.path()).ok().as_deref() == Some(path) {
+            let info = std::fs::read_to_string(format!(
+                "/proc/{pid}/fdinfo/{}",
+                fd.file_name().to_string_lossy()
+            ))
+            .ok()?;
+            return info
+                .lines()
+                .find_map(|l| l.strip_prefix("pos:"))
+                .and_then(|p| p.trim().parse().ok());
+        }
+    }
+    None
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_capture_log_that_grows_while_check_reads_it_is_read_up_to_its_size_when_opened() {
+    use std::io::Write;
+    let line = |i: usize| rec(&format!("x{i}"), "c", r#"{"a":1}"#) + "\n";
+    // more than a read buffer (256 KiB), so the reader meets the writer
+    let first: String = (0..20_000).map(line).collect();
+    let w = ws(
+        &[("c.schema.json", OK_SCHEMA.into())],
+        &[("log.jsonl", first)],
+    );
+    let path = w.path().join("captures/log.jsonl").canonicalize().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["check", "-q", "--format", "jsonl", "."])
+        .current_dir(w.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || std::io::read_to_string(out).unwrap());
+    // a writer that appends whenever the reader nears the end: a reader that reads to the
+    // end never gets there (at most 200 MB are appended)
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    let (mut next, mut appended) = (20_000usize, 0usize);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        let size = std::fs::metadata(&path).unwrap().len();
+        if appended < 200 << 20
+            && read_offset(pid, &path).is_some_and(|pos| pos + (512 << 10) >= size)
+        {
+            let chunk: String = (next..next + 2000).map(line).collect();
+            next += 2000;
+            appended += chunk.len();
+            f.write_all(chunk.as_bytes()).unwrap();
+        } else {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    let stdout = reader.join().unwrap();
+    let status = status.unwrap_or_else(|| {
+        panic!("check still read the growing log after 60 s ({appended} bytes appended)")
+    });
+    assert_eq!(status.code(), Some(0));
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let n = summary["data"]["captures"].as_u64().unwrap();
+    assert!((20_000..next as u64).contains(&n), "{summary}");
+}
+
+#[test]
+fn millions_of_errors_keep_the_first_hundred_and_a_count_in_every_front_end() {
+    let n = 5_000_000usize;
+    let mut output = String::with_capacity(2 * n + 2);
+    output.push('[');
+    for i in 0..n {
+        if i > 0 {
+            output.push(',');
+        }
+        output.push('0');
+    }
+    output.push(']');
+    let w = ws(
+        &[(
+            "c.schema.json",
+            r#"{"type": "array", "items": {"type": "string"}}"#.into(),
+        )],
+        &[("big.json", rec("big", "c", &output))],
+    );
+    drop(output);
+    let more = format!(
+        "{} more errors not kept (a verdict keeps the first 100: docs/verdicts.md#limits)",
+        n - 100
+    );
+    let r = run(
+        &["check", "--format", "json", "."],
+        w.path(),
+        Duration::from_secs(300),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let errors = doc["verdicts"][0]["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 101);
+    assert_eq!(errors[0]["pointer"], "/0");
+    assert_eq!(errors[99]["pointer"], "/99");
+    assert_eq!(errors[100]["message"], more.as_str());
+    assert_eq!(errors[100]["reason"], "SCHEMA_MISMATCH");
+    let v = check_by_id(w.path(), 300, 1);
+    assert_eq!(v["big"]["errors"], doc["verdicts"][0]["errors"]);
+    let r = run(&["check", "."], w.path(), Duration::from_secs(300));
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&more),
+        "{}",
+        &r.stdout[..r.stdout.len().min(3000)]
+    );
+}
+
+#[test]
+fn a_rule_past_the_step_budget_is_a_rule_error_not_a_hang() {
+    let items: Vec<Value> = (0..40_000)
+        .map(|i| json!({"id": i, "tags": ["a", "b"]}))
+        .collect();
+    let output = json!({"items": items}).to_string();
+    let nested = (0..10).fold("true".to_string(), |body, d| {
+        format!("proposal.items.all(x{d}, {body})")
+    });
+    let cases = [
+        ("nested", nested.as_str()),
+        (
+            "quadratic",
+            "proposal.items.all(a, proposal.items.all(b, a.id >= 0 || b.id >= 0))",
+        ),
+        (
+            "unique",
+            "proposal.items.all(a, proposal.items.filter(b, b.id == a.id).size() == 1)",
+        ),
+    ];
+    let mut schemas = vec![("c.schema.json", r#"{"type": "object"}"#.to_string())];
+    let mut captures = Vec::new();
+    for (name, _) in &cases {
+        schemas.push((
+            Box::leak(format!("{name}.schema.json").into_boxed_str()),
+            r#"{"type": "object"}"#.into(),
+        ));
+        captures.push((
+            Box::leak(format!("{name}.json").into_boxed_str()) as &str,
+            rec(name, name, &output),
+        ));
+    }
+    // linear rules over the same items, and over each item's own tags, run
+    captures.push(("linear.json", rec("linear", "c", &output)));
+    let w = ws(&schemas, &captures);
+    for (name, rule) in &cases {
+        std::fs::write(
+            w.path().join(format!("schemas/{name}.rules.toml")),
+            format!("[[rule]]\nreason = \"R\"\nrule = {rule:?}\nmessage = \"m\"\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        w.path().join("schemas/c.rules.toml"),
+        "[[rule]]\nreason = \"L\"\nrule = \"proposal.items.all(i, i.id >= 0 && i.tags.all(t, t != ''))\"\nmessage = \"m\"\n",
+    )
+    .unwrap();
+    let v = check_by_id(w.path(), 120, 1);
+    assert_eq!(
+        v["linear"]["decision"], "ready-for-commit",
+        "{}",
+        v["linear"]
+    );
+    for (name, _) in &cases {
+        assert_eq!(v[*name]["reason"], "RULE_ERROR", "{name}: {}", v[*name]);
+        let m = &messages(&v[*name])[0];
+        assert!(m.starts_with("rule 1 (R) could take up to "), "{m}");
+        assert!(
+            m.ends_with("comprehension steps on this capture (200002 values), over the rule budget of 10,000,000 steps (MAX_RULE_STEPS, docs/verdicts.md#limits); not evaluated, fails closed"),
+            "{m}"
+        );
+    }
+}
+
+#[test]
+fn a_schema_past_the_node_budget_is_a_contract_error_and_the_others_work() {
+    // 40 levels, each two `$ref`s to the next: 2^40 nodes once inlined
+    let mut defs = serde_json::Map::new();
+    for i in 0..40 {
+        let next = format!("#/$defs/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+        );
+    }
+    defs.insert("d40".into(), json!({"type": "string"}));
+    let diamond = json!({"$ref": "#/$defs/d0", "$defs": defs}).to_string();
+    let props: serde_json::Map<String, Value> = (0..300_000)
+        .map(|i| (format!("p{i}"), json!({"type": "string"})))
+        .collect();
+    let wide = json!({"type": "object", "properties": props}).to_string();
+    let w = ws(
+        &[
+            ("diamond.schema.json", diamond),
+            ("wide.schema.json", wide),
+            ("ok.schema.json", OK_SCHEMA.into()),
+        ],
+        &[
+            ("a.json", rec("a", "diamond", "\"x\"")),
+            ("b.json", rec("b", "wide", "{}")),
+            ("ok.json", rec("ok", "ok", r#"{"a": 1}"#)),
+        ],
+    );
+    let v = check_by_id(w.path(), 120, 1);
+    assert_eq!(
+        messages(&v["a"]),
+        [
+            "schemas/diamond.schema.json: the schema has 5497558138877 nodes with every $ref inlined, over max_schema_nodes (200000); not compiled (docs/verdicts.md#limits)"
+        ]
+    );
+    assert_eq!(
+        messages(&v["b"]),
+        [
+            "schemas/wide.schema.json: the schema has 300002 nodes as written (more with its $refs inlined), over max_schema_nodes (200000); not compiled (docs/verdicts.md#limits)"
+        ]
+    );
+    assert_eq!(v["ok"]["decision"], "ready-for-commit");
+    // lint keeps the same bound
+    let r = run(
+        &["lint", "schemas/wide.schema.json"],
+        w.path(),
+        Duration::from_secs(120),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("the schema has 300002 nodes, over max_schema_nodes (200000); not linted"),
+        "{}",
+        r.stdout
+    );
+    // and the budget is the workspace's to raise
+    std::fs::write(w.path().join("verdict.toml"), "max_schema_nodes = 400000\n").unwrap();
+    let v = check_by_id(w.path(), 120, 1);
+    assert_eq!(v["b"]["decision"], "ready-for-commit", "{}", v["b"]);
+}
