@@ -168,6 +168,7 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         args.paths.clone()
     };
     let mut findings = Vec::new();
+    let mut drift = Vec::new();
     let mut schemas = 0;
     for p in &paths {
         if !p.exists() {
@@ -205,15 +206,22 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         }
         if p.is_dir() {
             findings.extend(lint_rules(&root, &root.join(&config.schemas)));
+            // the drift report: the schemas the captures' requests sent, against their
+            // server contracts (a folder that does not open as a workspace has none)
+            if let Ok(ws) = crate::core::workspace::Workspace::open(&root) {
+                for v in crate::core::drift::report(&ws) {
+                    drift.push(printer::DriftVariant::new(v, &|f| shown(&root.join(f))));
+                }
+            }
         }
     }
-    let summary = LintSummary::of(schemas, &findings);
+    let summary = LintSummary::of(schemas, &findings).with_drift(&drift);
     let color = args.color.enabled();
     match args.format {
-        LintFormat::Human => printer::human(out, &findings, &summary, color)?,
-        LintFormat::Json => printer::json(out, &findings, &summary)?,
-        LintFormat::Sarif => printer::sarif(out, &findings)?,
-        LintFormat::Github => printer::github(out, &findings, &summary)?,
+        LintFormat::Human => printer::human(out, &findings, &drift, &summary, color)?,
+        LintFormat::Json => printer::json(out, &findings, &drift, &summary)?,
+        LintFormat::Sarif => printer::sarif(out, &findings, &drift)?,
+        LintFormat::Github => printer::github(out, &findings, &drift, &summary)?,
     }
     out.flush()?;
     Ok(summary.errors == 0)
