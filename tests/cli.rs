@@ -341,7 +341,7 @@ fn strip_ansi(s: &str) -> String {
 
 // ---------------------------------------------------------------- json / jsonl
 
-const VERDICT_KEYS: [&str; 15] = [
+const VERDICT_KEYS: [&str; 16] = [
     "id",
     "source",
     "contract",
@@ -359,6 +359,8 @@ const VERDICT_KEYS: [&str; 15] = [
     // which step chose the contract, and the capture's meta (docs/verdicts.md)
     "contract_from",
     "meta",
+    // the schema the request sent, when its response echoes one (docs/requests.md)
+    "generation",
 ];
 
 /// `v` cut down to the keys of the example in docs/verdicts.md.

@@ -17,6 +17,7 @@ mod capture_schema;
 mod cli;
 mod cli_docs;
 mod compressed;
+mod drift;
 mod dup_ids;
 mod hostile;
 mod hostile_engine;

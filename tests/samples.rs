@@ -99,6 +99,61 @@ fn logs_sample_meets_every_expect_in_every_format() {
     );
 }
 
+/// `samples/requests`: the schema the model was given beside the server contract; every
+/// `expect` met, `check` exits 0, and the generation warnings are where its README says.
+#[test]
+fn requests_sample_meets_every_expect() {
+    let verdicts = all_verdicts(&sample("requests"));
+    assert_eq!(verdicts.len(), 10);
+    assert_every_expect_met(&verdicts);
+    let mut warned: Vec<(&str, &str)> = verdicts
+        .iter()
+        .flat_map(|v| {
+            v.warnings
+                .iter()
+                .filter(|w| w.file.is_none())
+                .map(move |w| (v.id.as_str(), w.code.as_str()))
+        })
+        .collect();
+    warned.sort_unstable();
+    assert_eq!(
+        warned,
+        [
+            ("claude-tool-amount-0", "GENERATION_GAP"),
+            ("refund-102", "GENERATION_GAP"),
+            ("refund-103", "GENERATION_GAP"),
+            ("refund-202", "GENERATION_GAP"),
+            ("ticket-nullable", "GENERATION_GAP"),
+            ("ticket-strict-broken", "STRICT_VIOLATION"),
+        ]
+    );
+    let out = crate::common::verdict(&["check", "-q", sample("requests").to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// Every sample workspace (`samples/*`) meets every `expect` of every capture.
+#[test]
+fn every_sample_workspace_meets_every_expect() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let mut names: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| root.join(n).is_dir())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["logs", "providers", "refund", "requests"]);
+    for name in &names {
+        let verdicts = all_verdicts(&sample(name));
+        assert!(!verdicts.is_empty(), "{name}");
+        assert_every_expect_met(&verdicts);
+    }
+}
+
 #[test]
 fn editing_the_valid_amount_to_8000_flips_exactly_that_case_to_intent_mismatch() {
     let (_tmp, ws) = refund_copy();

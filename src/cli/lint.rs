@@ -187,6 +187,7 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     };
     let mut findings = Vec::new();
     let mut unreadable = Vec::new();
+    let mut drift = Vec::new();
     let mut schemas = 0;
     for p in &paths {
         if !p.exists() {
@@ -238,18 +239,25 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         }
         if p.is_dir() {
             findings.extend(lint_rules(&root, &root.join(&config.schemas)));
+            // the drift report: the schemas the captures' requests sent, against their
+            // server contracts (a folder that does not open as a workspace has none)
+            if let Ok(ws) = crate::core::workspace::Workspace::open(&root) {
+                for v in crate::core::drift::report(&ws) {
+                    drift.push(printer::DriftVariant::new(v, &|f| shown(&root.join(f))));
+                }
+            }
         }
     }
     findings.append(&mut unreadable);
-    let summary = LintSummary::of(schemas, &findings);
+    let summary = LintSummary::of(schemas, &findings).with_drift(&drift);
     let color = args.color.enabled();
     // JSON formats: DEL and the C1 controls escaped too (`docs/commands.md#untrusted-text`)
     let json = crate::core::escape::JsonSafe::new;
     match args.format {
-        LintFormat::Human => printer::human(out, &findings, &summary, color)?,
-        LintFormat::Json => printer::json(&mut json(&mut *out), &findings, &summary)?,
-        LintFormat::Sarif => printer::sarif(&mut json(&mut *out), &findings)?,
-        LintFormat::Github => printer::github(out, &findings, &summary)?,
+        LintFormat::Human => printer::human(out, &findings, &drift, &summary, color)?,
+        LintFormat::Json => printer::json(&mut json(&mut *out), &findings, &drift, &summary)?,
+        LintFormat::Sarif => printer::sarif(&mut json(&mut *out), &findings, &drift)?,
+        LintFormat::Github => printer::github(out, &findings, &drift, &summary)?,
     }
     out.flush()?;
     Ok(summary.errors == 0)

@@ -69,10 +69,20 @@ pub struct Feedback {
     pub contract: Option<Value>,
 }
 
-/// Builds the feedback for an evaluated capture.
+/// Builds the feedback for an evaluated capture. A capture with a `GENERATION_GAP`
+/// warning (it meets the schema its request sent, the server contract rejects it:
+/// `docs/requests.md#both-contracts`) gets a message for the loop's author, not the model:
+/// the request schema, not the model, needs the fix.
 pub fn feedback(ws: &Workspace, ev: &Evaluation) -> Feedback {
     let v: &Verdict = &ev.verdict;
     let contract = v.contract.as_deref().and_then(|n| ws.contracts.get(n));
+    if let Some(g) = v.generation.as_ref().filter(|_| {
+        v.warnings
+            .iter()
+            .any(|w| w.code == crate::core::verdict::Warning::GENERATION_GAP)
+    }) {
+        return generation_gap(v, g, contract.map(|c| (*c.schema).clone()), ev);
+    }
     let regenerate = v.decision == Decision::Regenerate;
     let mut contract_value = None;
     let message = if regenerate {
@@ -145,6 +155,41 @@ pub fn feedback(ws: &Workspace, ev: &Evaluation) -> Feedback {
         message,
         errors: v.errors.clone(),
         contract: contract_value,
+    }
+}
+
+/// The feedback of a `GENERATION_GAP` capture: the request schema, not the model, needs
+/// the fix (the model met what it was sent).
+fn generation_gap(
+    v: &Verdict,
+    g: &crate::core::verdict::Generation,
+    contract: Option<Value>,
+    ev: &Evaluation,
+) -> Feedback {
+    let named = crate::core::generation::describe(&g.schema, g.source);
+    let mut m = format!(
+        "Regenerating would not fix the cause: the proposal meets the {named} its request sent ({} {}), and the server contract `{}` rejects it, so constrained decoding could never have caught it. The request schema, not the model, needs the fix: send the server contract's constraints with the request (`verdict lint` lists what the request schema lacks).\n",
+        g.request,
+        g.pointer,
+        v.contract.as_deref().unwrap_or("")
+    );
+    for f in v.errors.iter().take(20) {
+        m.push_str(&format!("- {}\n", describe(f, ev)));
+    }
+    if v.errors.len() > 20 {
+        m.push_str(&format!("- ... and {} more\n", v.errors.len() - 20));
+    }
+    m.push_str(&format!(
+        "Instead: fix the request schema ({} {}), then send the request again.",
+        g.request, g.pointer
+    ));
+    Feedback {
+        id: v.id.clone(),
+        decision: v.decision,
+        regenerate: false,
+        message: m,
+        errors: v.errors.clone(),
+        contract,
     }
 }
 

@@ -17,6 +17,7 @@ pub mod capture;
 pub mod capture_file;
 pub mod config;
 pub mod contract;
+pub mod drift;
 pub mod escape;
 pub mod feedback;
 pub mod generation;

@@ -7,13 +7,13 @@ use crate::core::capture_file;
 use crate::core::config::{PROVIDER_FORMATS, Pattern};
 use crate::core::contract::Contract;
 use crate::core::escape::quote;
-use crate::core::generation::{RequestSchemas, SchemaSource};
+use crate::core::generation::{GenerationSchema, RequestSchemas, SchemaSource};
 use crate::core::mcp::{self, Resolved};
 use crate::core::record_ref::RecordRef;
 use crate::core::request::{Family, Lookup, Request, RequestFrom};
 use crate::core::shape;
 use crate::core::stage::{intent, parse, schema};
-use crate::core::verdict::{Finding, Generation, Reason, ResponseInfo, Stage, Verdict};
+use crate::core::verdict::{Finding, Generation, Reason, ResponseInfo, Stage, Verdict, Warning};
 use crate::core::workspace::Workspace;
 use serde_json::Value;
 use std::sync::Arc;
@@ -31,6 +31,10 @@ pub struct Evaluation {
     pub raw_output: Option<String>,
     /// The parsed (or structured) proposal, when the parse stage passed.
     pub proposal: Option<Value>,
+    /// The generation schema the capture's request sent for the proposal, when there is
+    /// one that could be read (`docs/requests.md#the-generation-schema`): what the drift
+    /// report compares with the server contract.
+    pub sent: Option<GenerationSchema>,
 }
 
 /// Where a verdict's contract came from: its `contract_from` (`docs/verdicts.md#contract-from`).
@@ -81,8 +85,11 @@ struct Run<'a> {
     from: Option<String>,
     /// The contract, when one was found.
     contract: Option<Arc<Contract>>,
-    /// The generation schema, when it is the contract.
+    /// The generation schema: the contract itself (`contract_from` `request`), or checked
+    /// beside the server contract.
     generation: Option<crate::core::verdict::Generation>,
+    /// The capture's own warnings (`GENERATION_GAP`, `STRICT_VIOLATION`).
+    warnings: Vec<crate::core::verdict::Warning>,
     /// The workspace the contract lives in.
     _ws: std::marker::PhantomData<&'a Workspace>,
     /// The failing stage's findings.
@@ -130,6 +137,7 @@ impl Workspace {
             capture: None,
             raw_output: None,
             proposal: None,
+            sent: None,
         };
         let text = match &raw.text {
             Ok(t) => t,
@@ -196,6 +204,7 @@ impl Workspace {
         if let Some(info) = verdict.response.as_mut() {
             verdict.warnings.append(&mut info.warnings);
         }
+        verdict.warnings.extend(run.warnings);
         self.apply_decisions(&mut verdict);
         if let Some(x) = &capture.expect {
             verdict.apply_expect(x.clone());
@@ -619,9 +628,11 @@ impl Workspace {
                     strict: g.strict,
                     request: place,
                     pointer: format!("{}{}", request.base, g.pointer),
+                    valid: None,
+                    errors: Vec::new(),
                 };
                 let c = self.request_contracts.get(&self.config, g);
-                FromRequest::Contract(c, generation)
+                FromRequest::Contract(c, generation, g.clone())
             }
             Err(p) => {
                 let source = if tool.is_some() {
@@ -636,6 +647,8 @@ impl Workspace {
                     strict: false,
                     request: place.clone(),
                     pointer: pointer.clone(),
+                    valid: None,
+                    errors: Vec::new(),
                 };
                 let mut f = Finding::new(
                     Stage::Input,
@@ -687,6 +700,7 @@ impl Workspace {
             from: None,
             contract: None,
             generation: None,
+            warnings: Vec::new(),
             _ws: std::marker::PhantomData,
             errors: Vec::new(),
             info: None,
@@ -694,12 +708,30 @@ impl Workspace {
         // input: the contract
         let tool = adapted.info.tool.as_deref().or(capture.tool.as_deref());
         let model = adapted.info.model.as_deref();
+        // with a server contract, the schema the request sent is checked beside it
+        let mut beside: Option<Result<Arc<Contract>, ()>> = None;
         let (contract, from) =
             match self.server_contract(capture, origin.contract, tool, model, rel) {
-                Ok(Some((c, from))) => (c.clone(), from),
+                Ok(Some((c, from))) => {
+                    match self.request_contract(capture, adapted.info.tool.as_deref()) {
+                        FromRequest::Contract(gc, g, sent) => {
+                            run.generation = Some(g);
+                            ev.sent = Some(sent);
+                            beside = Some(Ok(gc));
+                        }
+                        FromRequest::Broken(_, mut g, f) => {
+                            g.errors = vec![*f];
+                            run.generation = Some(g);
+                            beside = Some(Err(()));
+                        }
+                        FromRequest::Missing(_) => {}
+                    }
+                    (c.clone(), from)
+                }
                 Ok(None) => match self.request_contract(capture, adapted.info.tool.as_deref()) {
-                    FromRequest::Contract(c, g) => {
+                    FromRequest::Contract(c, g, sent) => {
                         run.generation = Some(g);
+                        ev.sent = Some(sent);
                         (c, ContractFrom::Request)
                     }
                     FromRequest::Broken(name, g, f) => {
@@ -750,7 +782,66 @@ impl Workspace {
             }
         };
         run.errors = self.later_stages(capture, &contract, validator, proposal, ev);
+        match beside {
+            Some(Ok(gc)) => self.check_beside(&mut run, &gc, ev),
+            Some(Err(())) => {}
+            None if from == ContractFrom::Request => strict_zero_config(&mut run),
+            None => {}
+        }
         run
+    }
+
+    /// Checks the proposal against the generation schema `gc` beside the server contract
+    /// (`docs/requests.md#both-contracts`): `generation.valid` and `errors`, then the
+    /// warnings `GENERATION_GAP` (it meets the generation schema, the server's schema stage
+    /// failed) and `STRICT_VIOLATION` (a strict request, and it does not meet it). Not
+    /// checked when there is no proposal (an earlier stage failed).
+    fn check_beside(&self, run: &mut Run<'_>, gc: &Contract, ev: &Evaluation) {
+        let Some(g) = run.generation.as_mut() else {
+            return;
+        };
+        let validator = match &gc.compiled {
+            Ok(v) => v,
+            Err(errors) => {
+                g.errors = errors
+                    .iter()
+                    .map(|f| {
+                        let mut f = f.clone();
+                        f.message = format!("{} {}: {}", g.request, g.pointer, f.message);
+                        f
+                    })
+                    .collect();
+                return;
+            }
+        };
+        let Some(value) = &ev.proposal else {
+            return;
+        };
+        g.errors = schema::validate(validator, value, ev.raw_output.as_deref());
+        g.valid = Some(g.errors.is_empty());
+        let server_schema_failed = run.errors.first().is_some_and(|f| f.stage == Stage::Schema);
+        let named = crate::core::generation::describe(&g.schema, g.source);
+        if g.errors.is_empty() && server_schema_failed {
+            let first = &run.errors[0];
+            run.warnings.push(Warning::capture(
+                Warning::GENERATION_GAP,
+                Some(g.pointer.clone()),
+                format!(
+                    "the proposal meets the {named} its request sent ({}) but not the server contract {}{}{}: the request schema, not the model, needs the fix (`verdict lint` lists what it lacks)",
+                    g.request,
+                    quote(run.name.as_deref().unwrap_or(""), 80),
+                    at_pointer(first),
+                    first
+                        .keyword
+                        .as_deref()
+                        .map(|k| format!(" (`{k}`)"))
+                        .unwrap_or_default(),
+                ),
+            ));
+        }
+        if g.strict && !g.errors.is_empty() {
+            run.warnings.push(strict_violation(g, &g.errors[0]));
+        }
     }
 
     /// The parse, schema and business stages: the failing stage's findings, or none.
@@ -812,10 +903,46 @@ impl Workspace {
     }
 }
 
+/// `STRICT_VIOLATION` for a capture checked against the schema its strict request sent
+/// (`contract_from` `request`) that fails its schema stage.
+fn strict_zero_config(run: &mut Run<'_>) {
+    if let (Some(g), Some(first)) = (&run.generation, run.errors.first())
+        && g.strict
+        && first.stage == Stage::Schema
+    {
+        run.warnings.push(strict_violation(g, first));
+    }
+}
+
+/// The `STRICT_VIOLATION` warning of a strict request whose proposal breaks `g` (`first`
+/// is the first finding against it).
+fn strict_violation(g: &Generation, first: &Finding) -> Warning {
+    Warning::capture(
+        Warning::STRICT_VIOLATION,
+        Some(g.pointer.clone()),
+        format!(
+            "the request was strict ({}), so constrained decoding promised conformance, yet the proposal breaks the {} it sent{}: {}",
+            g.request,
+            crate::core::generation::describe(&g.schema, g.source),
+            at_pointer(first),
+            first.message
+        ),
+    )
+}
+
+/// ` at /pointer` for a finding with a pointer (` at the root` for `""`), else nothing.
+fn at_pointer(f: &Finding) -> String {
+    match f.pointer.as_deref() {
+        Some("") => " at the root".to_owned(),
+        Some(p) => format!(" at {p}"),
+        None => String::new(),
+    }
+}
+
 /// What the schema a capture's request sent gives as its contract.
 enum FromRequest {
-    /// The compiled generation schema.
-    Contract(Arc<Contract>, Generation),
+    /// The compiled generation schema, with the schema as read.
+    Contract(Arc<Contract>, Generation, GenerationSchema),
     /// It names a schema that cannot be used: the capture's `CONTRACT_ERROR` (with the
     /// contract name).
     Broken(String, Generation, Box<Finding>),

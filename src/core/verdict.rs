@@ -406,6 +406,39 @@ pub struct Warning {
     pub message: String,
 }
 
+impl Warning {
+    /// The proposal meets the generation schema (the schema its request sent) but fails the
+    /// server contract's schema: the request asked for less than the server requires, so
+    /// constrained decoding could never have caught it; the request schema, not the model,
+    /// needs the fix (`docs/requests.md#both-contracts`).
+    pub const GENERATION_GAP: &'static str = "GENERATION_GAP";
+    /// The request was `strict` (constrained decoding promised conformance) and the proposal
+    /// still breaks the schema it sent (`docs/requests.md#both-contracts`).
+    pub const STRICT_VIOLATION: &'static str = "STRICT_VIOLATION";
+    /// Every warning code the pipeline itself puts on a verdict, in `docs/verdicts.md` order
+    /// (the contract's lint codes are `core::lint::codes`; the workspace warnings are
+    /// `UNMATCHED_JOIN`, `UNMATCHED_REQUEST`, `DUPLICATE_REQUEST`).
+    pub const CAPTURE_CODES: &'static [&'static str] = &[
+        "CANDIDATES_IGNORED",
+        "DUPLICATE_ID",
+        Warning::GENERATION_GAP,
+        Warning::STRICT_VIOLATION,
+    ];
+
+    /// A warning about one capture (no `file`: not a contract's lint finding), severity
+    /// `warning`.
+    pub fn capture(code: &str, pointer: Option<String>, message: String) -> Warning {
+        Warning {
+            code: code.to_owned(),
+            severity: Some("warning".into()),
+            file: None,
+            pointer,
+            at: None,
+            message,
+        }
+    }
+}
+
 /// The expected verdict of a capture (`expect` in the record); a left-out key is not checked.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Expect {
@@ -551,8 +584,9 @@ pub struct Verdict {
     /// (`docs/capture-record.md#meta`). Never seen by rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<serde_json::Map<String, serde_json::Value>>,
-    /// The schema the request sent, when it is the verdict's contract (`contract_from`
-    /// `"request"`, `docs/requests.md#zero-config`).
+    /// The schema the request sent for the proposal: the verdict's contract when
+    /// `contract_from` is `"request"` (`docs/requests.md#zero-config`), else checked beside
+    /// the server contract (`docs/requests.md#both-contracts`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<Generation>,
     /// One sentence: what to do next (from the decision and reason).
@@ -575,6 +609,28 @@ pub struct Generation {
     /// JSON Pointer of the schema in the request's record
     /// (`/body/response_format/json_schema/schema`).
     pub pointer: String,
+    /// With a server contract: whether the proposal meets the generation schema; `None`
+    /// (left out) when it was not checked: the generation schema is the contract itself,
+    /// there is no proposal (an earlier stage failed), or the schema cannot be used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid: Option<bool>,
+    /// With a server contract: the proposal's findings against the generation schema
+    /// (`SCHEMA_MISMATCH`, instance `pointer` and `schema_path` into the generation schema),
+    /// or the `CONTRACT_ERROR` of a generation schema that cannot be used; empty (left out)
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<Finding>,
+}
+
+impl Generation {
+    /// Where an input request is (`request` read as `FILE:LINE`); `None` for `record` and
+    /// `echo`: the request is in the capture's own record.
+    pub fn request_ref(&self) -> Option<RecordRef> {
+        match self.request.as_str() {
+            "record" | "echo" => None,
+            r => Some(RecordRef::parse(r)),
+        }
+    }
 }
 
 impl Verdict {

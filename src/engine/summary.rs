@@ -84,6 +84,9 @@ pub struct CaptureSummary {
     pub first_has_pointer: bool,
     /// The first error's message (`None` when ready).
     pub message: Option<String>,
+    /// The content hash of the generation schema its request sent, when a server contract
+    /// checked it beside that schema: its drift variant (`core::drift::key_of`).
+    pub sent: Option<u64>,
 }
 
 impl CaptureSummary {
@@ -106,6 +109,7 @@ impl CaptureSummary {
             pointers,
             first_has_pointer: v.errors.first().is_some_and(|f| f.pointer.is_some()),
             message: v.errors.first().map(|f| f.message.clone()),
+            sent: crate::core::drift::key_of(ev).map(|k| k.4),
         }
     }
 

@@ -1,7 +1,9 @@
 //! `--format github`: GitHub Actions workflow commands, one `::error` annotation per failing
 //! capture (`::error file=F,line=L,col=C,title=REASON::message`), one `::warning` (or
 //! `::error` / `::notice`, by severity) per lint finding of a contract file that rides on the
-//! verdicts (once per contract, as `lint --format github` prints it; workspace mode), then a
+//! verdicts (once per contract, as `lint --format github` prints it; workspace mode), one
+//! `::warning` per generation warning (`GENERATION_GAP`, `STRICT_VIOLATION`) located at the
+//! request that sent the schema (its file and line), whether the capture passes or not, then a
 //! `::notice` summary. In `check --schema` mode a failing instance is located at its first
 //! error's line and column within the file, and the summary counts instances
 //! (`instances N > parsed N > valid N`, `N valid, N invalid`).
@@ -101,6 +103,16 @@ impl<W: Write> Sink for Github<W> {
     fn item(&mut self, it: &Item) -> io::Result<()> {
         self.lint_findings(it)?;
         let v = &it.verdict;
+        // about the request schema, whether the capture passes or not: at the request
+        for (w, file, line) in crate::report::generation_warnings(it) {
+            writeln!(
+                self.out,
+                "::warning file={},line={line},col=1,title={}::{}",
+                property(&escape_control(&file)),
+                property(&w.code),
+                data(&escape_control(&format!("{}: {}", v.id, w.message)))
+            )?;
+        }
         if v.passes() {
             return Ok(());
         }

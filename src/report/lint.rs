@@ -1,12 +1,80 @@
 //! Report formats of `verdict lint`: human, json, sarif, github (`docs/commands.md`). Every format
 //! prints the same findings, in reading order per schema file.
 
+use crate::core::drift::{REQUEST_LOOSER, Variant};
 use crate::core::lint::{LintFinding, Severity, codes};
 use crate::core::text::escape_control;
 use crate::core::verdict::LineCol;
 use crate::report::github::{data, property};
 use serde_json::{Value, json};
 use std::io::{self, Write};
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// One variant of the drift report as `lint` prints it (`docs/requests.md#the-drift-report`):
+/// the variant, and the file and line of its first capture's request as the user can open it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DriftVariant {
+    /// The variant.
+    #[serde(flatten)]
+    pub variant: Variant,
+    /// The file holding the first capture's request (the input file, or the capture's own
+    /// file for a `record` or `echo` request), as shown.
+    pub file: String,
+    /// Its 1-based line, in a log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+}
+
+impl DriftVariant {
+    /// The variant `v`, its request's file shown by `show` (given the workspace-relative name).
+    pub fn new(v: Variant, show: &dyn Fn(&str) -> String) -> DriftVariant {
+        let at = match v.request.as_str() {
+            "record" | "echo" => crate::core::record_ref::RecordRef::parse(&v.first_source),
+            r => crate::core::record_ref::RecordRef::parse(r),
+        };
+        DriftVariant {
+            file: show(at.file()),
+            line: at.line(),
+            variant: v,
+        }
+    }
+
+    /// Its findings as lint findings located at the request (file, line; the pointer into
+    /// the request's record): `REQUEST_LOOSER` a warning, the others info.
+    pub fn lint_findings(&self) -> Vec<LintFinding> {
+        let v = &self.variant;
+        let n = v.captures;
+        v.findings
+            .iter()
+            .map(|f| LintFinding {
+                code: f.code.to_owned(),
+                severity: if f.code == REQUEST_LOOSER {
+                    Severity::Warning
+                } else {
+                    Severity::Info
+                },
+                file: self.file.clone(),
+                pointer: format!("{}{}", v.pointer, f.pointer),
+                at: self.line.map(|l| LineCol {
+                    line: l as u32,
+                    column: 1,
+                }),
+                message: format!(
+                    "the {} sent to {n} capture{} (variant {}) against contract {}: {}",
+                    crate::core::generation::describe(&v.schema, v.source),
+                    if n == 1 { "" } else { "s" },
+                    v.hash,
+                    crate::core::escape::quote(&v.contract, 80),
+                    f.message
+                ),
+                hint: None,
+            })
+            .collect()
+    }
+}
 
 /// Counts by severity, and the number of schema files linted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -19,6 +87,12 @@ pub struct LintSummary {
     pub warnings: usize,
     /// Info-level findings.
     pub info: usize,
+    /// Drift report: request schema variants (left out when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub variants: usize,
+    /// Drift report: findings over every variant (left out when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drift: usize,
 }
 
 impl LintSummary {
@@ -30,7 +104,16 @@ impl LintSummary {
             errors: n(Severity::Error),
             warnings: n(Severity::Warning),
             info: n(Severity::Info),
+            variants: 0,
+            drift: 0,
         }
+    }
+
+    /// The same counts with the drift report's.
+    pub fn with_drift(mut self, drift: &[DriftVariant]) -> LintSummary {
+        self.variants = drift.len();
+        self.drift = drift.iter().map(|d| d.variant.findings.len()).sum();
+        self
     }
 
     /// `2 errors, 1 warning, 0 info in 3 schemas`.
@@ -42,20 +125,31 @@ impl LintSummary {
                 format!("{n} {w}s")
             }
         };
-        format!(
+        let mut line = format!(
             "{}, {}, {} info in {}",
             pl(self.errors, "error"),
             pl(self.warnings, "warning"),
             self.info,
             pl(self.schemas, "schema")
-        )
+        );
+        if self.variants > 0 {
+            line.push_str(&format!(
+                "; {} in {}",
+                pl(self.drift, "drift finding"),
+                pl(self.variants, "request schema variant")
+            ));
+        }
+        line
     }
 }
 
-/// `file:line:col: severity[CODE] /pointer: message`, the hint indented below, then the summary.
+/// `file:line:col: severity[CODE] /pointer: message`, the hint indented below, then the
+/// drift report (each variant: where its first request is, the contract, the captures, its
+/// findings), then the summary.
 pub fn human(
     out: &mut dyn Write,
     findings: &[LintFinding],
+    drift: &[DriftVariant],
     summary: &LintSummary,
     color: bool,
 ) -> io::Result<()> {
@@ -83,19 +177,110 @@ pub fn human(
             writeln!(out, "    hint: {}", escape_control(h))?;
         }
     }
+    human_drift(out, drift, color)?;
     writeln!(out, "{}", summary.line())
 }
 
-/// `{"summary": {...}, "findings": [...]}`.
+/// The drift report's human block.
+fn human_drift(out: &mut dyn Write, drift: &[DriftVariant], color: bool) -> io::Result<()> {
+    let e = |s: &str| escape_control(s).into_owned();
+    for (i, d) in drift.iter().enumerate() {
+        let v = &d.variant;
+        let same: Vec<usize> = drift
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.variant.contract == v.contract && o.variant.schema == v.schema)
+            .map(|(j, _)| j)
+            .collect();
+        let of = match same.iter().position(|j| *j == i) {
+            Some(k) if same.len() > 1 => format!(" (variant {} of {})", k + 1, same.len()),
+            _ => String::new(),
+        };
+        let place = match d.line {
+            Some(l) => format!("{}:{l}", d.file),
+            None => d.file.clone(),
+        };
+        let head = format!("drift[{}]", v.contract);
+        let head = if color {
+            format!("\x1b[1m{}\x1b[0m", e(&head))
+        } else {
+            e(&head)
+        };
+        writeln!(
+            out,
+            "{}: {head} the {}{of} sent to {} vs contract {} ({})",
+            e(&place),
+            e(&crate::core::generation::describe(&v.schema, v.source)),
+            pl_captures(v.captures),
+            e(&v.contract),
+            e(&v.contract_file),
+        )?;
+        let mut ids: Vec<String> = v.ids.iter().take(10).map(|i| e(i)).collect();
+        if v.captures > ids.len() {
+            ids.push(format!("and {} more", v.captures - ids.len()));
+        }
+        writeln!(
+            out,
+            "    variant {}{}; request {} {}{}; captures: {}",
+            v.hash,
+            if v.strict { " (strict)" } else { "" },
+            e(&v.request),
+            e(&v.pointer),
+            v.profile
+                .as_deref()
+                .map(|p| format!("; profile {p}"))
+                .unwrap_or_default(),
+            ids.join(", ")
+        )?;
+        if v.findings.is_empty() {
+            writeln!(
+                out,
+                "    no drift: the sent schema has the server contract's constraints"
+            )?;
+        }
+        for f in &v.findings {
+            let sev = if f.code == REQUEST_LOOSER {
+                "warning"
+            } else {
+                "info"
+            };
+            let sev = match (color, sev) {
+                (false, s) => s.to_owned(),
+                (true, "warning") => "\x1b[33mwarning\x1b[0m".into(),
+                (true, s) => format!("\x1b[36m{s}\x1b[0m"),
+            };
+            let ptr = if f.pointer.is_empty() {
+                "(root)".to_owned()
+            } else {
+                e(&f.pointer)
+            };
+            writeln!(out, "    {sev}[{}] {ptr}: {}", f.code, e(&f.message))?;
+        }
+    }
+    Ok(())
+}
+
+fn pl_captures(n: usize) -> String {
+    if n == 1 {
+        "1 capture".to_owned()
+    } else {
+        format!("{n} captures")
+    }
+}
+
+/// `{"summary": {...}, "findings": [...]}`, and `"drift": [...]` (the variants) when the
+/// drift report has any.
 pub fn json(
     out: &mut dyn Write,
     findings: &[LintFinding],
+    drift: &[DriftVariant],
     summary: &LintSummary,
 ) -> io::Result<()> {
-    serde_json::to_writer_pretty(
-        &mut *out,
-        &json!({"summary": summary, "findings": findings}),
-    )?;
+    let mut doc = json!({"summary": summary, "findings": findings});
+    if !drift.is_empty() {
+        doc["drift"] = serde_json::to_value(drift).map_err(io::Error::from)?;
+    }
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
 
@@ -107,8 +292,16 @@ fn sarif_level(s: Severity) -> &'static str {
     }
 }
 
-/// SARIF 2.1.0: one result per finding, `ruleId` the code, located at file, line, column.
-pub fn sarif(out: &mut dyn Write, findings: &[LintFinding]) -> io::Result<()> {
+/// SARIF 2.1.0: one result per finding, `ruleId` the code, located at file, line, column;
+/// then one per drift finding, located at its request's file and line.
+pub fn sarif(
+    out: &mut dyn Write,
+    findings: &[LintFinding],
+    drift: &[DriftVariant],
+) -> io::Result<()> {
+    let mut all = findings.to_vec();
+    all.extend(drift.iter().flat_map(DriftVariant::lint_findings));
+    let findings = all.as_slice();
     let rules: Vec<&str> = codes::ALL
         .iter()
         .copied()
@@ -189,14 +382,17 @@ pub(crate) fn github_annotation(
     )
 }
 
-/// GitHub Actions annotations: `::error` / `::warning` / `::notice` per finding, then a
-/// summary notice (escaping as the Actions toolkit does).
+/// GitHub Actions annotations: `::error` / `::warning` / `::notice` per finding and per
+/// drift finding (at its request's file and line), then a summary notice (escaping as the
+/// Actions toolkit does).
 pub fn github(
     out: &mut dyn Write,
     findings: &[LintFinding],
+    drift: &[DriftVariant],
     summary: &LintSummary,
 ) -> io::Result<()> {
-    for f in findings {
+    let drifts: Vec<LintFinding> = drift.iter().flat_map(DriftVariant::lint_findings).collect();
+    for f in findings.iter().chain(&drifts) {
         let mut msg = f.message.clone();
         if let Some(h) = &f.hint {
             msg = format!("{msg} ({h})");

@@ -101,3 +101,31 @@ pub(crate) fn rule_id(v: &Verdict) -> String {
         .as_ref()
         .map_or("READY".to_string(), |r| r.to_string())
 }
+
+/// The capture's generation warnings (`GENERATION_GAP`, `STRICT_VIOLATION`:
+/// `docs/requests.md#both-contracts`), each with where the request that sent the schema
+/// is, as the user can open it: the input file (the workspace folder the item's path starts
+/// with, joined with the request's file) and line, or, for a request in the capture's own
+/// record, the item's path and the record's line.
+pub(crate) fn generation_warnings(
+    it: &Item,
+) -> Vec<(&crate::core::verdict::Warning, String, usize)> {
+    use crate::core::verdict::Warning;
+    let v = &it.verdict;
+    let Some(g) = &v.generation else {
+        return Vec::new();
+    };
+    let (file, line) = match g.request_ref() {
+        Some(at) => {
+            let root = it.path.strip_suffix(v.source.file().as_ref()).unwrap_or("");
+            (format!("{root}{}", at.file()), at.line().unwrap_or(1))
+        }
+        // the record's own line (a `.json` record starts at line 1)
+        None => (it.path.to_string(), v.source.line().unwrap_or(1)),
+    };
+    v.warnings
+        .iter()
+        .filter(|w| w.code == Warning::GENERATION_GAP || w.code == Warning::STRICT_VIOLATION)
+        .map(|w| (w, file.clone(), line))
+        .collect()
+}

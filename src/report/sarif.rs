@@ -1,6 +1,7 @@
 //! `--format sarif`: SARIF 2.1.0 (OASIS), one result per failing capture, located at the
 //! capture file, line and column; `ruleId` is the reason code. Captures that pass are left
-//! out. In `check --schema` mode a result is located at its instance's first error (line and
+//! out; a generation warning (`GENERATION_GAP`, `STRICT_VIOLATION`) is a `warning` result
+//! located at the request that sent the schema (its file and line), pass or fail. In `check --schema` mode a result is located at its instance's first error (line and
 //! column within the file). Results are streamed; the rule table follows them (JSON member order is free).
 //! Schema: <https://json.schemastore.org/sarif-2.1.0.json>.
 
@@ -36,20 +37,56 @@ impl<W: Write> Sarif<W> {
     }
 }
 
+impl<W: Write> Sarif<W> {
+    /// The index of rule `rule` in the rule table, added when new.
+    fn rule(&mut self, rule: &str) -> usize {
+        match self.rules.iter().position(|r| r == rule) {
+            Some(i) => i,
+            None => {
+                self.rules.push(rule.to_owned());
+                self.rules.len() - 1
+            }
+        }
+    }
+
+    /// Writes one result after the right separator (the document's head first).
+    fn write(&mut self, result: &serde_json::Value) -> io::Result<()> {
+        if self.first {
+            self.out.write_all(
+                b"{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n  \"version\": \"2.1.0\",\n  \"runs\": [{\n    \"columnKind\": \"unicodeCodePoints\",\n    \"results\": [\n      ",
+            )?;
+            self.first = false;
+        } else {
+            self.out.write_all(b",\n      ")?;
+        }
+        serde_json::to_writer(&mut self.out, result).map_err(io::Error::from)
+    }
+}
+
 impl<W: Write> Sink for Sarif<W> {
     fn item(&mut self, it: &Item) -> io::Result<()> {
         let v = &it.verdict;
+        // about the request schema, whether the capture passes or not: at the request
+        for (w, file, line) in crate::report::generation_warnings(it) {
+            let result = json!({
+                "ruleId": w.code,
+                "ruleIndex": self.rule(&w.code),
+                "level": "warning",
+                "message": {"text": format!("{}: {}", v.id, w.message)},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": file},
+                    "region": {"startLine": line, "startColumn": 1}
+                }}],
+                "properties": {"id": v.id, "pointer": w.pointer, "capture": &*it.path,
+                               "generation": v.generation}
+            });
+            self.write(&result)?;
+        }
         if v.passes() {
             return Ok(());
         }
         let rule = rule_id(v);
-        let index = match self.rules.iter().position(|r| *r == rule) {
-            Some(i) => i,
-            None => {
-                self.rules.push(rule.clone());
-                self.rules.len() - 1
-            }
-        };
+        let index = self.rule(&rule);
         let level = match v.decision {
             Decision::Retry => "warning",
             Decision::ReadyForCommit => "note",
@@ -71,15 +108,7 @@ impl<W: Write> Sink for Sarif<W> {
             }}],
             "properties": {"id": v.id, "stage": v.stage, "decision": v.decision, "errors": v.errors}
         });
-        if self.first {
-            self.out.write_all(
-                b"{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n  \"version\": \"2.1.0\",\n  \"runs\": [{\n    \"columnKind\": \"unicodeCodePoints\",\n    \"results\": [\n      ",
-            )?;
-            self.first = false;
-        } else {
-            self.out.write_all(b",\n      ")?;
-        }
-        serde_json::to_writer(&mut self.out, &result).map_err(io::Error::from)
+        self.write(&result)
     }
 
     fn finish(&mut self, _summary: &Summary) -> io::Result<()> {

@@ -132,6 +132,160 @@ pub struct ContractView {
     /// The contract's lint findings (as `check` prints them), then the rules, each as
     /// lines with a role (the failing rule highlighted).
     pub rules: Vec<(String, Role)>,
+    /// When the capture's request sent a schema beside this server contract: the two side
+    /// by side (`docs/requests.md#the-drift-report`).
+    pub drift: Option<DriftView>,
+}
+
+/// The Contract tab of a capture checked by a server contract beside the schema its request
+/// sent: the drift findings, then the sent schema and the server contract side by side,
+/// the differing pointers marked in both. Every string is escaped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DriftView {
+    /// The heading lines: what was sent, from where, its variant; then each drift finding
+    /// (`REQUEST_LOOSER` highlighted).
+    pub lines: Vec<(String, Role)>,
+    /// The variant's hash (what the pane counts the captures of).
+    pub hash: u64,
+    /// Left: the sent schema, pretty-printed.
+    pub sent: JsonView,
+    /// Right: the server contract's schema text.
+    pub server: JsonView,
+    /// The left column's title (`sent  text format "ticket"`).
+    pub sent_title: String,
+    /// The right column's title (`server  ticket  schemas/ticket.schema.json`).
+    pub server_title: String,
+}
+
+impl DriftView {
+    /// The line saying how many captures of the workspace were sent this variant
+    /// (`variants`: each distinct sent schema of the contract with its count and first
+    /// ids, as `Store::variants` gives them), after the first heading line.
+    pub fn set_variants(&mut self, variants: &[(u64, usize, Vec<String>)]) {
+        let Some(i) = variants.iter().position(|(h, _, _)| *h == self.hash) else {
+            return;
+        };
+        let (_, n, ids) = &variants[i];
+        let mut shown: Vec<String> = ids.iter().map(|id| esc(id)).collect();
+        if *n > shown.len() {
+            shown.push(format!("and {} more", n - shown.len()));
+        }
+        let line = format!(
+            "variant {} of {}: {n} capture{} ({})",
+            i + 1,
+            variants.len(),
+            if *n == 1 { "" } else { "s" },
+            shown.join(", ")
+        );
+        match self.lines.get_mut(1) {
+            Some((l, Role::Dim)) if l.starts_with("variant ") => *l = line,
+            _ => self
+                .lines
+                .insert(1.min(self.lines.len()), (line, Role::Dim)),
+        }
+    }
+}
+
+/// `pointer` and its ancestors, nearest first (what one schema lacks is marked at the
+/// nearest ancestor the other has).
+fn near(pointer: &str) -> Vec<String> {
+    let mut out = vec![pointer.to_owned()];
+    let mut p = pointer;
+    while let Some((parent, _)) = p.rsplit_once('/') {
+        out.push(parent.to_owned());
+        p = parent;
+    }
+    out
+}
+
+/// A JSON view of `text` with each of `pointers` marked at its value, or at its nearest
+/// ancestor's in `text`.
+fn marked_view(text: &str, pointers: &[String]) -> JsonView {
+    let found: Vec<String> = pointers
+        .iter()
+        .map(|p| {
+            near(p)
+                .into_iter()
+                .find(|q| locate(text, q).is_some())
+                .unwrap_or_default()
+        })
+        .collect();
+    let refs: Vec<Option<&str>> = found.iter().map(|p| Some(p.as_str())).collect();
+    JsonView::new(text, &refs)
+}
+
+/// The drift view of a capture whose request sent `sent` beside the server contract `c`.
+fn drift_view(
+    ws: &Workspace,
+    ev: &Evaluation,
+    c: &crate::core::contract::Contract,
+    sent: &crate::core::generation::GenerationSchema,
+) -> DriftView {
+    use crate::core::drift;
+    let v = &ev.verdict;
+    let profile = v
+        .provider
+        .as_deref()
+        .and_then(drift::profile_name)
+        .and_then(|n| crate::core::lint::Profile::load(n).ok());
+    let findings = drift::findings_for(c, sent, ws.config.dialect, profile.as_ref());
+    let named = crate::core::generation::describe(&sent.name, sent.source);
+    let mut lines = Vec::new();
+    if let Some(g) = &v.generation {
+        lines.push((
+            esc(&format!(
+                "sent  the {named}{} at {} {}{}",
+                if g.strict { " (strict)" } else { "" },
+                g.request,
+                g.pointer,
+                match g.valid {
+                    Some(true) => ": the proposal meets it",
+                    Some(false) => ": the proposal does not meet it",
+                    None => "",
+                }
+            )),
+            Role::Heading,
+        ));
+    }
+    if findings.is_empty() {
+        lines.push((
+            "no drift: the sent schema has the server contract's constraints".into(),
+            Role::Dim,
+        ));
+    }
+    for f in &findings {
+        let ptr = if f.pointer.is_empty() {
+            "(root)"
+        } else {
+            f.pointer.as_str()
+        };
+        lines.push((
+            esc(&format!(
+                "{} {ptr}: {}{}",
+                f.code,
+                f.message,
+                profile
+                    .as_ref()
+                    .filter(|_| f.unsupported == Some(true))
+                    .map(|p| format!(" [unsupported by {}]", p.name))
+                    .unwrap_or_default()
+            )),
+            if f.code == drift::REQUEST_LOOSER {
+                Role::Highlight
+            } else {
+                Role::Text
+            },
+        ));
+    }
+    let pointers: Vec<String> = findings.iter().map(|f| f.pointer.clone()).collect();
+    DriftView {
+        lines,
+        hash: sent.hash,
+        sent: marked_view(&pretty(&sent.schema), &pointers),
+        server: marked_view(&c.text, &pointers),
+        sent_title: esc(&format!("sent  {named}")),
+        server_title: esc(&format!("server  {}  {}", c.name, c.file.display())),
+    }
 }
 
 /// Everything the detail pane shows for one capture.
@@ -550,10 +704,16 @@ fn contract_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<ContractView
         }
         None => rules.push(("no rules file for this contract".into(), Role::Dim)),
     }
+    let drift = ev
+        .sent
+        .as_ref()
+        .filter(|_| v.contract_from.as_deref() != Some("request"))
+        .map(|sent| drift_view(ws, ev, c, sent));
     Ok(ContractView {
         heading: esc(&format!("{}  {}", c.name, c.file.display())),
         schema: JsonView::new(&c.text, &paths),
         rules,
+        drift,
     })
 }
 

@@ -456,6 +456,7 @@ mod tests {
             capture: None,
             raw_output: None,
             proposal: None,
+            sent: None,
         }
     }
 

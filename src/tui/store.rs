@@ -158,6 +158,9 @@ pub struct Kind {
     pub contract: Option<String>,
     /// Whether the first error has a pointer (the first of the row's pointer set).
     pub first_has_pointer: bool,
+    /// The content hash of the schema its request sent, beside a server contract (its
+    /// drift variant, `docs/requests.md#the-drift-report`).
+    pub sent: Option<u64>,
 }
 
 impl Kind {
@@ -167,6 +170,7 @@ impl Kind {
             outcome: s.outcome.clone(),
             contract: s.contract.clone(),
             first_has_pointer: s.first_has_pointer,
+            sent: s.sent,
         }
     }
 }
@@ -315,6 +319,32 @@ impl Store {
             f = f.with_pointer(self.pointers(r)[0].clone());
         }
         Some(f)
+    }
+
+    /// The drift variants of `contract` among the rows (`docs/requests.md#the-drift-report`):
+    /// for each distinct sent-schema hash, in the order first seen, how many rows have it
+    /// and the ids of the first `ids` of them.
+    pub fn variants(&self, contract: &str, ids: usize) -> Vec<(u64, usize, Vec<String>)> {
+        let mut out: Vec<(u64, usize, Vec<String>)> = Vec::new();
+        for r in &self.rows {
+            let k = &self.kinds[r.kind as usize];
+            let Some(h) = k.sent else { continue };
+            if k.contract.as_deref() != Some(contract) {
+                continue;
+            }
+            let i = match out.iter().position(|(x, _, _)| *x == h) {
+                Some(i) => i,
+                None => {
+                    out.push((h, 0, Vec::new()));
+                    out.len() - 1
+                }
+            };
+            out[i].1 += 1;
+            if out[i].2.len() < ids {
+                out[i].2.push(self.id(r).to_owned());
+            }
+        }
+        out
     }
 
     /// The row of a file and line (0 for a `.json` file).

@@ -64,8 +64,17 @@ pub mod codes {
     /// (`proposal.amount_minr` beside `amount_minor`): at check time it would be a
     /// `RULE_ERROR` on every capture (`verdict lint` only).
     pub const RULES_UNKNOWN_FIELD: &str = "RULES_UNKNOWN_FIELD";
+    /// Drift report (`verdict lint` on a workspace): a constraint the server contract has
+    /// and the schema the request sent lacks (`core::drift`).
+    pub const REQUEST_LOOSER: &str = crate::core::drift::REQUEST_LOOSER;
+    /// Drift report: a constraint the sent schema adds to the server contract's.
+    pub const REQUEST_STRICTER: &str = crate::core::drift::REQUEST_STRICTER;
+    /// Drift report: an optional property of the server contract that the sent schema
+    /// makes required and nullable.
+    pub const REQUEST_NULLABLE_FOR_OPTIONAL: &str =
+        crate::core::drift::REQUEST_NULLABLE_FOR_OPTIONAL;
     /// Every code, in documentation order.
-    pub const ALL: [&str; 14] = [
+    pub const ALL: [&str; 17] = [
         SCHEMA_UNREADABLE,
         RULES_INVALID,
         RULES_UNKNOWN_FIELD,
@@ -80,6 +89,9 @@ pub mod codes {
         PROFILE_OPTIONAL,
         PROFILE_OPEN_OBJECT,
         PROFILE_KEYWORD,
+        REQUEST_LOOSER,
+        REQUEST_STRICTER,
+        REQUEST_NULLABLE_FOR_OPTIONAL,
     ];
 }
 

@@ -123,6 +123,20 @@ impl Profile {
         )
     }
 
+    /// Whether the profile reports the keyword `key` as one the provider does not support
+    /// (or ignores): on the `unsupported` denylist, or, with a `supported` allowlist, on
+    /// neither it nor `neutral` (and not an `x-` extension).
+    pub fn drops(&self, key: &str) -> bool {
+        match &self.supported {
+            Some(list) => {
+                !list.iter().any(|k| k == key)
+                    && !self.neutral.iter().any(|k| k == key)
+                    && !key.starts_with("x-")
+            }
+            None => self.unsupported.iter().any(|k| k == key),
+        }
+    }
+
     /// The profile findings of one subschema.
     pub(super) fn check(&self, node: &Node<'_>, out: &mut Vec<LintFinding>) {
         let s = node.schema;
@@ -145,13 +159,7 @@ impl Profile {
             }
         }
         for (key, _) in s {
-            let reported = match &self.supported {
-                Some(list) => {
-                    !list.contains(key) && !self.neutral.contains(key) && !key.starts_with("x-")
-                }
-                None => self.unsupported.contains(key),
-            };
-            if reported {
+            if self.drops(key) {
                 let what = if self.severity == Severity::Warning {
                     "ignores"
                 } else {

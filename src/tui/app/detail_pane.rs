@@ -290,7 +290,14 @@ impl DetailPane {
             return (Refreshed::Waiting, job);
         }
         let evaluation = p.evaluation.expect("ready");
-        let detail = Detail::new(workspace, &evaluation);
+        let mut detail = Detail::new(workspace, &evaluation);
+        // the drift variant's count among the workspace's captures
+        if let Ok(c) = &mut detail.contract
+            && let Some(d) = &mut c.drift
+            && let Some(name) = evaluation.verdict.contract.as_deref()
+        {
+            d.set_variants(&store.variants(name, 5));
+        }
         let changed = p.detail.as_ref().map(|d| &d.source) != Some(&detail.source);
         *base = DetailState::Shown { evaluation, detail };
         if changed {

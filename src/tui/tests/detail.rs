@@ -431,3 +431,77 @@ fn the_response_tab_shows_the_providers_model_and_usage_in_meta() {
         "{block}"
     );
 }
+
+/// The Contract tab of a capture whose request sent a schema beside the server contract:
+/// the sent schema and the server contract side by side, the differing pointers marked,
+/// the variant counted over the workspace (`samples/requests`).
+#[test]
+fn drift_contract_tab_shows_the_sent_schema_beside_the_server_contract() {
+    let mut app = app_on(&sample("requests"), "samples/requests", 150, 40);
+    select(&mut app, "refund-102");
+    key(&mut app, KeyCode::Char('5'));
+    let d = app.detail.detail().unwrap();
+    let drift = d.contract.as_ref().unwrap().drift.as_ref().unwrap();
+    assert_eq!(
+        drift.lines[1].0,
+        "variant 1 of 2: 3 captures (refund-101, refund-102, refund-103)"
+    );
+    assert_screen_snapshot!(
+        "drift_contract_tab_shows_the_sent_schema_beside_the_server_contract",
+        screen(&app)
+    );
+}
+
+/// The drift view's render function draws only its sub-model: the heading lines, then the
+/// two schemas side by side under their titles, the marked lines highlighted.
+#[test]
+fn the_drift_view_renders_its_sub_model_alone() {
+    use crate::tui::detail::{DriftView, JsonView, Role};
+    let view = |lines: &[&str], marks: Vec<Option<std::ops::RangeInclusive<usize>>>| JsonView {
+        lines: lines.iter().map(|l| l.to_string()).collect(),
+        marks,
+    };
+    let d = DriftView {
+        lines: vec![
+            ("sent  the text format \"t\"".into(), Role::Heading),
+            ("REQUEST_LOOSER /minimum: gone".into(), Role::Highlight),
+        ],
+        hash: 1,
+        sent: view(&["{", "  \"type\": \"integer\"", "}"], vec![Some(0..=0)]),
+        server: view(
+            &["{", "  \"type\": \"integer\",", "  \"minimum\": 1", "}"],
+            vec![Some(2..=2)],
+        ),
+        sent_title: "sent".into(),
+        server_title: "server".into(),
+    };
+    let theme = crate::tui::theme::Theme::default();
+    let mut t = Terminal::new(TestBackend::new(50, 8)).unwrap();
+    t.draw(|f| crate::tui::ui::tabs::draw_drift(f, f.area(), &theme, &d, 0))
+        .unwrap();
+    let buf = t.backend().buffer();
+    let lines: Vec<String> = (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "sent  the text format \"t\"                         ",
+            "REQUEST_LOOSER /minimum: gone                     ",
+            "sent                      server                  ",
+            "  1 {                    │  1 {                   ",
+            "  2   \"type\": \"integer\"  │  2   \"type\": \"integer\",",
+            "  3 }                    │  3   \"minimum\": 1      ",
+            "                         │  4 }                   ",
+            "                         │                        ",
+        ]
+    );
+    // the marked lines: the sent schema's first, the server's `minimum`
+    assert_eq!(buf[(4, 3)].bg, theme.highlight().bg.unwrap());
+    assert_eq!(buf[(30, 5)].bg, theme.highlight().bg.unwrap());
+    assert_ne!(buf[(30, 4)].bg, theme.highlight().bg.unwrap());
+}

@@ -3,7 +3,7 @@
 use super::message;
 use crate::tui::app::History;
 use crate::tui::app::layout::{RawRow, raw_rows};
-use crate::tui::detail::{Detail, DiffKind, DiffView, JsonView, RawView, Role};
+use crate::tui::detail::{Detail, DiffKind, DiffView, DriftView, JsonView, RawView, Role};
 use crate::tui::keymap::Tab;
 use crate::tui::theme::Theme;
 use ratatui::Frame;
@@ -220,12 +220,16 @@ fn draw_raw(f: &mut Frame, r: Rect, t: &Theme, raw: &Result<RawView, String>, sc
     scrolled(f, r, lines, scroll, true);
 }
 
-/// The Contract tab: the rules, then the schema.
+/// The Contract tab: the rules, then the schema; for a capture whose request sent a
+/// schema beside the server contract, the drift view ([`draw_drift`]).
 fn draw_contract(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, scroll: usize, error: usize) {
     let c = match &d.contract {
         Err(m) => return message(t, f, r, m),
         Ok(c) => c,
     };
+    if let Some(dv) = &c.drift {
+        return draw_drift(f, r, t, dv, scroll);
+    }
     let mut lines = role_lines(t, &c.rules);
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(
@@ -234,6 +238,53 @@ fn draw_contract(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, scroll: usize, e
     )));
     lines.extend(json_lines(t, &c.schema, error));
     scrolled(f, r, lines, scroll, false);
+}
+
+/// The drift view of the Contract tab: its heading and finding lines (wrapped), then the
+/// sent schema (left) and the server contract (right) side by side, each numbered, the
+/// differing pointers highlighted; both columns scroll together by `scroll` lines.
+pub fn draw_drift(f: &mut Frame, r: Rect, t: &Theme, d: &DriftView, scroll: usize) {
+    let head = role_lines(t, &d.lines);
+    // the heading takes what it needs, at most half the tab
+    let wanted: usize = head
+        .iter()
+        .map(|l| l.width().max(1).div_ceil(r.width.max(1) as usize))
+        .sum();
+    let h = (wanted as u16).min(r.height / 2);
+    let [top, titles, body] = Layout::vertical([
+        Constraint::Length(h),
+        Constraint::Length(1),
+        Constraint::Fill(1),
+    ])
+    .areas(r);
+    f.render_widget(Paragraph::new(head).wrap(Wrap { trim: false }), top);
+    let halves = || {
+        Layout::horizontal([
+            Constraint::Fill(1),
+            Constraint::Length(1),
+            Constraint::Fill(1),
+        ])
+    };
+    let [lt, _, rt] = halves().areas(titles);
+    let [lb, sep, rb] = halves().areas(body);
+    f.render_widget(
+        Paragraph::new(Span::styled(d.sent_title.as_str(), t.bold())),
+        lt,
+    );
+    f.render_widget(
+        Paragraph::new(Span::styled(d.server_title.as_str(), t.bold())),
+        rt,
+    );
+    // no current error: every differing pointer is marked alike
+    scrolled(f, lb, json_lines(t, &d.sent, usize::MAX), scroll, false);
+    f.render_widget(
+        Paragraph::new(vec![
+            Line::from(Span::styled("│", t.border()));
+            body.height as usize
+        ]),
+        sep,
+    );
+    scrolled(f, rb, json_lines(t, &d.server, usize::MAX), scroll, false);
 }
 
 /// The History tab: this capture's flips this session.
