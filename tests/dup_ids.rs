@@ -434,6 +434,18 @@ impl Watch {
     }
 }
 
+impl Watch {
+    /// The DUPLICATE_ID warnings (source, message) of the first pass, sorted by source.
+    fn first_pass_warnings(&self) -> Vec<(String, String)> {
+        let mut got: Vec<(String, String)> = flagged(&self.batch("the first pass"))
+            .into_iter()
+            .filter_map(|(s, m)| Some((s, m?)))
+            .collect();
+        got.sort();
+        got
+    }
+}
+
 /// The verdict lines of a batch: (source, its DUPLICATE_ID message if any), in order.
 fn flagged(batch: &[Value]) -> Vec<(String, Option<String>)> {
     batch
@@ -631,6 +643,22 @@ pub fn batch_line(line_id: &str, custom_id: &str) -> String {
     )
 }
 
+/// Two OpenAI batch output files: `req-1` is the `custom_id` of a line of each; the line
+/// id `req_error` is shared too (OpenAI gives failed requests one), which is no capture id.
+pub fn two_batch_files() -> (String, String) {
+    let a = format!(
+        "{}\n{}\n",
+        batch_line("batch_req_a1", "req-1"),
+        batch_line("req_error", "req-2")
+    );
+    let b = format!(
+        "{}\n{}\n",
+        batch_line("req_error", "req-3"),
+        batch_line("batch_req_b2", "req-1")
+    );
+    (a, b)
+}
+
 /// The DUPLICATE_ID warnings of `check --format json` by source.
 fn check_dups(root: &Path) -> Vec<(String, String)> {
     let o = common::verdict_in(root, &["check", "--format", "json", "."]);
@@ -656,16 +684,7 @@ fn check_dups(root: &Path) -> Vec<(String, String)> {
 /// only share the line `id` (OpenAI gives failed requests one) or a body id are not.
 #[test]
 fn batch_lines_sharing_a_custom_id_are_flagged_by_it_in_check_and_watch() {
-    let a = format!(
-        "{}\n{}\n",
-        batch_line("batch_req_a1", "req-1"),
-        batch_line("req_error", "req-2")
-    );
-    let b = format!(
-        "{}\n{}\n",
-        batch_line("req_error", "req-3"),
-        batch_line("batch_req_b2", "req-1")
-    );
+    let (a, b) = two_batch_files();
     let ws = common::workspace_with(r#"{"type":"object"}"#, &[("a.jsonl", &a), ("b.jsonl", &b)]);
     let want = vec![
         (
@@ -681,12 +700,7 @@ fn batch_lines_sharing_a_custom_id_are_flagged_by_it_in_check_and_watch() {
 
     // watch: the first pass, then a third file taking `req-2` (and a line id `req_error`)
     let w = Watch(WatchJson::start(ws.path(), &["--debounce-ms", "150"]));
-    let mut got: Vec<(String, String)> = flagged(&w.batch("the first pass"))
-        .into_iter()
-        .filter_map(|(s, m)| Some((s, m?)))
-        .collect();
-    got.sort();
-    assert_eq!(got, want);
+    assert_eq!(w.first_pass_warnings(), want);
     std::fs::write(
         ws.path().join("captures/c.jsonl"),
         format!("{}\n", batch_line("req_error", "req-2")),
@@ -790,12 +804,7 @@ fn an_id_spelling_an_id_less_lines_source_is_shared_with_it() {
     ];
     assert_eq!(check_dups(ws.path()), want);
     let w = Watch(WatchJson::start(ws.path(), &["--debounce-ms", "150"]));
-    let mut got: Vec<(String, String)> = flagged(&w.batch("the first pass"))
-        .into_iter()
-        .filter_map(|(s, m)| Some((s, m?)))
-        .collect();
-    got.sort();
-    assert_eq!(got, want);
+    assert_eq!(w.first_pass_warnings(), want);
     std::fs::write(
         ws.path().join("captures/m.json"),
         r#"{"id": "captures/l.jsonl:3", "output": "{}"}"#,

@@ -683,16 +683,7 @@ fn tui_dups(t: &mut Tui) -> Vec<(String, String)> {
 #[test]
 fn the_tui_flags_batch_lines_sharing_a_custom_id_as_check_does() {
     use crate::dup_ids::batch_line;
-    let a = format!(
-        "{}\n{}\n",
-        batch_line("batch_req_a1", "req-1"),
-        batch_line("req_error", "req-2")
-    );
-    let b = format!(
-        "{}\n{}\n",
-        batch_line("req_error", "req-3"),
-        batch_line("batch_req_b2", "req-1")
-    );
+    let (a, b) = crate::dup_ids::two_batch_files();
     let ws = workspace(&[("a.jsonl", &a), ("b.jsonl", &b)]);
     let msg = |id: &str, other: &str| {
         format!(
