@@ -839,3 +839,25 @@ fn e_with_a_failing_or_missing_editor_says_so_and_the_tui_resumes() {
         format!("{}\n", ws.join("captures/cases.jsonl").display())
     );
 }
+
+/// A workspace that takes a while to open (a log of 400,000 lines, read once for its MCP
+/// `tools/list` results and batch requests before the first run) shows the workbench's
+/// frame at once, saying it is opening, and `q` quits from there with the terminal restored.
+#[test]
+fn a_slow_workspace_shows_that_it_is_opening_and_q_quits() {
+    let ws = common::workspace_with(r#"{"type":"object"}"#, &[]);
+    let mut log = String::with_capacity(400_000 * 40);
+    for i in 0..400_000 {
+        log.push_str(&format!("{{\"id\":\"c{i}\",\"output\":\"{{}}\"}}\n"));
+    }
+    std::fs::write(ws.path().join("captures/big.jsonl"), log).unwrap();
+    let mut tui = Tui::start(ws.path());
+    tui.wait_text("opening the workspace", Duration::from_secs(20));
+    tui.send("q");
+    let parser = tui.finish();
+    let p = parser.lock().unwrap();
+    assert!(
+        !p.screen().alternate_screen(),
+        "the terminal is still in the alternate screen"
+    );
+}

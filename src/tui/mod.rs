@@ -40,8 +40,12 @@ use std::time::{Duration, Instant};
 /// the terminal fails.
 pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
     let config = config::Config::load(config_file)?;
-    let ws = Arc::new(Workspace::open(root)?);
     let label = root.display().to_string();
+    let ws = match open_workspace(root, &label, &config)? {
+        Some(ws) => Arc::new(ws),
+        // quit while the workspace was opening
+        None => return Ok(()),
+    };
     let (tx, rx) = channel::<Msg>();
     let engine_tx = tx.clone();
     let engine = Engine::spawn(root.to_path_buf(), ws.clone(), move |e| {
@@ -105,6 +109,81 @@ pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
     drop(watcher);
     drop(engine);
     result
+}
+
+/// How long opening the workspace may take before the terminal shows that it is opening.
+/// Opening reads every capture file once for its MCP `tools/list` results and batch
+/// requests (`docs/record-shapes.md#mcp`, `docs/requests.md`), which takes seconds on a log of
+/// a million lines; a workspace that opens faster (or fails to) never touches the terminal,
+/// so its errors are printed as `check` prints them.
+const OPEN_QUIETLY: Duration = Duration::from_millis(150);
+
+/// Opens the workspace at `root` on another thread. Past [`OPEN_QUIETLY`] the terminal shows
+/// the workbench's frame with `opening the workspace…` and keeps answering `q`, Esc and
+/// Ctrl-C (which quit: `Ok(None)`). The terminal is restored before this returns.
+///
+/// # Errors
+/// The workspace cannot be opened.
+fn open_workspace(
+    root: &Path,
+    label: &str,
+    config: &config::Config,
+) -> anyhow::Result<Option<Workspace>> {
+    let (tx, rx) = channel();
+    let at = root.to_path_buf();
+    std::thread::Builder::new()
+        .name("verdict-open".into())
+        .spawn(move || {
+            let _ = tx.send(Workspace::open(&at));
+        })?;
+    match rx.recv_timeout(OPEN_QUIETLY) {
+        Ok(opened) => return Ok(Some(opened?)),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            anyhow::bail!("opening the workspace failed")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+    }
+    let mut terminal = ratatui::init();
+    let started = Instant::now();
+    let result = (|| -> anyhow::Result<Option<Workspace>> {
+        let size = terminal.size()?;
+        let mut app = App::new(label, None, Rect::new(0, 0, size.width, size.height));
+        app.settings.theme = theme::Theme::from_env().with_palette(config.palette);
+        loop {
+            app.status = Some(format!(
+                "opening the workspace: reading its capture files ({} s)",
+                started.elapsed().as_secs()
+            ));
+            terminal.draw(|f| ui::draw(&app, f))?;
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(opened) => return Ok(Some(opened?)),
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    anyhow::bail!("opening the workspace failed")
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            while event::poll(Duration::ZERO)? {
+                match event::read()? {
+                    Event::Key(k) if quits_while_opening(&k) => return Ok(None),
+                    Event::Resize(w, h) => app.update(Msg::Resize(w, h)),
+                    _ => {}
+                }
+            }
+        }
+    })();
+    ratatui::restore();
+    result
+}
+
+/// `q`, Esc or Ctrl-C: what quits while the workspace is opening.
+fn quits_while_opening(k: &crossterm::event::KeyEvent) -> bool {
+    use crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
+    k.kind == KeyEventKind::Press
+        && match k.code {
+            KeyCode::Char('q') | KeyCode::Esc => true,
+            KeyCode::Char('c') => k.modifiers.contains(KeyModifiers::CONTROL),
+            _ => false,
+        }
 }
 
 /// Lets the event loop stop the input thread from reading while an editor owns the terminal.
