@@ -562,18 +562,22 @@ fn schema_file_names_git_would_quote_are_read() {
     }
 }
 
-/// A workspace in `repo/ws` whose schemas are `../shared` (a folder beside it).
+/// A workspace in `repo/ws` whose schemas are `../common-schemas` (a folder beside it).
 fn shared_schemas_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path();
-    std::fs::create_dir_all(p.join("shared")).unwrap();
+    std::fs::create_dir_all(p.join("common-schemas")).unwrap();
     std::fs::create_dir_all(p.join("ws/captures")).unwrap();
     std::fs::write(
-        p.join("shared/pay.schema.json"),
+        p.join("common-schemas/pay.schema.json"),
         serde_json::to_string_pretty(&base_schema()).unwrap(),
     )
     .unwrap();
-    std::fs::write(p.join("ws/verdict.toml"), "schemas = \"../shared\"\n").unwrap();
+    std::fs::write(
+        p.join("ws/verdict.toml"),
+        "schemas = \"../common-schemas\"\n",
+    )
+    .unwrap();
     let lines: Vec<String> = CAPTURES
         .iter()
         .map(|(id, out)| json!({"id": id, "output": out}).to_string())
@@ -586,7 +590,7 @@ fn shared_schemas_repo() -> tempfile::TempDir {
 }
 
 /// Base files are written only below review's private temporary folder: a schemas folder
-/// beside the workspace (`../shared`), whose git paths would climb out of it, is refused
+/// beside the workspace (`../common-schemas`), whose git paths would climb out of it, is refused
 /// before anything is written (a walk never leaves the workspace, docs/verdicts.md#limits),
 /// and the uncommitted edit is left as it was.
 #[test]
@@ -595,11 +599,11 @@ fn base_files_never_leave_the_temporary_folder() {
     let mut s = base_schema();
     s["properties"]["amount"]["minimum"] = json!(100);
     let edited = serde_json::to_string_pretty(&s).unwrap();
-    std::fs::write(r.path().join("shared/pay.schema.json"), &edited).unwrap();
-    // a temporary folder whose `../shared` is the working tree's schemas
+    std::fs::write(r.path().join("common-schemas/pay.schema.json"), &edited).unwrap();
+    // a temporary folder whose `../common-schemas` is the working tree's schemas
     let (o, seen) = outcome_with(&r.path().join("ws"), &[("TMPDIR", r.path())]);
     assert_eq!(
-        std::fs::read_to_string(r.path().join("shared/pay.schema.json")).unwrap(),
+        std::fs::read_to_string(r.path().join("common-schemas/pay.schema.json")).unwrap(),
         edited,
         "the uncommitted edit was overwritten"
     );
@@ -607,7 +611,7 @@ fn base_files_never_leave_the_temporary_folder() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("schemas = \"../shared\": resolves to ")
+        err.contains("schemas = \"../common-schemas\": resolves to ")
             && err.contains("outside the workspace"),
         "{err}"
     );

@@ -555,14 +555,7 @@ fn provider_metadata_goes_into_meta() {
             .join("\n"),
         ),
     ]);
-    let out = verdict_in(dir.path(), &["check", ".", "--format", "json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = json_report(dir.path(), &["check", ".", "--format", "json"], 0);
     let vs = report["verdicts"].as_array().unwrap();
     assert_eq!(
         vs[0]["meta"],
@@ -625,14 +618,7 @@ fn a_folder_of_batch_files_with_a_verdict_toml_is_a_workspace() {
         bare_chat("d2", "{\"amount_minor\": \"1\"}"),
     )
     .unwrap();
-    let out = verdict_in(dir.path(), &["check", "downloads", "--format", "json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = json_report(dir.path(), &["check", "downloads", "--format", "json"], 0);
     assert_eq!(report["summary"]["captures"], 2);
     assert_eq!(report["summary"]["expect_met"], 1);
     let sources: Vec<&str> = report["verdicts"]
@@ -666,4 +652,17 @@ fn a_folder_of_batch_files_with_a_verdict_toml_is_a_workspace() {
         verdict::core::workspace::find_root(&inner.path().join("ws/captures/a.json")),
         inner.path().join("ws")
     );
+}
+
+/// `verdict ARGS` run in `dir` (a `--format json` check): asserts its exit code and returns
+/// the report.
+fn json_report(dir: &std::path::Path, args: &[&str], code: i32) -> Value {
+    let out = verdict_in(dir, args);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }

@@ -244,7 +244,7 @@ fn provider_samples_read_the_same_bare_and_as_batch_lines() {
 fn gemini_batch_lines_by_status() {
     check(
         &[
-            // LOG-FORMATS C1's fixture line (github.com/maximhq/bifrost), its text a JSON document
+            // a Gemini batch fixture line of github.com/maximhq/bifrost, its text a JSON document
             r#"{"key":"request-1","response":{"candidates":[{"content":{"parts":[{"text":"{\"a\": 1}"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":2,"totalTokenCount":9}}}"#,
             r#"{"key":"request-2","response":{"candidates":[{"content":{"parts":[{"text":"{\"a\": \"1\"}"}],"role":"model"},"finishReason":"STOP"}],"responseId":"gem-2","modelVersion":"gemini-2.5-flash"}}"#,
             r#"{"key":"request-3","response":{"candidates":[{"content":{"parts":[{"text":"{\"a\": 1"}]},"finishReason":"MAX_TOKENS"}]}}"#,
@@ -299,7 +299,7 @@ fn gemini_batch_lines_that_break_the_shape() {
 fn vertex_batch_lines_by_status() {
     check(
         &[
-            // LOG-FORMATS C2's two examples (the Vertex batch prediction docs), the first one's
+            // the two examples of the Vertex AI batch prediction docs, the first one's
             // text a JSON document
             r#"{"status": "", "processed_time": "2024-11-01T18:13:16.826+00:00", "request": {"contents": [{"parts": [{"fileData": null, "text": "What is the relation between the following video and image samples?"}], "role": "user"}]}, "response": {"candidates": [{"avgLogprobs": -0.5782725546095107, "content": {"parts": [{"text": "{\"a\": 1}"}], "role": "model"}, "finishReason": "STOP"}], "modelVersion": "gemini-2.0-flash-001@default", "usageMetadata": {"candidatesTokenCount": 36, "promptTokenCount": 29180, "totalTokenCount": 29216}}}"#,
             r#"{"status": "Bad Request: {\"error\": {\"code\": 400, \"message\": \"Please use a valid role: user, model.\", \"status\": \"INVALID_ARGUMENT\"}}", "processed_time": "2025-07-09T19:57:43.558+00:00", "request": {"contents": [{"parts": [{"text": "Explain how AI works in a few words"}], "role": "tester"}]}, "response": {}}"#,
@@ -345,7 +345,7 @@ fn vertex_batch_lines_that_break_the_shape() {
 fn bedrock_batch_lines_by_status() {
     check(
         &[
-            // LOG-FORMATS D2's Claude line (github.com/ybalbert001/intelligent-bedrock-batch-inference),
+            // a Claude line of github.com/ybalbert001/intelligent-bedrock-batch-inference,
             // its text a JSON document and its prompt cut
             r#"{"modelInput":{"anthropic_version":"bedrock-2023-05-31","max_tokens":2048,"stop_sequences":["</translation>"],"messages":[{"role":"user","content":[{"type":"text","text":"translate"}]}]},"modelOutput":{"id":"msg_bdrk_018FaiigbPq6PehfhWM2GMBv","type":"message","role":"assistant","model":"claude-3-haiku-20240307","content":[{"type":"text","text":"{\"a\": 1}"}],"stop_reason":"stop_sequence","stop_sequence":"</translation>","usage":{"input_tokens":111,"output_tokens":73}},"recordId":"meta_Appliances_0_0"}"#,
             r#"{"recordId":"claude-long","modelInput":{},"modelOutput":{"id":"msg_2","type":"message","role":"assistant","content":[{"type":"text","text":"{\"a\": 1"}],"stop_reason":"max_tokens"}}"#,

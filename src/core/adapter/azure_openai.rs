@@ -292,7 +292,7 @@ mod tests {
     use crate::core::verdict::{Decision, Reason, Stage, TokenUsage};
     use serde_json::{Value, json};
 
-    /// LOG-FORMATS E's response, verbatim but for the content and the filter results.
+    /// The chat completion of Azure OpenAI's content-filtering docs (learn.microsoft.com, "Content filtering"), verbatim but for the content and the filter results.
     fn completion(
         content: &str,
         finish: &str,
@@ -327,7 +327,7 @@ mod tests {
             })
         );
         assert!(a.info.warnings.is_empty());
-        // LOG-FORMATS E's fixture, verbatim
+        // the response of Azure OpenAI's content-filtering docs, verbatim
         let v = json!({"id": "chatcmpl-abc", "object": "chat.completion", "created": 1, "model": "gpt-4o", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Paris"}, "finish_reason": "stop", "content_filter_results": {"hate": {"filtered": false, "severity": "safe"}}}], "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}, "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}]});
         let a = run(&v);
         text(&a, "Paris");
@@ -397,7 +397,7 @@ mod tests {
 
     #[test]
     fn the_blocked_prompt_error_body_is_content_filtered() {
-        // LOG-FORMATS E's HTTP 400 body (Microsoft's docs), the message cut
+        // the HTTP 400 body of Azure OpenAI's content-filtering docs, the message cut
         let v = json!({"error": {"message": "The response was filtered due to the prompt triggering Azure Content management policy. …", "type": null, "param": "prompt", "code": "content_filter", "status": 400, "innererror": {"code": "ResponsibleAIPolicyViolation", "content_filter_result": {"hate": {"filtered": true, "severity": "high"}, "self-harm": {"filtered": true, "severity": "high"}, "sexual": {"filtered": false, "severity": "safe"}, "violence": {"filtered": true, "severity": "medium"}}}}});
         for forced in [None, Some("azure-openai"), Some("openai-chat")] {
             let a = adapt_response(&v, forced, None);

@@ -195,7 +195,7 @@ mod tests {
     use crate::core::verdict::{Decision, Reason, Stage, TokenUsage};
     use serde_json::{Value, json};
 
-    /// The documented response structure (LOG-FORMATS D1, from the Nova user guide's
+    /// The documented response structure (the Amazon Nova user guide's
     /// complete response schema), values made up.
     fn converse(content: Value, stop: &str) -> Value {
         json!({
@@ -291,7 +291,7 @@ mod tests {
 
     #[test]
     fn guardrail_names_what_it_blocked() {
-        // LOG-FORMATS D1's guardrail block, verbatim
+        // the guardrail block of the Bedrock Converse API reference, verbatim
         let v = json!({"output": {"message": {"content": [{"text": "Blocked."}]}}, "stopReason": "guardrail_intervened", "usage": {"inputTokens": 12, "outputTokens": 0}, "trace": {"guardrail": {"inputAssessment": {"gr-123": {"contentPolicy": {"filters": [{"type": "PROMPT_ATTACK", "confidence": "HIGH", "action": "BLOCKED"}]}}}}}});
         let a = adapt_response(&v, None, None);
         let f = fails(

@@ -133,7 +133,7 @@ mod tests {
     use crate::core::verdict::{Decision, Reason, Stage, TokenUsage};
     use serde_json::{Value, json};
 
-    /// LOG-FORMATS I4's response shape, values made up.
+    /// The response shape of Cohere's v2 Chat API reference (docs.cohere.com), values made up.
     fn chat(message: Value, finish: &str) -> Value {
         json!({
             "id": "c14c80c3-18eb-4519-9460-6c92edd8cfb4",

@@ -154,7 +154,7 @@ mod tests {
     use crate::core::verdict::{Decision, Reason, Stage, TokenUsage};
     use serde_json::{Value, json};
 
-    /// LOG-FORMATS I3's final object, verbatim but for `message.content` and the counts.
+    /// The final object of Ollama's `/api/chat` docs (github.com/ollama/ollama, docs/api.md), verbatim but for `message.content` and the counts.
     fn chat(content: Value, reason: Value) -> Value {
         json!({"model": "qwen3.5:9b", "created_at": "2026-09-07T00:00:00Z", "message": {"role": "assistant", "content": content}, "done_reason": reason, "done": true, "total_duration": 5589157167u64, "load_duration": 3013701500u64, "prompt_eval_count": 214, "prompt_eval_duration": 342546000, "eval_count": 49, "eval_duration": 4799921000u64})
     }
