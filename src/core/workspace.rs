@@ -426,8 +426,8 @@ const INPUT_PROBE_BYTES: u64 = 1024 * 1024;
 /// (`docs/requests.md#batch-input-files`): a plain `.jsonl` / `.ndjson` file whose first
 /// line, or a `.json` file whose record, is a batch request. Such a folder is a workspace
 /// that reads its own folder (`docs/config.md#workspaces`), so a folder of downloaded batch
-/// input and output files is checked as it is. Looks at the first [`INPUT_PROBE_FILES`]
-/// capture files by name, [`INPUT_PROBE_BYTES`] of each; never a FIFO or device.
+/// input and output files is checked as it is. Looks at the first 64
+/// capture files by name, 1 MiB of each; never a FIFO or device.
 pub fn holds_batch_input(root: &Path) -> bool {
     use std::io::{BufRead, Read};
     let Ok(entries) = std::fs::read_dir(root) else {

@@ -463,7 +463,7 @@ impl Shared {
 }
 
 /// The warning on the capture at `own` whose id `id` the other `sources` (ordered) share:
-/// it names the first [`NAMED`] others and counts the rest.
+/// it names the first 3 others and counts the rest.
 pub fn warning(id: &str, own: &RecordRef, sources: &[RecordRef]) -> Warning {
     let others: Vec<&str> = sources
         .iter()

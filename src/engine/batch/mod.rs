@@ -4,7 +4,7 @@
 //! parallel, JSONL logs in blocks of lines), validated in parallel batches, and delivered in
 //! capture order to a [`Deliver`] (the report), so memory does not grow with the number of
 //! captures. Items may be rendered on the validation threads ([`BatchOptions::renderer`]);
-//! `check --schema`'s JSONL lines take a fast path ([`fast`]).
+//! `check --schema`'s JSONL lines take a fast path (the `fast` module).
 
 use crate::core::capture::{self, RawRecord, RecordKind, is_log};
 use crate::core::capture_file::{self, FileKind, Layout};
