@@ -238,7 +238,11 @@ fn a_broken_join_line_is_a_config_error_naming_file_and_line() {
     let out = verdict_in(dir.path(), &["check", "."]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.contains("joins/j.jsonl:3: unknown key"), "{stderr}");
+    // said once (the error is not also printed again as its own cause)
+    assert_eq!(
+        stderr,
+        "verdict: joins/j.jsonl:3: unknown key \"contxt\" in join line (did you mean `context`?); keys: id, context, intent, expect, tool, contract\n"
+    );
     for (text, want) in [
         (
             "{\"id\": \"a\"}\n{\"id\": \"a\"}\n",

@@ -42,7 +42,7 @@ pub enum WorkspaceError {
         cause: ConfigError,
     },
     /// A `[[join]]` file or line cannot be used (`docs/config.md#join`).
-    #[error("{0}")]
+    #[error(transparent)]
     Join(#[from] JoinError),
 }
 
