@@ -556,3 +556,81 @@ fn a_rules_file_named_on_the_command_line_is_linted_as_rules() {
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+/// `lint` never passes a schema `check` refuses: each file that does not compile (meta-schema,
+/// unknown dialect, invalid or duplicate `$id`, `$ref` to a missing file) is one
+/// `SCHEMA_INVALID` error at the place `check`'s `CONTRACT_ERROR` names, in a workspace and
+/// for a file named alone; a file that is not JSON stays one `SCHEMA_UNREADABLE`.
+#[test]
+fn a_schema_check_cannot_compile_is_a_schema_invalid_error() {
+    let ws = tree(&[
+        ("schemas/bad.schema.json", "{\"type\": 5}"),
+        (
+            "schemas/d3.schema.json",
+            "{\"$schema\": \"http://json-schema.org/draft-03/schema#\",\n \"type\": \"string\"}",
+        ),
+        (
+            "schemas/badid.schema.json",
+            "{\"type\": \"string\", \"$defs\": {\"n\": {\"$id\": \"http://[zz\"}}}",
+        ),
+        (
+            "schemas/a.schema.json",
+            "{\"$id\": \"urn:same\", \"type\": \"string\"}",
+        ),
+        (
+            "schemas/b.schema.json",
+            "{\"$id\": \"urn:same\", \"type\": \"string\"}",
+        ),
+        (
+            "schemas/ref.schema.json",
+            "{\"$ref\": \"missing.schema.json\"}",
+        ),
+        ("schemas/notjson.schema.json", "{"),
+        ("schemas/ok.schema.json", "{\"type\": \"string\"}"),
+    ]);
+    let o = run(ws.path(), &["lint", ".", "-f", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut got: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| {
+            let at = &f["at"];
+            format!(
+                "{} {} {} {}:{}",
+                f["code"].as_str().unwrap(),
+                f["file"].as_str().unwrap(),
+                f["pointer"].as_str().unwrap(),
+                at["line"],
+                at["column"]
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "SCHEMA_INVALID schemas/a.schema.json /$id 1:9",
+            "SCHEMA_INVALID schemas/b.schema.json /$id 1:9",
+            "SCHEMA_INVALID schemas/bad.schema.json /type 1:10",
+            "SCHEMA_INVALID schemas/badid.schema.json /$defs/n/$id 1:43",
+            "SCHEMA_INVALID schemas/d3.schema.json /$schema 1:13",
+            "SCHEMA_INVALID schemas/ref.schema.json  1:1",
+            "SCHEMA_UNREADABLE schemas/notjson.schema.json  1:2",
+        ]
+    );
+    // one file named alone: the same finding, its message without the place it already shows
+    let o = run(ws.path(), &["lint", "schemas/bad.schema.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.starts_with(
+            "schemas/bad.schema.json:1:10: error[SCHEMA_INVALID] /type: does not meet its meta-schema: 5 is not valid"
+        ),
+        "{text}"
+    );
+    let o = run(ws.path(), &["lint", "schemas/ok.schema.json"]);
+    assert_eq!(o.status.code(), Some(0));
+}

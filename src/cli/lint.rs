@@ -174,6 +174,101 @@ pub fn lint_file(path: &Path, opts: &LintOptions<'_>) -> Vec<LintFinding> {
     }
 }
 
+/// `SCHEMA_INVALID` errors: the schema files of `linted` (below `arg`, a schemas folder or
+/// one file) compiled as `check` compiles them, with the other schema files of their folder
+/// registered so `$ref`s resolve, and each `CONTRACT_ERROR` of theirs as one finding, so
+/// `lint` never passes a schema that `check` refuses (`docs/commands.md#lint`). Rules-file
+/// errors are left to `RULES_INVALID`, and `strict_schemas` does not apply: a lint finding
+/// is reported once, as itself.
+fn compile_findings(
+    root: &Path,
+    arg: &Path,
+    config: &crate::core::config::Config,
+    linted: &[PathBuf],
+) -> Vec<LintFinding> {
+    use crate::core::contract::Contracts;
+    if linted.is_empty() {
+        return Vec::new();
+    }
+    let mut config = config.clone();
+    config.strict_schemas = false;
+    let contracts = if arg.is_dir() {
+        let dir = if arg.join(&config.schemas).is_dir() {
+            arg.join(&config.schemas)
+        } else {
+            arg.to_path_buf()
+        };
+        Contracts::load_files(root, linted, &dir, &config)
+    } else {
+        let dir = arg.parent().filter(|d| !d.as_os_str().is_empty());
+        Contracts::load_files(root, linted, dir.unwrap_or(Path::new(".")), &config)
+    };
+    let mut out = Vec::new();
+    for c in contracts.by_name.values() {
+        let (Err(errors), None) = (&c.compiled, &c.label) else {
+            continue;
+        };
+        let Some(path) = linted
+            .iter()
+            .find(|f| f.strip_prefix(root).unwrap_or(f) == c.file)
+        else {
+            continue;
+        };
+        let name = c.file.to_string_lossy().replace('\\', "/");
+        let rules_file = format!("{}.rules.toml", c.name);
+        for e in errors.iter().filter(|e| !e.message.contains(&rules_file)) {
+            let pointer = e.schema_path.clone().unwrap_or_default();
+            let (at, message) = strip_place(&e.message, &name, &pointer);
+            out.push(LintFinding {
+                code: lint::codes::SCHEMA_INVALID.into(),
+                severity: Severity::Error,
+                file: shown(path),
+                pointer,
+                at,
+                message,
+                hint: Some(
+                    "`check` gives every capture of this contract CONTRACT_ERROR until it is fixed"
+                        .into(),
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// A schema-file `CONTRACT_ERROR` message (`schemas/a.json:2:14 at /$schema cannot be ...`)
+/// split into its line:column and the rest, which the lint report prints beside the file and
+/// pointer it already shows. A message of another form is kept whole.
+fn strip_place(
+    message: &str,
+    file: &str,
+    pointer: &str,
+) -> (Option<crate::core::verdict::LineCol>, String) {
+    let Some(rest) = message.strip_prefix(file) else {
+        return (None, message.to_string());
+    };
+    let mut at = None;
+    let mut rest = rest;
+    if let Some(tail) = rest.strip_prefix(':') {
+        let mut parts = tail.splitn(3, [':', ' ']);
+        if let (Some(l), Some(c)) = (parts.next(), parts.next())
+            && let (Ok(line), Ok(column)) = (l.parse(), c.parse())
+        {
+            at = Some(crate::core::verdict::LineCol { line, column });
+            rest = &tail[l.len() + 1 + c.len()..];
+        }
+    }
+    if !pointer.is_empty()
+        && let Some(r) = rest.strip_prefix(&format!(" at {pointer}"))
+    {
+        rest = r;
+    }
+    match rest.strip_prefix(' ') {
+        Some(r) => (at, r.to_string()),
+        None => (None, message.to_string()),
+    }
+}
+
 /// Runs `lint` and writes the report. Returns whether no finding is an error.
 ///
 /// # Errors
@@ -228,15 +323,22 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         } else {
             vec![p.clone()]
         };
-        for f in files {
+        let mut linted = Vec::new();
+        for f in &files {
             // a rules file named on the command line is linted as rules, not as a schema
             if f.to_string_lossy().ends_with(".rules.toml") {
-                findings.extend(lint_rules_file(&root, &f));
+                findings.extend(lint_rules_file(&root, f));
                 continue;
             }
             schemas += 1;
-            findings.extend(lint_file(&f, &opts));
+            let own = lint_file(f, &opts);
+            // a file that is no schema at all says so once: it is not compiled as well
+            if !own.iter().any(|x| x.code == lint::codes::SCHEMA_UNREADABLE) {
+                linted.push(f.clone());
+            }
+            findings.extend(own);
         }
+        findings.extend(compile_findings(&root, p, &config, &linted));
         if p.is_dir() {
             findings.extend(lint_rules(&root, &root.join(&config.schemas)));
             // the drift report: the schemas the captures' requests sent, against their

@@ -57,6 +57,11 @@ pub mod codes {
     pub const PROFILE_KEYWORD: &str = "PROFILE_KEYWORD";
     /// The schema file cannot be read or is not JSON (`verdict lint` only).
     pub const SCHEMA_UNREADABLE: &str = "SCHEMA_UNREADABLE";
+    /// The schema file is JSON but does not compile as `check` compiles it: it breaks its
+    /// meta-schema, names an unknown dialect, has an invalid or duplicate `$id`, or a `$ref`
+    /// that does not resolve (`verdict lint` only; `check` reports it as `CONTRACT_ERROR`
+    /// on the contract's captures).
+    pub const SCHEMA_INVALID: &str = "SCHEMA_INVALID";
     /// A rules file (`NAME.rules.toml`) does not load: TOML, unknown keys, CEL that does not
     /// compile (`verdict lint` only; `check` reports it as `CONTRACT_ERROR`).
     pub const RULES_INVALID: &str = "RULES_INVALID";
@@ -74,8 +79,9 @@ pub mod codes {
     pub const REQUEST_NULLABLE_FOR_OPTIONAL: &str =
         crate::core::drift::REQUEST_NULLABLE_FOR_OPTIONAL;
     /// Every code, in documentation order.
-    pub const ALL: [&str; 17] = [
+    pub const ALL: [&str; 18] = [
         SCHEMA_UNREADABLE,
+        SCHEMA_INVALID,
         RULES_INVALID,
         RULES_UNKNOWN_FIELD,
         FOREIGN_KEYWORD,
