@@ -391,3 +391,26 @@ fn a_one_megabyte_schema_string_is_read_and_a_broken_one_gets_a_short_message() 
         m.len()
     );
 }
+
+#[test]
+fn the_request_pre_scan_reads_escaped_keys_only_where_a_letter_is_escaped() {
+    use verdict::core::request::may_be_request;
+    // the plain keys, and the same keys escaped
+    assert!(may_be_request(br#"{"key": "k", "request": {}}"#));
+    assert!(may_be_request(br#"{"\u006bey": "k", "\u0072equest": {}}"#));
+    assert!(may_be_request(
+        br#"{"custom_\u0069d": "t", "\u006Dethod": "POST", "url": "/v1/chat/completions", "body": {}}"#
+    ));
+    // an output line whose text escapes other characters is no request
+    assert!(!may_be_request(
+        br#"{"custom_id": "t", "response": {"body": {"text": "caf\u00e9 \u003cb\u003e"}}}"#
+    ));
+    // an escaped letter in a value, not a key: read, and still no request
+    assert!(!may_be_request(
+        br#"{"custom_id": "t", "response": {"body": {"text": "\u0041"}}}"#
+    ));
+    // the escaped keys of a nested object are not the line's keys
+    assert!(!may_be_request(
+        br#"{"id": "x", "meta": {"\u006bey": "k", "\u0072equest": {}}}"#
+    ));
+}

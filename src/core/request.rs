@@ -435,7 +435,7 @@ impl Requests {
 /// Whether a record's bytes may be a batch input request: they hold the key pairs the
 /// input shapes detect by (`"custom_id"` with `"method"`, `"url"` or `"params"`; `"key"`
 /// with `"request"`; `"requests"`). A cheap test before a full parse. A record holding a
-/// `\u` escape that the plain test misses has its top-level keys read (unescaped, the
+/// `\u` escape of a letter ([`escapes_a_letter`]) that the plain test misses has its top-level keys read (unescaped, the
 /// values skipped, [`top_level_keys`]) and tested the same way, so a key spelled
 /// `"\u006bey"` is found as `"key"` is (JSON, RFC 8259 section 7).
 pub fn may_be_request(bytes: &[u8]) -> bool {
@@ -444,7 +444,7 @@ pub fn may_be_request(bytes: &[u8]) -> bool {
         && (has(b"\"method\"") || has(b"\"url\"") || has(b"\"params\"")))
         || (has(b"\"key\"") && has(b"\"request\""))
         || has(b"\"requests\"");
-    if plain || !has(b"\\u") {
+    if plain || !escapes_a_letter(bytes) {
         return plain;
     }
     let Some(keys) = top_level_keys(bytes) else {
@@ -454,6 +454,18 @@ pub fn may_be_request(bytes: &[u8]) -> bool {
     (key("custom_id") && (key("method") || key("url") || key("params")))
         || (key("key") && key("request"))
         || key("requests")
+}
+
+/// Whether the bytes hold a `\u` escape of an ASCII letter or `_` (`\u0041` to `\u007a`), as
+/// a key the input shapes detect by would need: the escapes of other text (`\u00e9`, a
+/// logger's `\u003c` for `<`) do not make a line worth reading its keys.
+fn escapes_a_letter(bytes: &[u8]) -> bool {
+    memchr::memmem::find_iter(bytes, b"\\u00").any(|i| {
+        matches!(
+            (bytes.get(i + 4), bytes.get(i + 5)),
+            (Some(b'4'..=b'7'), Some(h)) if h.is_ascii_hexdigit()
+        )
+    })
 }
 
 /// The keys of a JSON object's text, unescaped, without building its values; `None` when
