@@ -13,6 +13,10 @@ Writes into OUT_DIR:
                                spread over every stage: response, parse, schema, business)
   batch/, batch-as-captures/   with --batch B: B records of the pipeline's mix as OpenAI Batch output
                                lines, and the same bodies as capture records (schema only, no rules)
+  batch-joined/                with --batch B: batch/'s output file (a hard link) beside its B-line
+                               batch input file captures/input.jsonl, each line sending the refund
+                               schema as its text format (docs/requests.md): `check` joins every
+                               output line to its request and checks both contracts
   manifest.json                the counts by kind, the seed and the sizes
 
 The `watch` workload (`watch_workspace()`, written by bench/watch-latency.py, not by this command):
@@ -351,6 +355,38 @@ def batch_workspaces(out, m, seed):
     return counts
 
 
+def batch_joined_workspace(out, m, seed):
+    """The joined batch workload: `batch/captures/output.jsonl` (hard-linked, else copied) and
+    its OpenAI Batch input file `captures/input.jsonl` (the names pair, docs/requests.md): one
+    `/v1/chat/completions` line per output line, same `custom_id`, sending the refund schema
+    as `response_format.json_schema` (strict), so every capture has the generation schema
+    beside the server contract. Same seed and sizes -> byte-identical."""
+    ws = os.path.join(out, "batch-joined")
+    if os.path.isdir(ws):
+        shutil.rmtree(ws)
+    workspace_skeleton(ws)
+    os.remove(os.path.join(ws, "schemas", "refund-v1.rules.toml"))
+    src = os.path.join(out, "batch", "captures", "output.jsonl")
+    dst = os.path.join(ws, "captures", "output.jsonl")
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy(src, dst)
+    with open(os.path.join(SAMPLE, "refund-v1.schema.json"), encoding="utf-8") as f:
+        schema = json.load(f)
+    rng = random.Random(seed)
+    with open(os.path.join(ws, "captures", "input.jsonl"), "w", encoding="utf-8") as f:
+        for i in range(m):
+            body = {"model": "gpt-4.1-mini-2025-04-14",
+                    "messages": [{"role": "system", "content": "Propose a refund as JSON."},
+                                 {"role": "user", "content": f"Refund order O-{1000 + i}, ref {rng.getrandbits(32):08x}."}],
+                    "response_format": {"type": "json_schema",
+                                        "json_schema": {"name": "refund", "strict": True, "schema": schema}}}
+            f.write(dumps({"custom_id": f"request-{i:07d}", "method": "POST",
+                           "url": "/v1/chat/completions", "body": body}) + "\n")
+    return m
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
@@ -387,6 +423,7 @@ def main():
     manifest = {"seed": a.seed, "n": a.n, "m": a.m, "proposals": pcounts, "captures": ccounts}
     if a.batch:
         manifest["batch"] = batch_workspaces(a.out, a.batch, a.seed)
+        manifest["batch_joined_requests"] = batch_joined_workspace(a.out, a.batch, a.seed)
     with open(os.path.join(a.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
     print(json.dumps(manifest, sort_keys=True))

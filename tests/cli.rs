@@ -164,7 +164,7 @@ fn exit_2_for_a_broken_config_naming_the_key_once_with_a_hint() {
     assert_eq!(code(&o), 2);
     assert_eq!(
         stderr(&o),
-        "verdict: ./verdict.toml: line 1, column 11: invalid type: integer `7`, expected a string\n"
+        "verdict: ./verdict.toml: line 1, column 11: `dialect`: invalid type: integer `7`, expected a string\n"
     );
 }
 

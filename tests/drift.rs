@@ -458,3 +458,70 @@ fn lint_prints_the_drift_report_of_a_workspace() {
         "/request/response_format/json_schema/schema/properties/note"
     );
 }
+
+#[test]
+fn the_openai_strict_profile_matches_the_published_supported_keywords() {
+    // https://platform.openai.com/docs/guides/structured-outputs#supported-properties
+    let openai = Profile::load("openai-strict").unwrap();
+    let supported = [
+        "pattern",
+        "format",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "minItems",
+        "maxItems",
+        "anyOf",
+        "enum",
+        "required",
+        "additionalProperties",
+        "properties",
+        "items",
+    ];
+    let dropped: Vec<&str> = supported.into_iter().filter(|k| openai.drops(k)).collect();
+    assert_eq!(dropped, Vec::<&str>::new());
+    // "Some type-specific keywords are not yet supported", and the string length bounds,
+    // which the supported string properties do not include
+    let unsupported = [
+        "allOf",
+        "not",
+        "dependentRequired",
+        "dependentSchemas",
+        "if",
+        "then",
+        "else",
+        "minLength",
+        "maxLength",
+    ];
+    let kept: Vec<&str> = unsupported
+        .into_iter()
+        .filter(|k| !openai.drops(k))
+        .collect();
+    assert_eq!(kept, Vec::<&str>::new());
+    // the drift report's flag follows the profile: a lost `minimum` is one strict mode
+    // could have carried, a lost `maxLength` one it could not
+    let server = json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1},
+        "s": {"type": "string", "maxLength": 5}}, "required": ["n", "s"], "additionalProperties": false});
+    let sent = json!({"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}},
+        "required": ["n", "s"], "additionalProperties": false});
+    let d = verdict::core::config::Dialect::Draft202012;
+    assert_eq!(
+        rows(&compare(&server, &sent, d, Some(&openai))),
+        [
+            (
+                "REQUEST_LOOSER",
+                "minimum",
+                "/properties/n/minimum",
+                Some(false)
+            ),
+            (
+                "REQUEST_LOOSER",
+                "maxLength",
+                "/properties/s/maxLength",
+                Some(true)
+            ),
+        ]
+    );
+}

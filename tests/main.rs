@@ -28,6 +28,7 @@ mod mcp;
 mod provider_samples;
 mod pty;
 mod reasons;
+mod request_pairs;
 mod requests;
 mod review;
 mod routing;

@@ -8,24 +8,24 @@ use std::path::Path;
 use verdict::core::generation::{RequestSchemas, SchemaSource, openapi_to_json_schema};
 use verdict::core::workspace::Workspace;
 
-const TICKET: &str = r#"{"type": "object", "properties": {"title": {"type": "string"}, "priority": {"enum": ["low", "high"]}}, "required": ["title", "priority"], "additionalProperties": false}"#;
+pub(crate) const TICKET: &str = r#"{"type": "object", "properties": {"title": {"type": "string"}, "priority": {"enum": ["low", "high"]}}, "required": ["title", "priority"], "additionalProperties": false}"#;
 
 /// An OpenAI batch input line for `/v1/chat/completions` sending `schema` as the
 /// `ticket` text format.
-fn chat_input(id: &str, schema: &str) -> String {
+pub(crate) fn chat_input(id: &str, schema: &str) -> String {
     format!(
         r#"{{"custom_id": "{id}", "method": "POST", "url": "/v1/chat/completions", "body": {{"model": "gpt-4.1-mini", "messages": [{{"role": "user", "content": "x"}}], "response_format": {{"type": "json_schema", "json_schema": {{"name": "ticket", "strict": true, "schema": {schema}}}}}}}}}"#
     )
 }
 
 /// An OpenAI batch output line whose Chat completion says `content` (JSON text).
-fn chat_output(id: &str, content: &str) -> String {
+pub(crate) fn chat_output(id: &str, content: &str) -> String {
     let body = json!({"id": format!("chatcmpl-{id}"), "object": "chat.completion", "model": "gpt-4.1-mini",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]});
     json!({"id": format!("batch_req_{id}"), "custom_id": id, "response": {"status_code": 200, "request_id": "r", "body": body}, "error": null}).to_string()
 }
 
-fn write(root: &Path, files: &[(&str, String)]) {
+pub(crate) fn write(root: &Path, files: &[(&str, String)]) {
     for (name, text) in files {
         let p = root.join(name);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -34,7 +34,7 @@ fn write(root: &Path, files: &[(&str, String)]) {
 }
 
 /// `check --format jsonl` in `root`: the verdicts and the summary.
-fn check(root: &Path) -> (Vec<Value>, Value, Option<i32>) {
+pub(crate) fn check(root: &Path) -> (Vec<Value>, Value, Option<i32>) {
     let out = verdict_in(root, &["check", ".", "--format", "jsonl"]);
     let stdout = String::from_utf8(out.stdout).unwrap();
     let summary: Value = stdout
@@ -50,7 +50,7 @@ fn check(root: &Path) -> (Vec<Value>, Value, Option<i32>) {
 }
 
 /// `id contract contract_from stage reason pointer` of a verdict.
-fn row(v: &Value) -> String {
+pub(crate) fn row(v: &Value) -> String {
     format!(
         "{} {} {} {} {} {}",
         v["id"].as_str().unwrap(),
@@ -157,7 +157,7 @@ fn a_repeated_request_id_is_warned_about_and_gives_no_request() {
     );
 }
 
-fn rows_of(vs: &[Value]) -> Vec<String> {
+pub(crate) fn rows_of(vs: &[Value]) -> Vec<String> {
     vs.iter().map(row).collect()
 }
 

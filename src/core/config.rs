@@ -138,6 +138,10 @@ pub struct Source {
     pub tool: Option<String>,
     /// The contract of every record of those files.
     pub contract: Option<String>,
+    /// The batch input files the results of those files join their requests in
+    /// (workspace-relative glob; `docs/requests.md#batch-input-files`): only these, not
+    /// the input file their name pairs with, nor the workspace's other input files.
+    pub requests: Option<Pattern>,
 }
 
 /// One `[[route]]` table: a contract for the records all of whose given keys match
@@ -211,6 +215,7 @@ struct RawSource {
     format: Option<String>,
     tool: Option<String>,
     contract: Option<String>,
+    requests: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -299,6 +304,21 @@ impl Config {
             }
             if let Some(span) = e.span() {
                 let at = crate::core::text::line_col(text, span.start);
+                // a value of the wrong type: name its key (`requests = 5`)
+                let before = text.get(..span.start).unwrap_or("");
+                let line = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
+                let key = line
+                    .trim_end()
+                    .strip_suffix('=')
+                    .map(str::trim)
+                    .filter(|k| {
+                        !k.is_empty()
+                            && k.chars()
+                                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                    });
+                if let Some(k) = key {
+                    message = format!("`{k}`: {message}");
+                }
                 message = format!("line {}, column {}: {message}", at.line, at.column);
             }
             ConfigError { message }
@@ -369,6 +389,10 @@ impl Config {
                 format: s.format,
                 tool: s.tool,
                 contract: s.contract,
+                requests: s
+                    .requests
+                    .map(|t| pattern("source", n, "requests", &t))
+                    .transpose()?,
             });
         }
         for (i, r) in raw.route.unwrap_or_default().into_iter().enumerate() {
@@ -425,6 +449,15 @@ impl Config {
             .enumerate()
             .filter(move |(_, s)| s.path.matches(rel))
             .map(|(i, s)| (i + 1, s))
+    }
+
+    /// The `requests` glob of the first `[[source]]` table matching `rel` that gives one
+    /// (`docs/config.md#source`).
+    pub fn requests_for(&self, rel: &str) -> Option<&Pattern> {
+        self.sources
+            .iter()
+            .filter(|s| s.path.matches(rel))
+            .find_map(|s| s.requests.as_ref())
     }
 
     /// The decision `[decisions]` gives `reason` instead of its default, if any.

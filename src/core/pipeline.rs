@@ -551,52 +551,126 @@ impl Workspace {
 
     /// The request a capture answers (`docs/requests.md`), first match wins: its record's
     /// `request`, the request its batch line or Responses body echoes, the batch input
-    /// request with its id (of its batch API). `Err` names the input requests that share
-    /// its id (none is used).
-    pub fn request_for(&self, capture: &Capture) -> Result<Option<Request>, Vec<RecordRef>> {
-        if let Some(r) = &capture.request {
-            return Ok(Some(Request {
-                from: if r.echoed {
-                    RequestFrom::Echo
-                } else {
-                    RequestFrom::Record
-                },
-                base: Arc::from(r.base),
-                schemas: Arc::new(RequestSchemas::read(&r.body)),
-            }));
+    /// request with its id (of its batch API) that its file `rel` joins
+    /// ([`Requests::lookup_for`](crate::core::request::Requests::lookup_for)). `Err` names
+    /// the input requests that share its id (none is used).
+    pub fn request_for(
+        &self,
+        capture: &Capture,
+        rel: &str,
+    ) -> Result<Option<Request>, Vec<RecordRef>> {
+        match own_request(capture) {
+            Some(r) => Ok(Some(r)),
+            None => self.joined_request(capture, rel),
         }
-        // an OpenAI Responses body echoes `text.format` and `tools`
-        if let Payload::Response(body) = &capture.payload
-            && body.get("object").and_then(Value::as_str) == Some("response")
-        {
-            let schemas = RequestSchemas::read(body);
-            if !schemas.is_empty() {
-                let base = match capture.format {
-                    "openai-batch" => "/response/body",
-                    "capture" => "/response",
-                    _ => "",
-                };
-                return Ok(Some(Request {
-                    from: RequestFrom::Echo,
-                    base: Arc::from(base),
-                    schemas: Arc::new(schemas),
-                }));
-            }
-        }
+    }
+
+    /// The batch input request a result joins by id (`docs/requests.md#batch-input-files`).
+    fn joined_request(
+        &self,
+        capture: &Capture,
+        rel: &str,
+    ) -> Result<Option<Request>, Vec<RecordRef>> {
         let Some(family) = Family::of_result(capture.format) else {
             return Ok(None);
         };
-        match self.requests.lookup(family, &capture.id) {
+        let glob = self.config.requests_for(rel);
+        match self.requests.lookup_for(family, &capture.id, rel, glob) {
             Lookup::None => Ok(None),
             Lookup::Found(r) => Ok(Some(r)),
             Lookup::Ambiguous(at) => Err(at),
         }
     }
 
+    /// `REQUEST_CONFLICT` (`docs/requests.md#where-a-captures-request-comes-from`): the
+    /// capture's own request `used` (its record's or the echoed one, which wins) and the
+    /// batch input request it joins sent different schemas for the proposal (`tool`, else
+    /// the text format): another name, content, `strict`, or one of them none.
+    fn request_conflict(
+        &self,
+        capture: &Capture,
+        rel: &str,
+        used: &Request,
+        tool: Option<&str>,
+    ) -> Option<Warning> {
+        if matches!(used.from, RequestFrom::Input(_)) {
+            return None;
+        }
+        let Ok(Some(joined)) = self.joined_request(capture, rel) else {
+            return None;
+        };
+        let (a, b) = (
+            used.schemas.for_proposal(tool),
+            joined.schemas.for_proposal(tool),
+        );
+        let same = match (a, b) {
+            (None, None) => true,
+            (Some(Ok(x)), Some(Ok(y))) => {
+                (&x.name, x.hash, x.strict) == (&y.name, y.hash, y.strict)
+            }
+            (Some(Err(x)), Some(Err(y))) => x == y,
+            _ => false,
+        };
+        if same {
+            return None;
+        }
+        let named =
+            |s: Option<&Result<GenerationSchema, crate::core::generation::SchemaProblem>>,
+             base: &str| {
+                s.map(|s| match s {
+                    Ok(g) => (
+                        crate::core::generation::describe(&g.name, g.source),
+                        format!("{base}{}", g.pointer),
+                    ),
+                    Err(p) => (
+                        crate::core::generation::describe(
+                            &p.name,
+                            if tool.is_some() {
+                                SchemaSource::Tool
+                            } else {
+                                SchemaSource::Text
+                            },
+                        ),
+                        format!("{base}{}", p.pointer),
+                    ),
+                })
+            };
+        let mine = named(a, &used.base);
+        let theirs = named(b, &joined.base);
+        let what = mine
+            .as_ref()
+            .or(theirs.as_ref())
+            .map_or_else(String::new, |(d, _)| format!(" for the {d}"));
+        let (whose, why) = match used.from {
+            RequestFrom::Echo => (
+                "the request its response echoes",
+                "the echoed one is used, as what the provider says it ran with",
+            ),
+            _ => ("the request its record carries", "the record's own is used"),
+        };
+        let theirs_at = theirs
+            .as_ref()
+            .map_or_else(String::new, |(_, p)| format!(" {p}"));
+        Some(Warning::capture(
+            Warning::REQUEST_CONFLICT,
+            mine.map(|(_, p)| p).or(theirs.map(|(_, p)| p)),
+            format!(
+                "{whose} and its batch input request ({}{theirs_at}) sent different schemas{what}: {why}; check which schema the batch was created with",
+                joined.place()
+            ),
+        ))
+    }
+
     /// The schema the request sent as the capture's contract (`docs/requests.md#zero-config`):
     /// the called tool's (`tool`, what the response stage read) or the text format's.
-    fn request_contract(&self, capture: &Capture, tool: Option<&str>) -> FromRequest {
-        let request = match self.request_for(capture) {
+    fn request_contract(
+        &self,
+        capture: &Capture,
+        rel: &str,
+        tool: Option<&str>,
+        warnings: &mut Vec<Warning>,
+    ) -> FromRequest {
+        let request = match self.request_for(capture, rel) {
             Ok(Some(r)) => r,
             Ok(None) => return FromRequest::Missing(None),
             Err(at) => {
@@ -608,6 +682,7 @@ impl Workspace {
                 )));
             }
         };
+        warnings.extend(self.request_conflict(capture, rel, &request, tool));
         let place = request.place();
         let Some(chosen) = request.schemas.for_proposal(tool) else {
             return FromRequest::Missing(Some(match tool {
@@ -713,7 +788,12 @@ impl Workspace {
         let (contract, from) =
             match self.server_contract(capture, origin.contract, tool, model, rel) {
                 Ok(Some((c, from))) => {
-                    match self.request_contract(capture, adapted.info.tool.as_deref()) {
+                    match self.request_contract(
+                        capture,
+                        rel,
+                        adapted.info.tool.as_deref(),
+                        &mut run.warnings,
+                    ) {
                         FromRequest::Contract(gc, g, sent) => {
                             run.generation = Some(g);
                             ev.sent = Some(sent);
@@ -728,7 +808,12 @@ impl Workspace {
                     }
                     (c.clone(), from)
                 }
-                Ok(None) => match self.request_contract(capture, adapted.info.tool.as_deref()) {
+                Ok(None) => match self.request_contract(
+                    capture,
+                    rel,
+                    adapted.info.tool.as_deref(),
+                    &mut run.warnings,
+                ) {
                     FromRequest::Contract(c, g, sent) => {
                         run.generation = Some(g);
                         ev.sent = Some(sent);
@@ -901,6 +986,41 @@ impl Workspace {
         }
         Vec::new()
     }
+}
+
+/// The request a capture carries itself (`docs/requests.md#where-a-captures-request-comes-from`):
+/// its record's `request`, else the request its batch line or Responses body echoes.
+fn own_request(capture: &Capture) -> Option<Request> {
+    if let Some(r) = &capture.request {
+        return Some(Request {
+            from: if r.echoed {
+                RequestFrom::Echo
+            } else {
+                RequestFrom::Record
+            },
+            base: Arc::from(r.base),
+            schemas: Arc::new(RequestSchemas::read(&r.body)),
+        });
+    }
+    // an OpenAI Responses body echoes `text.format` and `tools`
+    if let Payload::Response(body) = &capture.payload
+        && body.get("object").and_then(Value::as_str) == Some("response")
+    {
+        let schemas = RequestSchemas::read(body);
+        if !schemas.is_empty() {
+            let base = match capture.format {
+                "openai-batch" => "/response/body",
+                "capture" => "/response",
+                _ => "",
+            };
+            return Some(Request {
+                from: RequestFrom::Echo,
+                base: Arc::from(base),
+                schemas: Arc::new(schemas),
+            });
+        }
+    }
+    None
 }
 
 /// `STRICT_VIOLATION` for a capture checked against the schema its strict request sent

@@ -4,7 +4,9 @@
 //! A capture's request is, first match wins: the capture record's `request` key (the
 //! request body as sent); the request its response echoes (an OpenAI Responses body's
 //! `text` and `tools`, a Vertex batch line's `request`, a Bedrock batch line's
-//! `modelInput`); the line of a batch input file of the workspace with its id. Input files
+//! `modelInput`); the line of a batch input file of the workspace with its id, in the input
+//! files a `[[source]] requests` glob names, else the one its file's name pairs with
+//! ([`batch_name`]: `NAME_output.jsonl` and `NAME_input.jsonl`), else any. Input files
 //! are recognised by shape (`core::shape::batch_input`): OpenAI `{custom_id, method, url,
 //! body}` lines, Anthropic `{custom_id, params}` lines or a `{"requests": [..]}` create
 //! body, Gemini `{key, request}` lines. They are not captures (no verdict, not counted).
@@ -159,6 +161,46 @@ pub struct Requests {
     files: BTreeMap<String, Arc<FileRequests>>,
     /// Every request by (family, id): where each is (several: a repeated id).
     by_id: HashMap<(Family, String), Vec<Entry>>,
+    /// The input files of each batch name ([`batch_name`]): the files a result file of
+    /// that name joins.
+    by_batch: HashMap<String, Vec<Arc<str>>>,
+}
+
+/// What a file's name says it is in a batch ([`batch_name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchRole {
+    /// `NAME_input.jsonl`: the requests the batch was created with.
+    Input,
+    /// `NAME_output.jsonl`, `NAME_error.jsonl`, `NAME_results.jsonl`: its results.
+    Results,
+}
+
+/// The batch a file's name says it belongs to, and its role there
+/// (`docs/requests.md#batch-input-files`): a file named `NAME_input`, `NAME_output`,
+/// `NAME_error` or `NAME_results` (`_`, `-` or `.` before the word, or the word alone: `input.jsonl`),
+/// with a capture file's extension (`.jsonl`, `.ndjson`, `.json`, `.jsonl.out`, each maybe
+/// `.gz` or `.zst`), belongs to the batch `FOLDER/NAME_` (OpenAI's downloads are
+/// `batch_abc123_output.jsonl` and `batch_abc123_error.jsonl`). `rel` is `/`-separated.
+pub fn batch_name(rel: &str) -> Option<(String, BatchRole)> {
+    let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    let name = name
+        .strip_suffix(".gz")
+        .or_else(|| name.strip_suffix(".zst"))
+        .unwrap_or(name);
+    let stem = [".jsonl.out", ".jsonl", ".ndjson", ".json"]
+        .iter()
+        .find_map(|e| name.strip_suffix(e))?;
+    let roles = [
+        ("input", BatchRole::Input),
+        ("output", BatchRole::Results),
+        ("error", BatchRole::Results),
+        ("results", BatchRole::Results),
+    ];
+    roles.iter().find_map(|(word, role)| {
+        let prefix = stem.strip_suffix(word)?;
+        (prefix.is_empty() || prefix.ends_with(['_', '-', '.']))
+            .then(|| (format!("{dir}/{prefix}"), *role))
+    })
 }
 
 impl Requests {
@@ -186,15 +228,39 @@ impl Requests {
 
     fn of_files(files: BTreeMap<String, Arc<FileRequests>>) -> Requests {
         let mut by_id: HashMap<_, Vec<_>> = HashMap::new();
-        for f in files.values() {
+        let mut by_batch: HashMap<String, Vec<Arc<str>>> = HashMap::new();
+        for (name, f) in &files {
             for (family, id, e) in &f.entries {
                 by_id
                     .entry((*family, id.clone()))
                     .or_default()
                     .push(e.clone());
             }
+            if let Some((batch, BatchRole::Input)) = batch_name(name)
+                && let Some((_, _, e)) = f.entries.first()
+            {
+                by_batch.entry(batch).or_default().push(e.at.file().clone());
+            }
         }
-        Requests { files, by_id }
+        Requests {
+            files,
+            by_id,
+            by_batch,
+        }
+    }
+
+    /// The names of the capture files that hold input requests, in order.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        self.files.keys().map(String::as_str)
+    }
+
+    /// The input files the result file `rel` joins by name ([`batch_name`]), if it is the
+    /// results file of a batch whose input file the workspace has.
+    fn paired_inputs(&self, rel: &str) -> Option<&[Arc<str>]> {
+        match batch_name(rel)? {
+            (batch, BatchRole::Results) => self.by_batch.get(&batch).map(Vec::as_slice),
+            (_, BatchRole::Input) => None,
+        }
     }
 
     /// Whether no capture file holds an input request.
@@ -233,28 +299,70 @@ impl Requests {
         self.by_id.keys().map(|(_, id)| id.as_str())
     }
 
-    /// The input request of the result `id` of `family`.
+    /// The input request of the result `id` of `family`, among every input request of
+    /// the workspace.
     pub fn lookup(&self, family: Family, id: &str) -> Lookup {
-        match self.by_id.get(&(family, id.to_owned())).map(Vec::as_slice) {
-            None | Some([]) => Lookup::None,
-            Some([e]) => Lookup::Found(Request {
+        self.lookup_in(family, id, &|_| true)
+    }
+
+    /// The input request of the result `id` of `family` in the file `rel`
+    /// (`docs/requests.md#batch-input-files`): among the input files `requests` matches
+    /// (a `[[source]] requests` glob of the file), else among the input files of its batch
+    /// when the names pair ([`batch_name`]: `NAME_output.jsonl` joins `NAME_input.jsonl`),
+    /// else among every input request of the workspace.
+    pub fn lookup_for(
+        &self,
+        family: Family,
+        id: &str,
+        rel: &str,
+        requests: Option<&crate::core::config::Pattern>,
+    ) -> Lookup {
+        if let Some(glob) = requests {
+            return self.lookup_in(family, id, &|f| glob.matches(f));
+        }
+        match self.paired_inputs(rel) {
+            Some(files) => self.lookup_in(family, id, &|f| files.iter().any(|p| &**p == f)),
+            None => self.lookup(family, id),
+        }
+    }
+
+    /// The input request of the result `id` of `family` among the files `keep` keeps.
+    fn lookup_in(&self, family: Family, id: &str, keep: &dyn Fn(&str) -> bool) -> Lookup {
+        let Some(list) = self.by_id.get(&(family, id.to_owned())) else {
+            return Lookup::None;
+        };
+        let mut found = list.iter().filter(|e| keep(e.at.file()));
+        let Some(e) = found.next() else {
+            return Lookup::None;
+        };
+        let rest: Vec<&Entry> = found.collect();
+        if rest.is_empty() {
+            return Lookup::Found(Request {
                 from: RequestFrom::Input(e.at.clone()),
                 base: e.base.clone(),
                 schemas: e.schemas.clone(),
-            }),
-            Some(many) => {
-                let mut at: Vec<RecordRef> = many.iter().map(|e| e.at.clone()).collect();
-                at.sort();
-                Lookup::Ambiguous(at)
-            }
+            });
         }
+        let mut at: Vec<RecordRef> = std::iter::once(e)
+            .chain(rest)
+            .map(|e| e.at.clone())
+            .collect();
+        at.sort();
+        Lookup::Ambiguous(at)
     }
 
     /// The workspace warnings of the input requests, in file then line order: an
     /// `UNMATCHED_REQUEST` for each request whose id no capture has (`matched` holds the
     /// ids some capture has), once per request; a `DUPLICATE_REQUEST` for each request
-    /// whose id an earlier request of the same family has.
-    pub fn warnings(&self, matched: &std::collections::HashSet<String>) -> Vec<Warning> {
+    /// whose id an earlier request of the same family has in the same file, or in another
+    /// file when one of the two is not a batch's own input file (named as one,
+    /// [`batch_name`], or matched by a `[[source]] requests` glob: `named` says which).
+    pub fn warnings(
+        &self,
+        matched: &std::collections::HashSet<String>,
+        named: &dyn Fn(&str) -> bool,
+    ) -> Vec<Warning> {
+        let own = |f: &str| named(f) || matches!(batch_name(f), Some((_, BatchRole::Input)));
         let mut out: Vec<(RecordRef, Warning)> = Vec::new();
         for ((family, id), list) in &self.by_id {
             let mut places: Vec<&RecordRef> = list.iter().map(|e| &e.at).collect();
@@ -278,10 +386,26 @@ impl Requests {
                     ));
                 }
             }
-            if let [first, rest @ ..] = places.as_slice() {
-                for at in rest {
+            // the first request of each file, of every file, of the files no batch owns
+            let mut first_in: HashMap<&str, &RecordRef> = HashMap::new();
+            let mut first_any: Option<&RecordRef> = None;
+            let mut first_loose: Option<&RecordRef> = None;
+            for at in places {
+                let file: &str = at.file();
+                let is_own = own(file);
+                let earlier = match first_in.get(file) {
+                    Some(first) => Some((*first, true)),
+                    None if !is_own => first_any.map(|f| (f, false)),
+                    None => first_loose.map(|f| (f, false)),
+                };
+                if let Some((first, same_file)) = earlier {
+                    let scope = if same_file {
+                        ""
+                    } else {
+                        " among the input files a result may join: pair each output file with its input file by name or `[[source]] requests`"
+                    };
                     out.push((
-                        (*at).clone(),
+                        at.clone(),
                         Warning {
                             code: DUPLICATE_REQUEST.into(),
                             severity: Some("warning".into()),
@@ -289,12 +413,17 @@ impl Requests {
                             pointer: Some(pointer.clone()),
                             at: None,
                             message: format!(
-                                "request id {} repeats (first at {first}): `{}` must be unique, so its results get no request",
+                                "request id {} repeats (first at {first}): `{}` must be unique{scope}, so its results get no request",
                                 quote(id, 80),
                                 family.id_key()
                             ),
                         },
                     ));
+                }
+                first_in.entry(file).or_insert(at);
+                first_any.get_or_insert(at);
+                if !is_own {
+                    first_loose.get_or_insert(at);
                 }
             }
         }
@@ -305,13 +434,63 @@ impl Requests {
 
 /// Whether a record's bytes may be a batch input request: they hold the key pairs the
 /// input shapes detect by (`"custom_id"` with `"method"`, `"url"` or `"params"`; `"key"`
-/// with `"request"`; `"requests"`). A cheap test before a full parse; a key spelled with
-/// `\u` escapes is not looked for.
+/// with `"request"`; `"requests"`). A cheap test before a full parse. A record holding a
+/// `\u` escape of a letter ([`escapes_a_letter`]) that the plain test misses has its top-level keys read (unescaped, the
+/// values skipped, [`top_level_keys`]) and tested the same way, so a key spelled
+/// `"\u006bey"` is found as `"key"` is (JSON, RFC 8259 section 7).
 pub fn may_be_request(bytes: &[u8]) -> bool {
     let has = |k: &[u8]| memchr::memmem::find(bytes, k).is_some();
-    (has(b"\"custom_id\"") && (has(b"\"method\"") || has(b"\"url\"") || has(b"\"params\"")))
+    let plain = (has(b"\"custom_id\"")
+        && (has(b"\"method\"") || has(b"\"url\"") || has(b"\"params\"")))
         || (has(b"\"key\"") && has(b"\"request\""))
-        || has(b"\"requests\"")
+        || has(b"\"requests\"");
+    if plain || !escapes_a_letter(bytes) {
+        return plain;
+    }
+    let Some(keys) = top_level_keys(bytes) else {
+        return false;
+    };
+    let key = |k: &str| keys.iter().any(|x| x == k);
+    (key("custom_id") && (key("method") || key("url") || key("params")))
+        || (key("key") && key("request"))
+        || key("requests")
+}
+
+/// Whether the bytes hold a `\u` escape of an ASCII letter or `_` (`\u0041` to `\u007a`), as
+/// a key the input shapes detect by would need: the escapes of other text (`\u00e9`, a
+/// logger's `\u003c` for `<`) do not make a line worth reading its keys.
+fn escapes_a_letter(bytes: &[u8]) -> bool {
+    memchr::memmem::find_iter(bytes, b"\\u00").any(|i| {
+        matches!(
+            (bytes.get(i + 4), bytes.get(i + 5)),
+            (Some(b'4'..=b'7'), Some(h)) if h.is_ascii_hexdigit()
+        )
+    })
+}
+
+/// The keys of a JSON object's text, unescaped, without building its values; `None` when
+/// the text is not a JSON object.
+fn top_level_keys(bytes: &[u8]) -> Option<Vec<String>> {
+    struct Keys;
+    impl<'de> serde::de::Visitor<'de> for Keys {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Vec<String>, A::Error> {
+            let mut keys = Vec::new();
+            while let Some(k) = map.next_key::<String>()? {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                keys.push(k);
+            }
+            Ok(keys)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    serde::Deserializer::deserialize_map(&mut de, Keys).ok()
 }
 
 /// The input record a parsed capture is, if it is one.

@@ -415,6 +415,10 @@ impl Warning {
     /// The request was `strict` (constrained decoding promised conformance) and the proposal
     /// still breaks the schema it sent (`docs/requests.md#both-contracts`).
     pub const STRICT_VIOLATION: &'static str = "STRICT_VIOLATION";
+    /// The capture's own request (its record's `request`, or the one its response echoes,
+    /// which is used) and the batch input request it joins sent different schemas for the
+    /// proposal (`docs/requests.md#where-a-captures-request-comes-from`).
+    pub const REQUEST_CONFLICT: &'static str = "REQUEST_CONFLICT";
     /// Every warning code the pipeline itself puts on a verdict, in `docs/verdicts.md` order
     /// (the contract's lint codes are `core::lint::codes`; the workspace warnings are
     /// `UNMATCHED_JOIN`, `UNMATCHED_REQUEST`, `DUPLICATE_REQUEST`).
@@ -423,6 +427,7 @@ impl Warning {
         "DUPLICATE_ID",
         Warning::GENERATION_GAP,
         Warning::STRICT_VIOLATION,
+        Warning::REQUEST_CONFLICT,
     ];
 
     /// A warning about one capture (no `file`: not a contract's lint finding), severity

@@ -167,6 +167,11 @@ impl Workspace {
         let own_folder = config.captures == [PathBuf::new()];
         let mut ws = Workspace::with_config(root, config);
         ws.own_folder = own_folder;
+        ws.check_request_globs()
+            .map_err(|cause| WorkspaceError::Config {
+                path: config_path.clone(),
+                cause,
+            })?;
         let max = ws.config.max_capture_bytes;
         ws.joins = Joins::load(root, &ws.config.joins, &|p| ws.relative(p), max)?;
         Ok(ws)
@@ -234,7 +239,33 @@ impl Workspace {
     /// `DUPLICATE_REQUEST`; `docs/requests.md#batch-input-files`): `matched` holds the
     /// request ids some capture has.
     pub fn request_warnings(&self, matched: &std::collections::HashSet<String>) -> Vec<Warning> {
-        self.requests.warnings(matched)
+        let named = |f: &str| {
+            self.config
+                .sources
+                .iter()
+                .any(|s| s.requests.as_ref().is_some_and(|g| g.matches(f)))
+        };
+        self.requests.warnings(matched, &named)
+    }
+
+    /// Each `[[source]] requests` glob must name a batch input file of the capture files
+    /// (`docs/config.md#source`): a glob that names none would leave its logs' requests
+    /// silently missing.
+    fn check_request_globs(&self) -> Result<(), crate::core::config::ConfigError> {
+        for (i, s) in self.config.sources.iter().enumerate() {
+            if let Some(g) = &s.requests
+                && !self.requests.files().any(|f| g.matches(f))
+            {
+                return Err(crate::core::config::ConfigError {
+                    message: format!(
+                        "[[source]] {}: `requests` = {:?} matches no batch input file of the workspace's capture files (docs/requests.md#batch-input-files)",
+                        i + 1,
+                        g.text
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Compiles the schema files and the tool schemas `mcp` declares.

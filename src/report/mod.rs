@@ -103,7 +103,7 @@ pub(crate) fn rule_id(v: &Verdict) -> String {
 }
 
 /// The capture's generation warnings (`GENERATION_GAP`, `STRICT_VIOLATION`:
-/// `docs/requests.md#both-contracts`), each with where the request that sent the schema
+/// `docs/requests.md#both-contracts`; `REQUEST_CONFLICT`), each with where the request that sent the schema
 /// is, as the user can open it: the input file (the workspace folder the item's path starts
 /// with, joined with the request's file) and line, or, for a request in the capture's own
 /// record, the item's path and the record's line.
@@ -125,7 +125,14 @@ pub(crate) fn generation_warnings(
     };
     v.warnings
         .iter()
-        .filter(|w| w.code == Warning::GENERATION_GAP || w.code == Warning::STRICT_VIOLATION)
+        .filter(|w| {
+            [
+                Warning::GENERATION_GAP,
+                Warning::STRICT_VIOLATION,
+                Warning::REQUEST_CONFLICT,
+            ]
+            .contains(&w.code.as_str())
+        })
         .map(|w| (w, file.clone(), line))
         .collect()
 }
