@@ -13,7 +13,7 @@ use verdict::cli::args::{CheckArgs, Cli, ColorChoice, Command, Format};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The subcommands, for the typo check below.
-const COMMANDS: [&str; 5] = ["check", "feedback", "watch", "lint", "review"];
+const COMMANDS: [&str; 6] = ["check", "feedback", "watch", "lint", "review", "chains"];
 
 /// The auxiliary subcommands (completion scripts, the man page): never a typo, and not
 /// offered as a guess.
@@ -100,6 +100,11 @@ fn main() -> ExitCode {
                     ExitCode::from(1)
                 }
             })
+        }
+        Some(Command::Chains(args)) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            verdict::cli::chains::run(&args, &mut out).map(|()| ExitCode::SUCCESS)
         }
         Some(Command::Completions(args)) => {
             let stdout = std::io::stdout();

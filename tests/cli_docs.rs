@@ -9,8 +9,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_verdict");
 use crate::common::{verdict, verdict_in};
 
 /// The commands every completion script and the man page must name.
-const COMMANDS: [&str; 7] = [
+const COMMANDS: [&str; 8] = [
     "check",
+    "chains",
     "feedback",
     "watch",
     "lint",
@@ -80,7 +81,7 @@ fn man_of_an_unknown_command_exits_2() {
     assert!(o.stdout.is_empty());
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
-        "verdict: `chek` is not a command (commands: check, feedback, watch, lint, review, completions, man)\n"
+        "verdict: `chek` is not a command (commands: check, feedback, watch, lint, review, chains, completions, man)\n"
     );
 }
 

@@ -14,6 +14,7 @@ mod common;
 mod bad_input;
 mod bounds;
 mod capture_schema;
+mod chains;
 mod cli;
 mod cli_docs;
 mod compressed;

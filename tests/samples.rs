@@ -145,7 +145,7 @@ fn every_sample_workspace_meets_every_expect() {
         .filter(|n| root.join(n).is_dir())
         .collect();
     names.sort();
-    assert_eq!(names, ["logs", "providers", "refund", "requests"]);
+    assert_eq!(names, ["chains", "logs", "providers", "refund", "requests"]);
     for name in &names {
         let verdicts = all_verdicts(&sample(name));
         assert!(!verdicts.is_empty(), "{name}");

@@ -46,6 +46,11 @@ pub enum Command {
     ///
     /// Exit 1 when any capture becomes newly failing, 0 otherwise, 2 when it cannot run.
     Review(ReviewArgs),
+    /// Print the chain report: self-correction loops' outcomes (first-pass, recovered,
+    /// unrecovered), recovery rates per first failure, wasted attempts, budget advice.
+    ///
+    /// Exit 0, or 2 when the workspace cannot be checked.
+    Chains(ChainsArgs),
     /// Print a shell completion script to stdout.
     ///
     /// For example `verdict completions bash > ~/.local/share/bash-completion/completions/verdict`
@@ -54,6 +59,25 @@ pub enum Command {
     /// Print the man page (roff) to stdout: `verdict man > verdict.1`, or
     /// `verdict man check > verdict-check.1` for one command's page.
     Man(ManArgs),
+}
+
+/// `verdict chains`.
+#[derive(Debug, clap::Args)]
+pub struct ChainsArgs {
+    /// Workspace folder (default `.`).
+    pub workspace: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = ChainsFormat::Human)]
+    pub format: ChainsFormat,
+}
+
+/// Report formats of `chains`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChainsFormat {
+    /// The summary table, then the unrecovered or flagged chains.
+    Human,
+    /// `{"rows": [...], "summary": {...}}`, as `check --format json`'s `chains`.
+    Json,
 }
 
 /// `verdict completions`.

@@ -1,6 +1,7 @@
 //! The command layer: argument parsing and the commands, on top of [`crate::core`].
 
 pub mod args;
+pub mod chains;
 pub mod check;
 pub mod completions;
 pub mod feedback;

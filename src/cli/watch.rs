@@ -6,8 +6,12 @@
 //! {"type":"verdict","data":VERDICT,"cause":"captures/a.json","flipped_from":{"stage":..,"decision":..,"reason":..},"ts_ms":..}
 //! {"type":"removed","data":{"id":..,"source":..},"cause":"captures/a.json","ts_ms":..}
 //! {"type":"summary","data":SUMMARY,"cause":["captures/a.json"],"ts_ms":..}
+//! {"type":"chain","data":CHAIN_ROW,"cause":["captures/a.json"],"ts_ms":..}
 //! {"type":"error","data":{"message":..},"ts_ms":..}
 //! ```
+//!
+//! A `chain` line (`docs/chains.md#the-report`) comes before a batch's summary line for
+//! every chain whose row is new or changed in that batch.
 //!
 //! `cause` is the changed file (workspace-relative) that led to the line, `null` for the
 //! first pass; `flipped_from` (the previous stage, decision and reason) is set when the
@@ -109,13 +113,63 @@ pub fn write_summary(
     out.flush()
 }
 
-/// A change sink that writes each change at once and keeps the first write error.
+/// The chains of the watched workspace, fed every change (`docs/chains.md`), and the rows
+/// last printed.
+struct Chains {
+    set: crate::core::chain::ChainSet,
+    budget: crate::core::config::Budget,
+    printed: std::collections::HashMap<String, crate::core::chain::outcome::ChainRow>,
+}
+
+impl Chains {
+    fn new(budget: crate::core::config::Budget) -> Chains {
+        Chains {
+            set: crate::core::chain::ChainSet::live(),
+            budget,
+            printed: std::collections::HashMap::new(),
+        }
+    }
+
+    fn feed(&mut self, ch: &Change) {
+        match ch {
+            Change::Updated { evaluation, .. } => {
+                let v = &evaluation.verdict;
+                // a verdict in no chain (any more) takes its step out
+                self.set.add(v);
+            }
+            Change::Removed { source, .. } => {
+                self.set.remove(source);
+            }
+        }
+    }
+
+    /// Writes a `chain` line for every row that is new or changed since the last call.
+    fn write(&mut self, out: &mut dyn Write, causes: &[String]) -> std::io::Result<()> {
+        if self.set.is_empty() {
+            return Ok(());
+        }
+        let report = self.set.finish(&self.budget);
+        for row in report.rows {
+            if self.printed.get(&row.chain) == Some(&row) {
+                continue;
+            }
+            emit(out, json!({"type": "chain", "data": &row, "cause": causes}))?;
+            self.printed.insert(row.chain.clone(), row);
+        }
+        Ok(())
+    }
+}
+
+/// A change sink that writes each change at once, feeds the chains, and keeps the first
+/// write error.
 fn writer<'a>(
     out: &'a mut dyn Write,
     causes: &'a [String],
+    chains: &'a mut Chains,
     failed: &'a mut Option<std::io::Error>,
 ) -> impl FnMut(Change) + 'a {
     move |ch| {
+        chains.feed(&ch);
         if failed.is_none()
             && let Err(e) = write_change(out, &ch, causes)
         {
@@ -139,22 +193,28 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
     let (tx, rx) = std::sync::mpsc::channel();
     let _watcher = watcher::watch(root, debounce, tx)?;
     let mut failed = None;
-    let mut session = Session::open_with(ws, &mut writer(out, &[], &mut failed));
+    let mut chains = Chains::new(ws.config.budget);
+    let mut session = Session::open_with(ws, &mut writer(out, &[], &mut chains, &mut failed));
     if let Some(e) = failed {
         return Err(e.into());
     }
+    chains.write(out, &[])?;
     write_summary(out, &session, &[])?;
     for event in rx {
         match event {
             WatchEvent::Changed(paths) => {
                 let causes: Vec<String> = paths.iter().map(|p| rel(root, p)).collect();
                 let mut failed = None;
-                let result = session.apply_each(&paths, &mut writer(out, &causes, &mut failed));
+                let result =
+                    session.apply_each(&paths, &mut writer(out, &causes, &mut chains, &mut failed));
                 if let Some(e) = failed {
                     return Err(e.into());
                 }
                 match result {
-                    Ok(()) => write_summary(out, &session, &causes)?,
+                    Ok(()) => {
+                        chains.write(out, &causes)?;
+                        write_summary(out, &session, &causes)?
+                    }
                     Err(e) => {
                         emit(
                             out,

@@ -19,7 +19,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 /// The top-level keys of a capture record.
-pub const RECORD_KEYS: [&str; 13] = [
+pub const RECORD_KEYS: [&str; 15] = [
     "id",
     "contract",
     "response",
@@ -33,6 +33,8 @@ pub const RECORD_KEYS: [&str; 13] = [
     "expect",
     "meta",
     "request",
+    "chain",
+    "attempt",
 ];
 
 /// The `status` values of a record that carries `output`.
@@ -481,6 +483,11 @@ pub struct Capture {
     /// record's `request` key, or the request a batch line echoes (Vertex `request`,
     /// Bedrock `modelInput`; `docs/requests.md`).
     pub request: Option<CaptureRequest>,
+    /// `chain`: the self-correction chain the capture is an attempt of
+    /// (`docs/chains.md#linking`).
+    pub chain: Option<String>,
+    /// `attempt`: its 1-based attempt number in that chain.
+    pub attempt: Option<u64>,
 }
 
 /// A request carried by a capture's own record.
@@ -631,6 +638,28 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
         None => None,
         Some(e) => Some(parse_expect(e)?),
     };
+    let chain = string(obj, "chain")?;
+    if chain.as_deref() == Some("") {
+        return Err(invalid("`chain` must not be empty"));
+    }
+    let attempt = match obj.get("attempt") {
+        None => None,
+        Some(v) => Some(attempt_number(v).ok_or_else(|| {
+            invalid(format!(
+                "`attempt` must be an integer from 1 (the first attempt is 1), found {}",
+                match v {
+                    Value::Number(n) => n.to_string(),
+                    v => json_kind(v).to_string(),
+                }
+            ))
+            .with_pointer("/attempt")
+        })?),
+    };
+    if attempt.is_some() && chain.is_none() {
+        return Err(invalid(
+            "`attempt` goes with `chain` (the chain the capture is an attempt of)",
+        ));
+    }
     let context = object(obj, "context")?;
     let intent = object(obj, "intent")?;
     let meta = object(obj, "meta")?;
@@ -694,7 +723,20 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
         expect,
         meta,
         request,
+        chain,
+        attempt,
     })
+}
+
+/// A record's `attempt` as a number from 1: a JSON integer (`2` or `2.0`, as JSON Schema's
+/// `integer` says) of at least 1; `None` for anything else (`0`, `-1`, `"2"`, `1.5`).
+fn attempt_number(v: &Value) -> Option<u64> {
+    let n = v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 1.0 && *f <= 9_007_199_254_740_992.0)
+            .map(|f| f as u64)
+    })?;
+    (n >= 1).then_some(n)
 }
 
 /// Parses an `expect` object: `stage`, `decision`, `reason` (a left-out key is not checked).

@@ -83,6 +83,53 @@ pub struct Config {
     /// `[decisions]`: built-in reasons whose default decision is overridden
     /// (`docs/config.md#decisions`), in file order.
     pub decisions: Vec<(Reason, Decision)>,
+    /// `[chains]`: how captures are linked into self-correction chains
+    /// (`docs/chains.md#linking`).
+    pub chains: ChainsConfig,
+    /// `[budget]`: the attempt and token budget of one chain (`docs/chains.md#flags`).
+    pub budget: Budget,
+}
+
+/// `[chains]` in `verdict.toml` (`docs/chains.md#linking`): a capture's own `chain` and
+/// `attempt` keys win over these.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChainsConfig {
+    /// `by`: a JSON Pointer (RFC 6901) into the record as read (`"/custom_id"`,
+    /// `"/meta/trace_id"`); a string or integer there is the chain's id.
+    pub by: Option<String>,
+    /// `pattern`: a regex over the capture's id with the named group `chain` and optionally
+    /// `attempt` (`^(?P<chain>.+)#(?P<attempt>\d+)$`).
+    pub pattern: Option<ChainPattern>,
+    /// `order`: a JSON Pointer into the record as read to a number or an RFC 3339
+    /// timestamp that orders a chain's attempts (default: attempt number, else file name,
+    /// then line).
+    pub order: Option<String>,
+}
+
+/// A compiled `[chains] pattern` (the `regex` crate's syntax).
+#[derive(Debug, Clone)]
+pub struct ChainPattern {
+    /// The regex as written.
+    pub text: String,
+    /// The compiled regex.
+    pub regex: regex::Regex,
+}
+
+impl PartialEq for ChainPattern {
+    fn eq(&self, other: &ChainPattern) -> bool {
+        self.text == other.text
+    }
+}
+
+/// `[budget]` in `verdict.toml` (`docs/chains.md#flags`): a chain over either is flagged
+/// `over-budget`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Budget {
+    /// `max_attempts`: the most attempts a chain may take (at least 1).
+    pub max_attempts: Option<u64>,
+    /// `max_tokens`: the most tokens (summed over its attempts' `meta.usage`) a chain may
+    /// spend (at least 1).
+    pub max_tokens: Option<u64>,
 }
 
 /// A glob over `/`-separated, workspace-relative paths (or over names: tool, id, model):
@@ -187,6 +234,8 @@ impl Default for Config {
             routes: Vec::new(),
             joins: Vec::new(),
             decisions: Vec::new(),
+            chains: ChainsConfig::default(),
+            budget: Budget::default(),
         }
     }
 }
@@ -206,6 +255,23 @@ struct RawConfig {
     route: Option<Vec<RawRoute>>,
     join: Option<Vec<RawJoin>>,
     decisions: Option<toml::Table>,
+    chains: Option<RawChains>,
+    budget: Option<RawBudget>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawChains {
+    by: Option<String>,
+    pattern: Option<String>,
+    order: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBudget {
+    max_attempts: Option<u64>,
+    max_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -241,7 +307,7 @@ enum OneOrMany {
     Many(Vec<PathBuf>),
 }
 
-const KEYS: [&str; 12] = [
+const KEYS: [&str; 14] = [
     "schemas",
     "captures",
     "default_contract",
@@ -254,6 +320,8 @@ const KEYS: [&str; 12] = [
     "route",
     "join",
     "decisions",
+    "chains",
+    "budget",
 ];
 
 /// The keys serde says it expected, from its "unknown field `x`, expected one of `a`, `b`"
@@ -439,6 +507,25 @@ impl Config {
             };
             config.decisions.push((Reason::new(reason), d));
         }
+        if let Some(c) = raw.chains {
+            config.chains = chains_config(c)?;
+        }
+        if let Some(b) = raw.budget {
+            for (key, v) in [
+                ("max_attempts", b.max_attempts),
+                ("max_tokens", b.max_tokens),
+            ] {
+                if v == Some(0) {
+                    return Err(ConfigError {
+                        message: format!("[budget] `{key}` must be at least 1"),
+                    });
+                }
+            }
+            config.budget = Budget {
+                max_attempts: b.max_attempts,
+                max_tokens: b.max_tokens,
+            };
+        }
         Ok(config)
     }
 
@@ -469,6 +556,50 @@ impl Config {
     }
 }
 
+/// Checks `[chains]`: `by` and `order` are JSON Pointers, `pattern` compiles and has the
+/// named group `chain`; `by` and `pattern` are not both given.
+fn chains_config(c: RawChains) -> Result<ChainsConfig, ConfigError> {
+    let err = |message: String| ConfigError { message };
+    for (key, v) in [("by", &c.by), ("order", &c.order)] {
+        if let Some(p) = v
+            && !(p.is_empty() || p.starts_with('/'))
+        {
+            return Err(err(format!(
+                "[chains] `{key}` = {p:?} is not a JSON Pointer: it must be empty or start with `/` (e.g. \"/custom_id\")"
+            )));
+        }
+    }
+    if c.by.is_some() && c.pattern.is_some() {
+        return Err(err(
+            "[chains]: give `by` or `pattern`, not both (docs/chains.md#linking)".into(),
+        ));
+    }
+    let pattern = match c.pattern {
+        None => None,
+        Some(text) => {
+            let regex = regex::Regex::new(&text).map_err(|e| {
+                let why = e.to_string();
+                let last = why.lines().last().unwrap_or_default().trim().to_string();
+                err(format!(
+                    "[chains] `pattern` does not compile ({text:?}): {last}"
+                ))
+            })?;
+            let names: Vec<&str> = regex.capture_names().flatten().collect();
+            if !names.contains(&"chain") {
+                return Err(err(format!(
+                    "[chains] `pattern` ({text:?}) has no named group `chain`: write `(?P<chain>...)`, and `(?P<attempt>\\d+)` for the attempt number"
+                )));
+            }
+            Some(ChainPattern { text, regex })
+        }
+    };
+    Ok(ChainsConfig {
+        by: c.by,
+        pattern,
+        order: c.order,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,6 +607,48 @@ mod tests {
     #[test]
     fn empty_config_is_the_defaults() {
         assert_eq!(Config::from_toml("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn chains_and_budget_are_read_and_checked() {
+        let c = Config::from_toml(
+            "[chains]\npattern = '^(?P<chain>.+)#(?P<attempt>\\d+)$'\norder = \"/meta/ts\"\n\
+             [budget]\nmax_attempts = 3\nmax_tokens = 900\n",
+        )
+        .unwrap();
+        let p = c.chains.pattern.as_ref().unwrap();
+        assert_eq!(p.text, "^(?P<chain>.+)#(?P<attempt>\\d+)$");
+        assert!(p.regex.is_match("r-1#2"));
+        assert_eq!(c.chains.order.as_deref(), Some("/meta/ts"));
+        assert_eq!(
+            c.budget,
+            Budget {
+                max_attempts: Some(3),
+                max_tokens: Some(900)
+            }
+        );
+        let err = |t: &str| Config::from_toml(t).unwrap_err().message;
+        assert_eq!(
+            err("[chains]\npattern = '(?P<chain>'\n"),
+            "[chains] `pattern` does not compile (\"(?P<chain>\"): error: unclosed group"
+        );
+        assert_eq!(
+            err("[chains]\npattern = '(?P<c>.+)'\n"),
+            "[chains] `pattern` (\"(?P<c>.+)\") has no named group `chain`: write `(?P<chain>...)`, and `(?P<attempt>\\d+)` for the attempt number"
+        );
+        assert_eq!(
+            err("[chains]\nby = 'custom_id'\n"),
+            "[chains] `by` = \"custom_id\" is not a JSON Pointer: it must be empty or start with `/` (e.g. \"/custom_id\")"
+        );
+        assert_eq!(
+            err("[chains]\nby = '/a'\npattern = '(?P<chain>.+)'\n"),
+            "[chains]: give `by` or `pattern`, not both (docs/chains.md#linking)"
+        );
+        assert_eq!(
+            err("[budget]\nmax_attempts = 0\n"),
+            "[budget] `max_attempts` must be at least 1"
+        );
+        assert!(err("[chains]\nordr = '/a'\n").contains("unknown key `ordr`"));
     }
 
     #[test]

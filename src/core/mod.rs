@@ -15,6 +15,7 @@ pub mod adapter;
 pub mod bounded;
 pub mod capture;
 pub mod capture_file;
+pub mod chain;
 pub mod config;
 pub mod contract;
 pub mod drift;

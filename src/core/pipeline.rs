@@ -209,6 +209,7 @@ impl Workspace {
         if let Some(x) = &capture.expect {
             verdict.apply_expect(x.clone());
         }
+        verdict.chain = self.chain_link(&capture, text, &ev);
         ev.verdict = verdict;
         ev.capture = Some(capture);
         Some(ev)
@@ -229,6 +230,24 @@ impl Workspace {
                 Err(e) => e.id.unwrap_or_else(|| default_id(raw)),
             },
         }
+    }
+
+    /// The chain link of a capture read from `text` (`docs/chains.md#linking`), with the
+    /// digest of its proposal (or of its raw output when it did not parse).
+    fn chain_link(
+        &self,
+        capture: &Capture,
+        text: &str,
+        ev: &Evaluation,
+    ) -> Option<crate::core::chain::ChainLink> {
+        use crate::core::chain::link;
+        let mut l = link::link_of(&self.config.chains, capture, text)?;
+        l.digest = match (&ev.proposal, &ev.raw_output) {
+            (Some(p), _) => Some(link::digest_value(p)),
+            (None, Some(t)) => Some(link::digest_text(t)),
+            (None, None) => None,
+        };
+        Some(l)
     }
 
     /// Runs the pipeline and keeps only the verdict (`None`: not a capture, as

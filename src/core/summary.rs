@@ -29,6 +29,11 @@ pub struct Summary {
     /// capture (`UNMATCHED_JOIN`, `docs/config.md#join`). They never fail the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<Warning>,
+    /// The chain report of a `check` run whose captures form chains (`docs/chains.md`):
+    /// printed by the reports on their own (`chains` beside `summary` in `--format json`),
+    /// never inside the summary.
+    #[serde(skip)]
+    pub chains: Option<crate::core::chain::ChainReport>,
 }
 
 /// Totals of a `check --schema` run (plain JSON instances against one schema), in the

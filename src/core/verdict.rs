@@ -594,6 +594,10 @@ pub struct Verdict {
     /// the server contract (`docs/requests.md#both-contracts`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<Generation>,
+    /// The self-correction chain the capture is an attempt of, when it is linked to one
+    /// (`docs/chains.md#on-the-verdict`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<crate::core::chain::ChainLink>,
     /// One sentence: what to do next (from the decision and reason).
     pub next_action: String,
 }
@@ -665,6 +669,7 @@ impl Verdict {
             response: None,
             meta: None,
             generation: None,
+            chain: None,
             next_action: crate::core::feedback::next_action(decision, reason.as_ref()).to_string(),
             reason,
         }

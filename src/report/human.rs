@@ -211,6 +211,11 @@ impl<W: Write> Sink for Human<W> {
         } else {
             writeln!(out, "{}", summary.funnel_line())?;
         }
+        // the chains after the funnel (`docs/chains.md#the-report`)
+        if let Some(c) = &summary.chains {
+            writeln!(out, "{}", crate::report::chains::funnel_line(&c.summary))?;
+            writeln!(out, "  {}", crate::report::chains::counts_line(&c.summary))?;
+        }
         // one definition of passing everywhere (exit code, JSON, JUnit): a capture passes when
         // it meets its `expect`, or has none and is ready
         let without = summary.captures - summary.expected;

@@ -1,7 +1,10 @@
 //! `--format json` (one document `{"verdicts": [...], "summary": {...}}`, verdicts streamed
 //! one per line) and `--format jsonl` (`{"type":"verdict","data":VERDICT}` per line, then
 //! `{"type":"summary","data":SUMMARY}`: the line types of `watch --json`, without its
-//! `cause`, `flipped_from` and `ts_ms`), the shapes of `docs/verdicts.md`. In `check --schema` mode
+//! `cause`, `flipped_from` and `ts_ms`), the shapes of `docs/verdicts.md`. When captures
+//! form chains, `json` adds `"chains": {"rows", "summary"}` after the summary and `jsonl`
+//! one `{"type":"chain","data":ROW}` line per chain before its summary line
+//! (`docs/chains.md#the-report`). In `check --schema` mode
 //! the summary is an [`InstanceSummary`](crate::core::summary::InstanceSummary).
 
 use crate::core::summary::Summary;
@@ -76,6 +79,10 @@ impl<W: Write> Sink for Json<W> {
         } else {
             serde_json::to_writer_pretty(&mut self.out, summary)?;
         }
+        if let Some(chains) = &summary.chains {
+            self.out.write_all(b",\n\"chains\": ")?;
+            serde_json::to_writer_pretty(&mut self.out, chains)?;
+        }
         writeln!(self.out, "\n}}")
     }
 }
@@ -123,6 +130,12 @@ impl<W: Write> Sink for JsonLines<W> {
     }
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        // one `chain` line per chain, after every capture (`docs/chains.md#the-report`)
+        for row in summary.chains.iter().flat_map(|c| &c.rows) {
+            self.out.write_all(b"{\"type\":\"chain\",\"data\":")?;
+            serde_json::to_writer(&mut self.out, row)?;
+            self.out.write_all(b"}\n")?;
+        }
         self.out.write_all(b"{\"type\":\"summary\",\"data\":")?;
         if self.instances {
             serde_json::to_writer(&mut self.out, &summary.instances())?;

@@ -4,6 +4,7 @@
 //! captures is written in constant memory (the human and JUnit sinks spill their groups to
 //! temporary files and copy them out at the end).
 
+pub mod chains;
 pub mod github;
 pub mod human;
 pub mod json;

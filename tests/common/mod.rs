@@ -50,8 +50,9 @@ pub fn workspace_with(schema: &str, captures: &[(&str, &str)]) -> tempfile::Temp
 }
 
 /// The verdicts of a `check --format jsonl` report: every line is
-/// `{"type":"verdict","data":VERDICT}` but the last, `{"type":"summary","data":SUMMARY}`
-/// (asserted); the `data` of the verdict lines, in order. No output (a run that found no
+/// `{"type":"verdict","data":VERDICT}`, then the `{"type":"chain",...}` lines of the chains
+/// if there are any, then `{"type":"summary","data":SUMMARY}` (asserted); the `data` of the
+/// verdict lines, in order. No output (a run that found no
 /// captures, exit 2) gives none.
 #[allow(dead_code)] // not every module uses it
 pub fn jsonl_verdicts(stdout: &str) -> Vec<serde_json::Value> {
@@ -64,6 +65,13 @@ pub fn jsonl_verdicts(stdout: &str) -> Vec<serde_json::Value> {
     };
     assert_eq!(summary["type"], "summary", "{summary}");
     assert!(summary["data"].is_object(), "{summary}");
+    // the chain lines come after every verdict line (`docs/chains.md#the-report`)
+    let verdicts = lines.iter().take_while(|l| l["type"] != "chain").count();
+    assert!(
+        lines[verdicts..].iter().all(|l| l["type"] == "chain"),
+        "a verdict line after a chain line"
+    );
+    lines.truncate(verdicts);
     lines
         .into_iter()
         .map(|mut l| {

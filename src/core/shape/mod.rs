@@ -209,6 +209,8 @@ pub(crate) fn native(
         expect: None,
         meta: (!meta.is_empty()).then_some(meta),
         request: None,
+        chain: None,
+        attempt: None,
     }
 }
 

@@ -75,6 +75,8 @@ pub(crate) fn bare(response: Value, id: String) -> Capture {
         expect: None,
         meta: None,
         request: None,
+        chain: None,
+        attempt: None,
     }
 }
 

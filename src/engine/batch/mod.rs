@@ -141,8 +141,10 @@ pub fn check_workspaces(
     out: &mut dyn Deliver,
 ) -> Result<Summary, BatchError> {
     let mut summary = Summary::default();
-    let warnings = workspace_mode(paths, render(opts), &mut delivery(opts, &mut summary, out))?;
+    let (warnings, chains) =
+        workspace_mode(paths, render(opts), &mut delivery(opts, &mut summary, out))?;
     summary.warnings = warnings;
+    summary.chains = chains;
     Ok(summary)
 }
 
@@ -550,11 +552,18 @@ fn read_log_blocks(
     open
 }
 
+/// The workspace warnings and the chain report (`None`: no capture is in a chain) of a
+/// workspace-mode run.
+type WorkspaceEnd = (
+    Vec<crate::core::verdict::Warning>,
+    Option<crate::core::chain::ChainReport>,
+);
+
 fn workspace_mode(
     paths: &[PathBuf],
     render: Option<Render>,
     emit: &mut Emit<'_>,
-) -> Result<Vec<crate::core::verdict::Warning>, BatchError> {
+) -> Result<WorkspaceEnd, BatchError> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -610,6 +619,7 @@ fn workspace_mode(
         opened.push((root, ws, files));
     }
     let mut warnings = Vec::new();
+    let mut chains: Option<crate::core::chain::ChainReport> = None;
     for (root, ws, files) in opened {
         // the MCP facts of files named outside the capture folders (`check FILE`)
         let ws = ws.covering(&files).unwrap_or(ws);
@@ -651,14 +661,33 @@ fn workspace_mode(
             is_log: &|f| ws.is_log_file(f),
             records: true,
         };
-        stream(input, &check, None, render.clone(), emit)?;
+        // the chain accumulator, fed the verdicts as they are delivered (a small step per
+        // attempt of a chain, never the verdict: `docs/chains.md#memory`)
+        let mut set = crate::core::chain::ChainSet::default();
+        let mut feed = |o: Out| {
+            if let Out::Item(item) = &o {
+                set.add(&item.verdict);
+            }
+            emit(o)
+        };
+        stream(input, &check, None, render.clone(), &mut feed)?;
         let matched = matched
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         warnings.extend(ws.unmatched_joins(&matched));
         warnings.extend(ws.request_warnings(&matched));
+        if !set.is_empty() {
+            let mut report = set.finish(&ws.config.budget);
+            warnings.append(&mut report.warnings);
+            if !report.rows.is_empty() {
+                match &mut chains {
+                    Some(c) => c.append(report),
+                    None => chains = Some(report),
+                }
+            }
+        }
     }
-    Ok(warnings)
+    Ok((warnings, chains))
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {
