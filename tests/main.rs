@@ -35,6 +35,7 @@ mod samples;
 mod shapes;
 mod strictness;
 mod terminal;
+mod traces;
 mod unreadable;
 mod walk;
 mod watch;
