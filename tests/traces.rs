@@ -812,3 +812,205 @@ fn span_ids_in_check_and_the_duplicate_pre_pass() {
         "{text}"
     );
 }
+
+/// A Langfuse observation as its API and exports give it, the other fields trimmed.
+fn langfuse(id: &str, ty: &str, extra: Value) -> String {
+    let mut o = json!({"id": id, "traceId": "lf-trace", "type": ty, "name": "chat", "startTime": "2026-12-01T10:00:00.000Z",
+        "model": "gpt-4o", "input": [{"role": "user", "content": "hi"}], "output": null, "metadata": {},
+        "level": "DEFAULT", "statusMessage": null, "parentObservationId": "lf-parent"});
+    for (k, v) in extra.as_object().unwrap() {
+        o[k] = v.clone();
+    }
+    o.to_string()
+}
+
+#[test]
+fn langfuse_observations_by_level() {
+    let ok = r#"{"title": "VPN", "priority": "high"}"#;
+    let lines = [
+        langfuse(
+            "f1",
+            "GENERATION",
+            json!({"output": {"role": "assistant", "content": ok, "tool_calls": null, "function_call": null}}),
+        ),
+        langfuse(
+            "f2",
+            "GENERATION",
+            json!({"output": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "ticket", "arguments": "{\"title\": \"VPN\", \"priority\": \"soon\"}"}}]}}),
+        ),
+        // streamed: the content only, the finish reason in metadata
+        langfuse(
+            "f3",
+            "GENERATION",
+            json!({"output": "{\"title\": \"V", "metadata": {"finish_reason": "length"}}),
+        ),
+        langfuse(
+            "f4",
+            "GENERATION",
+            json!({"level": "ERROR", "statusMessage": "Error code: 429 - rate limit exceeded"}),
+        ),
+        langfuse(
+            "f5",
+            "GENERATION",
+            json!({"level": "ERROR", "statusMessage": "Error code: 400 - invalid request"}),
+        ),
+        langfuse("f6", "GENERATION", json!({})),
+        langfuse(
+            "f7",
+            "TOOL",
+            json!({"name": "lookup_order", "output": {"order_id": "A-1", "status": "gone"}}),
+        ),
+        langfuse("f8", "SPAN", json!({"output": {"anything": 1}})),
+        // an ingestion event carrying a generation (LiteLLM's Langfuse logger writes these)
+        json!({"id": "evt-1", "type": "generation-create", "timestamp": "2026-12-01T10:00:01Z",
+               "body": {"id": "f9", "traceId": "lf-trace", "name": "litellm-acompletion", "model": "gpt-4o",
+                        "output": {"content": ok, "role": "assistant", "tool_calls": null}, "level": "DEFAULT"}})
+        .to_string(),
+    ];
+    assert_eq!(
+        rows(&lines),
+        [
+            "f1 langfuse langfuse ready ready-for-commit - -: ",
+            "f2 langfuse langfuse schema regenerate SCHEMA_MISMATCH /priority: \"soon\" is not one of \"low\" or \"high\"",
+            "f3 langfuse langfuse response retry TRUNCATED_OUTPUT -: metadata.finish_reason \"length\": the output hit the token limit",
+            "f4 langfuse langfuse response retry REQUEST_ERROR -: level \"ERROR\" (\"Error code: 429 - rate limit exceeded\"): the request failed: transient, retry",
+            "f5 langfuse langfuse response reject REQUEST_ERROR -: level \"ERROR\" (\"Error code: 400 - invalid request\"): the request failed: not transient",
+            "f6 langfuse langfuse response regenerate NO_OUTPUT -: the generation has no output: nothing to validate",
+            "f7 langfuse langfuse schema regenerate SCHEMA_MISMATCH /status: \"gone\" is not one of \"open\" or \"shipped\"",
+            "f9 langfuse langfuse ready ready-for-commit - -: ",
+        ]
+    );
+}
+
+/// `metadata.response_format` (where the OpenAI integration keeps it) is the schema the
+/// model was given.
+#[test]
+fn langfuse_response_format_is_the_request() {
+    let format = json!({"type": "json_schema", "json_schema": {"name": "ticket", "schema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}});
+    let lines = [langfuse(
+        "q1",
+        "GENERATION",
+        json!({"metadata": {"response_format": format}, "output": {"role": "assistant", "content": "{\"n\": 1.5}"}}),
+    )];
+    let vs = verdicts_with(&[], "log.jsonl", &lines);
+    assert_eq!(
+        vs.iter().map(row).collect::<Vec<_>>(),
+        [
+            "q1 langfuse langfuse schema regenerate SCHEMA_MISMATCH /n: 1.5 is not of type \"integer\""
+        ]
+    );
+    assert_eq!(vs[0].contract.as_deref(), Some("request:ticket"));
+    let meta = vs[0].meta.as_ref().unwrap();
+    assert_eq!(
+        (&meta["trace_id"], &meta["parent_observation_id"]),
+        (&json!("lf-trace"), &json!("lf-parent"))
+    );
+}
+
+/// A LangSmith run as the API gives it, the other fields trimmed.
+fn langsmith(id: &str, run_type: &str, extra: Value) -> String {
+    let mut r = json!({"id": id, "name": "ChatOpenAI", "run_type": run_type, "start_time": "2026-12-01T10:00:00",
+        "inputs": {"messages": [{"role": "user", "content": "hi"}]}, "outputs": null, "error": null,
+        "extra": {}, "trace_id": "ls-trace", "parent_run_id": "ls-parent", "dotted_order": "20261201T100000000000Zls-trace"});
+    for (k, v) in extra.as_object().unwrap() {
+        r[k] = v.clone();
+    }
+    r.to_string()
+}
+
+#[test]
+fn langsmith_runs_by_status() {
+    let ok = r#"{"title": "VPN", "priority": "high"}"#;
+    // a wrap_openai run: outputs is the ChatCompletion's model_dump()
+    let dump = json!({"id": "chatcmpl-ls", "object": "chat.completion", "model": "gpt-4o", "choices": [{"index": 0,
+        "message": {"role": "assistant", "content": ok}, "finish_reason": "stop"}]});
+    let generation = |kwargs: Value, info: Value| {
+        json!({"outputs": {"generations": [[{"text": "", "generation_info": info, "type": "ChatGeneration",
+            "message": {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "AIMessage"], "kwargs": kwargs}}]]}})
+    };
+    let lines = [
+        langsmith("r1", "llm", json!({"outputs": dump})),
+        // a LangChain chat-model run: a tool call with structured args
+        langsmith(
+            "r2",
+            "llm",
+            generation(
+                json!({"content": "", "tool_calls": [{"name": "ticket", "args": {"title": "VPN", "priority": 2}, "id": "call_2"}]}),
+                json!({"finish_reason": "tool_calls"}),
+            ),
+        ),
+        langsmith(
+            "r3",
+            "llm",
+            generation(
+                json!({"content": "{\"title\": \"V", "response_metadata": {"stop_reason": "max_tokens"}}),
+                json!(null),
+            ),
+        ),
+        langsmith(
+            "r4",
+            "llm",
+            json!({"error": "RateLimitError('Error code: 429')"}),
+        ),
+        langsmith(
+            "r5",
+            "llm",
+            json!({"error": "BadRequestError('Error code: 400')"}),
+        ),
+        langsmith("r6", "llm", json!({})),
+        langsmith(
+            "r7",
+            "tool",
+            json!({"name": "lookup_order", "outputs": {"output": "{\"order_id\": \"A-1\", \"status\": \"open\"}"}}),
+        ),
+        langsmith(
+            "r8",
+            "tool",
+            json!({"name": "lookup_order", "error": "TimeoutError()"}),
+        ),
+        langsmith("r9", "chain", json!({"outputs": {"output": 1}})),
+        langsmith("r10", "llm", json!({"outputs": {"weird": 1}})),
+    ];
+    assert_eq!(
+        rows(&lines),
+        [
+            "r1 langsmith openai-chat ready ready-for-commit - -: ",
+            "r2 langsmith langsmith schema regenerate SCHEMA_MISMATCH /priority: 2 is not one of \"low\" or \"high\"",
+            "r3 langsmith langsmith response retry TRUNCATED_OUTPUT -: generations[0][0].message.kwargs.response_metadata.stop_reason \"max_tokens\": the output hit the token limit",
+            "r4 langsmith langsmith response retry REQUEST_ERROR -: error \"RateLimitError('Error code: 429')\": the request failed: transient, retry",
+            "r5 langsmith langsmith response reject REQUEST_ERROR -: error \"BadRequestError('Error code: 400')\": the request failed: not transient",
+            "r6 langsmith langsmith response regenerate NO_OUTPUT -: the run has no outputs and no error: nothing to validate",
+            "r7 langsmith langsmith ready ready-for-commit - -: ",
+            "r8 langsmith langsmith response reject TOOL_ERROR -: tool \"lookup_order\" failed: error \"TimeoutError()\"",
+            "r10 langsmith - input reject INVALID_CAPTURE -: langsmith record: `outputs` holds no `choices`, `generations` or `output`: not an LLM run's output",
+        ]
+    );
+}
+
+/// A wrap_openai run's `inputs` are the request as sent: its `response_format` is the
+/// schema the model was given; `trace_id` and `parent_run_id` are kept in `meta`.
+#[test]
+fn langsmith_inputs_are_the_request() {
+    let format = json!({"type": "json_schema", "json_schema": {"name": "ticket", "strict": true, "schema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "additionalProperties": false}}});
+    let dump = json!({"id": "chatcmpl-ls2", "object": "chat.completion", "choices": [{"index": 0,
+        "message": {"role": "assistant", "content": "{\"n\": 1, \"m\": 2}"}, "finish_reason": "stop"}]});
+    let lines = [langsmith(
+        "i1",
+        "llm",
+        json!({"inputs": {"messages": [], "model": "gpt-4o", "response_format": format}, "outputs": dump}),
+    )];
+    let vs = verdicts_with(&[], "log.jsonl", &lines);
+    assert_eq!(
+        vs.iter().map(row).collect::<Vec<_>>(),
+        [
+            "i1 langsmith openai-chat schema regenerate SCHEMA_MISMATCH : Additional properties are not allowed ('m' was unexpected)"
+        ]
+    );
+    assert_eq!(vs[0].contract.as_deref(), Some("request:ticket"));
+    let meta = vs[0].meta.as_ref().unwrap();
+    assert_eq!(
+        (&meta["trace_id"], &meta["parent_run_id"]),
+        (&json!("ls-trace"), &json!("ls-parent"))
+    );
+}

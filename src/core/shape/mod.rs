@@ -11,6 +11,8 @@ mod batch_input;
 mod bedrock_batch;
 mod capture;
 mod gemini_batch;
+mod langfuse;
+mod langsmith;
 mod litellm;
 mod mcp;
 mod openai_batch;
@@ -59,6 +61,8 @@ pub static SHAPES: &[Shape] = &[
     otlp::SHAPE,
     OPENINFERENCE_SHAPE,
     litellm::SHAPE,
+    langfuse::SHAPE,
+    langsmith::SHAPE,
     openai_batch::SHAPE,
     anthropic_batch::SHAPE,
     vertex_batch::SHAPE,
