@@ -37,6 +37,7 @@ mod samples;
 mod shapes;
 mod strictness;
 mod terminal;
+mod traces;
 mod unreadable;
 mod walk;
 mod watch;

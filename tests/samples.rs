@@ -135,6 +135,37 @@ fn requests_sample_meets_every_expect() {
     assert_check_quietly_passes("requests");
 }
 
+/// `samples/traces`: OTLP/JSON GenAI spans, OpenInference spans, LiteLLM payloads, Langfuse
+/// observations and LangSmith runs, each
+/// record's `expect` from the join file; every trace format is there, the record of only
+/// agent and HTTP spans is no capture, and `check` exits 0 on it.
+#[test]
+fn traces_sample_meets_every_expect_in_every_format() {
+    let verdicts = all_verdicts(&sample("traces"));
+    assert_eq!(verdicts.len(), 28);
+    assert_every_expect_met(&verdicts);
+    let mut formats: Vec<&str> = verdicts
+        .iter()
+        .filter_map(|v| v.format.as_deref())
+        .collect();
+    formats.sort_unstable();
+    formats.dedup();
+    assert_eq!(
+        formats,
+        ["langfuse", "langsmith", "litellm", "openinference", "otlp"]
+    );
+    let sources: Vec<&str> = verdicts
+        .iter()
+        .filter(|v| v.source.file().as_ref() == "otel/collector.jsonl")
+        .filter_map(|v| v.source.line())
+        .map(|l| ["", "1", "2", "3", "4", "5", "6", "7", "8", "9"][l])
+        .collect();
+    // line 8 holds only an agent and an HTTP span (and the last lines of the Langfuse and
+    // LangSmith files, a SPAN observation and a chain run, are no captures either)
+    assert_eq!(sources, ["1", "2", "3", "4", "5", "6", "7", "9"]);
+    assert_check_quietly_passes("traces");
+}
+
 /// Every sample workspace (`samples/*`) meets every `expect` of every capture.
 #[test]
 fn every_sample_workspace_meets_every_expect() {
@@ -145,7 +176,17 @@ fn every_sample_workspace_meets_every_expect() {
         .filter(|n| root.join(n).is_dir())
         .collect();
     names.sort();
-    assert_eq!(names, ["chains", "logs", "providers", "refund", "requests"]);
+    assert_eq!(
+        names,
+        [
+            "chains",
+            "logs",
+            "providers",
+            "refund",
+            "requests",
+            "traces"
+        ]
+    );
     for name in &names {
         let verdicts = all_verdicts(&sample(name));
         assert!(!verdicts.is_empty(), "{name}");

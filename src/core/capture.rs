@@ -453,6 +453,10 @@ pub enum Payload {
     /// A batch INPUT record (`docs/requests.md#batch-input-files`): requests, not a
     /// capture. The pipeline gives it no verdict; the workspace indexes its requests.
     Requests(Box<crate::core::request::InputRecord>),
+    /// A record that holds no capture: an OTLP/JSON `TracesData` with no LLM or tool span
+    /// (`docs/record-shapes.md#traces`). The pipeline gives it no verdict and does not
+    /// count it.
+    NotACapture,
 }
 
 /// A capture record that passed the checks of `docs/capture-record.md`.

@@ -171,8 +171,9 @@ impl Workspace {
                 return Some(ev);
             }
         };
-        // a batch input record is requests, not a capture (`docs/requests.md`)
-        if matches!(capture.payload, Payload::Requests(_)) {
+        // a batch input record is requests, not a capture (`docs/requests.md`); a trace
+        // record with no LLM or tool span holds none (`docs/record-shapes.md#traces`)
+        if matches!(capture.payload, Payload::Requests(_) | Payload::NotACapture) {
             return None;
         }
         // an MCP message is a capture only as part of its session: its request, if it is a
@@ -782,7 +783,7 @@ impl Workspace {
             } => adapter::adapt_output(output, status.as_deref(), status_detail.as_deref()),
             Payload::Settled(adapted) => (**adapted).clone(),
             Payload::Mcp(m) => mcp::adapt(m, capture.tool.as_deref()),
-            Payload::Requests(_) => adapter::Adapted {
+            Payload::Requests(_) | Payload::NotACapture => adapter::Adapted {
                 info: ResponseInfo::default(),
                 result: Err(shape::invalid(
                     "a batch input record is a request, not a capture",

@@ -80,7 +80,8 @@ pub const ID_MEMBERS: &[&str] = &[
 /// decodes it (`"\u00e9"` is `é`, also in member names); and, for a record with a
 /// `jsonrpc` member (an MCP message), the ids an MCP capture is named by, `FILE#ID`,
 /// `FILE#ID/result` and `FILE#ID/error`, for every `id` member, a string or a number (as
-/// written and as JSON reads it). The record's source (its id when it names none) is not
+/// written and as JSON reads it); for an OTLP/JSON record (`resourceSpans`), the
+/// `TRACEID/SPANID` of each of its LLM and tool spans. The record's source (its id when it names none) is not
 /// among them: [`is_candidate`] adds it.
 ///
 /// The scan does not validate: it skips strings by their closing quote (a string never
@@ -90,6 +91,12 @@ pub const ID_MEMBERS: &[&str] = &[
 /// anything else it may find more or fewer, which is harmless, since a record that is not
 /// strict JSON is named by its source.
 pub fn candidates(text: &[u8], file: &str, each: &mut dyn FnMut(&[u8])) {
+    // an OTLP/JSON record's span capture is named `TRACEID/SPANID`, two members joined
+    if memchr::memmem::find(text, b"resourceSpans").is_some() {
+        for id in crate::core::shape::otlp::span_ids(text) {
+            each(id.as_bytes());
+        }
+    }
     // a member name can only hide one of ours behind a `\u` escape: without one, a search
     // for each quoted name finds every member (a match inside a string value, `"a \"id"`,
     // is a member name only if a colon follows, and then only adds a candidate)

@@ -11,8 +11,13 @@ mod batch_input;
 mod bedrock_batch;
 mod capture;
 mod gemini_batch;
+mod langfuse;
+mod langsmith;
+mod litellm;
 mod mcp;
 mod openai_batch;
+mod openinference;
+pub mod otlp;
 mod response;
 mod vertex_batch;
 
@@ -53,6 +58,11 @@ pub struct Shape {
 /// `docs/requests.md#batch-input-files`) have none of the result shapes' marker keys.
 pub static SHAPES: &[Shape] = &[
     mcp::SHAPE,
+    otlp::SHAPE,
+    OPENINFERENCE_SHAPE,
+    litellm::SHAPE,
+    langfuse::SHAPE,
+    langsmith::SHAPE,
     openai_batch::SHAPE,
     anthropic_batch::SHAPE,
     vertex_batch::SHAPE,
@@ -64,6 +74,18 @@ pub static SHAPES: &[Shape] = &[
     response::SHAPE,
     capture::SHAPE,
 ];
+
+/// OpenInference spans: found inside an OTLP/JSON `TracesData` by the `otlp` row (a span's
+/// `openinference.span.kind` decides its format), so this row detects nothing itself; it
+/// names the format for `[[source]]` (`docs/record-shapes.md#openinference`), which reads
+/// the record as the `otlp` row does.
+const OPENINFERENCE_SHAPE: Shape = Shape {
+    format: openinference::FORMAT,
+    describe: "an OTLP/JSON TracesData of OpenInference spans",
+    keys: &["resourceSpans"],
+    detect: |_| false,
+    read: otlp::SHAPE.read,
+};
 
 /// The `format` names, in detection order (`docs/record-shapes.md#record-shapes`).
 pub fn formats() -> impl Iterator<Item = &'static str> {

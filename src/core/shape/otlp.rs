@@ -1,0 +1,880 @@
+//! OTLP/JSON traces (`docs/record-shapes.md#traces`): a `TracesData` object, one per line of
+//! the OpenTelemetry file exporter's JSON Lines, or a single exported document.
+//!
+//! Sources: the OTLP specification's JSON encoding and the file exporter
+//! (opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding,
+//! opentelemetry.io/docs/specs/otel/protocol/file-exporter/; the messages in
+//! github.com/open-telemetry/opentelemetry-proto `opentelemetry/proto/trace/v1/trace.proto`
+//! and `common/v1/common.proto`): `resourceSpans[].scopeSpans[].spans[]`, hex `traceId` and
+//! `spanId`, `attributes` as `[{key, value: AnyValue}]` where an AnyValue is one of
+//! `stringValue`, `intValue` (a string under ProtoJSON, a number from many emitters),
+//! `doubleValue`, `boolValue`, `arrayValue{values}`, `kvlistValue{values}`, `bytesValue`;
+//! `status.code` an integer (0 unset, 1 ok, 2 error) or its enum name `STATUS_CODE_*`.
+//!
+//! Which spans are captures, and how a GenAI span is read, follow the OpenTelemetry
+//! semantic conventions for generative AI (github.com/open-telemetry/semantic-conventions,
+//! `docs/gen-ai/gen-ai-spans.md`, `docs/registry/attributes/gen-ai.md`,
+//! `docs/gen-ai/gen-ai-output-messages.json`): an inference span has
+//! `gen_ai.operation.name` `chat`, `generate_content` or `text_completion` (and real
+//! emitters write `completion`); an `execute_tool` span is a tool's run. A span with an
+//! `openinference.span.kind` attribute is an OpenInference span (`shape/openinference.rs`).
+//! Every other span (HTTP, agent, workflow, embeddings, retrieval) is not a capture.
+//!
+//! One record is one capture: a `TracesData` holding one LLM or tool span is that span's
+//! capture, one holding none is not a capture at all (as a batch input line is not), and one
+//! holding several is `INVALID_CAPTURE` listing their ids (`docs/record-shapes.md#traces`
+//! says why and how to split such an export).
+
+use super::{Shape, broken, must_be, native};
+use crate::core::adapter::{self, Adapted, Proposal, ToolCall, quote, response_finding};
+use crate::core::capture::{Capture, CaptureRequest, Payload, RecordError};
+use crate::core::record_ref::RecordRef;
+use crate::core::verdict::{Decision, Finding, Reason, ResponseInfo, TokenUsage};
+use serde_json::{Map, Value};
+
+/// The `format` of a GenAI span of an OTLP/JSON export.
+pub(crate) const FORMAT: &str = "otlp";
+
+/// An OTLP/JSON `TracesData`: it has `resourceSpans`.
+pub(super) const SHAPE: Shape = Shape {
+    format: FORMAT,
+    describe: "an OTLP/JSON TracesData (OpenTelemetry GenAI spans)",
+    keys: &["resourceSpans"],
+    detect: |v| v.get("resourceSpans").is_some(),
+    read,
+};
+
+/// The `gen_ai.operation.name` values of an inference span: the conventions' `chat`,
+/// `generate_content`, `text_completion`, and `completion`, which real emitters write.
+pub(crate) const INFERENCE_OPERATIONS: [&str; 4] =
+    ["chat", "generate_content", "text_completion", "completion"];
+
+/// One span of a `TracesData`, with its attributes decoded.
+pub(super) struct Span {
+    /// Where it is in the record: `resourceSpans[0].scopeSpans[0].spans[1]`.
+    pub path: String,
+    /// `traceId/spanId` (`docs/record-shapes.md#traces`).
+    pub id: String,
+    /// The span object as written.
+    pub raw: Map<String, Value>,
+    /// `attributes`, each AnyValue decoded ([`any_value`]).
+    pub attrs: Map<String, Value>,
+}
+
+/// What a span is to verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A GenAI inference span.
+    Inference,
+    /// A GenAI `execute_tool` span.
+    Tool,
+    /// An OpenInference `LLM` span.
+    OpenInferenceLlm,
+    /// An OpenInference `TOOL` span.
+    OpenInferenceTool,
+}
+
+/// An OTLP AnyValue as plain JSON: `stringValue` a string, `intValue` a number (a numeric
+/// string, as ProtoJSON writes int64, is read as the number), `doubleValue` a number,
+/// `boolValue` a boolean, `arrayValue.values` an array, `kvlistValue.values` an object,
+/// `bytesValue` its (base64) string, an empty AnyValue null. A value that is not an
+/// AnyValue object is kept as it is (some exporters write plain values).
+pub(crate) fn any_value(v: &Value) -> Value {
+    let Value::Object(o) = v else {
+        return v.clone();
+    };
+    if let Some(s) = o.get("stringValue") {
+        return s.clone();
+    }
+    if let Some(i) = o.get("intValue") {
+        return match i {
+            Value::String(s) => s
+                .trim()
+                .parse::<i64>()
+                .map(Value::from)
+                .unwrap_or_else(|_| i.clone()),
+            other => other.clone(),
+        };
+    }
+    if let Some(d) = o.get("doubleValue") {
+        return match d {
+            Value::String(s) => s
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map_or_else(|| d.clone(), Value::Number),
+            other => other.clone(),
+        };
+    }
+    if let Some(b) = o.get("boolValue") {
+        return b.clone();
+    }
+    if let Some(a) = o.get("arrayValue") {
+        return Value::Array(
+            a.get("values")
+                .and_then(Value::as_array)
+                .map(|vs| vs.iter().map(any_value).collect())
+                .unwrap_or_default(),
+        );
+    }
+    if let Some(kv) = o.get("kvlistValue") {
+        return Value::Object(key_values(kv.get("values")));
+    }
+    if let Some(b) = o.get("bytesValue") {
+        return b.clone();
+    }
+    if o.is_empty() {
+        return Value::Null;
+    }
+    v.clone()
+}
+
+/// A list of OTLP `KeyValue`s (`[{key, value}]`) as an object, each value decoded; an
+/// object given instead of the list is taken as it is, its values decoded.
+pub(crate) fn key_values(list: Option<&Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    match list {
+        Some(Value::Array(items)) => {
+            for kv in items {
+                if let Some(k) = kv.get("key").and_then(Value::as_str) {
+                    out.insert(k.to_owned(), kv.get("value").map_or(Value::Null, any_value));
+                }
+            }
+        }
+        Some(Value::Object(o)) => {
+            for (k, v) in o {
+                out.insert(k.clone(), any_value(v));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+fn kind(attrs: &Map<String, Value>) -> Option<Kind> {
+    if let Some(k) = attrs.get("openinference.span.kind") {
+        return match k.as_str() {
+            Some("LLM") => Some(Kind::OpenInferenceLlm),
+            Some("TOOL") => Some(Kind::OpenInferenceTool),
+            _ => None,
+        };
+    }
+    let op = attrs
+        .get("gen_ai.operation.name")
+        // OpenLLMetry's spans, before the operation name existed
+        .or_else(|| attrs.get("llm.request.type"))
+        .and_then(Value::as_str)?;
+    if INFERENCE_OPERATIONS.contains(&op) {
+        Some(Kind::Inference)
+    } else if op == "execute_tool" {
+        Some(Kind::Tool)
+    } else {
+        None
+    }
+}
+
+/// The LLM and tool spans of a `TracesData` (its captures), in file order.
+///
+/// # Errors
+/// A container that is not what OTLP/JSON makes it (`resourceSpans` not an array, a span
+/// without a hex `traceId` or `spanId`), as the `INVALID_CAPTURE` of the record.
+fn capture_spans(obj: &Map<String, Value>) -> Result<Vec<(Kind, Span)>, RecordError> {
+    let fail = |path: &str, problem: &str| broken(FORMAT, path, problem, None);
+    let list = |v: Option<&Value>, path: &str| -> Result<Vec<Value>, RecordError> {
+        match v {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(a)) => Ok(a.clone()),
+            Some(v) => Err(fail(path, &must_be("an array", v))),
+        }
+    };
+    let mut out = Vec::new();
+    for (r, rs) in list(obj.get("resourceSpans"), "resourceSpans")?
+        .iter()
+        .enumerate()
+    {
+        let rpath = format!("resourceSpans[{r}]");
+        // `instrumentationLibrarySpans`: OTLP before 0.15, still in old exports
+        let (key, scopes) = match rs.get("scopeSpans") {
+            Some(s) => ("scopeSpans", Some(s)),
+            None => (
+                "instrumentationLibrarySpans",
+                rs.get("instrumentationLibrarySpans"),
+            ),
+        };
+        for (s, ss) in list(scopes, &format!("{rpath}.{key}"))?.iter().enumerate() {
+            let spath = format!("{rpath}.{key}[{s}].spans");
+            for (k, span) in list(ss.get("spans"), &spath)?.into_iter().enumerate() {
+                let path = format!("{spath}[{k}]");
+                let Value::Object(span) = span else {
+                    return Err(fail(&path, &must_be("an object", &span)));
+                };
+                let attrs = key_values(span.get("attributes"));
+                let Some(kind) = kind(&attrs) else {
+                    continue;
+                };
+                let hex = |key: &str| -> Result<String, RecordError> {
+                    match span.get(key) {
+                        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+                        Some(Value::String(_)) => {
+                            Err(fail(&format!("{path}.{key}"), "must not be empty"))
+                        }
+                        Some(v) => Err(fail(&format!("{path}.{key}"), &must_be("a string", v))),
+                        None => Err(fail(&format!("{path}.{key}"), "is missing")),
+                    }
+                };
+                let id = format!("{}/{}", hex("traceId")?, hex("spanId")?);
+                out.push((
+                    kind,
+                    Span {
+                        path,
+                        id,
+                        raw: span,
+                        attrs,
+                    },
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The ids the LLM and tool spans of an OTLP/JSON record text would get
+/// (`TRACEID/SPANID`), for the duplicate-id pre-pass; none when the text is not such a
+/// record.
+pub fn span_ids(text: &[u8]) -> Vec<String> {
+    let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(text) else {
+        return Vec::new();
+    };
+    if obj.get("resourceSpans").is_none() {
+        return Vec::new();
+    }
+    capture_spans(&obj)
+        .map(|spans| spans.into_iter().map(|(_, s)| s.id).collect())
+        .unwrap_or_default()
+}
+
+fn read(obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, RecordError> {
+    let mut spans = capture_spans(&obj)?;
+    match spans.len() {
+        0 => Ok(native(
+            FORMAT,
+            source.as_str().to_owned(),
+            Payload::NotACapture,
+            Map::new(),
+        )),
+        1 => {
+            let (kind, span) = spans.pop().expect("one span");
+            match kind {
+                Kind::Inference => inference(span),
+                Kind::Tool => tool(span),
+                Kind::OpenInferenceLlm => super::openinference::llm(span),
+                Kind::OpenInferenceTool => super::openinference::tool(span),
+            }
+        }
+        n => {
+            let ids: Vec<String> = spans.iter().take(4).map(|(_, s)| quote(&s.id)).collect();
+            let more = if n > 4 { ", ..." } else { "" };
+            Err(broken(
+                FORMAT,
+                "resourceSpans",
+                &format!(
+                    "holds {n} LLM or tool spans ({}{more}): verdict reads one such span per record; export one span per line (docs/record-shapes.md#traces)",
+                    ids.join(", ")
+                ),
+                None,
+            ))
+        }
+    }
+}
+
+/// The metadata every span capture carries: `trace_id`, `span_id`, `parent_span_id` and
+/// the span `name`.
+pub(super) fn span_meta(span: &Span) -> Map<String, Value> {
+    let mut meta = Map::new();
+    for (from, to) in [
+        ("traceId", "trace_id"),
+        ("spanId", "span_id"),
+        ("parentSpanId", "parent_span_id"),
+        ("name", "span_name"),
+    ] {
+        if let Some(v) = span
+            .raw
+            .get(from)
+            .filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+        {
+            meta.insert(to.into(), v.clone());
+        }
+    }
+    meta
+}
+
+/// The span's status: `status.code` 2 or `STATUS_CODE_ERROR` is an error (its
+/// `status.message` with it); anything else is not.
+pub(super) fn status_error(span: &Span) -> Option<String> {
+    let status = span.raw.get("status")?;
+    let code = status.get("code")?;
+    let error = match code {
+        Value::Number(n) => n.as_u64() == Some(2),
+        Value::String(s) => s == "STATUS_CODE_ERROR" || s == "ERROR" || s == "2",
+        _ => false,
+    };
+    error.then(|| {
+        status
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    })
+}
+
+/// Words of an error type or message that mean a transient failure: rate limits,
+/// overload, timeouts, connection failures and HTTP 429 / 5xx.
+const TRANSIENT_WORDS: [&str; 8] = [
+    "ratelimit",
+    "rate_limit",
+    "timeout",
+    "overloaded",
+    "serviceunavailable",
+    "service_unavailable",
+    "internalserver",
+    "apiconnection",
+];
+
+/// Whether an error's type or message names a transient failure: one of
+/// [`TRANSIENT_WORDS`] (case and `_` / `-` ignored as the providers' SDKs spell them:
+/// `RateLimitError`, `APITimeoutError`, `overloaded_error`), or a word that is HTTP 429 or
+/// a 5xx status.
+pub(super) fn transient_text(s: &str) -> bool {
+    let lower: String = s
+        .chars()
+        .filter(|c| *c != '-')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let squashed = lower.replace('_', "");
+    TRANSIENT_WORDS
+        .iter()
+        .any(|w| lower.contains(w) || squashed.contains(&w.replace('_', "")))
+        || s.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w.parse::<u64>().is_ok_and(adapter::transient_http))
+}
+
+/// The `REQUEST_ERROR` of a failed span: what failed (`what`, quoting the span's own
+/// values), transient ([`transient_text`]) or not.
+pub(super) fn request_failed(what: String, words: &str) -> Finding {
+    let transient = transient_text(words);
+    let f = response_finding(
+        Reason::REQUEST_ERROR,
+        format!(
+            "{what}: the request failed: {}",
+            if transient {
+                "transient, retry"
+            } else {
+                "not transient"
+            }
+        ),
+    );
+    if transient {
+        f.with_decision(Decision::Retry)
+    } else {
+        f
+    }
+}
+
+/// A string attribute.
+pub(super) fn attr_str<'a>(attrs: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    attrs
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// An attribute that holds JSON: a structured value as it is, a string parsed as JSON.
+///
+/// # Errors
+/// A string that is not JSON: the problem, for the record's `INVALID_CAPTURE`.
+pub(super) fn json_attr(attrs: &Map<String, Value>, key: &str) -> Result<Option<Value>, String> {
+    match attrs.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => serde_json::from_str(s)
+            .map(Some)
+            .map_err(|e| format!("is a string that is not JSON ({e})")),
+        Some(v) => Ok(Some(v.clone())),
+    }
+}
+
+/// The finish reasons a span completes with: the conventions' `stop` and `tool_call`, and
+/// the providers' own words for a normal end (OpenAI `tool_calls`, `function_call`;
+/// Anthropic `end_turn`, `tool_use`, `stop_sequence`; Gemini `STOP`; Cohere `COMPLETE`,
+/// `TOOL_CALL`, `STOP_SEQUENCE`).
+const COMPLETE: [&str; 11] = [
+    "stop",
+    "tool_call",
+    "tool_calls",
+    "function_call",
+    "end_turn",
+    "tool_use",
+    "stop_sequence",
+    "STOP",
+    "COMPLETE",
+    "TOOL_CALL",
+    "STOP_SEQUENCE",
+];
+
+/// The response stage of a span that did not fail: its finish reason (`place` names where
+/// it was read) decides, then the proposal is the one tool call's arguments, else the
+/// text. No finish reason is a normal end (the attribute is only recommended);
+/// `length`-like values are `TRUNCATED_OUTPUT`, filter values `CONTENT_FILTERED`,
+/// `refusal` `REFUSAL`, `error` `REQUEST_ERROR`, any other value `INCOMPLETE`.
+pub(super) fn finished(
+    info: &mut ResponseInfo,
+    finish: Option<(&str, String)>,
+    calls: &[ToolCall],
+    text: Option<String>,
+    text_place: &str,
+) -> Result<Proposal, Finding> {
+    if let Some((f, place)) = &finish {
+        info.stop_reason = Some((*f).to_owned());
+        let head = format!("{place} {}", quote(f));
+        let fail =
+            |reason: Reason, why: &str| Err(response_finding(reason, format!("{head}: {why}")));
+        if adapter::is_truncation(f) {
+            return fail(Reason::TRUNCATED_OUTPUT, "the output hit the token limit");
+        }
+        if adapter::is_filter(f) {
+            return fail(
+                Reason::CONTENT_FILTERED,
+                "a content filter stopped the output",
+            );
+        }
+        if *f == "refusal" {
+            return fail(Reason::REFUSAL, "the model declined");
+        }
+        if *f == "error" {
+            return fail(Reason::REQUEST_ERROR, "the request failed: not transient");
+        }
+        if !COMPLETE.contains(f) {
+            return fail(Reason::INCOMPLETE, "not a normal finish");
+        }
+    }
+    let said = finish.as_ref().map_or_else(
+        || "no finish reason".to_owned(),
+        |(f, place)| format!("{place} {}", quote(f)),
+    );
+    adapter::note_tool(info, calls, None);
+    adapter::proposal(info, calls, text, None, &said, text_place)
+}
+
+/// The settled payload of a span whose response stage is `result`.
+pub(super) fn span_payload(info: ResponseInfo, result: Result<Proposal, Finding>) -> Payload {
+    Payload::Settled(Box::new(Adapted { info, result }))
+}
+
+/// An input-stage `INVALID_CAPTURE` of the span at `span.path`, attribute `key`.
+pub(super) fn broken_attr(
+    format: &'static str,
+    span: &Span,
+    key: &str,
+    problem: &str,
+) -> RecordError {
+    broken(
+        format,
+        &format!("{}.attributes.{key}", span.path),
+        problem,
+        Some(span.id.clone()),
+    )
+}
+
+/// One output message of the conventions' output-messages schema: `{role, parts[],
+/// finish_reason}`; its `text` parts joined, its `tool_call` parts (`{id, name,
+/// arguments}`) as calls.
+struct Message {
+    text: Option<String>,
+    calls: Vec<ToolCall>,
+    finish: Option<String>,
+}
+
+fn message_of(m: &Value) -> Message {
+    let mut text: Option<String> = None;
+    let mut calls = Vec::new();
+    for part in m
+        .get("parts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match part.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(c) = part.get("content").and_then(Value::as_str) {
+                    text.get_or_insert_with(String::new).push_str(c);
+                }
+            }
+            Some("tool_call") => calls.push(ToolCall {
+                name: part.get("name").and_then(Value::as_str).map(str::to_owned),
+                id: part.get("id").and_then(Value::as_str).map(str::to_owned),
+                args: adapter::args_text_or_value(part.get("arguments")),
+            }),
+            _ => {}
+        }
+    }
+    Message {
+        text,
+        calls,
+        finish: m
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    }
+}
+
+/// The deprecated flattened completion attributes: `gen_ai.completion.0.content`,
+/// `.finish_reason` and `.tool_calls.N.{id, name, arguments}` (OpenLLMetry's
+/// instrumentations write them).
+fn deprecated_completion(attrs: &Map<String, Value>) -> Option<Message> {
+    const P: &str = "gen_ai.completion.0.";
+    if !attrs.keys().any(|k| k.starts_with(P)) {
+        return None;
+    }
+    let at = |k: &str| attrs.get(&format!("{P}{k}"));
+    let mut calls = Vec::new();
+    for n in 0.. {
+        let name = at(&format!("tool_calls.{n}.name"));
+        let args = at(&format!("tool_calls.{n}.arguments"));
+        if name.is_none() && args.is_none() {
+            break;
+        }
+        calls.push(ToolCall {
+            name: name.and_then(Value::as_str).map(str::to_owned),
+            id: at(&format!("tool_calls.{n}.id"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            args: adapter::args_text_or_value(args),
+        });
+    }
+    Some(Message {
+        text: at("content").and_then(Value::as_str).map(str::to_owned),
+        calls,
+        finish: at("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+/// The deprecated `gen_ai.choice` span event of choice 0 (its `index` 0 or absent): its
+/// `finish_reason` and its `message` (a JSON string or a map of `content` and OpenAI-shaped
+/// `tool_calls[].function.{name, arguments}`).
+fn choice_event(span: &Span) -> Result<Option<Message>, String> {
+    let events = span.raw.get("events").and_then(Value::as_array);
+    for e in events.into_iter().flatten() {
+        if e.get("name").and_then(Value::as_str) != Some("gen_ai.choice") {
+            continue;
+        }
+        let attrs = key_values(e.get("attributes"));
+        if attrs.get("index").and_then(Value::as_i64).unwrap_or(0) != 0 {
+            continue;
+        }
+        let message = json_attr(&attrs, "message")
+            .map_err(|p| format!("gen_ai.choice event attribute `message` {p}"))?
+            .unwrap_or(Value::Null);
+        let content = message
+            .get("content")
+            .or_else(|| attrs.get("content"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let calls = message
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|c| ToolCall {
+                name: c
+                    .pointer("/function/name")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                id: c.get("id").and_then(Value::as_str).map(str::to_owned),
+                args: adapter::args_text_or_value(c.pointer("/function/arguments")),
+            })
+            .collect();
+        return Ok(Some(Message {
+            text: content,
+            calls,
+            finish: attrs
+                .get("finish_reason")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        }));
+    }
+    Ok(None)
+}
+
+/// The model, tokens and provider name of a GenAI span, into `info` and `meta`.
+fn gen_ai_info(span: &Span, meta: &mut Map<String, Value>) -> ResponseInfo {
+    let a = &span.attrs;
+    let model = attr_str(a, "gen_ai.response.model")
+        .or_else(|| attr_str(a, "gen_ai.request.model"))
+        .map(str::to_owned);
+    let count = |keys: &[&str]| keys.iter().find_map(|k| a.get(*k).and_then(adapter::count));
+    let tokens = TokenUsage {
+        // `prompt_tokens` / `completion_tokens`: the deprecated names
+        input_tokens: count(&["gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"]),
+        output_tokens: count(&[
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.completion_tokens",
+        ]),
+        total_tokens: None,
+    };
+    // `gen_ai.system`: the deprecated name of `gen_ai.provider.name`
+    for (from, to) in [
+        ("gen_ai.provider.name", "gen_ai_provider"),
+        ("gen_ai.system", "gen_ai_provider"),
+        ("gen_ai.response.id", "response_id"),
+        ("gen_ai.conversation.id", "conversation_id"),
+        ("gen_ai.operation.name", "operation"),
+    ] {
+        if let Some(v) = attr_str(a, from)
+            && !meta.contains_key(to)
+        {
+            meta.insert(to.into(), v.into());
+        }
+    }
+    ResponseInfo {
+        provider: FORMAT.to_owned(),
+        model,
+        tokens: (tokens != TokenUsage::default()).then_some(tokens),
+        ..ResponseInfo::default()
+    }
+}
+
+/// A GenAI inference span's capture (`docs/record-shapes.md#otlp`).
+fn inference(span: Span) -> Result<Capture, RecordError> {
+    let mut meta = span_meta(&span);
+    let mut info = gen_ai_info(&span, &mut meta);
+    let a = &span.attrs;
+    let request = match json_attr(a, "gen_ai.tool.definitions") {
+        Ok(Some(defs @ Value::Array(_))) => Some(CaptureRequest {
+            body: serde_json::json!({ "tools": defs }),
+            base: "",
+            echoed: true,
+        }),
+        Ok(Some(v)) => {
+            return Err(broken_attr(
+                FORMAT,
+                &span,
+                "gen_ai.tool.definitions",
+                &must_be("an array", &v),
+            ));
+        }
+        Ok(None) => None,
+        Err(p) => return Err(broken_attr(FORMAT, &span, "gen_ai.tool.definitions", &p)),
+    };
+    let finish_reasons = match json_attr(a, "gen_ai.response.finish_reasons") {
+        Ok(v) => v,
+        Err(p) => {
+            return Err(broken_attr(
+                FORMAT,
+                &span,
+                "gen_ai.response.finish_reasons",
+                &p,
+            ));
+        }
+    };
+    let first_reason = match &finish_reasons {
+        Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_owned),
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let error_type = attr_str(a, "error.type").map(str::to_owned);
+    let status = status_error(&span);
+    let result = if status.is_some() || error_type.is_some() {
+        let mut what = match &status {
+            Some(m) if !m.is_empty() => format!("span status ERROR ({})", quote(m)),
+            Some(_) => "span status ERROR".to_owned(),
+            None => "the span".to_owned(),
+        };
+        if let Some(t) = &error_type {
+            what.push_str(&format!(", error.type {}", quote(t)));
+            info.stop_reason = Some(t.clone());
+        }
+        Err(request_failed(
+            what,
+            &format!(
+                "{} {}",
+                error_type.as_deref().unwrap_or_default(),
+                status.as_deref().unwrap_or_default()
+            ),
+        ))
+    } else {
+        let output = match json_attr(a, "gen_ai.output.messages") {
+            Ok(v) => v,
+            Err(p) => return Err(broken_attr(FORMAT, &span, "gen_ai.output.messages", &p)),
+        };
+        let (message, place) = match output {
+            Some(Value::Array(ms)) => (
+                ms.first().map(message_of),
+                "gen_ai.output.messages[0].finish_reason",
+            ),
+            Some(v) => {
+                return Err(broken_attr(
+                    FORMAT,
+                    &span,
+                    "gen_ai.output.messages",
+                    &must_be("an array of messages", &v),
+                ));
+            }
+            None => match deprecated_completion(a) {
+                Some(m) => (Some(m), "gen_ai.completion.0.finish_reason"),
+                None => match choice_event(&span) {
+                    Ok(m) => (m, "gen_ai.choice event finish_reason"),
+                    Err(p) => {
+                        return Err(broken(
+                            FORMAT,
+                            &format!("{}.events", span.path),
+                            &p,
+                            Some(span.id.clone()),
+                        ));
+                    }
+                },
+            },
+        };
+        match message {
+            None => {
+                if let Some(f) = &first_reason {
+                    info.stop_reason = Some(f.clone());
+                }
+                Err(response_finding(
+                    Reason::NO_OUTPUT,
+                    "the span has no output messages (gen_ai.output.messages, gen_ai.completion.0.*, gen_ai.choice events): content capture is opt-in in the GenAI instrumentations; nothing to validate",
+                ))
+            }
+            Some(m) => {
+                let finish = match (&m.finish, &first_reason) {
+                    (Some(f), _) => Some((f.as_str(), place.to_owned())),
+                    (None, Some(f)) => {
+                        Some((f.as_str(), "gen_ai.response.finish_reasons[0]".to_owned()))
+                    }
+                    (None, None) => None,
+                };
+                finished(
+                    &mut info,
+                    finish,
+                    &m.calls,
+                    m.text,
+                    "the output message's text",
+                )
+            }
+        }
+    };
+    let mut c = native(FORMAT, span.id.clone(), span_payload(info, result), meta);
+    c.request = request;
+    Ok(c)
+}
+
+/// A GenAI `execute_tool` span's capture: the tool's result `gen_ai.tool.call.result` (a
+/// JSON string parsed strictly, or a structured value) is the proposal, checked against the
+/// tool's contract; a failed span is `TOOL_ERROR`.
+fn tool(span: Span) -> Result<Capture, RecordError> {
+    let mut meta = span_meta(&span);
+    let a = &span.attrs;
+    let name = attr_str(a, "gen_ai.tool.name").map(str::to_owned);
+    if let Some(id) = attr_str(a, "gen_ai.tool.call.id") {
+        meta.insert("tool_call_id".into(), id.into());
+    }
+    let mut info = ResponseInfo {
+        provider: FORMAT.to_owned(),
+        tool: name.clone(),
+        ..ResponseInfo::default()
+    };
+    let result = tool_result(
+        &span,
+        &mut info,
+        a.get("gen_ai.tool.call.result"),
+        attr_str(a, "error.type"),
+        "gen_ai.tool.call.result",
+    );
+    let mut c = native(FORMAT, span.id.clone(), span_payload(info, result), meta);
+    c.tool = name;
+    Ok(c)
+}
+
+/// The response stage of a tool span: a failed span (status ERROR, or `error_type` set) is
+/// `TOOL_ERROR`; no result is `NO_OUTPUT`; a string result is text to parse, any other
+/// value structured.
+pub(super) fn tool_result(
+    span: &Span,
+    info: &mut ResponseInfo,
+    result: Option<&Value>,
+    error_type: Option<&str>,
+    place: &str,
+) -> Result<Proposal, Finding> {
+    let error = status_error(span);
+    if error.is_some() || error_type.is_some() {
+        let mut what = format!(
+            "tool {} failed",
+            info.tool
+                .as_deref()
+                .map_or_else(|| "(unnamed)".to_owned(), quote)
+        );
+        if let Some(m) = error.filter(|m| !m.is_empty()) {
+            what.push_str(&format!(": span status ERROR ({})", quote(&m)));
+        }
+        if let Some(t) = error_type {
+            what.push_str(&format!(", error.type {}", quote(t)));
+            info.stop_reason = Some(t.to_owned());
+        }
+        return Err(response_finding(Reason::TOOL_ERROR, what));
+    }
+    match result {
+        None | Some(Value::Null) => Err(response_finding(
+            Reason::NO_OUTPUT,
+            format!("the tool span has no {place}: nothing to validate"),
+        )),
+        Some(Value::String(s)) if s.trim().is_empty() => Err(response_finding(
+            Reason::NO_OUTPUT,
+            format!("the tool span's {place} is empty: nothing to validate"),
+        )),
+        Some(Value::String(s)) => Ok(Proposal::Text(s.clone())),
+        Some(v) => Ok(Proposal::Structured(v.clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn any_values_decode() {
+        assert_eq!(any_value(&json!({"intValue": "57"})), json!(57));
+        assert_eq!(any_value(&json!({"intValue": 57})), json!(57));
+        assert_eq!(any_value(&json!({"doubleValue": 0.5})), json!(0.5));
+        assert_eq!(any_value(&json!({"boolValue": true})), json!(true));
+        assert_eq!(
+            any_value(&json!({"arrayValue": {"values": [{"stringValue": "stop"}]}})),
+            json!(["stop"])
+        );
+        assert_eq!(
+            any_value(
+                &json!({"kvlistValue": {"values": [{"key": "a", "value": {"intValue": "1"}}]}})
+            ),
+            json!({"a": 1})
+        );
+        assert_eq!(any_value(&json!({})), Value::Null);
+        assert_eq!(any_value(&json!({"arrayValue": {}})), json!([]));
+    }
+
+    #[test]
+    fn transient_words() {
+        for t in [
+            "RateLimitError",
+            "APITimeoutError",
+            "overloaded_error",
+            "503",
+            "HTTP 429",
+        ] {
+            assert!(transient_text(t), "{t}");
+        }
+        for t in ["BadRequestError", "invalid_request_error", "400", ""] {
+            assert!(!transient_text(t), "{t}");
+        }
+    }
+}
