@@ -20,11 +20,10 @@ use crate::core::outcome::{FlipKind, Outcome};
 use crate::core::pipeline::Evaluation;
 use crate::core::verdict::Warning;
 use crate::core::workspace::Workspace;
-use crate::engine::ids::{self, Shared};
+use crate::engine::ids::Shared;
 use crate::engine::session::{Change, Session, cause_for, cause_of};
 use crate::engine::summary::{
-    CaptureSummary, Locator, UNKNOWN_OFFSET, count_records_as, for_each_located_as, load,
-    verdict_hash,
+    CaptureSummary, Locator, UNKNOWN_OFFSET, for_each_located_as, load, verdict_hash,
 };
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -149,8 +148,8 @@ pub enum EngineEvent {
         generation: u64,
         /// The workspace the results belong to (contracts, config).
         workspace: Arc<Workspace>,
-        /// Number of capture records in this run (non-blank JSONL lines plus `.json`
-        /// files, counted before the run).
+        /// Number of records in this run (non-blank JSONL lines plus `.json` files, as the
+        /// pre-pass read them).
         total: usize,
     },
     /// Some evaluated records, summarised, in file order within a file.
@@ -408,7 +407,8 @@ fn run(
             },
         };
         if reload {
-            match Workspace::open(&st.root) {
+            // the config, schemas and joins only: the run's pre-pass reads the capture files
+            match Workspace::load(&st.root) {
                 Ok(ws) => st.workspace = Arc::new(ws),
                 Err(e) => {
                     if !emit(EngineEvent::Failed {
@@ -518,12 +518,18 @@ fn validate_all(
     emit: &impl Fn(EngineEvent) -> bool,
 ) -> RunEnd {
     let start = Instant::now();
-    let ws = st.workspace.clone();
-    let files = ws.capture_files();
-    let counts: Vec<usize> = files
-        .par_iter()
-        .map(|f| count_records_as(f, ws.config.max_capture_bytes, ws.is_log_file(f)))
-        .collect();
+    let files = st.workspace.capture_files();
+    // the pre-pass (`docs/commands.md#the-pre-pass`): the workspace's MCP facts and batch
+    // requests, the duplicate-id candidates and the record counts, one read of each file
+    let pre = crate::engine::prescan::run(
+        &st.workspace,
+        &files,
+        &files,
+        &crate::core::prescan::Progress::default(),
+    );
+    let ws = Arc::new(st.workspace.with_facts(pre.mcp, pre.requests));
+    st.workspace = ws.clone();
+    let counts: Vec<usize> = pre.records.iter().map(|r| r.1).collect();
     let total: usize = counts.iter().sum();
     if !emit(EngineEvent::Started {
         generation,
@@ -533,7 +539,7 @@ fn validate_all(
         return RunEnd::Stop;
     }
     // the ids several captures share, known before the first verdict (as `check` knows them)
-    st.run_shared = ids::scan(&ws, &files);
+    st.run_shared = pre.ids.exact(&ws, None).shared();
     // the front end knows the ids: removals name the source only
     let mut session = Session::empty(ws.clone()).without_ids();
     let size = batch_size(total);
@@ -577,6 +583,8 @@ fn validate_all(
         None
     };
     let mut chunk = Vec::with_capacity(size);
+    // the pre-pass counts the files in the order given (each file once: the list has no
+    // repeats)
     for (f, &count) in files.iter().zip(&counts) {
         let rel: Arc<str> = Arc::from(ws.relative(f));
         session.reserve(&rel, count);
