@@ -1,12 +1,13 @@
 //! The pre-pass (`docs/commands.md#the-pre-pass`): loading a workspace reads no capture
 //! file; one read of each file gives the MCP facts, the batch requests and what a hook
-//! collects (the duplicate-id candidates), each record seen once, as the pipeline reads it.
-//! Fixtures: `samples/logs` (a
+//! collects (the duplicate-id candidates), each record seen once, as the pipeline reads it;
+//! the engine reports its progress before its first run. Fixtures: `samples/logs` (a
 //! workspace reading its own folder: an MCP session with `tools/list`, an OpenAI batch input
 //! file, a `.jsonl.gz` log), copied, with a duplicate id and a FIFO added.
 
 use crate::common;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use verdict::core::capture;
 use verdict::core::prescan::{self, Hook, Progress, Target};
 use verdict::core::workspace::Workspace;
@@ -201,4 +202,58 @@ fn a_stopped_pre_pass_reads_nothing_more_and_says_so() {
     assert!(!pre.complete);
     assert_eq!(progress.records(), 0);
     assert!(pre.mcp.declarations().is_empty());
+}
+
+#[test]
+fn the_engine_reports_the_pre_pass_before_its_first_run() {
+    use verdict::engine::{Engine, EngineEvent, Job};
+    let dir = logs_copy();
+    // no FIFO here: its record is unreadable, which is not what this is about
+    let _ = std::fs::remove_file(dir.path().join("pipe.jsonl"));
+    let ws = Arc::new(Workspace::load(dir.path()).unwrap());
+    let files: Vec<PathBuf> = ws.capture_files();
+    let records: usize = files.iter().map(|f| pipeline_lines(&ws, f).len()).sum();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let engine = Engine::spawn(dir.path().to_path_buf(), ws.clone(), move |e| {
+        tx.send(e).is_ok()
+    });
+    engine.submit(Job::ValidateAll {
+        generation: 1,
+        reload: false,
+    });
+    let mut readings = Vec::new();
+    let started = loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap() {
+            EngineEvent::Reading {
+                generation,
+                files_done,
+                files: n,
+                ..
+            } => {
+                assert_eq!(generation, 1);
+                assert_eq!(n, files.len());
+                readings.push(files_done);
+            }
+            EngineEvent::Started {
+                workspace, total, ..
+            } => break (workspace, total),
+            other => panic!("before Started: {other:?}"),
+        }
+    };
+    assert!(!readings.is_empty(), "a Reading before the run");
+    assert!(readings.is_sorted());
+    assert_eq!(
+        started.1, records,
+        "the run's total is the pre-pass's count"
+    );
+    // the run's workspace has the tools' contracts, the loaded one has not
+    assert!(started.0.contracts.get("mcp/get_weather.input").is_some());
+    assert!(ws.contracts.get("mcp/get_weather.input").is_none());
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap() {
+            EngineEvent::Finished { .. } => break,
+            EngineEvent::Reading { .. } => panic!("a Reading after Started"),
+            _ => {}
+        }
+    }
 }

@@ -139,9 +139,22 @@ pub struct Removed {
 }
 
 /// What the engine reports. Events of one generation arrive in order:
-/// `Started`, any number of `Batch`es, then `Finished` (or `Failed`).
+/// any number of `Reading`s, `Started`, any number of `Batch`es, then `Finished` (or
+/// `Failed`).
 #[derive(Debug)]
 pub enum EngineEvent {
+    /// A full run's pre-pass is reading the capture files (`docs/commands.md#the-pre-pass`):
+    /// sent when it starts and about every 50 ms until `Started`.
+    Reading {
+        /// The job's generation.
+        generation: u64,
+        /// Files read completely so far.
+        files_done: usize,
+        /// Files to read.
+        files: usize,
+        /// Records read so far.
+        records: u64,
+    },
     /// A run began: the workspace it uses and how many records it will evaluate.
     Started {
         /// The job's generation.
@@ -519,14 +532,13 @@ fn validate_all(
 ) -> RunEnd {
     let start = Instant::now();
     let files = st.workspace.capture_files();
-    // the pre-pass (`docs/commands.md#the-pre-pass`): the workspace's MCP facts and batch
-    // requests, the duplicate-id candidates and the record counts, one read of each file
-    let pre = crate::engine::prescan::run(
-        &st.workspace,
-        &files,
-        &files,
-        &crate::core::prescan::Progress::default(),
-    );
+    // the pre-pass (`docs/commands.md#the-pre-pass`), behind the front end's first frame:
+    // the workspace's MCP facts and batch requests, the duplicate-id candidates and the
+    // record counts, one read of each file
+    let pre = match prepass(&st.workspace, &files, generation, queue, emit) {
+        Ok(pre) => pre,
+        Err(end) => return end,
+    };
     let ws = Arc::new(st.workspace.with_facts(pre.mcp, pre.requests));
     st.workspace = ws.clone();
     let counts: Vec<usize> = pre.records.iter().map(|r| r.1).collect();
@@ -622,6 +634,68 @@ fn validate_all(
     RunEnd::Done(session)
 }
 
+/// How often the engine reports a running pre-pass ([`EngineEvent::Reading`]) and looks at
+/// its jobs meanwhile.
+const READING_TICK: Duration = Duration::from_millis(50);
+
+/// Runs the pre-pass of a full run on another thread while this one reports its progress
+/// every [`READING_TICK`] ([`EngineEvent::Reading`]) and watches the jobs: the engine
+/// closing, or a newer full run, stops it between blocks (`Err` with how the run ends).
+fn prepass(
+    ws: &Workspace,
+    files: &[PathBuf],
+    generation: u64,
+    queue: &mut Queue,
+    emit: &impl Fn(EngineEvent) -> bool,
+) -> Result<crate::engine::prescan::PrePass, RunEnd> {
+    let progress = crate::core::prescan::Progress::default();
+    std::thread::scope(|s| {
+        let (tx, rx) = channel();
+        let progress = &progress;
+        let reader = std::thread::Builder::new()
+            .name("verdict-prepass".into())
+            .spawn_scoped(s, move || {
+                let _ = tx.send(crate::engine::prescan::run(ws, files, files, progress));
+            });
+        let reader = match reader {
+            Ok(r) => r,
+            // no thread to spare: read here, without progress
+            Err(_) => return Ok(crate::engine::prescan::run(ws, files, files, progress)),
+        };
+        let mut end = None;
+        let pre = loop {
+            if end.is_none() {
+                let reading = EngineEvent::Reading {
+                    generation,
+                    files_done: progress.files_done(),
+                    files: files.len(),
+                    records: progress.records(),
+                };
+                if !emit(reading) || queue.poll().is_err() {
+                    end = Some(RunEnd::Stop);
+                } else if queue.full_run_pending() {
+                    end = Some(RunEnd::Superseded);
+                }
+                if end.is_some() {
+                    progress.stop();
+                }
+            }
+            match rx.recv_timeout(READING_TICK) {
+                Ok(pre) => break Some(pre),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
+            }
+        };
+        let _ = reader.join();
+        match (end, pre) {
+            (Some(end), _) => Err(end),
+            (None, Some(pre)) if pre.complete => Ok(pre),
+            // the reader thread died (a panic: already reported on stderr)
+            _ => Err(RunEnd::Stop),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -641,6 +715,7 @@ mod tests {
         let mut n = 0;
         loop {
             match rx.recv_timeout(Duration::from_secs(60)).unwrap() {
+                EngineEvent::Reading { generation, .. } => assert_eq!(generation, 1),
                 EngineEvent::Started { total, .. } => assert_eq!(total, 25),
                 EngineEvent::Batch {
                     generation,
