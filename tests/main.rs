@@ -26,6 +26,7 @@ mod json_schema_suite;
 mod layering;
 mod lint;
 mod mcp;
+mod prescan;
 mod provider_samples;
 mod pty;
 mod reasons;

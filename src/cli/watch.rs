@@ -188,7 +188,8 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
     let mut buffered =
         std::io::BufWriter::with_capacity(1 << 16, crate::core::escape::JsonSafe::new(out));
     let out: &mut dyn Write = &mut buffered;
-    let ws = std::sync::Arc::new(crate::core::workspace::Workspace::open(root)?);
+    // no capture file read yet: the session's first pass reads each once (its pre-pass)
+    let ws = std::sync::Arc::new(crate::core::workspace::Workspace::load(root)?);
     // watch before the first pass, so nothing saved meanwhile is missed
     let (tx, rx) = std::sync::mpsc::channel();
     let _watcher = watcher::watch(root, debounce, tx)?;

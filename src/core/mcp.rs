@@ -5,8 +5,8 @@
 //!
 //! [`McpSessions`] holds those facts for a workspace: per capture file, the tool each
 //! request id called and the tools its `tools/list` results declare. They are read once,
-//! before any record is validated ([`McpSessions::scan`]: a pass over the capture files that
-//! parses only the records that may be JSON-RPC messages), and kept in the
+//! before any record is validated (by the shared pre-pass, `crate::core::prescan`, which
+//! parses only the records that may be JSON-RPC messages: [`fact_of`]), and kept in the
 //! [`crate::core::workspace::Workspace`]; the live session replaces one file's facts when
 //! that file changes ([`crate::engine::session`]). Every record is evaluated against the
 //! same facts whichever front end reads it, in whatever order or block: `check` (records in
@@ -15,16 +15,15 @@
 //! The record shape itself (one message alone) is `core::shape::mcp`.
 
 use crate::core::adapter::{Adapted, Proposal, request_error_as, response_finding};
-use crate::core::capture::{self, Payload, is_log};
+use crate::core::capture::Payload;
 use crate::core::contract::InlineSchema;
 use crate::core::escape::quote;
 use crate::core::record_ref::RecordRef;
 use crate::core::stage::parse;
 use crate::core::verdict::{Finding, Reason, ResponseInfo, Stage, Warning};
-use rayon::prelude::*;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The `provider` of an MCP verdict's response info.
@@ -102,7 +101,7 @@ pub enum Body {
 }
 
 /// Whether a record's bytes may hold a `jsonrpc` key (the key itself, or a `\u` escape that
-/// might spell it): the records [`McpSessions::scan`] parses.
+/// might spell it): the records [`fact_of`] parses.
 pub fn may_be_jsonrpc(bytes: &[u8]) -> bool {
     memchr::memmem::find(bytes, b"jsonrpc").is_some()
         || memchr::memmem::find(bytes, b"\\u").is_some()
@@ -158,22 +157,12 @@ pub struct McpSessions {
 }
 
 impl McpSessions {
-    /// Reads the facts of every file of `files` (named by `rel`, as verdict sources are;
-    /// never past `max_bytes` per record, never a FIFO), files in parallel.
-    pub fn scan(
-        files: &[PathBuf],
-        rel: &(dyn Fn(&Path) -> String + Sync),
-        max_bytes: u64,
-    ) -> McpSessions {
-        let files = files
-            .par_iter()
-            .map(|f| {
-                let name = rel(f);
-                let facts = scan_file(f, &name, max_bytes);
-                (name, Arc::new(facts))
-            })
-            .collect();
-        McpSessions { files }
+    /// The facts of the capture files read (workspace-relative name, facts), as the
+    /// shared pre-pass gives them (`crate::core::prescan`).
+    pub fn of_files(files: impl IntoIterator<Item = (String, FileFacts)>) -> McpSessions {
+        McpSessions {
+            files: files.into_iter().map(|(n, f)| (n, Arc::new(f))).collect(),
+        }
     }
 
     /// Whether the facts of the file `rel` were read.
@@ -465,102 +454,100 @@ fn tool_result(r: &Map<String, Value>, info: &mut ResponseInfo) -> Result<Propos
     }
 }
 
-/// Reads the MCP facts of one capture file (`rel` its workspace-relative name), parsing
-/// only the records that may be JSON-RPC messages ([`may_be_jsonrpc`]), each as the
-/// pipeline reads it.
-pub fn scan_file(path: &Path, rel: &str, max_bytes: u64) -> FileFacts {
-    let name: Arc<str> = rel.into();
-    let mut facts = FileFacts::default();
-    // tools/list candidates: (request key, where, result)
-    let mut lists: Vec<(String, RecordRef, Map<String, Value>)> = Vec::new();
-    let mut each = |source: RecordRef, bytes: &[u8]| {
-        if !may_be_jsonrpc(bytes) {
-            return;
-        }
-        let Ok(text) = std::str::from_utf8(bytes) else {
-            return;
-        };
-        let Ok(value @ Value::Object(_)) = parse::parse_strict(text) else {
-            return;
-        };
-        if value.get("jsonrpc").is_none() {
-            return;
-        }
-        let Ok(c) = crate::core::shape::read(value, &source, None) else {
-            return;
-        };
-        let Payload::Mcp(m) = c.payload else {
-            return;
-        };
-        let Message { id, body, .. } = *m;
-        let Some(id) = id else { return };
-        match body {
-            Body::Call { tool, .. } => {
-                facts
-                    .requests
-                    .entry(id.key)
-                    .or_insert(Requested::Call(tool));
-            }
-            Body::Request { method } => {
-                facts
-                    .requests
-                    .entry(id.key)
-                    .or_insert(Requested::Other(method));
-            }
-            Body::Result(r) if r.get("tools").is_some_and(Value::is_array) => {
-                lists.push((id.key, source, r));
-            }
-            _ => {}
-        }
-    };
-    if is_log(path) {
-        // inflated as `check` reads it, when compressed
-        if let Ok(file) = capture::open_log(path, rel, max_bytes) {
-            capture::read_line_bytes(
-                std::io::BufReader::with_capacity(256 * 1024, file),
-                max_bytes,
-                |line, bytes| {
-                    if let Ok(b) = bytes {
-                        each(RecordRef::new(name.clone(), Some(line)), b);
-                    }
-                },
-            );
-        }
-    } else {
-        capture::for_each_record(path, rel, max_bytes, |r| {
-            if let Ok(t) = &r.text {
-                each(r.source.clone(), t.as_bytes());
-            }
-        });
+/// What one record tells of its file's MCP session (read alone, in parallel with the others
+/// of its file: [`fact_of`]); a [`FactsBuilder`] makes the file's [`FileFacts`] of them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fact {
+    /// A request of this id (JSON text) asked for this.
+    Requested(String, Requested),
+    /// A result with a `tools` array for this id: a `tools/list` result if its request is
+    /// one (or is not in the file).
+    List(String, RecordRef, Map<String, Value>),
+}
+
+/// The MCP fact of one record's bytes (`source` names it), if it is a JSON-RPC message that
+/// tells one: a request, or a result with a `tools` array. Only a record that may be a
+/// JSON-RPC message ([`may_be_jsonrpc`]) is parsed, strictly, as the pipeline reads it.
+pub fn fact_of(bytes: &[u8], source: &dyn Fn() -> RecordRef) -> Option<Fact> {
+    if !may_be_jsonrpc(bytes) {
+        return None;
     }
-    for (key, at, r) in lists {
-        let is_list = match facts.requests.get(&key) {
-            None => true,
-            Some(Requested::Other(m)) => m == "tools/list",
-            Some(Requested::Call(_)) => false,
-        };
-        if !is_list {
-            continue;
+    let text = std::str::from_utf8(bytes).ok()?;
+    let value @ Value::Object(_) = parse::parse_strict(text).ok()? else {
+        return None;
+    };
+    value.get("jsonrpc")?;
+    let source = source();
+    let c = crate::core::shape::read(value, &source, None).ok()?;
+    let Payload::Mcp(m) = c.payload else {
+        return None;
+    };
+    let Message { id, body, .. } = *m;
+    let id = id?;
+    match body {
+        Body::Call { tool, .. } => Some(Fact::Requested(id.key, Requested::Call(tool))),
+        Body::Request { method } => Some(Fact::Requested(id.key, Requested::Other(method))),
+        Body::Result(r) if r.get("tools").is_some_and(Value::is_array) => {
+            Some(Fact::List(id.key, source, r))
         }
-        let Some(Value::Array(tools)) = r.get("tools") else {
-            continue;
-        };
-        for t in tools {
-            let Some(tool) = t
-                .get("name")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-            else {
+        _ => None,
+    }
+}
+
+/// The [`FileFacts`] of one capture file, from the [`Fact`]s of its records in file order
+/// (the shared pre-pass, `crate::core::prescan`, feeds it).
+#[derive(Debug, Default)]
+pub struct FactsBuilder {
+    facts: FileFacts,
+    /// tools/list candidates: (request key, where, result)
+    lists: Vec<(String, RecordRef, Map<String, Value>)>,
+}
+
+impl FactsBuilder {
+    /// Adds the fact of the next record that has one.
+    pub fn push(&mut self, fact: Fact) {
+        match fact {
+            Fact::Requested(key, r) => {
+                // the first request of an id, when ids repeat
+                self.facts.requests.entry(key).or_insert(r);
+            }
+            Fact::List(key, at, r) => self.lists.push((key, at, r)),
+        }
+    }
+
+    /// The file's facts: each `tools/list` result (one whose request is a `tools/list`, or
+    /// is not in the file) declares its tools, in line order.
+    pub fn finish(self) -> FileFacts {
+        let FactsBuilder { mut facts, lists } = self;
+        for (key, at, r) in lists {
+            let is_list = match facts.requests.get(&key) {
+                None => true,
+                Some(Requested::Other(m)) => m == "tools/list",
+                Some(Requested::Call(_)) => false,
+            };
+            if !is_list {
+                continue;
+            }
+            let Some(Value::Array(tools)) = r.get("tools") else {
                 continue;
             };
-            let schema = |key: &str| t.get(key).filter(|v| !v.is_null()).cloned();
-            facts.tools.push(Declared {
-                tool: tool.to_owned(),
-                at: at.clone(),
-                input: schema("inputSchema"),
-                output: schema("outputSchema"),
-            });
+            for t in tools {
+                let Some(tool) = t
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                else {
+                    continue;
+                };
+                let schema = |key: &str| t.get(key).filter(|v| !v.is_null()).cloned();
+                facts.tools.push(Declared {
+                    tool: tool.to_owned(),
+                    at: at.clone(),
+                    input: schema("inputSchema"),
+                    output: schema("outputSchema"),
+                });
+            }
         }
+        facts
     }
-    facts
 }

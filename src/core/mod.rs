@@ -30,6 +30,7 @@ pub mod mcp;
 pub mod outcome;
 pub mod pipeline;
 pub mod pointer;
+pub mod prescan;
 pub mod record_ref;
 pub mod request;
 pub mod review;

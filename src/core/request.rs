@@ -11,22 +11,20 @@
 //! body}` lines, Anthropic `{custom_id, params}` lines or a `{"requests": [..]}` create
 //! body, Gemini `{key, request}` lines. They are not captures (no verdict, not counted).
 //!
-//! [`Requests`] is the input files' index, read once when the workspace opens
-//! ([`Requests::scan`], a pass over the capture files that parses only the lines that may
-//! be requests). It holds, per request id, where the request is and its generation
+//! [`Requests`] is the input files' index, read once before the first verdict (by the
+//! shared pre-pass, `crate::core::prescan`, which parses only the lines that may be
+//! requests: [`input_of_bytes`]). It holds, per request id, where the request is and its generation
 //! schemas, shared between requests that carry the same ones: never a request body.
 
-use crate::core::capture::{self, Payload};
+use crate::core::capture::Payload;
 use crate::core::config::Config;
 use crate::core::contract::Contract;
 use crate::core::escape::quote;
 use crate::core::generation::{GenerationSchema, RequestSchemas};
 use crate::core::record_ref::RecordRef;
 use crate::core::verdict::Warning;
-use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The code of the workspace warning for an input request whose id no capture has.
@@ -204,26 +202,16 @@ pub fn batch_name(rel: &str) -> Option<(String, BatchRole)> {
 }
 
 impl Requests {
-    /// Reads the input requests of every file of `files` (named by `rel`; never past
-    /// `max_bytes` per record), files in parallel. `read` reads a record's text as the
-    /// pipeline does (its shape, or the format a `[[source]]` forces).
-    pub fn scan(
-        files: &[PathBuf],
-        rel: &(dyn Fn(&Path) -> String + Sync),
-        max_bytes: u64,
-        is_log: &(dyn Fn(&Path) -> bool + Sync),
-        read: &(dyn Fn(&str, &RecordRef) -> Option<InputRecord> + Sync),
-    ) -> Requests {
-        let files: BTreeMap<String, Arc<FileRequests>> = files
-            .par_iter()
-            .map(|f| {
-                let name = rel(f);
-                let facts = scan_file(f, &name, max_bytes, is_log(f), read);
-                (name, Arc::new(facts))
-            })
-            .filter(|(_, f)| !f.is_empty())
-            .collect();
-        Requests::of_files(files)
+    /// The index of the input requests of the capture files read (workspace-relative
+    /// name, requests), as the shared pre-pass gives them (`crate::core::prescan`).
+    pub fn of_file_list(files: impl IntoIterator<Item = (String, FileRequests)>) -> Requests {
+        Requests::of_files(
+            files
+                .into_iter()
+                .filter(|(_, f)| !f.is_empty())
+                .map(|(n, f)| (n, Arc::new(f)))
+                .collect(),
+        )
     }
 
     fn of_files(files: BTreeMap<String, Arc<FileRequests>>) -> Requests {
@@ -501,39 +489,47 @@ pub fn input_of(payload: Payload) -> Option<InputRecord> {
     }
 }
 
-/// Reads the input requests of one capture file (`rel` its workspace-relative name; `log`:
-/// one record per line), parsing only the records that may be requests
-/// ([`may_be_request`]) with `read`. A plain log is split into lines without decoding the
-/// others; a compressed file or a one-record file is read as the pipeline reads it.
-pub fn scan_file(
-    path: &Path,
-    rel: &str,
-    max_bytes: u64,
-    log: bool,
-    read: &(dyn Fn(&str, &RecordRef) -> Option<InputRecord> + Sync),
-) -> FileRequests {
-    let name: Arc<str> = rel.into();
-    let mut facts = FileRequests::default();
-    let mut shared: HashMap<u64, Arc<RequestSchemas>> = HashMap::new();
-    let mut bases: HashMap<String, Arc<str>> = HashMap::new();
-    let mut each = |source: RecordRef, text: &str| {
-        if !may_be_request(text.as_bytes()) {
-            return;
-        }
-        let Some(record) = read(text, &source) else {
-            return;
-        };
+/// The input record of one record's bytes (`source` names it), if it is one: only a record
+/// that may be a request ([`may_be_request`]) and is UTF-8 is read, with `read` (as the
+/// pipeline reads it: its shape, or the format a `[[source]]` forces).
+pub fn input_of_bytes(
+    bytes: &[u8],
+    source: &dyn Fn() -> RecordRef,
+    read: &dyn Fn(&str, &RecordRef) -> Option<InputRecord>,
+) -> Option<InputRecord> {
+    if !may_be_request(bytes) {
+        return None;
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    read(text, &source())
+}
+
+/// The [`FileRequests`] of one capture file, from its input records in file order (the
+/// shared pre-pass, `crate::core::prescan`, feeds it): requests that carry the same
+/// generation schemas share them, and the bodies are not kept.
+#[derive(Debug, Default)]
+pub struct RequestsBuilder {
+    facts: FileRequests,
+    shared: HashMap<u64, Arc<RequestSchemas>>,
+    bases: HashMap<String, Arc<str>>,
+}
+
+impl RequestsBuilder {
+    /// Adds the input record at `source`.
+    pub fn push(&mut self, source: &RecordRef, record: InputRecord) {
         for r in record.requests {
             let schemas = RequestSchemas::read(&r.body);
-            let schemas = shared
+            let schemas = self
+                .shared
                 .entry(schemas.fingerprint())
                 .or_insert_with(|| Arc::new(schemas))
                 .clone();
-            let base = bases
+            let base = self
+                .bases
                 .entry(r.base.clone())
                 .or_insert_with(|| Arc::from(r.base.as_str()))
                 .clone();
-            facts.entries.push((
+            self.facts.entries.push((
                 record.family,
                 r.id,
                 Entry {
@@ -543,34 +539,12 @@ pub fn scan_file(
                 },
             ));
         }
-    };
-    let plain = crate::core::capture_file::FileKind::or_record(path).compression
-        == crate::core::capture_file::Compression::None;
-    if log && plain {
-        if let Ok((file, _)) = capture::open_sized(path) {
-            capture::read_line_bytes(
-                std::io::BufReader::with_capacity(256 * 1024, file),
-                max_bytes,
-                |line, bytes| {
-                    if let Ok(b) = bytes
-                        && may_be_request(b)
-                        && let Ok(text) = std::str::from_utf8(b)
-                    {
-                        each(RecordRef::new(name.clone(), Some(line)), text);
-                    }
-                },
-            );
-        }
-    } else {
-        capture::for_each_record_as(path, rel, max_bytes, log, |r| {
-            if r.kind == capture::RecordKind::Json
-                && let Ok(t) = &r.text
-            {
-                each(r.source.clone(), t);
-            }
-        });
     }
-    facts
+
+    /// The file's requests.
+    pub fn finish(self) -> FileRequests {
+        self.facts
+    }
 }
 
 /// At most this many generation schemas are kept compiled (a batch whose every line sent

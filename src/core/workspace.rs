@@ -1,5 +1,9 @@
 //! A workspace (`docs/README.md#workspace-layout`): a folder with `verdict.toml` (optional), `schemas/` and
-//! `captures/`. Opening one reads the config and compiles every contract once.
+//! `captures/`. Loading one ([`Workspace::load`]) reads the config, compiles every schema
+//! file once and reads the `[[join]]` files, and reads no capture file; the facts that come
+//! from the capture files (MCP `tools/list` contracts, batch requests) are added after the
+//! shared pre-pass ([`crate::core::prescan`], [`Workspace::with_facts`]). [`Workspace::open`]
+//! does both.
 
 use crate::core::capture::{self, RawRecord};
 use crate::core::config::{Config, ConfigError};
@@ -106,12 +110,27 @@ pub fn find_root(path: &Path) -> PathBuf {
 }
 
 impl Workspace {
-    /// Opens the workspace at `root`: reads `verdict.toml` if present and compiles every schema.
+    /// Opens the workspace at `root` ready to evaluate any of its records: [`Workspace::load`],
+    /// then one read of every capture file for its MCP facts and batch requests
+    /// ([`Workspace::read_facts`]). The front ends that read every record anyway (`check`,
+    /// `watch`, the workbench) load the workspace and run the engine's pre-pass instead,
+    /// which also collects the duplicate-id candidates in the same read.
+    ///
+    /// # Errors
+    /// As [`Workspace::load`].
+    pub fn open(root: &Path) -> Result<Workspace, WorkspaceError> {
+        Ok(Workspace::load(root)?.read_facts())
+    }
+
+    /// Loads the workspace at `root` without reading any capture file: reads `verdict.toml`
+    /// if present, compiles every schema file and reads the `[[join]]` files. Its `mcp` and
+    /// `requests` are empty (and its contracts the schema files' only) until
+    /// [`Workspace::with_facts`] adds what the pre-pass read (`docs/commands.md#the-pre-pass`).
     ///
     /// # Errors
     /// The folder, its schemas folder or a captures folder cannot be read
     /// ([`WorkspaceError::Unreadable`]), or `verdict.toml` is invalid.
-    pub fn open(root: &Path) -> Result<Workspace, WorkspaceError> {
+    pub fn load(root: &Path) -> Result<Workspace, WorkspaceError> {
         std::fs::read_dir(root).map_err(|cause| WorkspaceError::Unreadable {
             path: root.to_path_buf(),
             cause,
@@ -165,7 +184,7 @@ impl Workspace {
             }
         }
         let own_folder = config.captures == [PathBuf::new()];
-        let mut ws = Workspace::with_config(root, config);
+        let mut ws = Workspace::unread(root, config);
         ws.own_folder = own_folder;
         ws.check_request_globs()
             .map_err(|cause| WorkspaceError::Config {
@@ -178,8 +197,13 @@ impl Workspace {
     }
 
     /// Opens the workspace at `root` with a given config (no `verdict.toml` is read, and no
-    /// `[[join]]` file).
+    /// `[[join]]` file), its capture files read for their facts ([`Workspace::read_facts`]).
     pub fn with_config(root: &Path, config: Config) -> Workspace {
+        Workspace::unread(root, config).read_facts()
+    }
+
+    /// The workspace at `root` with `config`, its schema files compiled, no capture file read.
+    fn unread(root: &Path, config: Config) -> Workspace {
         let mut ws = Workspace {
             root: root.to_path_buf(),
             config,
@@ -190,35 +214,25 @@ impl Workspace {
             request_contracts: Arc::default(),
             own_folder: false,
         };
-        let files = ws.capture_files();
-        let mcp = McpSessions::scan(&files, &|f| ws.relative(f), ws.config.max_capture_bytes);
-        ws.contracts = ws.compile(&mcp);
-        ws.mcp = Arc::new(mcp);
-        ws.requests = Arc::new(ws.scan_requests(&files));
+        ws.contracts = ws.compile(&McpSessions::default());
         ws
     }
 
-    /// The batch input requests of `files` (capture files), each record read as the
-    /// pipeline reads it.
-    pub fn scan_requests(&self, files: &[PathBuf]) -> Requests {
-        Requests::scan(
-            files,
-            &|f| self.relative(f),
-            self.config.max_capture_bytes,
-            &|f| self.is_log_file(f),
-            &|text, source| self.read_input(text, source),
-        )
+    /// The same workspace with the facts of its capture files ([`Workspace::capture_files`]):
+    /// one read of each ([`crate::core::prescan::facts`]), then [`Workspace::with_facts`].
+    pub fn read_facts(&self) -> Workspace {
+        let (mcp, requests) = crate::core::prescan::facts(self, &self.capture_files());
+        self.with_facts(mcp, requests)
     }
 
-    /// The batch input requests of the capture file `path` (`docs/requests.md`).
-    pub fn scan_requests_file(&self, path: &Path) -> crate::core::request::FileRequests {
-        crate::core::request::scan_file(
-            path,
-            &self.relative(path),
-            self.config.max_capture_bytes,
-            self.is_log_file(path),
-            &|text, source| self.read_input(text, source),
-        )
+    /// The same workspace with what the pre-pass read of its capture files: `mcp` as its MCP
+    /// facts (the contracts compiled again, with the `mcp/TOOL.input` / `.output` of the
+    /// tools it declares, when those differ from the ones held) and `requests` as its batch
+    /// input requests (`docs/requests.md`).
+    pub fn with_facts(&self, mcp: McpSessions, requests: Requests) -> Workspace {
+        let mut ws = self.with_mcp(mcp);
+        ws.requests = Arc::new(requests);
+        ws
     }
 
     /// The same workspace with `requests` as its batch input requests.
@@ -349,27 +363,6 @@ impl Workspace {
             request_contracts: self.request_contracts.clone(),
             own_folder: self.own_folder,
         }
-    }
-
-    /// The workspace with the MCP facts of `files` (capture files, as
-    /// [`Workspace::capture_files`] names them) it has not read yet, e.g. files named on
-    /// the command line outside its capture folders; `None` when it has them all.
-    pub fn covering(&self, files: &[PathBuf]) -> Option<Workspace> {
-        let missing: Vec<PathBuf> = files
-            .iter()
-            .filter(|f| !self.mcp.covers(&self.relative(f)))
-            .cloned()
-            .collect();
-        if missing.is_empty() {
-            return None;
-        }
-        let mut mcp = (*self.mcp).clone();
-        for f in &missing {
-            let rel = self.relative(f);
-            let facts = crate::core::mcp::scan_file(f, &rel, self.config.max_capture_bytes);
-            mcp = mcp.with_file(&rel, Some(facts));
-        }
-        Some(self.with_mcp(mcp))
     }
 
     /// Every capture file of the workspace (the config's `captures` folders and files,

@@ -30,7 +30,7 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::Hasher;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The warning code.
@@ -40,8 +40,8 @@ pub const DUPLICATE_ID: &str = "DUPLICATE_ID";
 /// records must not make each warning 100,000 sources long).
 const NAMED: usize = 3;
 
-/// Lines of a log whose candidates are read together (in parallel) by [`Scan::read`].
-const BLOCK: usize = 4096;
+/// Lines of a log whose suspects are read together (in parallel) by [`Scan::exact`].
+const BLOCK: usize = crate::core::prescan::BLOCK;
 
 /// The 64-bit fingerprint of a capture id (SipHash-1-3 with fixed keys: the same in every
 /// process).
@@ -527,9 +527,9 @@ struct ScanFile {
 }
 
 /// What the scan of some records gave: their candidates (without repeats within a record)
-/// and the suspects by a source.
+/// and the suspects by a source ([`Candidates`] collects it in the pre-pass).
 #[derive(Default)]
-struct Found {
+pub struct Found {
     cands: Vec<u64>,
     named: Vec<(u32, u32)>,
 }
@@ -577,104 +577,100 @@ fn log_blocks(
     }
 }
 
-impl Scan {
-    /// Reads the candidate ids of every record of `files` (named by `rel`, as verdict
-    /// sources are; `is_log` says which are read line by line), reading records as `check`
-    /// reads them (never a FIFO, never past `max_bytes`, compressed logs inflated). Logs are
-    /// read in blocks whose lines are scanned in parallel, one-record files in parallel.
-    pub fn read(
-        files: &[PathBuf],
-        rel: &(dyn Fn(&Path) -> String + Sync),
-        is_log: &(dyn Fn(&Path) -> bool + Sync),
-        max_bytes: u64,
-    ) -> Scan {
-        let mut files: Vec<ScanFile> = files
-            .iter()
-            .map(|p| ScanFile {
-                name: rel(p).into(),
-                path: p.clone(),
-                log: is_log(p),
-                lines: Vec::new(),
-            })
-            .collect();
-        let names: Vec<Arc<str>> = files.iter().map(|f| f.name.clone()).collect();
-        let by_name: HashMap<&[u8], u32> = names
+/// The pre-pass hook ([`crate::core::prescan::Hook`]) that reads every record's candidate
+/// ids ([`candidates`]) by fingerprint, without parsing, for the files numbered
+/// `0..names.len()`.
+pub struct Candidates {
+    names: Vec<Arc<str>>,
+    by_name: HashMap<Arc<str>, u32>,
+}
+
+impl Candidates {
+    /// The hook for the files named `names` (workspace-relative, as sources name them), the
+    /// file numbered `i` being `names[i]`.
+    pub fn new(names: Vec<Arc<str>>) -> Candidates {
+        let by_name = names
             .iter()
             .enumerate()
-            .map(|(i, n)| (n.as_bytes(), i as u32))
+            .map(|(i, n)| (n.clone(), i as u32))
             .collect();
-        // the candidates of one record (`file`, `line`), and the suspects by a source
-        let one = |file: u32, line: u32, text: Option<&[u8]>, found: &mut Found| {
-            let Some(text) = text else { return };
-            let start = found.cands.len();
-            candidates(text, &names[file as usize], &mut |c| {
-                found.cands.push(fingerprint_bytes(c));
-                if let Some(at) = names_record(c, &by_name) {
-                    found.named.push(at);
-                    found.named.push((file, line));
-                }
-            });
-            let mine = &mut found.cands[start..];
-            mine.sort_unstable();
-            let mut keep = 0;
-            for i in 0..mine.len() {
-                if keep == 0 || mine[i] != mine[keep - 1] {
-                    mine[keep] = mine[i];
-                    keep += 1;
-                }
+        Candidates { names, by_name }
+    }
+}
+
+impl crate::core::prescan::Hook for Candidates {
+    type Found = Found;
+
+    fn record(&self, file: u32, line: u32, text: Option<&[u8]>, found: &mut Found) {
+        let Some(text) = text else { return };
+        let start = found.cands.len();
+        candidates(text, &self.names[file as usize], &mut |c| {
+            found.cands.push(fingerprint_bytes(c));
+            if let Some(at) = names_record(c, &self.by_name) {
+                found.named.push(at);
+                found.named.push((file, line));
             }
-            found.cands.truncate(start + keep);
-        };
-        let mut found = Found::default();
-        // one-record files, in parallel
-        let singles: Vec<u32> = (0..files.len() as u32)
-            .filter(|&i| !files[i as usize].log)
-            .collect();
-        let got: Vec<Found> = singles
-            .par_iter()
-            .map(|&i| {
-                let f = &files[i as usize];
-                let mut found = Found::default();
-                capture::for_each_record(&f.path, &f.name, max_bytes, |r| {
-                    one(i, 0, r.text.as_deref().ok().map(str::as_bytes), &mut found);
-                });
-                found
+        });
+        let mine = &mut found.cands[start..];
+        mine.sort_unstable();
+        let mut keep = 0;
+        for i in 0..mine.len() {
+            if keep == 0 || mine[i] != mine[keep - 1] {
+                mine[keep] = mine[i];
+                keep += 1;
+            }
+        }
+        found.cands.truncate(start + keep);
+    }
+
+    fn append(into: &mut Found, other: Found) {
+        into.append(other);
+    }
+}
+
+impl Scan {
+    /// Reads the candidate ids of every record of `files` (capture files of `ws`), reading
+    /// records as `check` reads them ([`crate::core::prescan::read`], its MCP facts and
+    /// requests not collected): what [`crate::engine::prescan::run`] does with them.
+    pub fn read(ws: &Workspace, files: &[PathBuf]) -> Scan {
+        let targets: Vec<crate::core::prescan::Target> = files
+            .iter()
+            .enumerate()
+            .map(|(i, p)| crate::core::prescan::Target {
+                path: p.clone(),
+                hook: Some(i as u32),
             })
             .collect();
-        for g in got {
-            found.append(g);
-        }
-        // logs, block by block
-        let mut lines: Vec<Vec<u32>> = vec![Vec::new(); files.len()];
-        for &i in &singles {
-            lines[i as usize].push(0);
-        }
-        for (i, f) in files.iter().enumerate() {
-            if !f.log {
-                continue;
-            }
-            let file_no = i as u32;
-            log_blocks(f, max_bytes, |block, bytes| {
-                let got: Vec<Found> = block
-                    .par_chunks(256)
-                    .map(|chunk| {
-                        let mut found = Found::default();
-                        for &(line, span) in chunk {
-                            one(file_no, line, span.map(|(a, b)| &bytes[a..b]), &mut found);
-                        }
-                        found
-                    })
-                    .collect();
-                for g in got {
-                    found.append(g);
-                }
-                lines[i].extend(block.iter().map(|b| b.0));
-            });
-        }
-        drop(by_name);
-        for (f, l) in files.iter_mut().zip(lines) {
-            f.lines = l;
-        }
+        let hook = Candidates::new(files.iter().map(|f| ws.relative(f).into()).collect());
+        let pre = crate::core::prescan::read(
+            ws,
+            &targets,
+            false,
+            &hook,
+            &crate::core::prescan::Progress::default(),
+        );
+        Scan::of(pre.files, pre.found, ws.config.max_capture_bytes)
+    }
+
+    /// The scan of what the pre-pass read: `files` (the hooked ones are the scanned files,
+    /// by their hook number) and what [`Candidates`] found in them.
+    pub fn of(files: Vec<crate::core::prescan::FileRead>, found: Found, max_bytes: u64) -> Scan {
+        let mut files: Vec<(u32, ScanFile)> = files
+            .into_iter()
+            .filter_map(|f| {
+                Some((
+                    f.hook?,
+                    ScanFile {
+                        name: f.name,
+                        path: f.path,
+                        log: f.log,
+                        lines: f.lines,
+                    },
+                ))
+            })
+            .collect();
+        files.sort_by_key(|f| f.0);
+        let files = files.into_iter().map(|f| f.1).collect();
         let Found { mut cands, named } = found;
         cands.par_sort_unstable();
         let mut several = Vec::new();
@@ -797,8 +793,9 @@ impl Scan {
 
 /// Whether the candidate `c` is the source of a record of the scanned files (`by_name`):
 /// a file's name (a one-record file, or a log that could not be read), or `FILE:LINE`.
-fn names_record(c: &[u8], by_name: &HashMap<&[u8], u32>) -> Option<(u32, u32)> {
-    if let Some(&f) = by_name.get(c) {
+fn names_record(c: &[u8], by_name: &HashMap<Arc<str>, u32>) -> Option<(u32, u32)> {
+    let by_name = |name: &[u8]| std::str::from_utf8(name).ok().and_then(|n| by_name.get(n));
+    if let Some(&f) = by_name(c) {
         return Some((f, 0));
     }
     let colon = memchr::memrchr(b':', c)?;
@@ -807,7 +804,7 @@ fn names_record(c: &[u8], by_name: &HashMap<&[u8], u32>) -> Option<(u32, u32)> {
         return None;
     }
     let line: u32 = std::str::from_utf8(line).ok()?.parse().ok()?;
-    by_name.get(file).map(|&f| (f, line))
+    by_name(file).map(|&f| (f, line))
 }
 
 /// The fingerprint of the source of the record at `line` (0: a one-record file) of `name`.
@@ -824,14 +821,7 @@ fn source_fp(name: &str, line: u32) -> u64 {
 /// The ids several records of `files` share, as their verdicts will carry them, known
 /// before the first verdict: [`Scan::read`], then the exact ids of the suspects.
 pub fn scan(ws: &Workspace, files: &[PathBuf]) -> Shared {
-    Scan::read(
-        files,
-        &|f| ws.relative(f),
-        &|f| ws.is_log_file(f),
-        ws.config.max_capture_bytes,
-    )
-    .exact(ws, None)
-    .shared()
+    Scan::read(ws, files).exact(ws, None).shared()
 }
 
 #[cfg(test)]

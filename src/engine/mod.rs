@@ -5,6 +5,8 @@
 //!   parallel batches, delivered in order to a report (what `check` runs on).
 //! * [`ids`] finds the captures that share an id (the `DUPLICATE_ID` warning), for
 //!   `check` and the session alike.
+//! * [`prescan`] is the pre-pass every front end starts with: one read of each capture
+//!   file for the MCP facts, batch requests and duplicate-id candidates.
 //! * [`session`] keeps compact state for every capture and re-validates incrementally
 //!   (pure, no threads): what `watch --json` runs on.
 //! * [`summary`] is the compact per-capture summary a front end keeps, where each record
@@ -15,6 +17,7 @@
 
 pub mod batch;
 pub mod ids;
+pub mod prescan;
 pub mod session;
 pub mod summary;
 pub mod watcher;

@@ -264,14 +264,18 @@ impl Session {
     /// # Errors
     /// The workspace cannot be opened.
     pub fn open_each(root: &Path, each: &mut dyn FnMut(Change)) -> Result<Session, WorkspaceError> {
-        Ok(Session::open_with(Arc::new(Workspace::open(root)?), each))
+        Ok(Session::open_with(Arc::new(Workspace::load(root)?), each))
     }
 
-    /// As [`Session::open_each`] on an already opened workspace.
+    /// As [`Session::open_each`] on a loaded workspace ([`Workspace::load`]): the pre-pass
+    /// ([`crate::engine::prescan`]) reads every capture file once for the workspace's MCP
+    /// facts, batch requests and duplicate-id candidates, then every capture is validated.
     pub fn open_with(ws: Arc<Workspace>, each: &mut dyn FnMut(Change)) -> Session {
-        let mut s = Session::empty(ws);
-        let files = s.ws.capture_files();
-        s.revalidate_files(&files, each);
+        let files = ws.capture_files();
+        let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
+        let (ws, scan) = prepass(&ws, &files, &present);
+        let mut s = Session::empty(Arc::new(ws));
+        s.revalidate_with(&files, Some(scan), each);
         s
     }
 
@@ -418,17 +422,22 @@ impl Session {
     }
 
     fn reload_each(&mut self, each: &mut dyn FnMut(Change)) -> Result<(), WorkspaceError> {
-        self.ws = Arc::new(Workspace::open(&self.ws.root)?);
-        self.changed_contracts = self.ws.contracts.by_name.keys().cloned().collect();
-        let mut files = self.ws.capture_files();
+        let loaded = Workspace::load(&self.ws.root)?;
+        let all = loaded.capture_files();
+        let mut files = all.clone();
         // files that disappeared from the workspace's list: their captures go
         files.extend(
             self.files
                 .keys()
-                .map(|f| self.ws.root.join(f))
+                .map(|f| loaded.root.join(f))
                 .filter(|f| !f.exists()),
         );
-        self.revalidate_files(&files, each);
+        // one read of each file: the facts, and the ids of those that are there
+        let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
+        let (ws, scan) = prepass(&loaded, &all, &present);
+        self.ws = Arc::new(ws);
+        self.changed_contracts = self.ws.contracts.by_name.keys().cloned().collect();
+        self.revalidate_with(&files, Some(scan), each);
         Ok(())
     }
 
@@ -558,15 +567,24 @@ impl Session {
             })
             .map(|t| in_ws(&t))
             .collect();
+        // one read of each changed capture file (`engine::prescan`): its MCP facts, batch
+        // requests and duplicate-id candidates
+        let present: Vec<PathBuf> = targets.iter().filter(|t| listed(t)).cloned().collect();
+        let pre = crate::engine::prescan::run(
+            &self.ws,
+            &present,
+            &present,
+            &crate::core::prescan::Progress::default(),
+        );
+        // a changed batch input file changes the requests of results in other files: every
+        // capture is validated again (`docs/requests.md`)
+        if self.requests_changed(&targets, &pre.requests) {
+            return self.reload_each(each);
+        }
         // the MCP facts of the changed capture files (docs/record-shapes.md#mcp): a changed
         // tools/list changes contracts, so it reloads them as a schema change does; a
         // changed request index only matters to its own file, re-validated below
-        // a changed batch input file changes the requests of results in other files: every
-        // capture is validated again (`docs/requests.md`)
-        if self.requests_changed(&targets) {
-            return self.reload_each(each);
-        }
-        match self.mcp_facts(&targets) {
+        match self.mcp_facts(&targets, &pre.mcp) {
             Some(mcp) if contracts_changed || !mcp.same_declarations(&self.ws.mcp) => {
                 self.reload_contracts(Some(mcp), each)?;
             }
@@ -574,34 +592,40 @@ impl Session {
             None if contracts_changed => self.reload_contracts(None, each)?,
             None => {}
         }
-        self.revalidate_files(&targets, each);
+        self.revalidate_with(&targets, Some(pre.ids), each);
         Ok(())
     }
 
-    /// Whether the batch input requests of the capture files `targets` differ from those
-    /// the workspace holds.
-    fn requests_changed(&self, targets: &[PathBuf]) -> bool {
+    /// Whether the batch input requests of the capture files `targets` (as the pre-pass
+    /// read them: `now`) differ from those the workspace holds.
+    fn requests_changed(&self, targets: &[PathBuf], now: &crate::core::request::Requests) -> bool {
         let ws = &self.ws;
         targets.iter().any(|t| {
             let rel = ws.relative(t);
             let now = std::fs::symlink_metadata(t)
                 .is_ok_and(|m| !m.is_dir())
-                .then(|| ws.scan_requests_file(t))
+                .then(|| now.facts(&rel))
+                .flatten()
                 .filter(|f| !f.is_empty());
-            now.as_ref() != ws.requests.facts(&rel)
+            now != ws.requests.facts(&rel)
         })
     }
 
-    /// The workspace's MCP facts with those of the capture files `targets` read again, when
-    /// they differ from the facts the workspace holds; `None` when none changed.
-    fn mcp_facts(&self, targets: &[PathBuf]) -> Option<crate::core::mcp::McpSessions> {
+    /// The workspace's MCP facts with those of the capture files `targets` (as the pre-pass
+    /// read them: `now`), when they differ from the facts the workspace holds; `None` when
+    /// none changed.
+    fn mcp_facts(
+        &self,
+        targets: &[PathBuf],
+        now: &crate::core::mcp::McpSessions,
+    ) -> Option<crate::core::mcp::McpSessions> {
         let ws = &self.ws;
         let mut mcp: Option<crate::core::mcp::McpSessions> = None;
         for t in targets {
             let rel = ws.relative(t);
             let now = std::fs::symlink_metadata(t)
                 .is_ok_and(|m| !m.is_dir())
-                .then(|| crate::core::mcp::scan_file(t, &rel, ws.config.max_capture_bytes));
+                .then(|| now.facts(&rel).cloned().unwrap_or_default());
             let held = mcp.as_ref().unwrap_or(&ws.mcp);
             if now.as_ref() != held.facts(&rel) {
                 mcp = Some(held.with_file(&rel, now));
@@ -664,26 +688,27 @@ impl Session {
     /// by file, [`CHUNK`] records at a time; then re-reports the other captures whose id
     /// became shared or no longer shared (or shared with other captures).
     fn revalidate_files(&mut self, files: &[PathBuf], each: &mut dyn FnMut(Change)) {
+        self.revalidate_with(files, None, each);
+    }
+
+    /// [`Session::revalidate_files`], with the duplicate-id scan of those of `files` that
+    /// are [`listed`] (in that order) when the pre-pass already read it.
+    fn revalidate_with(
+        &mut self,
+        files: &[PathBuf],
+        scan: Option<ids::Scan>,
+        each: &mut dyn FnMut(Change),
+    ) {
         let ws = self.ws.clone();
         let max = ws.config.max_capture_bytes;
         let changed: HashSet<Arc<str>> = files.iter().map(|f| Arc::from(ws.relative(f))).collect();
-        // gone, or a folder now: its captures go. Anything else the workspace lists (a
-        // FIFO, a broken symlink, a symlink loop or to a folder) is read as `check` reads
-        // it: one INVALID_CAPTURE record, not left out.
-        // A folder that cannot be listed stays listed, as `Workspace::capture_files` lists
-        // it: its row names the OS error.
-        let listed = |f: &Path| match std::fs::symlink_metadata(f) {
-            Ok(m) => !m.is_dir() || std::fs::read_dir(f).is_err(),
-            Err(e) => !matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ),
-        };
         // the ids the changed files will hold that other captures may share, read from
         // their text as `check` reads them, and those they held: with every other capture
         // of those ids, the groups the changed files' verdicts are marked with
-        let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
-        let scan = ids::Scan::read(&present, &|f| ws.relative(f), &|f| ws.is_log_file(f), max);
+        let scan = scan.unwrap_or_else(|| {
+            let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
+            ids::Scan::read(&ws, &present)
+        });
         let mut held: HashSet<u64> = HashSet::new();
         for rel in &changed {
             if let Some(st) = self.files.get(&**rel) {
@@ -980,6 +1005,29 @@ impl Session {
             }
         }
     }
+}
+
+/// Whether the session reads `f` as a capture file: gone, or a folder now, it is not (its
+/// captures go). Anything else the workspace lists (a FIFO, a broken symlink, a symlink loop
+/// or to a folder) is read as `check` reads it: one INVALID_CAPTURE record, not left out.
+/// A folder that cannot be listed stays listed, as `Workspace::capture_files` lists it: its
+/// row names the OS error.
+fn listed(f: &Path) -> bool {
+    match std::fs::symlink_metadata(f) {
+        Ok(m) => !m.is_dir() || std::fs::read_dir(f).is_err(),
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+        ),
+    }
+}
+
+/// The pre-pass of a session's first pass or reload: `all` read for the facts (the
+/// workspace returned has them) and `checked` for their duplicate-id candidates.
+fn prepass(ws: &Workspace, all: &[PathBuf], checked: &[PathBuf]) -> (Workspace, ids::Scan) {
+    let pre =
+        crate::engine::prescan::run(ws, all, checked, &crate::core::prescan::Progress::default());
+    (ws.with_facts(pre.mcp, pre.requests), pre.ids)
 }
 
 fn absolute(p: &Path) -> PathBuf {

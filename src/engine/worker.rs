@@ -20,11 +20,10 @@ use crate::core::outcome::{FlipKind, Outcome};
 use crate::core::pipeline::Evaluation;
 use crate::core::verdict::Warning;
 use crate::core::workspace::Workspace;
-use crate::engine::ids::{self, Shared};
+use crate::engine::ids::Shared;
 use crate::engine::session::{Change, Session, cause_for, cause_of};
 use crate::engine::summary::{
-    CaptureSummary, Locator, UNKNOWN_OFFSET, count_records_as, for_each_located_as, load,
-    verdict_hash,
+    CaptureSummary, Locator, UNKNOWN_OFFSET, for_each_located_as, load, verdict_hash,
 };
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -140,17 +139,30 @@ pub struct Removed {
 }
 
 /// What the engine reports. Events of one generation arrive in order:
-/// `Started`, any number of `Batch`es, then `Finished` (or `Failed`).
+/// any number of `Reading`s, `Started`, any number of `Batch`es, then `Finished` (or
+/// `Failed`).
 #[derive(Debug)]
 pub enum EngineEvent {
+    /// A full run's pre-pass is reading the capture files (`docs/commands.md#the-pre-pass`):
+    /// sent when it starts and about every 50 ms until `Started`.
+    Reading {
+        /// The job's generation.
+        generation: u64,
+        /// Files read completely so far.
+        files_done: usize,
+        /// Files to read.
+        files: usize,
+        /// Records read so far.
+        records: u64,
+    },
     /// A run began: the workspace it uses and how many records it will evaluate.
     Started {
         /// The job's generation.
         generation: u64,
         /// The workspace the results belong to (contracts, config).
         workspace: Arc<Workspace>,
-        /// Number of capture records in this run (non-blank JSONL lines plus `.json`
-        /// files, counted before the run).
+        /// Number of records in this run (non-blank JSONL lines plus `.json` files, as the
+        /// pre-pass read them).
         total: usize,
     },
     /// Some evaluated records, summarised, in file order within a file.
@@ -408,7 +420,8 @@ fn run(
             },
         };
         if reload {
-            match Workspace::open(&st.root) {
+            // the config, schemas and joins only: the run's pre-pass reads the capture files
+            match Workspace::load(&st.root) {
                 Ok(ws) => st.workspace = Arc::new(ws),
                 Err(e) => {
                     if !emit(EngineEvent::Failed {
@@ -518,12 +531,17 @@ fn validate_all(
     emit: &impl Fn(EngineEvent) -> bool,
 ) -> RunEnd {
     let start = Instant::now();
-    let ws = st.workspace.clone();
-    let files = ws.capture_files();
-    let counts: Vec<usize> = files
-        .par_iter()
-        .map(|f| count_records_as(f, ws.config.max_capture_bytes, ws.is_log_file(f)))
-        .collect();
+    let files = st.workspace.capture_files();
+    // the pre-pass (`docs/commands.md#the-pre-pass`), behind the front end's first frame:
+    // the workspace's MCP facts and batch requests, the duplicate-id candidates and the
+    // record counts, one read of each file
+    let pre = match prepass(&st.workspace, &files, generation, queue, emit) {
+        Ok(pre) => pre,
+        Err(end) => return end,
+    };
+    let ws = Arc::new(st.workspace.with_facts(pre.mcp, pre.requests));
+    st.workspace = ws.clone();
+    let counts: Vec<usize> = pre.records.iter().map(|r| r.1).collect();
     let total: usize = counts.iter().sum();
     if !emit(EngineEvent::Started {
         generation,
@@ -533,7 +551,7 @@ fn validate_all(
         return RunEnd::Stop;
     }
     // the ids several captures share, known before the first verdict (as `check` knows them)
-    st.run_shared = ids::scan(&ws, &files);
+    st.run_shared = pre.ids.exact(&ws, None).shared();
     // the front end knows the ids: removals name the source only
     let mut session = Session::empty(ws.clone()).without_ids();
     let size = batch_size(total);
@@ -577,6 +595,8 @@ fn validate_all(
         None
     };
     let mut chunk = Vec::with_capacity(size);
+    // the pre-pass counts the files in the order given (each file once: the list has no
+    // repeats)
     for (f, &count) in files.iter().zip(&counts) {
         let rel: Arc<str> = Arc::from(ws.relative(f));
         session.reserve(&rel, count);
@@ -614,6 +634,68 @@ fn validate_all(
     RunEnd::Done(session)
 }
 
+/// How often the engine reports a running pre-pass ([`EngineEvent::Reading`]) and looks at
+/// its jobs meanwhile.
+const READING_TICK: Duration = Duration::from_millis(50);
+
+/// Runs the pre-pass of a full run on another thread while this one reports its progress
+/// every [`READING_TICK`] ([`EngineEvent::Reading`]) and watches the jobs: the engine
+/// closing, or a newer full run, stops it between blocks (`Err` with how the run ends).
+fn prepass(
+    ws: &Workspace,
+    files: &[PathBuf],
+    generation: u64,
+    queue: &mut Queue,
+    emit: &impl Fn(EngineEvent) -> bool,
+) -> Result<crate::engine::prescan::PrePass, RunEnd> {
+    let progress = crate::core::prescan::Progress::default();
+    std::thread::scope(|s| {
+        let (tx, rx) = channel();
+        let progress = &progress;
+        let reader = std::thread::Builder::new()
+            .name("verdict-prepass".into())
+            .spawn_scoped(s, move || {
+                let _ = tx.send(crate::engine::prescan::run(ws, files, files, progress));
+            });
+        let reader = match reader {
+            Ok(r) => r,
+            // no thread to spare: read here, without progress
+            Err(_) => return Ok(crate::engine::prescan::run(ws, files, files, progress)),
+        };
+        let mut end = None;
+        let pre = loop {
+            if end.is_none() {
+                let reading = EngineEvent::Reading {
+                    generation,
+                    files_done: progress.files_done(),
+                    files: files.len(),
+                    records: progress.records(),
+                };
+                if !emit(reading) || queue.poll().is_err() {
+                    end = Some(RunEnd::Stop);
+                } else if queue.full_run_pending() {
+                    end = Some(RunEnd::Superseded);
+                }
+                if end.is_some() {
+                    progress.stop();
+                }
+            }
+            match rx.recv_timeout(READING_TICK) {
+                Ok(pre) => break Some(pre),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
+            }
+        };
+        let _ = reader.join();
+        match (end, pre) {
+            (Some(end), _) => Err(end),
+            (None, Some(pre)) if pre.complete => Ok(pre),
+            // the reader thread died (a panic: already reported on stderr)
+            _ => Err(RunEnd::Stop),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -633,6 +715,7 @@ mod tests {
         let mut n = 0;
         loop {
             match rx.recv_timeout(Duration::from_secs(60)).unwrap() {
+                EngineEvent::Reading { generation, .. } => assert_eq!(generation, 1),
                 EngineEvent::Started { total, .. } => assert_eq!(total, 25),
                 EngineEvent::Batch {
                     generation,

@@ -111,14 +111,15 @@ pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
     result
 }
 
-/// How long opening the workspace may take before the terminal shows that it is opening.
-/// Opening reads every capture file once for its MCP `tools/list` results and batch
-/// requests (`docs/record-shapes.md#mcp`, `docs/requests.md`), which takes seconds on a log of
-/// a million lines; a workspace that opens faster (or fails to) never touches the terminal,
-/// so its errors are printed as `check` prints them.
+/// How long loading the workspace may take before the terminal shows that it is opening.
+/// Loading reads `verdict.toml`, compiles the schema files and reads the `[[join]]` files,
+/// never a capture file ([`Workspace::load`]: the engine's pre-pass reads those behind the
+/// first frame, its progress in the header, `docs/commands.md#the-pre-pass`), so it is
+/// quick unless the schemas or joins are large; a workspace that opens faster (or fails
+/// to) never touches the terminal, so its errors are printed as `check` prints them.
 const OPEN_QUIETLY: Duration = Duration::from_millis(150);
 
-/// Opens the workspace at `root` on another thread. Past [`OPEN_QUIETLY`] the terminal shows
+/// Loads the workspace at `root` on another thread. Past [`OPEN_QUIETLY`] the terminal shows
 /// the workbench's frame with `opening the workspace…` and keeps answering `q`, Esc and
 /// Ctrl-C (which quit: `Ok(None)`). The terminal is restored before this returns.
 ///
@@ -134,7 +135,7 @@ fn open_workspace(
     std::thread::Builder::new()
         .name("verdict-open".into())
         .spawn(move || {
-            let _ = tx.send(Workspace::open(&at));
+            let _ = tx.send(Workspace::load(&at));
         })?;
     match rx.recv_timeout(OPEN_QUIETLY) {
         Ok(opened) => return Ok(Some(opened?)),
@@ -151,7 +152,7 @@ fn open_workspace(
         app.settings.theme = theme::Theme::from_env().with_palette(config.palette);
         loop {
             app.status = Some(format!(
-                "opening the workspace: reading its capture files ({} s)",
+                "opening the workspace: reading its config, schemas and joins ({} s)",
                 started.elapsed().as_secs()
             ));
             terminal.draw(|f| ui::draw(&app, f))?;

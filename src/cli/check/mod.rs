@@ -170,7 +170,7 @@ fn searched_captures(paths: &[std::path::PathBuf]) -> String {
             continue;
         }
         let root = crate::core::workspace::find_root(p);
-        let captures = crate::core::workspace::Workspace::open(&root)
+        let captures = crate::core::workspace::Workspace::load(&root)
             .map(|ws| ws.config.captures.clone())
             .unwrap_or_default();
         for c in captures {

@@ -584,7 +584,8 @@ fn workspace_mode(
     // open every workspace first: a broken one stops the run before anything is printed
     let mut opened = Vec::new();
     for (root, targets) in groups {
-        let ws = Workspace::open(&root).map_err(CheckError::from)?;
+        // no capture file is read yet: the pre-pass below reads each once
+        let ws = Workspace::load(&root).map_err(CheckError::from)?;
         let mut files: Vec<PathBuf> = Vec::new();
         for t in &targets {
             if same_dir(t, &root) {
@@ -621,13 +622,21 @@ fn workspace_mode(
     let mut warnings = Vec::new();
     let mut chains: Option<crate::core::chain::ChainReport> = None;
     for (root, ws, files) in opened {
-        // the MCP facts of files named outside the capture folders (`check FILE`)
-        let ws = ws.covering(&files).unwrap_or(ws);
+        // one read of each file (`docs/commands.md#the-pre-pass`): the MCP facts and batch
+        // requests of every capture file of the workspace (and of files named outside its
+        // capture folders, `check FILE`), and the duplicate-id candidates of those checked
+        let pre = crate::engine::prescan::run(
+            &ws,
+            &ws.capture_files(),
+            &files,
+            &crate::core::prescan::Progress::default(),
+        );
+        let ws = ws.with_facts(pre.mcp, pre.requests);
         let max = ws.config.max_capture_bytes;
         // the joined ids some capture has: the rest are reported once, after the run
         let matched = std::sync::Mutex::new(std::collections::HashSet::new());
         // ids shared by several captures of the workspace: known before the first verdict
-        let dups = ids::scan(&ws, &files);
+        let dups = pre.ids.exact(&ws, None).shared();
         let check = |raw: &RawRecord| {
             let mut v = ws.check(raw)?;
             // the pre-pass finds every shared id only if each verdict id is one of the

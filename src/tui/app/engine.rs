@@ -16,6 +16,20 @@ impl App {
     /// dropped).
     pub(super) fn engine(&mut self, e: EngineEvent) {
         match e {
+            EngineEvent::Reading {
+                generation,
+                files_done,
+                files,
+                records,
+            } => {
+                let p = &mut self.run.progress;
+                if generation < p.generation {
+                    return;
+                }
+                p.generation = generation;
+                p.running = true;
+                p.reading = Some((files_done, files, records));
+            }
             EngineEvent::Started {
                 generation,
                 workspace,
@@ -29,6 +43,7 @@ impl App {
                 p.total = total;
                 p.done = 0;
                 p.running = true;
+                p.reading = None;
                 self.workspace = Some(workspace);
                 self.status = self.run.asked.then(|| super::input::revalidating(total));
                 let store = &mut self.list.store;
@@ -107,6 +122,7 @@ impl App {
                     return;
                 }
                 self.run.progress.running = false;
+                self.run.progress.reading = None;
                 self.run.asked = false;
                 self.status = Some(crate::core::text::escape_control(&message).into_owned());
             }

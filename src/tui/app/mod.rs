@@ -208,6 +208,9 @@ pub struct Progress {
     pub done: usize,
     /// Whether the run is going on.
     pub running: bool,
+    /// While the run's pre-pass reads the capture files, before its first record
+    /// (`docs/commands.md#the-pre-pass`): (files read, files, records read).
+    pub reading: Option<(usize, usize, u64)>,
     /// How long the last finished run took.
     pub elapsed: Option<Duration>,
 }
@@ -342,6 +345,7 @@ impl App {
         run.progress.running = true;
         run.progress.done = 0;
         run.progress.total = 0;
+        run.progress.reading = None;
         self.out.requests.push(Job::ValidateAll {
             generation: run.progress.generation,
             reload,

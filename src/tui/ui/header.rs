@@ -109,7 +109,13 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
         ));
     }
     let p = &h.run.progress;
-    let right = if p.running {
+    let right = if let Some((done, files, records)) = p.reading.filter(|_| p.running) {
+        // the pre-pass, before the first record (`docs/commands.md#the-pre-pass`)
+        format!(
+            "reading capture files: {done} of {files} ({records} record{}) ",
+            if records == 1 { "" } else { "s" }
+        )
+    } else if p.running {
         format!("validating {}/{} ", p.done, p.total)
     } else if let Some(at) = &h.watch.last_change {
         format!("last change {at} ")
@@ -132,7 +138,13 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
         let gw = 24.min(l2.width / 3);
         let [a, b] = Layout::horizontal([Constraint::Fill(1), Constraint::Length(gw)]).areas(l2);
         f.render_widget(Paragraph::new(funnel), a);
-        let ratio = if p.total == 0 {
+        let ratio = if let Some((done, files, _)) = p.reading {
+            if files == 0 {
+                0.0
+            } else {
+                (done as f64 / files as f64).clamp(0.0, 1.0)
+            }
+        } else if p.total == 0 {
             0.0
         } else {
             (p.done as f64 / p.total as f64).clamp(0.0, 1.0)

@@ -1,0 +1,387 @@
+//! The pre-pass (`docs/commands.md#the-pre-pass`): one read of each capture file, before the
+//! first verdict, for everything that must be known of all the files before any record is
+//! validated:
+//!
+//! * the MCP facts ([`crate::core::mcp`]): which tool each JSON-RPC request id called, and
+//!   the tools the `tools/list` results declare (the contracts `mcp/TOOL.input` and
+//!   `mcp/TOOL.output`, compiled after the pre-pass: [`Workspace::with_facts`]);
+//! * the batch-request index ([`crate::core::request`]);
+//! * whatever a [`Hook`] collects per record: the engine's duplicate-id candidates
+//!   (`crate::engine::ids`), for the files it is asked for.
+//!
+//! Each concern keeps its own logic in its module: a per-record reading that is pure (run
+//! on blocks of lines in parallel) and a per-file builder fed in record order. The reader
+//! opens each file once, as the pipeline reads it ([`capture::open_log`] for a log: never a
+//! FIFO, never past its size at opening, a `.gz` / `.zst` inflated as it is read, no line
+//! past `max_capture_bytes` held; [`capture::for_each_record_as`] for a one-record file).
+//! Files are read in parallel, and a log's lines in blocks of [`BLOCK`] whose records are
+//! read in parallel. [`Progress`] counts what is read and lets the caller stop it.
+
+use crate::core::capture;
+use crate::core::mcp::{self, McpSessions};
+use crate::core::record_ref::RecordRef;
+use crate::core::request::{self, InputRecord, Requests};
+use crate::core::workspace::Workspace;
+use rayon::prelude::*;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// Lines of a log read together (their records in parallel).
+pub const BLOCK: usize = 4096;
+
+/// What a caller collects per record, besides the MCP facts and the requests (the engine's
+/// duplicate-id candidates). `record` runs on many threads at once, each with its own
+/// `Found`; the `Found`s of a file's records are appended in record order, those of the
+/// files in the order given.
+pub trait Hook: Sync {
+    /// What the records of one stretch give.
+    type Found: Default + Send;
+    /// One record of the file numbered `file` (the [`Target::hook`] it was given) at `line`
+    /// (0: the record of a one-record file), with its bytes (`None`: unreadable).
+    fn record(&self, file: u32, line: u32, bytes: Option<&[u8]>, found: &mut Self::Found);
+    /// Appends `other` (what later records gave) to `into`.
+    fn append(into: &mut Self::Found, other: Self::Found);
+}
+
+/// No hook: the MCP facts and the requests only.
+pub struct NoHook;
+
+impl Hook for NoHook {
+    type Found = ();
+    fn record(&self, _: u32, _: u32, _: Option<&[u8]>, _: &mut ()) {}
+    fn append(_: &mut (), _: ()) {}
+}
+
+/// One file to read.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The file (root-joined, as [`Workspace::capture_files`] names it).
+    pub path: PathBuf,
+    /// Its number for the [`Hook`] (`None`: the hook does not see its records).
+    pub hook: Option<u32>,
+}
+
+/// What the pre-pass read of one file.
+#[derive(Debug, Clone)]
+pub struct FileRead {
+    /// The file.
+    pub path: PathBuf,
+    /// Workspace-relative, as sources name it.
+    pub name: Arc<str>,
+    /// Read line by line ([`Workspace::is_log_file`]), else one record.
+    pub log: bool,
+    /// Its [`Target::hook`].
+    pub hook: Option<u32>,
+    /// How many records it has, as the pipeline reads them (every non-blank line of a log,
+    /// unreadable ones included; 1 for a one-record file or a log that cannot be opened).
+    pub records: usize,
+    /// The line of each record (0 for a one-record file or a log that cannot be opened),
+    /// for a hooked file only (empty otherwise).
+    pub lines: Vec<u32>,
+}
+
+/// The pre-pass of some files.
+#[derive(Debug)]
+pub struct Prescan<F> {
+    /// Their MCP facts (every file read, each once).
+    pub mcp: McpSessions,
+    /// Their batch input requests.
+    pub requests: Requests,
+    /// Each file, in the order given.
+    pub files: Vec<FileRead>,
+    /// What the hook collected, file after file.
+    pub found: F,
+    /// False when [`Progress::stop`] stopped it (the rest is then incomplete).
+    pub complete: bool,
+}
+
+/// What a running pre-pass has read so far (shared with the thread that shows it), and the
+/// switch that stops it between blocks.
+#[derive(Debug, Default)]
+pub struct Progress {
+    files_done: AtomicUsize,
+    files: AtomicUsize,
+    records: AtomicU64,
+    stop: AtomicBool,
+}
+
+impl Progress {
+    /// Files read completely so far.
+    pub fn files_done(&self) -> usize {
+        self.files_done.load(Ordering::Relaxed)
+    }
+
+    /// Files to read.
+    pub fn files(&self) -> usize {
+        self.files.load(Ordering::Relaxed)
+    }
+
+    /// Records read so far.
+    pub fn records(&self) -> u64 {
+        self.records.load(Ordering::Relaxed)
+    }
+
+    /// Asks the pre-pass to stop after its current block (the result is incomplete).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// The reading of one record for the MCP facts and the requests: its line (`None` in a
+/// one-record file), its bytes, and whether it is JSON text (not a `.sse` stream).
+type ItemOf<'a> = dyn Fn(Option<usize>, &[u8], bool) -> Option<Item> + Sync + 'a;
+
+/// What one record gives the MCP facts and the requests (read in parallel).
+struct Item {
+    source: RecordRef,
+    mcp: Option<mcp::Fact>,
+    input: Option<InputRecord>,
+}
+
+/// One file's builders, fed in record order.
+struct Builders<F> {
+    mcp: mcp::FactsBuilder,
+    requests: request::RequestsBuilder,
+    found: F,
+    records: usize,
+    lines: Vec<u32>,
+}
+
+impl<F: Default> Builders<F> {
+    fn new() -> Self {
+        Builders {
+            mcp: mcp::FactsBuilder::default(),
+            requests: request::RequestsBuilder::default(),
+            found: F::default(),
+            records: 0,
+            lines: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, item: Item) {
+        if let Some(f) = item.mcp {
+            self.mcp.push(f);
+        }
+        if let Some(r) = item.input {
+            self.requests.push(&item.source, r);
+        }
+    }
+}
+
+/// Reads `targets` (capture files of `ws`) once each: their MCP facts and batch requests
+/// (when `facts`; else only the hook's records), and what `hook` collects of the hooked
+/// ones. `progress` counts the files and records read and can stop the pass.
+pub fn read<H: Hook>(
+    ws: &Workspace,
+    targets: &[Target],
+    facts: bool,
+    hook: &H,
+    progress: &Progress,
+) -> Prescan<H::Found> {
+    progress.files.store(targets.len(), Ordering::Relaxed);
+    let max = ws.config.max_capture_bytes;
+    let one_file = |t: &Target| -> (FileRead, mcp::FileFacts, request::FileRequests, H::Found) {
+        let name: Arc<str> = ws.relative(&t.path).into();
+        let log = ws.is_log_file(&t.path);
+        let mut b: Builders<H::Found> = Builders::new();
+        // the MCP fact and input request of one record (pure: run in parallel)
+        let item = |line: Option<usize>, bytes: &[u8], json: bool| -> Option<Item> {
+            if !facts {
+                return None;
+            }
+            let source = || RecordRef::new(name.clone(), line);
+            let mcp = mcp::fact_of(bytes, &source);
+            let input = if json {
+                request::input_of_bytes(bytes, &source, &|text, source| ws.read_input(text, source))
+            } else {
+                None
+            };
+            (mcp.is_some() || input.is_some()).then(|| Item {
+                source: source(),
+                mcp,
+                input,
+            })
+        };
+        if !progress.stopped() {
+            if log {
+                read_log(t, &name, max, hook, progress, &item, &mut b);
+            } else {
+                capture::for_each_record_as(&t.path, &name, max, false, |r| {
+                    let bytes = r.text.as_deref().ok().map(str::as_bytes);
+                    if let Some(h) = t.hook {
+                        hook.record(h, 0, bytes, &mut b.found);
+                        b.lines.push(0);
+                    }
+                    b.records += 1;
+                    if let Some(bytes) = bytes
+                        && let Some(i) = item(None, bytes, r.kind == capture::RecordKind::Json)
+                    {
+                        b.push(i);
+                    }
+                });
+                progress.records.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        progress.files_done.fetch_add(1, Ordering::Relaxed);
+        let read = FileRead {
+            path: t.path.clone(),
+            name,
+            log,
+            hook: t.hook,
+            records: b.records,
+            lines: b.lines,
+        };
+        (read, b.mcp.finish(), b.requests.finish(), b.found)
+    };
+    let done: Vec<_> = targets.par_iter().map(one_file).collect();
+    let mut files = Vec::with_capacity(done.len());
+    let mut mcp_files = Vec::new();
+    let mut request_files = Vec::new();
+    let mut found = H::Found::default();
+    for (read, m, r, f) in done {
+        if facts {
+            mcp_files.push((read.name.to_string(), m));
+            request_files.push((read.name.to_string(), r));
+        }
+        H::append(&mut found, f);
+        files.push(read);
+    }
+    Prescan {
+        mcp: McpSessions::of_files(mcp_files),
+        requests: Requests::of_file_list(request_files),
+        files,
+        found,
+        complete: !progress.stopped(),
+    }
+}
+
+/// Reads the log `t` block by block into `b`: each block's records in parallel (the hook's
+/// reading and [`Item`]s), then folded in line order.
+fn read_log<H: Hook>(
+    t: &Target,
+    name: &str,
+    max: u64,
+    hook: &H,
+    progress: &Progress,
+    item: &ItemOf<'_>,
+    b: &mut Builders<H::Found>,
+) {
+    let Ok(file) = capture::open_log(&t.path, name, max) else {
+        // one INVALID_CAPTURE record, named by its file
+        if let Some(h) = t.hook {
+            hook.record(h, 0, None, &mut b.found);
+            b.lines.push(0);
+        }
+        b.records += 1;
+        progress.records.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut lines: Vec<(u32, Option<(usize, usize)>)> = Vec::new();
+    let flush = |lines: &mut Vec<(u32, Option<(usize, usize)>)>,
+                 bytes: &mut Vec<u8>,
+                 b: &mut Builders<H::Found>| {
+        let got: Vec<(H::Found, Vec<Item>)> = lines
+            .par_chunks(256)
+            .map(|chunk| {
+                let mut found = H::Found::default();
+                let mut items = Vec::new();
+                for &(line, span) in chunk {
+                    let text = span.map(|(a, z)| &bytes[a..z]);
+                    if let Some(h) = t.hook {
+                        hook.record(h, line, text, &mut found);
+                    }
+                    if let Some(text) = text
+                        && let Some(i) = item(Some(line as usize), text, true)
+                    {
+                        items.push(i);
+                    }
+                }
+                (found, items)
+            })
+            .collect();
+        for (found, items) in got {
+            H::append(&mut b.found, found);
+            for i in items {
+                b.push(i);
+            }
+        }
+        b.records += lines.len();
+        if t.hook.is_some() {
+            b.lines.extend(lines.iter().map(|l| l.0));
+        }
+        progress
+            .records
+            .fetch_add(lines.len() as u64, Ordering::Relaxed);
+        lines.clear();
+        bytes.clear();
+    };
+    let reader = Stoppable {
+        inner: std::io::BufReader::with_capacity(256 * 1024, file),
+        progress,
+    };
+    capture::read_line_bytes(reader, max, |line_no, line| {
+        let span = line.ok().map(|l| {
+            let a = bytes.len();
+            bytes.extend_from_slice(l);
+            (a, bytes.len())
+        });
+        lines.push((line_no as u32, span));
+        if lines.len() >= BLOCK {
+            flush(&mut lines, &mut bytes, b);
+        }
+    });
+    if !lines.is_empty() {
+        flush(&mut lines, &mut bytes, b);
+    }
+}
+
+/// A reader that ends (reads nothing more) once [`Progress::stop`] was asked.
+struct Stoppable<'a, R> {
+    inner: R,
+    progress: &'a Progress,
+}
+
+impl<R: std::io::Read> std::io::Read for Stoppable<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.progress.stopped() {
+            return Ok(0);
+        }
+        self.inner.read(buf)
+    }
+}
+
+impl<R: std::io::BufRead> std::io::BufRead for Stoppable<'_, R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.progress.stopped() {
+            return Ok(&[]);
+        }
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.inner.consume(amt);
+    }
+}
+
+/// The targets for the MCP facts and requests only (no hook) of `files`.
+pub fn targets(files: &[PathBuf]) -> Vec<Target> {
+    files
+        .iter()
+        .map(|p| Target {
+            path: p.clone(),
+            hook: None,
+        })
+        .collect()
+}
+
+/// The MCP facts and batch requests of `files` (capture files of `ws`), one read each.
+pub fn facts(ws: &Workspace, files: &[PathBuf]) -> (McpSessions, Requests) {
+    let p = read(ws, &targets(files), true, &NoHook, &Progress::default());
+    (p.mcp, p.requests)
+}
