@@ -38,3 +38,4 @@ mod terminal;
 mod unreadable;
 mod walk;
 mod watch;
+mod watch_faults;
