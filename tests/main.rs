@@ -42,3 +42,4 @@ mod traces;
 mod unreadable;
 mod walk;
 mod watch;
+mod watch_faults;

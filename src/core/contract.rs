@@ -54,6 +54,10 @@ pub struct Contract {
     /// The rules file's text as read (empty when there is none or it could not be read):
     /// with `text`, what tells whether the contract changed since it was loaded.
     pub rules_text: Arc<str>,
+    /// A hash of the text of every schema file its `$ref`s reach (its own included), as
+    /// loaded: with `text` and `rules_text`, what tells whether the contract changed (an
+    /// edit of a `$ref`'d file changes the contract). 0 when it was not compiled that far.
+    pub reaches: u64,
     /// The schema's lint findings (`core::lint`, without a profile), computed once at load.
     /// Every verdict of the contract carries them as `warnings`; with `strict_schemas` the
     /// error- and warning-level ones are also in `compiled` as `CONTRACT_ERROR` (`docs/verdicts.md`).
@@ -163,7 +167,9 @@ impl Contracts {
             .iter()
             .map(|path| Loaded::read(root, schemas_dir, path, config))
             .collect();
-        let canon: Vec<PathBuf> = files.iter().filter_map(|f| f.canonicalize().ok()).collect();
+        // a set: a list made this step quadratic in the schema files (10,000 files: seconds)
+        let canon: std::collections::HashSet<PathBuf> =
+            files.iter().filter_map(|f| f.canonicalize().ok()).collect();
         let mut extra: Vec<Loaded> = Vec::new();
         if let Ok(entries) = std::fs::read_dir(schemas_dir) {
             let mut siblings: Vec<PathBuf> = entries
@@ -182,7 +188,7 @@ impl Contracts {
         // a file that cannot be registered (a duplicate `$id`, an invalid `$id` URI, an
         // unknown meta-schema) fails its own contract, named; the others are registered
         let broken = unregistrable(&loaded, &extra, &offline);
-        let registry = build_registry(
+        let files = Files::new(
             loaded
                 .iter()
                 .chain(extra.iter())
@@ -200,6 +206,15 @@ impl Contracts {
         let options = base_options(config, &offline);
         let mut by_name = BTreeMap::new();
         for l in loaded {
+            let mut reached = std::collections::BTreeSet::new();
+            let registry = match &l.parsed {
+                // over the budget as written: `compile` refuses it before any `$ref`
+                Ok(schema) if schema_budget::document_nodes(schema) > config.max_schema_nodes => {
+                    build_registry(std::iter::empty(), &offline)
+                }
+                Ok(schema) => files.registry_for(&l, schema),
+                Err(f) => Err(f.clone()),
+            };
             let compiled = match (&l.parsed, &registry) {
                 (Err(f), _) => Err(vec![f.clone()]),
                 (Ok(_), _) if broken.contains_key(&l.uri) => Err(broken[&l.uri].clone()),
@@ -208,7 +223,8 @@ impl Contracts {
                     &l,
                     schema,
                     registry,
-                    &options,
+                    &mut reached,
+                    &options.clone().with_retriever(files.clone()),
                     &offline,
                     config.max_schema_nodes,
                 ),
@@ -274,6 +290,7 @@ impl Contracts {
                 compiled,
                 rules,
                 rules_text: Arc::from(rules_text),
+                reaches: files.print(&reached),
                 lint,
                 label,
             };
@@ -504,6 +521,131 @@ impl Retrieve for Offline {
     }
 }
 
+/// The registrable schema files served to the `$ref` resolver on demand, by every URI that
+/// names them or a part of them (the `file://` URI, a top-level `$id` with a scheme, the
+/// nested `$id`s, resolved); any other URI is [`Offline`]'s. Each contract is compiled
+/// against a registry of its own file and what its references reach, retrieved from here:
+/// one registry of every schema file made each contract's compile, and the registry's own
+/// construction, cost the size of the whole schemas folder (quadratic: 10,000 files took
+/// minutes; `BENCHMARKS.md#many-schema-files`).
+#[derive(Clone, Default)]
+struct Files {
+    /// Each served document, with a `$schema` naming its dialect when it had none (so it is
+    /// read in the dialect the file has, whichever contract reaches it).
+    docs: Arc<std::collections::HashMap<String, Value>>,
+    /// A hash of the text of the file each served URI is in.
+    texts: Arc<std::collections::HashMap<String, u64>>,
+    offline: Offline,
+}
+
+impl Files {
+    fn new<'a>(loaded: impl Iterator<Item = &'a Loaded>, offline: &Offline) -> Files {
+        let mut docs = std::collections::HashMap::new();
+        let mut texts = std::collections::HashMap::new();
+        let key = |u: &str| {
+            referencing::uri::from_str(u.trim_end_matches('#'))
+                .map(|u| u.as_str().to_string())
+                .unwrap_or_else(|_| u.to_string())
+        };
+        for l in loaded {
+            let Ok(v) = &l.parsed else { continue };
+            let text = {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                l.text.hash(&mut h);
+                h.finish()
+            };
+            let served = |v: &Value| match v {
+                Value::Object(m) if !m.contains_key("$schema") => {
+                    let mut m = m.clone();
+                    m.insert("$schema".into(), Value::String(draft_uri(l.draft).into()));
+                    Value::Object(m)
+                }
+                v => v.clone(),
+            };
+            docs.entry(key(&l.uri)).or_insert_with(|| served(v));
+            texts.entry(key(&l.uri)).or_insert(text);
+            if let Some(id) = &l.id
+                && id.contains(':')
+            {
+                docs.entry(key(id)).or_insert_with(|| served(v));
+                texts.entry(key(id)).or_insert(text);
+            }
+            for (pointer, id) in ids_of(l, v) {
+                let at = pointer
+                    .rsplit_once('/')
+                    .map(|(at, _)| at)
+                    .unwrap_or_default();
+                if let Some(part) = v.pointer(at) {
+                    docs.entry(key(&id)).or_insert_with(|| served(part));
+                    texts.entry(key(&id)).or_insert(text);
+                }
+            }
+        }
+        Files {
+            docs: Arc::new(docs),
+            texts: Arc::new(texts),
+            offline: offline.clone(),
+        }
+    }
+
+    /// A registry of `l` (as [`build_registry`] registers it) and every document its
+    /// references reach.
+    fn registry_for(&self, l: &Loaded, schema: &Value) -> Result<Registry<'static>, Finding> {
+        let mut pairs: Vec<(String, Resource)> =
+            vec![(l.uri.clone(), l.draft.create_resource(schema.clone()))];
+        if let Some(id) = &l.id
+            && id.contains(':')
+        {
+            pairs.push((id.clone(), l.draft.create_resource(schema.clone())));
+        }
+        Registry::new()
+            .retriever(self.clone())
+            .draft(l.draft)
+            .retrieve_known_draft_meta_schemas(false)
+            .extend(pairs)
+            .and_then(|b| b.prepare())
+            .map_err(|e| contract_error(format!("cannot index the schemas: {e}")))
+    }
+}
+
+impl Files {
+    /// A hash of the texts of the files holding `reached` (URIs as [`schema_budget`]
+    /// reports them); a URI no file has counts by itself.
+    fn print(&self, reached: &std::collections::BTreeSet<String>) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for uri in reached {
+            uri.hash(&mut h);
+            self.texts.get(uri.as_str()).hash(&mut h);
+        }
+        h.finish()
+    }
+}
+
+impl Retrieve for Files {
+    fn retrieve(
+        &self,
+        uri: &Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        match self.docs.get(uri.as_str().trim_end_matches('#')) {
+            Some(v) => Ok(v.clone()),
+            None => self.offline.retrieve(uri),
+        }
+    }
+}
+
+/// The `$schema` URI of a dialect.
+fn draft_uri(draft: Draft) -> &'static str {
+    match draft {
+        Draft::Draft4 => "http://json-schema.org/draft-04/schema#",
+        Draft::Draft6 => "http://json-schema.org/draft-06/schema#",
+        Draft::Draft7 => "http://json-schema.org/draft-07/schema#",
+        Draft::Draft201909 => "https://json-schema.org/draft/2019-09/schema",
+        _ => "https://json-schema.org/draft/2020-12/schema",
+    }
+}
+
 fn build_registry<'a>(
     loaded: impl Iterator<Item = &'a Loaded>,
     offline: &Offline,
@@ -528,8 +670,8 @@ fn build_registry<'a>(
 
 /// The files (by URI) that cannot be registered, each with its `CONTRACT_ERROR`s naming it
 /// with line and column: every file of a `$id` that another file also has (top-level or
-/// nested, resolved against its base: `docs/verdicts.md#limits`), naming both; and, when the
-/// files together cannot be indexed, each file that cannot be indexed on its own (an
+/// nested, resolved against its base: `docs/verdicts.md#limits`), naming both; and each
+/// file that cannot be indexed on its own (an
 /// invalid `$id` URI such as `http://[zz`, an unknown meta-schema such as draft-03's). A
 /// broken file is left out of the registry, so only the contracts that use it fail.
 fn unregistrable(
@@ -583,12 +725,13 @@ fn unregistrable(
         }
     }
     let rest = || all.iter().copied().filter(|l| !out.contains_key(&l.uri));
-    if build_registry(rest(), offline).is_ok() {
-        return out;
-    }
+    // each file alone (linear: a registry of every file costs the square of their number in
+    // the indexer), asking a throwaway `Offline` (what it is asked for here is no
+    // contract's missing reference)
+    let _ = offline;
     let mut alone = Vec::new();
     for l in rest() {
-        if let Err(f) = build_registry(std::iter::once(l), offline) {
+        if let Err(f) = build_registry(std::iter::once(l), &Offline::default()) {
             let message = f.message.clone();
             let pointer = match &l.parsed {
                 Ok(schema) if message.contains("meta-schema") => {
@@ -715,6 +858,7 @@ fn compile(
     l: &Loaded,
     schema: &Value,
     registry: &Registry<'static>,
+    reached: &mut std::collections::BTreeSet<String>,
     options: &jsonschema::ValidationOptions<'static>,
     offline: &Offline,
     max_nodes: u64,
@@ -766,7 +910,8 @@ fn compile(
         Some(id) if !own_base => id.as_str(),
         _ => l.uri.as_str(),
     };
-    let cost = schema_budget::measure(schema, base, l.draft, registry);
+    let (cost, found) = schema_budget::measure_reach(schema, base, l.draft, registry);
+    *reached = found;
     if cost.depth > schema_budget::MAX_SCHEMA_DEPTH {
         return Err(vec![contract_error(format!(
             "{shown}: the schema nests more than {} levels deep (nested values plus $ref hops, \
@@ -874,6 +1019,7 @@ impl Contract {
                 &l,
                 schema,
                 &registry,
+                &mut Default::default(),
                 &options,
                 &offline,
                 config.max_schema_nodes,
@@ -888,6 +1034,7 @@ impl Contract {
             compiled,
             rules: None,
             rules_text: Arc::from(""),
+            reaches: 0,
             lint: Vec::new(),
             label: l.label,
         }

@@ -76,8 +76,23 @@ pub struct Cost {
 /// schema that is not registered, is looked up in `schema` itself). Recurses at most
 /// [`MAX_SCHEMA_DEPTH`] + 1 levels, in small frames.
 pub fn measure(schema: &Value, base: &str, draft: Draft, registry: &Registry<'_>) -> Cost {
+    measure_reach(schema, base, draft, registry).0
+}
+
+/// [`measure`], plus the base URI (without fragment) of every resource a `$ref` of the walk
+/// landed in: the documents (or `$id`'d parts of documents) the schema reaches, so that it
+/// can be compiled against a registry of those alone (`core::contract`; a registry of every
+/// schema file made each compile cost the size of the whole schemas folder). Only `$ref` is
+/// followed, so the set can miss what `$dynamicRef`/`$recursiveRef` reach: a caller that
+/// compiles against it must fall back to the whole registry when that compile fails.
+pub fn measure_reach(
+    schema: &Value,
+    base: &str,
+    draft: Draft,
+    registry: &Registry<'_>,
+) -> (Cost, std::collections::BTreeSet<String>) {
     let Ok(uri) = jsonschema::uri::from_str(base) else {
-        return Cost { depth: 0, nodes: 1 };
+        return (Cost { depth: 0, nodes: 1 }, Default::default());
     };
     let mut walk = Walk {
         doc: schema,
@@ -85,16 +100,18 @@ pub fn measure(schema: &Value, base: &str, draft: Draft, registry: &Registry<'_>
         memo: HashMap::new(),
         on_stack: std::collections::HashSet::new(),
         too_deep: false,
+        reached: Default::default(),
     };
     let cost = walk.cost(schema, &registry.resolver(uri), 0);
-    if walk.too_deep {
+    let cost = if walk.too_deep {
         Cost {
             depth: MAX_SCHEMA_DEPTH + 1,
             ..cost
         }
     } else {
         cost
-    }
+    };
+    (cost, walk.reached)
 }
 
 struct Walk<'v> {
@@ -104,6 +121,8 @@ struct Walk<'v> {
     on_stack: std::collections::HashSet<*const Value>,
     /// Set once a value lies deeper than the limit: the walk stops there.
     too_deep: bool,
+    /// The base URIs `$ref`s landed in ([`measure_reach`]).
+    reached: std::collections::BTreeSet<String>,
 }
 
 impl<'v> Walk<'v> {
@@ -163,6 +182,11 @@ impl<'v> Walk<'v> {
             let target = match resolver.lookup(r) {
                 Ok(resolved) => {
                     let (contents, next, _) = resolved.into_inner();
+                    let at = next.base_uri();
+                    let at = at.as_str();
+                    if !self.reached.contains(at) {
+                        self.reached.insert(at.trim_end_matches('#').to_string());
+                    }
                     Some(self.cost(contents, &next, level + 1))
                 }
                 Err(_) => r

@@ -43,9 +43,11 @@ use std::hash::{Hash, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// What tells whether a contract changed: its schema text, its rules text and, for a
-/// tool schema of an MCP `tools/list`, where it is declared (its messages name it).
-type ContractPrint = (Arc<str>, Arc<str>, Option<String>);
+/// What tells whether a contract changed: its schema text, its rules text, the texts of the
+/// schema files its `$ref`s reach ([`crate::core::contract::Contract::reaches`]), whether it
+/// compiled and, for a tool schema of an MCP `tools/list`, where it is declared (its
+/// messages name it).
+type ContractPrint = (Arc<str>, Arc<str>, u64, bool, Option<String>);
 
 /// Records validated together (in parallel) when a file is re-read.
 const CHUNK: usize = 1024;
@@ -217,7 +219,15 @@ pub struct Session {
     changed_contracts: Vec<String>,
     /// The ids several current captures share, with their sources.
     shared: Shared,
+    /// The capture files that are symlinks (workspace-relative), each with the canonical
+    /// path of its target: a batch naming a target (or a folder above it) re-reads its
+    /// links. Made by the first batch (one `lstat` per known file), then kept up to date.
+    links: Option<Box<Links>>,
 }
+
+/// The capture files that are symlinks, each with its target ([`Session`]'s `links`; boxed:
+/// the session stays small).
+struct Links(BTreeMap<String, PathBuf>);
 
 /// The changed path (workspace-relative, among `causes`) that explains a new verdict: its
 /// own capture file, else the schema or rules file of its contract, else the first cause.
@@ -289,6 +299,7 @@ impl Session {
             keep_ids: true,
             changed_contracts: Vec::new(),
             shared: Shared::default(),
+            links: None,
         }
     }
 
@@ -436,6 +447,7 @@ impl Session {
         let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
         let (ws, scan) = prepass(&loaded, &all, &present);
         self.ws = Arc::new(ws);
+        self.links = None;
         self.changed_contracts = self.ws.contracts.by_name.keys().cloned().collect();
         self.revalidate_with(&files, Some(scan), each);
         Ok(())
@@ -517,17 +529,39 @@ impl Session {
             {
                 targets.insert(p.clone());
             }
-            if !p.exists()
+            if !p.is_dir()
                 && let Ok(rel) = p.strip_prefix(&root)
             {
-                // a folder deleted or renamed away: the watcher may name only the folder, so
-                // every known capture file below it goes (as a fresh `check` would see it)
+                // a folder deleted or renamed away (or replaced by a file): the watcher may
+                // name only the folder, so every known capture file below it goes (as a
+                // fresh `check` would see it)
                 let below = format!("{}/", rel.to_string_lossy().replace('\\', "/"));
                 targets.extend(
                     self.files
                         .keys()
                         .filter(|f| f.starts_with(&below))
                         .map(|f| root.join(&**f)),
+                );
+            }
+        }
+        // a symlinked capture whose target (or a folder above it) changed: read again
+        let links = self.links.get_or_insert_with(|| {
+            Box::new(Links(
+                self.files
+                    .keys()
+                    .filter_map(|f| link_target(&self.ws.root.join(f)).map(|t| (f.clone(), t)))
+                    .collect(),
+            ))
+        });
+        let links = &links.0;
+        if !links.is_empty() {
+            for p in paths {
+                let p = canonical(&absolute(p));
+                targets.extend(
+                    links
+                        .iter()
+                        .filter(|(_, t)| t.starts_with(&p))
+                        .map(|(f, _)| root.join(f)),
                 );
             }
         }
@@ -593,6 +627,16 @@ impl Session {
             None => {}
         }
         self.revalidate_with(&targets, Some(pre.ids), each);
+        if let Some(links) = &mut self.links {
+            let links = &mut links.0;
+            for t in &targets {
+                let rel = self.ws.relative(t);
+                match link_target(t) {
+                    Some(target) => links.insert(rel, target),
+                    None => links.remove(&rel),
+                };
+            }
+        }
         Ok(())
     }
 
@@ -679,7 +723,11 @@ impl Session {
             .iter()
             .map(|(name, c)| {
                 let at = c.label.clone();
-                (name.clone(), (c.text.clone(), c.rules_text.clone(), at))
+                let ok = c.compiled.is_ok();
+                (
+                    name.clone(),
+                    (c.text.clone(), c.rules_text.clone(), c.reaches, ok, at),
+                )
             })
             .collect()
     }
@@ -1028,6 +1076,28 @@ fn prepass(ws: &Workspace, all: &[PathBuf], checked: &[PathBuf]) -> (Workspace, 
     let pre =
         crate::engine::prescan::run(ws, all, checked, &crate::core::prescan::Progress::default());
     (ws.with_facts(pre.mcp, pre.requests), pre.ids)
+}
+
+/// The canonical path of a symlink's target (as far as it exists: a dangling link's
+/// missing tail is kept); `None` for a path that is not a symlink.
+fn link_target(p: &Path) -> Option<PathBuf> {
+    let m = std::fs::symlink_metadata(p).ok()?;
+    if !m.file_type().is_symlink() {
+        return None;
+    }
+    let to = std::fs::read_link(p).ok()?;
+    Some(canonical(&p.parent().unwrap_or(Path::new("")).join(to)))
+}
+
+/// `p` with symlinks and `..` resolved as far as it exists (the missing tail kept as is).
+fn canonical(p: &Path) -> PathBuf {
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    match (p.parent(), p.file_name()) {
+        (Some(parent), Some(name)) => canonical(parent).join(name),
+        _ => p.to_path_buf(),
+    }
 }
 
 fn absolute(p: &Path) -> PathBuf {

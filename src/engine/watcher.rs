@@ -26,7 +26,10 @@ pub struct Watcher {
 }
 
 /// Whether a path can matter to a workspace: a capture, schema, rules or config file, or a
-/// folder (a new folder is rescanned). Editor swap and temp files are ignored.
+/// folder, whatever its name (`captures/v1.2/`: a new folder is rescanned). Editor swap and
+/// temp files are ignored; a path without an extension is passed on (a file may have
+/// replaced a capture folder). A symlinked capture's target is relevant by its own name (a
+/// capture file name), wherever it is: the session maps it to the link.
 pub fn relevant(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if name.starts_with(".#")
@@ -42,8 +45,10 @@ pub fn relevant(path: &Path) -> bool {
     }
     match path.extension().and_then(|e| e.to_str()) {
         Some("toml") => true,
-        Some(_) => false,
-        None => path.is_dir(),
+        // a folder may have dots in its name (`captures/2026.11.28/`, `captures/v1.2/`)
+        Some(_) => path.is_dir(),
+        // a folder, or a file that may have replaced one (its captures go)
+        None => true,
     }
 }
 
