@@ -199,6 +199,9 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
     if let Some(e) = failed {
         return Err(e.into());
     }
+    if let Some(e) = session.ws.request_glob_error() {
+        return Err(e.into());
+    }
     chains.write(out, &[])?;
     write_summary(out, &session, &[])?;
     for event in rx {

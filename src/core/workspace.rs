@@ -119,7 +119,11 @@ impl Workspace {
     /// # Errors
     /// As [`Workspace::load`].
     pub fn open(root: &Path) -> Result<Workspace, WorkspaceError> {
-        Ok(Workspace::load(root)?.read_facts())
+        let ws = Workspace::load(root)?.read_facts();
+        match ws.request_glob_error() {
+            Some(e) => Err(e),
+            None => Ok(ws),
+        }
     }
 
     /// Loads the workspace at `root` without reading any capture file: reads `verdict.toml`
@@ -186,11 +190,6 @@ impl Workspace {
         let own_folder = config.captures == [PathBuf::new()];
         let mut ws = Workspace::unread(root, config);
         ws.own_folder = own_folder;
-        ws.check_request_globs()
-            .map_err(|cause| WorkspaceError::Config {
-                path: config_path.clone(),
-                cause,
-            })?;
         let max = ws.config.max_capture_bytes;
         ws.joins = Joins::load(root, &ws.config.joins, &|p| ws.relative(p), max)?;
         Ok(ws)
@@ -262,9 +261,19 @@ impl Workspace {
         self.requests.warnings(matched, &named)
     }
 
-    /// Each `[[source]] requests` glob must name a batch input file of the capture files
-    /// (`docs/config.md#source`): a glob that names none would leave its logs' requests
-    /// silently missing.
+    /// The config error of a `[[source]] requests` glob that names no batch input file of
+    /// the capture files (`docs/config.md#source`: it would leave its logs' requests silently
+    /// missing), once the facts are read ([`Workspace::with_facts`]); `None` when each names
+    /// one. Every front end stops on it (exit 2), as on any config error.
+    pub fn request_glob_error(&self) -> Option<WorkspaceError> {
+        self.check_request_globs()
+            .err()
+            .map(|cause| WorkspaceError::Config {
+                path: self.root.join("verdict.toml"),
+                cause,
+            })
+    }
+
     fn check_request_globs(&self) -> Result<(), crate::core::config::ConfigError> {
         for (i, s) in self.config.sources.iter().enumerate() {
             if let Some(g) = &s.requests

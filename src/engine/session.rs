@@ -274,7 +274,11 @@ impl Session {
     /// # Errors
     /// The workspace cannot be opened.
     pub fn open_each(root: &Path, each: &mut dyn FnMut(Change)) -> Result<Session, WorkspaceError> {
-        Ok(Session::open_with(Arc::new(Workspace::load(root)?), each))
+        let s = Session::open_with(Arc::new(Workspace::load(root)?), each);
+        match s.ws.request_glob_error() {
+            Some(e) => Err(e),
+            None => Ok(s),
+        }
     }
 
     /// As [`Session::open_each`] on a loaded workspace ([`Workspace::load`]): the pre-pass
@@ -446,6 +450,9 @@ impl Session {
         // one read of each file: the facts, and the ids of those that are there
         let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
         let (ws, scan) = prepass(&loaded, &all, &present);
+        if let Some(e) = ws.request_glob_error() {
+            return Err(e);
+        }
         self.ws = Arc::new(ws);
         self.links = None;
         self.changed_contracts = self.ws.contracts.by_name.keys().cloned().collect();

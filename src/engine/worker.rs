@@ -540,6 +540,17 @@ fn validate_all(
         Err(end) => return end,
     };
     let ws = Arc::new(st.workspace.with_facts(pre.mcp, pre.requests));
+    // a config error only the facts show: reported as a workspace that cannot be opened,
+    // and the next change runs again
+    if let Some(e) = ws.request_glob_error() {
+        return match emit(EngineEvent::Failed {
+            generation,
+            message: e.to_string(),
+        }) {
+            true => RunEnd::Superseded,
+            false => RunEnd::Stop,
+        };
+    }
     st.workspace = ws.clone();
     let counts: Vec<usize> = pre.records.iter().map(|r| r.1).collect();
     let total: usize = counts.iter().sum();

@@ -632,6 +632,9 @@ fn workspace_mode(
             &crate::core::prescan::Progress::default(),
         );
         let ws = ws.with_facts(pre.mcp, pre.requests);
+        if let Some(e) = ws.request_glob_error() {
+            return Err(BatchError::Check(CheckError::from(e)));
+        }
         let max = ws.config.max_capture_bytes;
         // the joined ids some capture has: the rest are reported once, after the run
         let matched = std::sync::Mutex::new(std::collections::HashSet::new());
@@ -671,11 +674,20 @@ fn workspace_mode(
             records: true,
         };
         // the chain accumulator, fed the verdicts as they are delivered (a small step per
-        // attempt of a chain, never the verdict: `docs/chains.md#memory`)
+        // attempt of a chain, never the verdict: `docs/chains.md#memory`); a natural link
+        // (a batch line's own id) is a chain only when another capture shares the id, which
+        // the pre-pass already knows: a 1M-line batch of distinct ids keeps nothing
         let mut set = crate::core::chain::ChainSet::default();
         let mut feed = |o: Out| {
             if let Out::Item(item) = &o {
-                set.add(&item.verdict);
+                let v = &item.verdict;
+                let lone = v.chain.as_ref().is_some_and(|l| {
+                    l.linked_by == crate::core::chain::LinkedBy::Natural
+                        && dups.group(ids::fingerprint(&v.id)).is_none()
+                });
+                if !lone {
+                    set.add(v);
+                }
             }
             emit(o)
         };
