@@ -616,6 +616,18 @@ fn a_body_mixing_signals_is_decided_by_the_most_severe() {
         None,
         "choices[0].finish_reason \"content_filter\": a content filter stopped the output (the body mixes signals, the most severe decides; also: anthropic read it as finished (stop reason \"end_turn\"))",
     );
+    // the same conflict read by the Chat adapter (a chat.completion): its own failure
+    // decides, and the Anthropic field that says it finished is named
+    let mut c = chat_completion(json!({"stop_reason": "end_turn"}));
+    c["choices"][0]["finish_reason"] = json!("content_filter");
+    expect(
+        &run(c),
+        "response",
+        "reject",
+        "CONTENT_FILTERED",
+        None,
+        "choices[0].finish_reason \"content_filter\": a content filter stopped the output (the body mixes signals, the most severe decides; also: stop_reason \"end_turn\" says it finished)",
+    );
     // a Responses object that says completed with an error beside it
     let r = json!({"id": "resp_1", "object": "response", "status": "completed", "model": "gpt-4.1",
         "error": {"code": "rate_limit_exceeded", "message": "slow down"},

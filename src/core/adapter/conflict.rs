@@ -292,6 +292,72 @@ fn signals(v: &Value) -> Vec<(Family, Finding)> {
     out
 }
 
+/// Every provider's own field in `v` saying the output finished normally (Chat
+/// `finish_reason` `stop` / `tool_calls`, Responses `status: completed`, Anthropic
+/// `stop_reason` `end_turn` / `stop_sequence` / `tool_use`, Gemini `finishReason: STOP`,
+/// Bedrock `stopReason` `end_turn` / `tool_use` / `stop_sequence`, Cohere `finish_reason`
+/// `COMPLETE` / `STOP_SEQUENCE` / `TOOL_CALL`, Ollama `done_reason: stop`), with its family
+/// and place: the other side of a conflict whose failing side decides.
+fn finished_signals(v: &Value) -> Vec<(Family, String)> {
+    let mut out = Vec::new();
+    let mut at = |fam: Family, key: &str, value: Option<&str>, ok: &[&str]| {
+        if let Some(s) = value.filter(|s| ok.contains(s)) {
+            out.push((fam, format!("{key} {} says it finished", quote(s))));
+        }
+    };
+    let choice = v
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first());
+    at(
+        Family::Chat,
+        "choices[0].finish_reason",
+        choice.and_then(|c| str_at(c, "finish_reason")),
+        &["stop", "tool_calls", "function_call"],
+    );
+    at(
+        Family::Responses,
+        "status",
+        str_at(v, "status"),
+        &["completed"],
+    );
+    at(
+        Family::Anthropic,
+        "stop_reason",
+        str_at(v, "stop_reason"),
+        &["end_turn", "stop_sequence", "tool_use"],
+    );
+    let candidate = v
+        .get("candidates")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first());
+    at(
+        Family::Gemini,
+        "candidates[0].finishReason",
+        candidate.and_then(|c| str_at(c, "finishReason")),
+        &["STOP"],
+    );
+    at(
+        Family::Bedrock,
+        "stopReason",
+        str_at(v, "stopReason"),
+        &["end_turn", "tool_use", "stop_sequence"],
+    );
+    at(
+        Family::Cohere,
+        "finish_reason",
+        str_at(v, "finish_reason"),
+        &["COMPLETE", "STOP_SEQUENCE", "TOOL_CALL"],
+    );
+    at(
+        Family::Ollama,
+        "done_reason",
+        str_at(v, "done_reason"),
+        &["stop"],
+    );
+    out
+}
+
 /// `adapted`, the reading of the object `v` by the adapter of `p`, with the other
 /// providers' signals in `v` weighed in: when one is more severe than what the adapter
 /// found (a finished proposal, or a milder reason), it decides; whenever signals disagree
@@ -308,7 +374,17 @@ pub(super) fn resolve(p: Provider, v: &Value, mut adapted: Adapted) -> Adapted {
         .map(|(_, f)| f)
         .filter(|f| !matches!(&adapted.result, Err(e) if e.reason == f.reason))
         .collect();
-    if foreign.is_empty() {
+    // another provider's field saying the output finished, beside the failure the adapter
+    // found: the failure decides, and the message names the field it overrides
+    let finished: Vec<String> = match &adapted.result {
+        Err(_) => finished_signals(v)
+            .into_iter()
+            .filter(|(fam, _)| *fam != own)
+            .map(|(_, place)| place)
+            .collect(),
+        Ok(_) => Vec::new(),
+    };
+    if foreign.is_empty() && finished.is_empty() {
         return adapted;
     }
     let said = |f: &Finding| f.message.clone();
@@ -341,6 +417,7 @@ pub(super) fn resolve(p: Provider, v: &Value, mut adapted: Adapted) -> Adapted {
     if adapted.result.is_ok() {
         others.insert(0, own_said);
     }
+    others.extend(finished);
     winner.message = format!(
         "{} (the body mixes signals, the most severe decides; also: {})",
         winner.message,
