@@ -12,12 +12,12 @@
 //! `parentObservationId`; the ingestion event from the fixture in github.com/BerriAI/litellm
 //! `tests/logging_callback_tests/langfuse_expected_request_body/completion.json`.
 
-use super::otlp::{finished, transient_text};
+use super::otlp::{finished, openai_tool_calls, request_failed};
 use super::{Shape, broken, must_be, native, str_at};
-use crate::core::adapter::{self, Adapted, Proposal, ToolCall, quote, response_finding};
+use crate::core::adapter::{self, Adapted, Proposal, quote, response_finding};
 use crate::core::capture::{Capture, CaptureRequest, Payload, RecordError};
 use crate::core::record_ref::RecordRef;
-use crate::core::verdict::{Decision, Reason, ResponseInfo};
+use crate::core::verdict::{Reason, ResponseInfo};
 use serde_json::{Map, Value};
 
 /// The `format` of a Langfuse observation.
@@ -147,27 +147,8 @@ fn read(mut obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, Reco
     let request = request(&obj);
     let payload = if level == "ERROR" {
         info.stop_reason = Some(level);
-        let transient = transient_text(&status);
-        let f = response_finding(
-            Reason::REQUEST_ERROR,
-            format!(
-                "level \"ERROR\"{}: the request failed: {}",
-                shown(&status),
-                if transient {
-                    "transient, retry"
-                } else {
-                    "not transient"
-                }
-            ),
-        );
-        settled(
-            info,
-            Err(if transient {
-                f.with_decision(Decision::Retry)
-            } else {
-                f
-            }),
-        )
+        let what = format!("level \"ERROR\"{}", shown(&status));
+        settled(info, Err(request_failed(what, &status)))
     } else {
         let finish = obj
             .get("metadata")
@@ -189,20 +170,7 @@ fn read(mut obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, Reco
             Some(o) if adapter::recognise(&o).is_some() => Payload::Response(o),
             // the assistant message the OpenAI integration stores
             Some(o) if o.get("role").is_some() => {
-                let calls: Vec<ToolCall> = o
-                    .get("tool_calls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .map(|c| ToolCall {
-                        name: c
-                            .pointer("/function/name")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned),
-                        id: c.get("id").and_then(Value::as_str).map(str::to_owned),
-                        args: adapter::args_text_or_value(c.pointer("/function/arguments")),
-                    })
-                    .collect();
+                let calls = openai_tool_calls(o.get("tool_calls"));
                 let text = o.get("content").and_then(Value::as_str).map(str::to_owned);
                 let result = finished(&mut info, finish, &calls, text, "output.content");
                 settled(info, result)

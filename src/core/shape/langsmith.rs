@@ -12,12 +12,12 @@
 //! hold `content`, `tool_calls[{name, args, id}]` and `response_metadata`), with tools and
 //! `response_format` in `extra.invocation_params`.
 
-use super::otlp::{finished, transient_text};
+use super::otlp::{finished, request_failed};
 use super::{Shape, broken, echoed, must_be, native, settled, str_at};
 use crate::core::adapter::{self, Adapted, Proposal, ToolCall, quote, response_finding};
 use crate::core::capture::{Capture, Payload, RecordError};
 use crate::core::record_ref::RecordRef;
-use crate::core::verdict::{Decision, Reason, ResponseInfo};
+use crate::core::verdict::{Reason, ResponseInfo};
 use serde_json::{Map, Value};
 
 /// The `format` of a LangSmith run.
@@ -139,24 +139,7 @@ fn read(mut obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, Reco
         },
     };
     let payload = if let Some(e) = error {
-        let transient = transient_text(&e);
-        let f = response_finding(
-            Reason::REQUEST_ERROR,
-            format!(
-                "error {}: the request failed: {}",
-                quote(&e),
-                if transient {
-                    "transient, retry"
-                } else {
-                    "not transient"
-                }
-            ),
-        );
-        let f = if transient {
-            f.with_decision(Decision::Retry)
-        } else {
-            f
-        };
+        let f = request_failed(format!("error {}", quote(&e)), &e);
         settled(FORMAT, Some("error".into()), f)
     } else {
         match outputs {

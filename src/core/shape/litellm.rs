@@ -14,12 +14,12 @@
 //! `response_format`, `tools`), `error_str` and `error_information.{error_code,
 //! error_class, llm_provider, error_message}`.
 
-use super::otlp::transient_text;
+use super::otlp::request_failed;
 use super::{Shape, broken, echoed, must_be, native, settled, str_at};
 use crate::core::adapter::{quote, response_finding};
 use crate::core::capture::{Capture, Payload, RecordError};
 use crate::core::record_ref::RecordRef;
-use crate::core::verdict::{Decision, Reason};
+use crate::core::verdict::Reason;
 use serde_json::{Map, Value};
 
 /// The `format` of a LiteLLM StandardLoggingPayload.
@@ -173,22 +173,6 @@ fn failure(obj: &Map<String, Value>) -> Payload {
         what.push_str(&format!(": {}", quote(m)));
     }
     let words = format!("{} {}", class.unwrap_or_default(), code.unwrap_or_default());
-    let transient = transient_text(&words);
-    let f = response_finding(
-        Reason::REQUEST_ERROR,
-        format!(
-            "{what}: the request failed: {}",
-            if transient {
-                "transient, retry"
-            } else {
-                "not transient"
-            }
-        ),
-    );
-    let f = if transient {
-        f.with_decision(Decision::Retry)
-    } else {
-        f
-    };
+    let f = request_failed(what, &words);
     settled(FORMAT, class.or(code).map(str::to_owned), f)
 }

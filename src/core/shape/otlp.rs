@@ -359,6 +359,24 @@ pub(super) fn transient_text(s: &str) -> bool {
             .any(|w| w.parse::<u64>().is_ok_and(adapter::transient_http))
 }
 
+/// The calls of an OpenAI-shaped assistant message's `tool_calls` (`[{id, function: {name,
+/// arguments}}]`, arguments as JSON text or a value), as the trace shapes store them.
+pub(super) fn openai_tool_calls(calls: Option<&Value>) -> Vec<ToolCall> {
+    calls
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| ToolCall {
+            name: c
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            id: c.get("id").and_then(Value::as_str).map(str::to_owned),
+            args: adapter::args_text_or_value(c.pointer("/function/arguments")),
+        })
+        .collect()
+}
+
 /// The `REQUEST_ERROR` of a failed span: what failed (`what`, quoting the span's own
 /// values), transient ([`transient_text`]) or not.
 pub(super) fn request_failed(what: String, words: &str) -> Finding {
@@ -581,20 +599,7 @@ fn choice_event(span: &Span) -> Result<Option<Message>, String> {
             .or_else(|| attrs.get("content"))
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let calls = message
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|c| ToolCall {
-                name: c
-                    .pointer("/function/name")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                id: c.get("id").and_then(Value::as_str).map(str::to_owned),
-                args: adapter::args_text_or_value(c.pointer("/function/arguments")),
-            })
-            .collect();
+        let calls = openai_tool_calls(message.get("tool_calls"));
         return Ok(Some(Message {
             text: content,
             calls,
