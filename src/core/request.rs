@@ -423,9 +423,9 @@ impl Requests {
 /// Whether a record's bytes may be a batch input request: they hold the key pairs the
 /// input shapes detect by (`"custom_id"` with `"method"`, `"url"` or `"params"`; `"key"`
 /// with `"request"`; `"requests"`). A cheap test before a full parse. A record holding a
-/// `\u` escape of a letter ([`escapes_a_letter`]) that the plain test misses has its top-level keys read (unescaped, the
-/// values skipped, [`top_level_keys`]) and tested the same way, so a key spelled
-/// `"\u006bey"` is found as `"key"` is (JSON, RFC 8259 section 7).
+/// `\u` escape of a letter that the plain test misses has its top-level keys read
+/// (unescaped, the values skipped) and tested the same way, so a key spelled `"\u006bey"` is
+/// found as `"key"` is (JSON, RFC 8259 section 7).
 pub fn may_be_request(bytes: &[u8]) -> bool {
     let has = |k: &[u8]| memchr::memmem::find(bytes, k).is_some();
     let plain = (has(b"\"custom_id\"")
