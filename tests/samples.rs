@@ -57,6 +57,17 @@ fn providers_sample_meets_every_expect() {
     assert_every_expect_met(&verdicts);
 }
 
+/// The distinct `format`s of `verdicts`, sorted.
+fn formats_of(verdicts: &[verdict::core::verdict::Verdict]) -> Vec<&str> {
+    let mut formats: Vec<&str> = verdicts
+        .iter()
+        .filter_map(|v| v.format.as_deref())
+        .collect();
+    formats.sort_unstable();
+    formats.dedup();
+    formats
+}
+
 /// `samples/logs`: provider logs read where they lie, each record's `expect` from the join
 /// file; every format of its README's table is there, and `check` exits 0 on it.
 #[test]
@@ -64,12 +75,7 @@ fn logs_sample_meets_every_expect_in_every_format() {
     let verdicts = all_verdicts(&sample("logs"));
     assert_eq!(verdicts.len(), 36);
     assert_every_expect_met(&verdicts);
-    let mut formats: Vec<&str> = verdicts
-        .iter()
-        .filter_map(|v| v.format.as_deref())
-        .collect();
-    formats.sort_unstable();
-    formats.dedup();
+    let formats = formats_of(&verdicts);
     assert_eq!(
         formats,
         [
@@ -144,12 +150,7 @@ fn traces_sample_meets_every_expect_in_every_format() {
     let verdicts = all_verdicts(&sample("traces"));
     assert_eq!(verdicts.len(), 28);
     assert_every_expect_met(&verdicts);
-    let mut formats: Vec<&str> = verdicts
-        .iter()
-        .filter_map(|v| v.format.as_deref())
-        .collect();
-    formats.sort_unstable();
-    formats.dedup();
+    let formats = formats_of(&verdicts);
     assert_eq!(
         formats,
         ["langfuse", "langsmith", "litellm", "openinference", "otlp"]
