@@ -2,7 +2,8 @@
 //! each compiled once.
 //!
 //! * A contract is named by its file name minus `.schema.json` / `.json` (a file in a
-//!   sub-folder keeps the folder: `common/money`), or by its `$id`.
+//!   sub-folder keeps the folder: `common/money`; a backslash in a Unix file name stays:
+//!   `back\\slash`), or by its `$id`.
 //! * The dialect comes from `$schema`, else the workspace `dialect`.
 //! * Every schema is first checked against its dialect's meta-schema, and ALL meta-schema
 //!   errors are reported (as `CONTRACT_ERROR`, naming the file and the pointer).
@@ -313,10 +314,7 @@ impl Contracts {
 
 /// `path` relative to the workspace `root`, with `/` separators, as messages name files.
 fn shown(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .to_string_lossy()
-        .replace('\\', "/")
+    crate::core::text::slash_path(path.strip_prefix(root).unwrap_or(path))
 }
 
 /// Reads `NAME.rules.toml` beside the schema: the rule set, or its errors, and the text.
@@ -365,7 +363,7 @@ impl Loaded {
     fn shown(&self) -> String {
         match &self.label {
             Some(l) => l.clone(),
-            None => self.rel.to_string_lossy().replace('\\', "/"),
+            None => crate::core::text::slash_path(&self.rel),
         }
     }
 
@@ -424,7 +422,8 @@ impl Loaded {
     fn read(root: &Path, schemas_dir: &Path, path: &Path, config: &Config) -> Loaded {
         let rel = path.strip_prefix(root).unwrap_or(path).to_path_buf();
         let in_schemas = path.strip_prefix(schemas_dir).unwrap_or(path);
-        let stem = in_schemas.to_string_lossy().replace('\\', "/");
+        // `/`-separated; a backslash in a Unix file name stays (`back\\slash`)
+        let stem = crate::core::text::slash_path(in_schemas);
         let name = stem
             .strip_suffix(".schema.json")
             .or_else(|| stem.strip_suffix(".json"))
@@ -432,7 +431,7 @@ impl Loaded {
             .to_string();
         let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         let uri = file_uri(&abs);
-        let shown = rel.display().to_string();
+        let shown = crate::core::text::slash_path(&rel);
         let (text, parsed) =
             match crate::core::bounded::read(path, crate::core::bounded::MAX_FILE_BYTES) {
                 Err(e) => (
@@ -500,7 +499,7 @@ impl Loaded {
 /// valid URI to register and resolve `$ref`s against.
 fn file_uri(abs: &Path) -> String {
     let mut s = String::from("file://");
-    for b in abs.to_string_lossy().replace('\\', "/").bytes() {
+    for b in crate::core::text::slash_path(abs).bytes() {
         if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&b) {
             s.push(b as char);
         } else {
