@@ -29,7 +29,7 @@ use super::{Shape, broken, must_be, native};
 use crate::core::adapter::{self, Adapted, Proposal, ToolCall, quote, response_finding};
 use crate::core::capture::{Capture, CaptureRequest, Payload, RecordError};
 use crate::core::record_ref::RecordRef;
-use crate::core::verdict::{Decision, Finding, Reason, ResponseInfo, TokenUsage};
+use crate::core::verdict::{Finding, Reason, ResponseInfo, TokenUsage};
 use serde_json::{Map, Value};
 
 /// The `format` of a GenAI span of an OTLP/JSON export.
@@ -380,23 +380,7 @@ pub(super) fn openai_tool_calls(calls: Option<&Value>) -> Vec<ToolCall> {
 /// The `REQUEST_ERROR` of a failed span: what failed (`what`, quoting the span's own
 /// values), transient ([`transient_text`]) or not.
 pub(super) fn request_failed(what: String, words: &str) -> Finding {
-    let transient = transient_text(words);
-    let f = response_finding(
-        Reason::REQUEST_ERROR,
-        format!(
-            "{what}: the request failed: {}",
-            if transient {
-                "transient, retry"
-            } else {
-                "not transient"
-            }
-        ),
-    );
-    if transient {
-        f.with_decision(Decision::Retry)
-    } else {
-        f
-    }
+    adapter::failed_request(format!("{what}: the request failed"), transient_text(words))
 }
 
 /// A string attribute.
