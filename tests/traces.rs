@@ -32,20 +32,7 @@ fn verdicts_with(schemas: &[(&str, &str)], file: &str, lines: &[String]) -> Vec<
 }
 
 /// One verdict as `id format provider stage decision reason pointer: message`.
-fn row(v: &Verdict) -> String {
-    let f = v.errors.first();
-    format!(
-        "{} {} {} {} {} {} {}: {}",
-        v.id,
-        v.format.as_deref().unwrap_or("-"),
-        v.provider.as_deref().unwrap_or("-"),
-        v.stage.as_str(),
-        v.decision.as_str(),
-        v.reason.as_ref().map_or("-", |r| r.as_str()),
-        f.and_then(|f| f.pointer.as_deref()).unwrap_or("-"),
-        f.map_or("", |f| f.message.as_str())
-    )
-}
+use common::row_with_pointer as row;
 
 /// The rows of a log of `lines` checked against [`TICKET`] (the default contract) and a
 /// `lookup_order` tool contract.
