@@ -243,7 +243,10 @@ fn capture_spans(obj: &Map<String, Value>) -> Result<Vec<(Kind, Span)>, RecordEr
 /// (`TRACEID/SPANID`), for the duplicate-id pre-pass; none when the text is not such a
 /// record.
 pub fn span_ids(text: &[u8]) -> Vec<String> {
-    let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(text) else {
+    let Some(Ok(Value::Object(obj))) = std::str::from_utf8(text)
+        .ok()
+        .map(crate::core::stage::parse::parse_strict)
+    else {
         return Vec::new();
     };
     if obj.get("resourceSpans").is_none() {
@@ -394,13 +397,18 @@ pub(super) fn attr_str<'a>(attrs: &'a Map<String, Value>, key: &str) -> Option<&
 /// An attribute that holds JSON: a structured value as it is, a string parsed as JSON.
 ///
 /// # Errors
-/// A string that is not JSON: the problem, for the record's `INVALID_CAPTURE`.
+/// A string that is not JSON, read strictly as the parse stage reads (a repeated key is
+/// not JSON here either): the problem, for the record's `INVALID_CAPTURE`.
 pub(super) fn json_attr(attrs: &Map<String, Value>, key: &str) -> Result<Option<Value>, String> {
     match attrs.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => serde_json::from_str(s)
+        // read as every JSON is: strictly (a repeated key, `NaN`, a lone surrogate refused)
+        Some(Value::String(s)) => crate::core::stage::parse::parse_strict(s)
             .map(Some)
-            .map_err(|e| format!("is a string that is not JSON ({e})")),
+            .map_err(|f| {
+                let at = f.at.map(|a| format!(" at {a}")).unwrap_or_default();
+                format!("is a string that is not JSON ({}{at})", f.message)
+            }),
         Some(v) => Ok(Some(v.clone())),
     }
 }
