@@ -150,6 +150,82 @@ fn a_file_that_cannot_be_indexed_fails_only_its_own_contract_named_with_line_and
     assert_eq!(v["d"]["reason"], "CONTRACT_ERROR", "{}", v["d"]);
 }
 
+/// A contract whose `$ref`s reach a broken schema file (not JSON, an unknown dialect, an
+/// invalid `$id` URI), by relative path, by `$id`, with a fragment or through another file:
+/// its `CONTRACT_ERROR` names the `$ref` and the broken file with its line and column (never
+/// "not available offline"), and the contracts that do not reach it work.
+#[test]
+fn a_ref_to_a_broken_schema_file_names_that_file_with_line_and_column() {
+    let w = ws(
+        &[
+            (
+                "bad.schema.json",
+                "{\n  \"type\": \"object\",\n  \"properties\": {\"a\": }\n}".into(),
+            ),
+            (
+                "old.schema.json",
+                "{\n  \"$id\": \"https://example.com/old\",\n  \"$schema\": \"http://json-schema.org/draft-03/schema#\",\n  \"type\": \"object\"\n}".into(),
+            ),
+            (
+                "uri.schema.json",
+                "{\"type\": \"object\",\n \"properties\": {\"x\": {\"$id\": \"http://[zz\"}}}".into(),
+            ),
+            (
+                "uses-bad.schema.json",
+                r#"{"type": "object", "properties": {"x": {"$ref": "bad.schema.json"}}}"#.into(),
+            ),
+            ("uses-old.schema.json", r#"{"$ref": "https://example.com/old"}"#.into()),
+            (
+                "uses-uri.schema.json",
+                r#"{"$ref": "uri.schema.json#/properties/x"}"#.into(),
+            ),
+            ("via.schema.json", r#"{"$ref": "uses-bad.schema.json"}"#.into()),
+            ("ok.schema.json", OK_SCHEMA.into()),
+        ],
+        &[
+            ("a.json", rec("a", "ok", r#"{"a": 1}"#)),
+            ("b.json", rec("b", "uses-bad", "{}")),
+            ("c.json", rec("c", "uses-old", "{}")),
+            ("d.json", rec("d", "uses-uri", "{}")),
+            ("e.json", rec("e", "via", "{}")),
+        ],
+    );
+    let v = check_by_id(w.path(), 60, 1);
+    assert_eq!(v["a"]["decision"], "ready-for-commit", "{}", v["a"]);
+    for id in ["b", "c", "d", "e"] {
+        assert_eq!(
+            (&v[id]["stage"], &v[id]["decision"], &v[id]["reason"]),
+            (&json!("input"), &json!("reject"), &json!("CONTRACT_ERROR")),
+            "{id}: {}",
+            v[id]
+        );
+    }
+    assert_eq!(
+        messages(&v["b"]),
+        [
+            "schemas/uses-bad.schema.json:1:49 at /properties/x/$ref refers to schemas/bad.schema.json, a schema file that cannot be used, so this contract is not compiled: schemas/bad.schema.json is not valid JSON at 3:23: expected a JSON value, found \"}\""
+        ]
+    );
+    assert_eq!(
+        messages(&v["c"]),
+        [
+            "schemas/uses-old.schema.json:1:10 at /$ref refers to schemas/old.schema.json, a schema file that cannot be used, so this contract is not compiled: schemas/old.schema.json:3:14 at /$schema cannot be indexed for $ref: Unknown meta-schema: 'http://json-schema.org/draft-03/schema#'. Custom meta-schemas must be registered in the registry before use"
+        ]
+    );
+    assert_eq!(
+        messages(&v["d"]),
+        [
+            "schemas/uses-uri.schema.json:1:10 at /$ref refers to schemas/uri.schema.json, a schema file that cannot be used, so this contract is not compiled: schemas/uri.schema.json:2:30 at /properties/x/$id cannot be indexed for $ref: Invalid URI reference 'http://[zz': unexpected character at index 8"
+        ]
+    );
+    assert_eq!(
+        messages(&v["e"]),
+        [
+            "schemas/via.schema.json:1:1 refers (through its $refs) to schemas/bad.schema.json, a schema file that cannot be used, so this contract is not compiled: schemas/bad.schema.json is not valid JSON at 3:23: expected a JSON value, found \"}\""
+        ]
+    );
+}
+
 #[test]
 fn a_duplicate_id_is_a_contract_error_naming_both_files_every_time() {
     let w = ws(
@@ -623,10 +699,16 @@ fn a_schema_past_the_node_budget_is_a_contract_error_and_the_others_work() {
     }
     defs.insert("d40".into(), json!({"type": "string"}));
     let diamond = json!({"$ref": "#/$defs/d0", "$defs": defs}).to_string();
-    let props: serde_json::Map<String, Value> = (0..300_000)
-        .map(|i| (format!("p{i}"), json!({"type": "string"})))
-        .collect();
-    let wide = json!({"type": "object", "properties": props}).to_string();
+    // 300,002 nodes as written (the root, `examples` and its 300,000 empty arrays), over the
+    // default budget of 200,000, in 900 KB: the budget counts every object and array of the
+    // document whatever its keyword, and refuses it before the meta-schema check and lint.
+    // (300,000 `properties` make as many nodes in 9 MB, but once the budget is raised their
+    // compile and lint, and the 87 MB report of their warnings, took 50-105 s in a debug
+    // build; `examples` is an annotation, so the raised budget compiles it at once.)
+    let wide = format!(
+        "{{\"type\": \"object\", \"examples\": [{}]}}",
+        vec!["[]"; 300_000].join(",")
+    );
     let w = ws(
         &[
             ("diamond.schema.json", diamond),

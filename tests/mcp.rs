@@ -96,19 +96,7 @@ fn workspace(logs: &[(&str, Vec<String>)]) -> tempfile::TempDir {
 
 /// `source id format provider stage decision reason pointer: message`.
 fn row(v: &Verdict) -> String {
-    let f = v.errors.first();
-    format!(
-        "{} {} {} {} {} {} {} {}: {}",
-        v.source,
-        v.id,
-        v.format.as_deref().unwrap_or("-"),
-        v.provider.as_deref().unwrap_or("-"),
-        v.stage.as_str(),
-        v.decision.as_str(),
-        v.reason.as_ref().map_or("-", |r| r.as_str()),
-        f.and_then(|f| f.pointer.as_deref()).unwrap_or("-"),
-        f.map_or("", |f| f.message.as_str())
-    )
+    format!("{} {}", v.source, crate::common::row_with_pointer(v))
 }
 
 const S: &str = "captures/s.jsonl";

@@ -670,3 +670,78 @@ fn json_report(dir: &std::path::Path, args: &[&str], code: i32) -> Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// A schema file named `back\slash.schema.json` (a backslash is an ordinary character in a
+/// Unix file name) is the contract `back\slash`, not `back/slash`: beside
+/// `back/slash.schema.json` (folder `back`) both contracts exist, each capture is checked
+/// against its own, the rules file `back\slash.rules.toml` attaches to it, and messages and
+/// `lint` name the file as it is (`docs/capture-record.md#choosing-the-contract`).
+#[cfg(unix)]
+#[test]
+fn a_backslash_in_a_schema_file_name_stays_in_the_contract_name() {
+    let string = r#"{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false}"#;
+    let number = r#"{"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"], "additionalProperties": false}"#;
+    let rules = "[[rule]]\nreason = \"NOT_X\"\nrule = \"proposal.a == 'x'\"\nmessage = \"a is not x\"\nfield = \"/a\"\n";
+    let dir = dir_with(&[
+        ("schemas/back\\slash.schema.json", string),
+        ("schemas/back\\slash.rules.toml", rules),
+        ("schemas/back/slash.schema.json", number),
+        (
+            "captures/a.jsonl",
+            &[
+                json!({"id": "bs-ok", "contract": "back\\slash", "output": r#"{"a": "x"}"#}),
+                json!({"id": "bs-rule", "contract": "back\\slash", "output": r#"{"a": "y"}"#}),
+                json!({"id": "bs-type", "contract": "back\\slash", "output": r#"{"a": 1}"#}),
+                json!({"id": "sl-ok", "contract": "back/slash", "output": r#"{"a": 1}"#}),
+                json!({"id": "sl-type", "contract": "back/slash", "output": r#"{"a": "x"}"#}),
+            ]
+            .map(|v| v.to_string())
+            .join("\n"),
+        ),
+    ]);
+    assert_eq!(
+        rows(dir.path()),
+        [
+            "bs-ok capture ready ready-for-commit - back\\slash record",
+            "bs-rule capture business reject NOT_X back\\slash record",
+            "bs-type capture schema regenerate SCHEMA_MISMATCH back\\slash record",
+            "sl-ok capture ready ready-for-commit - back/slash record",
+            "sl-type capture schema regenerate SCHEMA_MISMATCH back/slash record",
+        ]
+    );
+    let ws = Workspace::open(dir.path()).unwrap();
+    let names: Vec<&String> = ws.contracts.by_name.keys().collect();
+    assert_eq!(names, ["back/slash", "back\\slash"]);
+    assert_eq!(
+        ws.contracts.get("back\\slash").unwrap().file,
+        Path::new("schemas/back\\slash.schema.json")
+    );
+    // a broken one is named as it is
+    std::fs::write(
+        dir.path().join("schemas/back\\slash.schema.json"),
+        "{\"type\": 5}",
+    )
+    .unwrap();
+    let v = verdicts(dir.path());
+    assert_eq!(
+        v[0].reason.as_ref().map(|r| r.as_str()),
+        Some("CONTRACT_ERROR")
+    );
+    assert_eq!(
+        v[0].errors[0].message,
+        "schemas/back\\slash.schema.json:1:10 at /type does not meet its meta-schema: 5 is not valid under any of the schemas listed in the 'anyOf' keyword"
+    );
+    let o = verdict_in(dir.path(), &["lint", ".", "-f", "json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let files: std::collections::BTreeSet<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "SCHEMA_INVALID")
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        files.into_iter().collect::<Vec<_>>(),
+        ["schemas/back\\slash.schema.json"]
+    );
+}

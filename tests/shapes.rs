@@ -5,7 +5,6 @@
 use crate::common;
 use crate::common::verdicts as all_verdicts;
 use verdict::core::verdict::Verdict;
-use verdict::core::workspace::Workspace;
 
 /// A contract with one integer `a` and no other key.
 const SCHEMA: &str = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false}"#;
@@ -17,28 +16,11 @@ fn verdicts(lines: &[&str]) -> Vec<Verdict> {
     std::fs::create_dir_all(dir.path().join("captures")).unwrap();
     std::fs::write(dir.path().join("schemas/s.schema.json"), SCHEMA).unwrap();
     std::fs::write(dir.path().join("captures/log.jsonl"), lines.join("\n")).unwrap();
-    let ws = Workspace::open(dir.path()).unwrap();
-    ws.capture_files()
-        .iter()
-        .flat_map(|f| ws.read_file(f))
-        .filter_map(|raw| ws.check(&raw))
-        .collect()
+    all_verdicts(dir.path())
 }
 
 /// One line's verdict as `id format provider stage decision reason: message`.
-fn row(v: &Verdict) -> String {
-    let f = v.errors.first();
-    format!(
-        "{} {} {} {} {} {}: {}",
-        v.id,
-        v.format.as_deref().unwrap_or("-"),
-        v.provider.as_deref().unwrap_or("-"),
-        v.stage.as_str(),
-        v.decision.as_str(),
-        v.reason.as_ref().map_or("-", |r| r.as_str()),
-        f.map_or("", |f| f.message.as_str())
-    )
-}
+use common::row;
 
 fn check(lines: &[&str], want: &[&str]) {
     let got: Vec<String> = verdicts(lines).iter().map(row).collect();

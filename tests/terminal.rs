@@ -214,8 +214,8 @@ fn invisible_and_c1_characters_are_escaped_in_every_format() {
     let failing = json!({"id": id, "output": "not json"}).to_string();
     let ws = common::workspace_with(&schema(), &[("a.json", &failing)]);
     let terminal = "go\\u{200b}od\\u{7f}\\u{85}\\u{9b}\\u{202e}x";
-    // JSON escapes DEL and the C1 controls; the others are text to a JSON reader
-    let json_id = "\"go\u{200b}od\\u007f\\u0085\\u009b\u{202e}x\"";
+    // JSON escapes DEL, the C1 controls and the invisible characters (JSON `\u` escapes)
+    let json_id = "\"go\\u200bod\\u007f\\u0085\\u009b\\u202ex\"";
     for (format, want) in [
         ("human", terminal.to_string()),
         ("github", terminal.to_string()),
@@ -233,9 +233,7 @@ fn invisible_and_c1_characters_are_escaped_in_every_format() {
         for c in ['\u{7f}', '\u{85}', '\u{9b}'] {
             assert!(!r.stdout.contains(c), "{format}: raw U+{:04X}", c as u32);
         }
-        if matches!(format, "human" | "github") {
-            assert!(!r.stdout.contains('\u{200b}') && !r.stdout.contains('\u{202e}'));
-        }
+        assert!(!r.stdout.contains('\u{200b}') && !r.stdout.contains('\u{202e}'));
     }
     // watch --json, lint and feedback JSON go through the same writer
     let r = run(&["feedback", "-f", "json", id, "."], ws.path(), DEADLINE);
@@ -295,4 +293,86 @@ fn check_quiet_over_file_names_with_escapes_ends_and_shows_them_escaped() {
             }
         }
     }
+}
+
+/// The ids `go\u{200b}od` (a zero-width space) and `a\u{202e}b` (a right-to-left override)
+/// of two failing captures, in a file whose name holds a line separator (U+2028), in every
+/// format of `check`: the exact bytes each writes for the id, the path and the message.
+/// Text a person reads (human, github, junit, SARIF's `message.text`) shows them as
+/// `\u{200b}`; JSON data (json, jsonl, SARIF's other members) as the JSON escape `\u200b`,
+/// which reads back as the id itself. None is written raw.
+#[test]
+fn zero_width_and_bidi_characters_in_ids_and_paths_are_escaped_exactly_in_every_format() {
+    let text = format!(
+        "{}\n{}\n",
+        json!({"id": "go\u{200b}od", "output": "not json"}),
+        json!({"id": "a\u{202e}b", "output": "[1"})
+    );
+    let ws = common::workspace_with(&schema(), &[("p\u{2028}q.jsonl", &text)]);
+    let json_a = "\"id\":\"go\\u200bod\",\"source\":\"captures/p\\u2028q.jsonl:1\"";
+    let json_b = "\"id\":\"a\\u202eb\",\"source\":\"captures/p\\u2028q.jsonl:2\"";
+    for (format, want) in [
+        (
+            "human",
+            vec![
+                "\u{2717} INVALID_JSON  go\\u{200b}od  regenerate  captures/p\\u{2028}q.jsonl:1",
+                "\u{2717} TRUNCATED_JSON  a\\u{202e}b  regenerate  captures/p\\u{2028}q.jsonl:2",
+            ],
+        ),
+        (
+            "github",
+            vec![
+                "::error file=captures/p\\u{2028}q.jsonl,line=1,col=1,title=INVALID_JSON::go\\u{200b}od [parse regenerate]: expected \"null\", found \"not\"",
+                "::error file=captures/p\\u{2028}q.jsonl,line=2,col=1,title=TRUNCATED_JSON::a\\u{202e}b [parse regenerate]:",
+            ],
+        ),
+        ("json", vec![json_a, json_b]),
+        ("jsonl", vec![json_a, json_b]),
+        (
+            "sarif",
+            vec![
+                "\"artifactLocation\":{\"uri\":\"captures/p\\u2028q.jsonl\"}",
+                "\"message\":{\"text\":\"go\\\\u{200b}od [parse regenerate]: expected \\\"null\\\", found \\\"not\\\"\"}",
+                "\"message\":{\"text\":\"a\\\\u{202e}b [parse regenerate]:",
+                "\"id\":\"go\\u200bod\"",
+                "\"id\":\"a\\u202eb\"",
+            ],
+        ),
+        (
+            "junit",
+            vec![
+                "<testsuite name=\"captures/p\\u{2028}q.jsonl\" tests=\"2\" failures=\"2\" errors=\"0\">",
+                "<testcase name=\"go\\u{200b}od\" classname=\"c\" file=\"captures/p\\u{2028}q.jsonl\" line=\"1\">",
+                "<testcase name=\"a\\u{202e}b\" classname=\"c\" file=\"captures/p\\u{2028}q.jsonl\" line=\"2\">",
+            ],
+        ),
+    ] {
+        let r = run(
+            &["check", "--color", "never", "--format", format, "."],
+            ws.path(),
+            DEADLINE,
+        );
+        assert_eq!(r.code, Some(1), "{format}: {}", r.stderr);
+        for w in want {
+            assert!(r.stdout.contains(w), "{format}: {w}\nnot in\n{}", r.stdout);
+        }
+        for c in ['\u{200b}', '\u{202e}', '\u{2028}'] {
+            assert!(
+                !r.stdout.contains(c),
+                "{format}: raw U+{:04X} in\n{}",
+                c as u32,
+                r.stdout
+            );
+        }
+    }
+    // the JSON escapes read back as the ids themselves
+    let r = run(&["check", "--format", "json", "."], ws.path(), DEADLINE);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let ids: Vec<&str> = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["go\u{200b}od", "a\u{202e}b"]);
 }

@@ -32,20 +32,7 @@ fn verdicts_with(schemas: &[(&str, &str)], file: &str, lines: &[String]) -> Vec<
 }
 
 /// One verdict as `id format provider stage decision reason pointer: message`.
-fn row(v: &Verdict) -> String {
-    let f = v.errors.first();
-    format!(
-        "{} {} {} {} {} {} {}: {}",
-        v.id,
-        v.format.as_deref().unwrap_or("-"),
-        v.provider.as_deref().unwrap_or("-"),
-        v.stage.as_str(),
-        v.decision.as_str(),
-        v.reason.as_ref().map_or("-", |r| r.as_str()),
-        f.and_then(|f| f.pointer.as_deref()).unwrap_or("-"),
-        f.map_or("", |f| f.message.as_str())
-    )
-}
+use common::row_with_pointer as row;
 
 /// The rows of a log of `lines` checked against [`TICKET`] (the default contract) and a
 /// `lookup_order` tool contract.
@@ -437,7 +424,7 @@ fn otlp_records_that_break_the_shape() {
     assert_eq!(
         rows(&lines),
         [
-            "t1/b1 otlp - input reject INVALID_CAPTURE -: otlp record: `resourceSpans[0].scopeSpans[0].spans[0].attributes.gen_ai.output.messages` is a string that is not JSON (EOF while parsing a value at line 1 column 10)",
+            "t1/b1 otlp - input reject INVALID_CAPTURE -: otlp record: `resourceSpans[0].scopeSpans[0].spans[0].attributes.gen_ai.output.messages` is a string that is not JSON (the text ends inside an object opened at 1:2: expected a value, found the end of the text at 1:10)",
             "t1/b2 otlp - input reject INVALID_CAPTURE -: otlp record: `resourceSpans[0].scopeSpans[0].spans[0].attributes.gen_ai.output.messages` must be an array of messages, found an object",
             "captures/log.jsonl:3 otlp - input reject INVALID_CAPTURE -: otlp record: `resourceSpans` holds 2 LLM or tool spans (\"t1/x1\", \"t1/x2\"): verdict reads one such span per record; export one span per line (docs/record-shapes.md#traces)",
             "captures/log.jsonl:4 otlp - input reject INVALID_CAPTURE -: otlp record: `resourceSpans` must be an array, found an object",
@@ -645,7 +632,7 @@ fn openinference_request_schemas() {
             "t1/r1 openinference openinference schema regenerate SCHEMA_MISMATCH /priority: \"later\" is not one of \"low\" or \"high\" request:ticket",
             "t1/r2 openinference openinference schema regenerate SCHEMA_MISMATCH /n: \"1\" is not of type \"integer\" request:triage",
             "t1/r3 openinference openinference ready ready-for-commit - -:  request:triage",
-            "t1/r4 openinference - input reject INVALID_CAPTURE -: openinference record: `resourceSpans[0].scopeSpans[0].spans[0].attributes.llm.invocation_parameters` is a string that is not JSON (key must be a string at line 1 column 2) -",
+            "t1/r4 openinference - input reject INVALID_CAPTURE -: openinference record: `resourceSpans[0].scopeSpans[0].spans[0].attributes.llm.invocation_parameters` is a string that is not JSON (expected an object key in double quotes, found \"model\" at 1:2) -",
         ]
     );
     assert!(

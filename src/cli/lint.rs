@@ -44,7 +44,7 @@ fn config_of(root: &Path) -> Result<Config, LintError> {
 
 /// A path as the user can open it: `./` stripped, `/`-separated.
 fn shown(p: &Path) -> String {
-    let s = p.to_string_lossy().replace('\\', "/");
+    let s = crate::core::text::slash_path(p);
     s.strip_prefix("./").map(str::to_string).unwrap_or(s)
 }
 
@@ -69,11 +69,7 @@ pub fn lint_rules(root: &Path, dir: &Path) -> Vec<LintFinding> {
 /// rules are checked against the sibling schema (`RULES_UNKNOWN_FIELD`).
 pub fn lint_rules_file(root: &Path, f: &Path) -> Vec<LintFinding> {
     let mut out = Vec::new();
-    let rel = f
-        .strip_prefix(root)
-        .unwrap_or(f)
-        .to_string_lossy()
-        .replace('\\', "/");
+    let rel = crate::core::text::slash_path(f.strip_prefix(root).unwrap_or(f));
     let problems = match crate::core::bounded::read_to_string(f) {
         Err(e) => vec![format!("{rel}: cannot read: {e}")],
         Ok(text) => match crate::core::rules::RuleSet::load(&rel, &text) {
@@ -214,7 +210,7 @@ fn compile_findings(
         else {
             continue;
         };
-        let name = c.file.to_string_lossy().replace('\\', "/");
+        let name = crate::core::text::slash_path(&c.file);
         let rules_file = format!("{}.rules.toml", c.name);
         for e in errors.iter().filter(|e| !e.message.contains(&rules_file)) {
             let pointer = e.schema_path.clone().unwrap_or_default();

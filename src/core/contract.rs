@@ -2,7 +2,8 @@
 //! each compiled once.
 //!
 //! * A contract is named by its file name minus `.schema.json` / `.json` (a file in a
-//!   sub-folder keeps the folder: `common/money`), or by its `$id`.
+//!   sub-folder keeps the folder: `common/money`; a backslash in a Unix file name stays:
+//!   `back\\slash`), or by its `$id`.
 //! * The dialect comes from `$schema`, else the workspace `dialect`.
 //! * Every schema is first checked against its dialect's meta-schema, and ALL meta-schema
 //!   errors are reported (as `CONTRACT_ERROR`, naming the file and the pointer).
@@ -10,6 +11,9 @@
 //!   `$id`s are indexed by the resolver) and under its `file://` URI, so both `$id` and
 //!   relative-path references work. Nothing is fetched: a reference to anything else is a
 //!   `CONTRACT_ERROR` naming the URI, for the captures of the contracts that use it only.
+//!   A reference to a schema file that cannot be used (not JSON, an unknown dialect, an
+//!   invalid or duplicate `$id`) is a `CONTRACT_ERROR` naming that file and its own error
+//!   with line and column (`docs/verdicts.md#limits`).
 //! * A hostile `pattern` cannot stall a run: fancy-regex's backtrack limit is 10,000.
 
 use crate::core::config::Config;
@@ -194,7 +198,8 @@ impl Contracts {
                 .chain(extra.iter())
                 .filter(|l| !broken.contains_key(&l.uri)),
             &offline,
-        );
+        )
+        .with_unusable(loaded.iter().chain(extra.iter()), &broken);
         // inline schemas after the files (a schema file of the same name wins), not
         // registered: a tools/list entry cannot break or shadow the files' `$ref`s
         for i in inline {
@@ -207,6 +212,8 @@ impl Contracts {
         let mut by_name = BTreeMap::new();
         for l in loaded {
             let mut reached = std::collections::BTreeSet::new();
+            // this contract's own view of the files: which unusable ones its `$ref`s reach
+            let files = files.for_contract();
             let registry = match &l.parsed {
                 // over the budget as written: `compile` refuses it before any `$ref`
                 Ok(schema) if schema_budget::document_nodes(schema) > config.max_schema_nodes => {
@@ -219,6 +226,11 @@ impl Contracts {
                 (Err(f), _) => Err(vec![f.clone()]),
                 (Ok(_), _) if broken.contains_key(&l.uri) => Err(broken[&l.uri].clone()),
                 (Ok(_), Err(f)) => Err(vec![f.clone()]),
+                // a `$ref` reaches a broken schema file: name it, not "not available offline"
+                (Ok(schema), Ok(_)) if !files.hit().is_empty() => {
+                    reached = files.hit();
+                    Err(files.unusable_findings(&l, schema, &reached))
+                }
                 (Ok(schema), Ok(registry)) => compile(
                     &l,
                     schema,
@@ -302,10 +314,7 @@ impl Contracts {
 
 /// `path` relative to the workspace `root`, with `/` separators, as messages name files.
 fn shown(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .to_string_lossy()
-        .replace('\\', "/")
+    crate::core::text::slash_path(path.strip_prefix(root).unwrap_or(path))
 }
 
 /// Reads `NAME.rules.toml` beside the schema: the rule set, or its errors, and the text.
@@ -354,7 +363,7 @@ impl Loaded {
     fn shown(&self) -> String {
         match &self.label {
             Some(l) => l.clone(),
-            None => self.rel.to_string_lossy().replace('\\', "/"),
+            None => crate::core::text::slash_path(&self.rel),
         }
     }
 
@@ -413,7 +422,8 @@ impl Loaded {
     fn read(root: &Path, schemas_dir: &Path, path: &Path, config: &Config) -> Loaded {
         let rel = path.strip_prefix(root).unwrap_or(path).to_path_buf();
         let in_schemas = path.strip_prefix(schemas_dir).unwrap_or(path);
-        let stem = in_schemas.to_string_lossy().replace('\\', "/");
+        // `/`-separated; a backslash in a Unix file name stays (`back\\slash`)
+        let stem = crate::core::text::slash_path(in_schemas);
         let name = stem
             .strip_suffix(".schema.json")
             .or_else(|| stem.strip_suffix(".json"))
@@ -421,7 +431,7 @@ impl Loaded {
             .to_string();
         let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         let uri = file_uri(&abs);
-        let shown = rel.display().to_string();
+        let shown = crate::core::text::slash_path(&rel);
         let (text, parsed) =
             match crate::core::bounded::read(path, crate::core::bounded::MAX_FILE_BYTES) {
                 Err(e) => (
@@ -489,7 +499,7 @@ impl Loaded {
 /// valid URI to register and resolve `$ref`s against.
 fn file_uri(abs: &Path) -> String {
     let mut s = String::from("file://");
-    for b in abs.to_string_lossy().replace('\\', "/").bytes() {
+    for b in crate::core::text::slash_path(abs).bytes() {
         if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&b) {
             s.push(b as char);
         } else {
@@ -533,28 +543,49 @@ struct Files {
     /// Each served document, with a `$schema` naming its dialect when it had none (so it is
     /// read in the dialect the file has, whichever contract reaches it).
     docs: Arc<std::collections::HashMap<String, Value>>,
-    /// A hash of the text of the file each served URI is in.
+    /// A hash of the text of the file each served URI is in (the unusable files' too).
     texts: Arc<std::collections::HashMap<String, u64>>,
+    /// The schema files that cannot be served (not JSON, not a schema, unreadable, or
+    /// [`unregistrable`]), by every URI that names them: a `$ref` to one fails its contract
+    /// with a `CONTRACT_ERROR` naming that file and its own errors.
+    unusable: Arc<std::collections::HashMap<String, Unusable>>,
+    /// The URIs of [`Files::unusable`] asked for since [`Files::for_contract`]: one
+    /// contract's registry asks for every document its `$ref`s reach (transitively).
+    hit: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
     offline: Offline,
+}
+
+/// A schema file a `$ref` cannot use: how messages name it, and its own `CONTRACT_ERROR`s.
+#[derive(Clone)]
+struct Unusable {
+    shown: String,
+    errors: Vec<Finding>,
+}
+
+/// The URI a registry is asked for, as [`Files`] keys its documents (normalised, without
+/// a trailing `#`).
+fn served_key(u: &str) -> String {
+    referencing::uri::from_str(u.trim_end_matches('#'))
+        .map(|u| u.as_str().to_string())
+        .unwrap_or_else(|_| u.to_string())
+}
+
+/// A hash of a schema file's text.
+fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
 }
 
 impl Files {
     fn new<'a>(loaded: impl Iterator<Item = &'a Loaded>, offline: &Offline) -> Files {
         let mut docs = std::collections::HashMap::new();
         let mut texts = std::collections::HashMap::new();
-        let key = |u: &str| {
-            referencing::uri::from_str(u.trim_end_matches('#'))
-                .map(|u| u.as_str().to_string())
-                .unwrap_or_else(|_| u.to_string())
-        };
+        let key = served_key;
         for l in loaded {
             let Ok(v) = &l.parsed else { continue };
-            let text = {
-                use std::hash::{Hash, Hasher};
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                l.text.hash(&mut h);
-                h.finish()
-            };
+            let text = text_hash(&l.text);
             let served = |v: &Value| match v {
                 Value::Object(m) if !m.contains_key("$schema") => {
                     let mut m = m.clone();
@@ -585,8 +616,113 @@ impl Files {
         Files {
             docs: Arc::new(docs),
             texts: Arc::new(texts),
+            unusable: Default::default(),
+            hit: Default::default(),
             offline: offline.clone(),
         }
+    }
+
+    /// Adds the files of `all` that cannot be served: those that did not parse as a schema,
+    /// and those in `broken` ([`unregistrable`]), by their `file://` URI, their top-level
+    /// `$id` and their nested `$id`s (a URI a served document has stays that document's).
+    fn with_unusable<'a>(
+        mut self,
+        all: impl Iterator<Item = &'a Loaded>,
+        broken: &std::collections::HashMap<String, Vec<Finding>>,
+    ) -> Files {
+        let mut unusable = std::collections::HashMap::new();
+        let mut texts = (*self.texts).clone();
+        for l in all {
+            let (errors, names) = match (&l.parsed, broken.get(&l.uri)) {
+                (Err(f), _) => (vec![f.clone()], vec![l.uri.clone()]),
+                (Ok(v), Some(errors)) => {
+                    let mut names = vec![l.uri.clone()];
+                    names.extend(l.id.iter().filter(|id| id.contains(':')).cloned());
+                    names.extend(ids_of(l, v).into_iter().map(|(_, id)| id));
+                    (errors.clone(), names)
+                }
+                (Ok(_), None) => continue,
+            };
+            let u = Unusable {
+                shown: l.shown(),
+                errors,
+            };
+            for name in names {
+                let k = served_key(&name);
+                if self.docs.contains_key(&k) {
+                    continue;
+                }
+                texts.entry(k.clone()).or_insert_with(|| text_hash(&l.text));
+                unusable.entry(k).or_insert_with(|| u.clone());
+            }
+        }
+        self.unusable = Arc::new(unusable);
+        self.texts = Arc::new(texts);
+        self
+    }
+
+    /// The same files, with an empty [`Files::hit`] of its own: one per contract.
+    fn for_contract(&self) -> Files {
+        Files {
+            hit: Default::default(),
+            ..self.clone()
+        }
+    }
+
+    /// The unusable files' URIs asked for so far.
+    fn hit(&self) -> std::collections::BTreeSet<String> {
+        self.hit.lock().map(|h| h.clone()).unwrap_or_default()
+    }
+
+    /// The `CONTRACT_ERROR`s of contract `l` (its `schema`) whose `$ref`s reach the
+    /// unusable files `hit`: for each error of each such file, one naming the `$ref` that
+    /// leads there (its pointer and line:column; the root when it is reached through other
+    /// files) and carrying that file's own error, with its line and column.
+    fn unusable_findings(
+        &self,
+        l: &Loaded,
+        schema: &Value,
+        hit: &std::collections::BTreeSet<String>,
+    ) -> Vec<Finding> {
+        let base = match &l.id {
+            Some(id) if id.contains(':') && l.label.is_none() => id.as_str(),
+            _ => l.uri.as_str(),
+        };
+        let refs = refs_raw(schema);
+        let mut out = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for k in hit {
+            let Some(u) = self.unusable.get(k) else {
+                continue;
+            };
+            if !seen.insert(u.shown.clone()) {
+                continue;
+            }
+            let direct = refs.iter().find(|(_, r)| {
+                referencing::uri::from_str(base)
+                    .ok()
+                    .and_then(|b| referencing::uri::resolve_against(&b.borrow(), r).ok())
+                    .is_some_and(|t| {
+                        let t = t.as_str();
+                        served_key(t.split('#').next().unwrap_or(t)) == *k
+                    })
+            });
+            let (pointer, how) = match direct {
+                Some((p, _)) => (p.as_str(), "refers to"),
+                None => ("", "refers (through its $refs) to"),
+            };
+            for e in &u.errors {
+                out.push(schema_file_finding(
+                    l,
+                    pointer,
+                    &format!(
+                        "{how} {}, a schema file that cannot be used, so this contract is not compiled: {}",
+                        u.shown, e.message
+                    ),
+                ));
+            }
+        }
+        out
     }
 
     /// A registry of `l` (as [`build_registry`] registers it) and every document its
@@ -628,10 +764,16 @@ impl Retrieve for Files {
         &self,
         uri: &Uri<String>,
     ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
-        match self.docs.get(uri.as_str().trim_end_matches('#')) {
-            Some(v) => Ok(v.clone()),
-            None => self.offline.retrieve(uri),
+        let k = uri.as_str().trim_end_matches('#');
+        if let Some(v) = self.docs.get(k) {
+            return Ok(v.clone());
         }
+        if self.unusable.contains_key(k)
+            && let Ok(mut hit) = self.hit.lock()
+        {
+            hit.insert(k.to_string());
+        }
+        self.offline.retrieve(uri)
     }
 }
 
@@ -764,12 +906,22 @@ fn unregistrable(
 /// Every `$id` (`id` in draft-04) of a schema document, with its pointer, as written:
 /// objects below `const`, `enum`, `examples` and `default` are data, not schemas.
 fn ids_raw(schema: &Value) -> Vec<(String, String)> {
-    fn visit(v: &Value, ptr: &mut String, out: &mut Vec<(String, String)>) {
+    strings_at(schema, &["$id", "id"])
+}
+
+/// Every string value of one of `keys` in the objects of a schema document, with its
+/// pointer, in document order; objects below `const`, `enum`, `examples` and `default` are
+/// data, not schemas, and are skipped.
+fn strings_at(schema: &Value, keys: &[&str]) -> Vec<(String, String)> {
+    fn visit(v: &Value, keys: &[&str], ptr: &mut String, out: &mut Vec<(String, String)>) {
         match v {
             Value::Object(m) => {
-                for key in ["$id", "id"] {
-                    if let Some(Value::String(id)) = m.get(key) {
-                        out.push((format!("{ptr}/{key}"), id.clone()));
+                for key in keys {
+                    if let Some(Value::String(s)) = m.get(*key) {
+                        out.push((
+                            format!("{ptr}/{}", crate::core::pointer::escape(key)),
+                            s.clone(),
+                        ));
                     }
                 }
                 for (k, c) in m {
@@ -779,7 +931,7 @@ fn ids_raw(schema: &Value) -> Vec<(String, String)> {
                     let len = ptr.len();
                     ptr.push('/');
                     ptr.push_str(&crate::core::pointer::escape(k));
-                    visit(c, ptr, out);
+                    visit(c, keys, ptr, out);
                     ptr.truncate(len);
                 }
             }
@@ -788,7 +940,7 @@ fn ids_raw(schema: &Value) -> Vec<(String, String)> {
                     let len = ptr.len();
                     ptr.push('/');
                     ptr.push_str(&i.to_string());
-                    visit(c, ptr, out);
+                    visit(c, keys, ptr, out);
                     ptr.truncate(len);
                 }
             }
@@ -796,8 +948,14 @@ fn ids_raw(schema: &Value) -> Vec<(String, String)> {
         }
     }
     let mut out = Vec::new();
-    visit(schema, &mut String::new(), &mut out);
+    visit(schema, keys, &mut String::new(), &mut out);
     out
+}
+
+/// Every `$ref` of a schema document, with its pointer, as written (data below `const`,
+/// `enum`, `examples` and `default` skipped, as [`ids_raw`] does).
+fn refs_raw(schema: &Value) -> Vec<(String, String)> {
+    strings_at(schema, &["$ref"])
 }
 
 /// The `$id`s of a schema file that name it or a part of it for other files: the top-level

@@ -320,7 +320,7 @@ impl Drift {
         self.index.insert(key.clone(), self.variants.len());
         self.variants.push(Variant {
             contract: key.0,
-            contract_file: c.file.to_string_lossy().replace('\\', "/"),
+            contract_file: crate::core::text::slash_path(&c.file),
             schema: key.1,
             source: key.2,
             strict: key.3,

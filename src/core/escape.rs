@@ -14,10 +14,11 @@
 //!   other than the space, and the [`invisible`] characters are `\uXXXX`, so `"5000 "`
 //!   and `"5000\u00a0"` read differently.
 //! * [`JsonSafe`]: a writer for JSON output (`check --format json|jsonl|sarif`,
-//!   `watch --json`, the other commands' `json` and `sarif`) that writes DEL and the C1
-//!   controls as `\u007f` and `\u0080`..`\u009f`. JSON allows them raw in a string and
-//!   `serde_json` leaves them so; a JSON report shown on a terminal (`jq`, `less -R`, a CI
-//!   log) must not drive it either (`U+009B` is a one-character CSI to many terminals).
+//!   `watch --json`, the other commands' `json` and `sarif`) that writes DEL, the C1
+//!   controls and the [`invisible`] characters as `\u007f`, `\u0080`..`\u009f`, `\u200b`.
+//!   JSON allows them raw in a string and `serde_json` leaves them so; a JSON report shown
+//!   on a terminal (`less -R`, a CI log) must not drive it either (`U+009B` is a
+//!   one-character CSI to many terminals), nor show `go\u200bod` as `good`.
 //!
 //! The rules are `docs/commands.md#untrusted-text`.
 
@@ -154,53 +155,114 @@ pub fn quote(s: &str, max: usize) -> String {
     out
 }
 
-/// A writer of JSON text that escapes DEL (`\u007f`) and the C1 controls (`\u0080`..
-/// `\u009f`) that `serde_json` writes raw inside strings (RFC 8259 section 7 requires only
-/// U+0000..U+001F escaped). The bytes written must be UTF-8 JSON: outside strings JSON has
-/// no such character, so every one is inside a string and the escape is exact. A character
-/// split across two writes is handled (its lead byte is held back until the next write).
+/// A writer of JSON text that escapes DEL (`\u007f`), the C1 controls (`\u0080`..`\u009f`)
+/// and the [`invisible`] characters (`\u200b`, `\u202e`, `\u2028`...), which `serde_json`
+/// writes raw inside strings (RFC 8259 section 7 requires only U+0000..U+001F escaped): the
+/// values read back are unchanged, and the bytes shown on a terminal (`less`, a CI log)
+/// neither drive it nor hide (`go\u200bod` is not `good`). The bytes written must be UTF-8
+/// JSON: outside strings JSON has no such character, so every one is inside a string and the
+/// escape is exact. A character split across two writes is handled (its first bytes are held
+/// back until the next write).
 pub struct JsonSafe<W: std::io::Write> {
     inner: W,
-    /// A `0xC2` lead byte at the end of the last write, not yet written.
-    lead: bool,
+    /// The first bytes of a character that may need escaping, cut at the end of the last
+    /// write, not yet written.
+    held: [u8; 3],
+    /// How many bytes of `held` are in use.
+    held_len: usize,
+}
+
+/// The length of the UTF-8 sequence that starts with byte `b` (1 for ASCII).
+fn utf8_len(b: u8) -> usize {
+    match b {
+        0xf0.. => 4,
+        0xe0.. => 3,
+        0xc0.. => 2,
+        _ => 1,
+    }
+}
+
+/// The character `bytes` (one whole UTF-8 sequence) holds, when [`JsonSafe`] escapes it.
+fn json_escaped(bytes: &[u8]) -> Option<char> {
+    let c = std::str::from_utf8(bytes).ok()?.chars().next()?;
+    (matches!(c, '\u{7f}'..='\u{9f}') || invisible(c)).then_some(c)
 }
 
 impl<W: std::io::Write> JsonSafe<W> {
     /// A writer into `inner`.
     pub fn new(inner: W) -> Self {
-        JsonSafe { inner, lead: false }
+        JsonSafe {
+            inner,
+            held: [0; 3],
+            held_len: 0,
+        }
     }
 
-    /// Writes `bytes` with DEL and the C1 controls escaped.
-    fn escape_into(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
-        if std::mem::take(&mut self.lead) {
-            match bytes.first() {
-                Some(&b @ 0x80..=0x9f) => {
-                    write!(self.inner, "\\u{:04x}", b)?;
-                    bytes = &bytes[1..];
-                }
-                _ => self.inner.write_all(&[0xc2])?,
-            }
+    /// Writes one whole character's bytes, escaped when [`json_escaped`] says so.
+    fn write_char(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match json_escaped(bytes) {
+            Some(c) => write!(self.inner, "\\u{:04x}", c as u32),
+            None => self.inner.write_all(bytes),
         }
-        // U+007F is the byte 0x7F; U+0080..U+009F are 0xC2 0x80..0x9F in UTF-8
-        while let Some(i) = memchr::memchr2(0x7f, 0xc2, bytes) {
-            self.inner.write_all(&bytes[..i])?;
-            if bytes[i] == 0x7f {
-                self.inner.write_all(b"\\u007f")?;
-                bytes = &bytes[i + 1..];
-                continue;
+    }
+
+    /// Writes `buf` with DEL, the C1 controls and the invisible characters escaped.
+    fn escape_into(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        let mut pos = 0;
+        if self.held_len > 0 {
+            // complete the character cut at the end of the last write
+            let len = utf8_len(self.held[0]);
+            let need = (len - self.held_len).min(buf.len());
+            let mut whole = [0u8; 4];
+            whole[..self.held_len].copy_from_slice(&self.held[..self.held_len]);
+            whole[self.held_len..self.held_len + need].copy_from_slice(&buf[..need]);
+            if self.held_len + need < len {
+                self.held[..self.held_len + need].copy_from_slice(&whole[..self.held_len + need]);
+                self.held_len += need;
+                return Ok(());
             }
-            match bytes.get(i + 1) {
-                None => {
-                    self.lead = true;
-                    return Ok(());
-                }
-                Some(&b @ 0x80..=0x9f) => write!(self.inner, "\\u{:04x}", b)?,
-                Some(&b) => self.inner.write_all(&[0xc2, b])?,
-            }
-            bytes = &bytes[i + 2..];
+            self.held_len = 0;
+            self.write_char(&whole[..len])?;
+            pos = need;
         }
-        self.inner.write_all(bytes)
+        let buf = &buf[pos..];
+        // the common case, many small writes of ASCII: nothing to look at
+        if buf.is_ascii() && !buf.contains(&0x7f) {
+            return self.inner.write_all(buf);
+        }
+        // the lead bytes of what is escaped: DEL 0x7F; U+0080..U+009F are 0xC2 0x80..0x9F;
+        // U+200B.., U+2028.., U+2060.. start with 0xE2; U+061C with 0xD8, U+FEFF with 0xEF
+        // (the two rare ones found once per write, the others as they come)
+        let mut rare = memchr::memchr2(0xd8, 0xef, buf);
+        let (mut at, mut start) = (0, 0);
+        loop {
+            if rare.is_some_and(|r| r < at) {
+                rare = memchr::memchr2(0xd8, 0xef, &buf[at..]).map(|i| i + at);
+            }
+            let common = memchr::memchr3(0x7f, 0xc2, 0xe2, &buf[at..]).map(|i| i + at);
+            let i = match (common, rare) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(i) => i,
+                    None => break,
+                },
+            };
+            let len = utf8_len(buf[i]);
+            if i + len > buf.len() {
+                self.inner.write_all(&buf[start..i])?;
+                let cut = buf.len() - i;
+                self.held[..cut].copy_from_slice(&buf[i..]);
+                self.held_len = cut;
+                return Ok(());
+            }
+            if json_escaped(&buf[i..i + len]).is_some() {
+                self.inner.write_all(&buf[start..i])?;
+                self.write_char(&buf[i..i + len])?;
+                start = i + len;
+            }
+            at = i + len;
+        }
+        self.inner.write_all(&buf[start..])
     }
 }
 
@@ -268,10 +330,10 @@ mod tests {
     }
 
     #[test]
-    fn json_safe_escapes_del_and_c1_even_split_across_writes() {
+    fn json_safe_escapes_del_c1_and_invisible_characters_even_split_across_writes() {
         use std::io::Write;
-        let text = "{\"id\":\"a\u{7f}b\u{85}c\u{9b}d\u{a0}e\u{9f}\u{80}é\"}";
-        let want = "{\"id\":\"a\\u007fb\\u0085c\\u009bd\u{a0}e\\u009f\\u0080é\"}";
+        let text = "{\"id\":\"a\u{7f}b\u{85}c\u{9b}d\u{a0}e\u{9f}\u{80}é go\u{200b}od a\u{202e}b \u{2028}\u{2029}\u{61c}\u{feff}\u{2069}’—한🙂\"}";
+        let want = "{\"id\":\"a\\u007fb\\u0085c\\u009bd\u{a0}e\\u009f\\u0080é go\\u200bod a\\u202eb \\u2028\\u2029\\u061c\\ufeff\\u2069’—한🙂\"}";
         let mut whole = JsonSafe::new(Vec::new());
         whole.write_all(text.as_bytes()).unwrap();
         assert_eq!(String::from_utf8(whole.inner).unwrap(), want);
@@ -287,7 +349,28 @@ mod tests {
             );
         }
         let v: serde_json::Value = serde_json::from_str(want).unwrap();
-        assert_eq!(v["id"], "a\u{7f}b\u{85}c\u{9b}d\u{a0}e\u{9f}\u{80}é");
+        assert_eq!(
+            v["id"],
+            "a\u{7f}b\u{85}c\u{9b}d\u{a0}e\u{9f}\u{80}é go\u{200b}od a\u{202e}b \u{2028}\u{2029}\u{61c}\u{feff}\u{2069}’—한🙂"
+        );
+        // every split into three writes, a character cut in three included
+        for a in 0..text.len() {
+            for b in a..text.len() {
+                let mut split = JsonSafe::new(Vec::new());
+                for part in [
+                    &text.as_bytes()[..a],
+                    &text.as_bytes()[a..b],
+                    &text.as_bytes()[b..],
+                ] {
+                    split.write_all(part).unwrap();
+                }
+                assert_eq!(
+                    String::from_utf8(split.inner).unwrap(),
+                    want,
+                    "cuts at {a}, {b}"
+                );
+            }
+        }
     }
 
     #[test]

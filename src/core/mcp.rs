@@ -437,18 +437,15 @@ fn tool_result(r: &Map<String, Value>, info: &mut ResponseInfo) -> Result<Propos
         )),
         [one] => Ok(Proposal::Text((*one).to_owned())),
         [first, rest @ ..] => {
-            info.warnings.push(Warning {
-                code: "TEXT_BLOCKS_IGNORED".into(),
-                severity: Some("warning".into()),
-                file: None,
-                pointer: None,
-                at: None,
-                message: format!(
+            info.warnings.push(Warning::capture(
+                "TEXT_BLOCKS_IGNORED",
+                None,
+                format!(
                     "the tool result has no structuredContent and {} text content blocks: the first is validated, the other {} ignored (return structuredContent)",
                     rest.len() + 1,
                     if rest.len() == 1 { "is" } else { "are" }
                 ),
-            });
+            ));
             Ok(Proposal::Text((*first).to_owned()))
         }
     }

@@ -195,6 +195,20 @@ mod tests {
     }
 }
 
+/// A path as messages, contract names and reports write it: its text (lossy when it is not
+/// UTF-8) with the platform's separator written `/`. Only the separator: on Unix a
+/// backslash is an ordinary character of a file name and stays (`schemas/back\slash.json`
+/// is the contract `back\slash`, `docs/capture-record.md#choosing-the-contract`); on Windows,
+/// where `\` is the separator, it becomes `/`.
+pub fn slash_path(p: &std::path::Path) -> String {
+    let s = p.to_string_lossy();
+    if std::path::MAIN_SEPARATOR == '\\' {
+        s.replace('\\', "/")
+    } else {
+        s.into_owned()
+    }
+}
+
 /// Untrusted text made safe for a terminal: [`crate::core::escape::for_terminal`].
 pub use crate::core::escape::for_terminal as escape_control;
 

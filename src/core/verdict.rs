@@ -430,8 +430,9 @@ impl Warning {
         Warning::REQUEST_CONFLICT,
     ];
 
-    /// A warning about one capture (no `file`: not a contract's lint finding), severity
-    /// `warning`.
+    /// A warning that is not a contract's lint finding (no `file`, no line:column), severity
+    /// `warning`: about one capture (`pointer` into its record or response, or `None`), or
+    /// about a chain of captures (`docs/chains.md`). The one constructor of such warnings.
     pub fn capture(code: &str, pointer: Option<String>, message: String) -> Warning {
         Warning {
             code: code.to_owned(),

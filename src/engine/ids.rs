@@ -481,17 +481,14 @@ pub fn warning(id: &str, own: &RecordRef, sources: &[RecordRef]) -> Warning {
     if others.len() > NAMED {
         named = format!("{named} and {} more", others.len() - NAMED);
     }
-    Warning {
-        code: DUPLICATE_ID.into(),
-        severity: Some("warning".into()),
-        file: None,
-        pointer: Some("/id".into()),
-        at: None,
-        message: format!(
+    Warning::capture(
+        DUPLICATE_ID,
+        Some("/id".into()),
+        format!(
             "id `{id}` is also the id of {named}: `verdict feedback {id}` is ambiguous (give \
              each capture its own id, or name it by its source)"
         ),
-    }
+    )
 }
 
 /// The pre-pass over capture files, in constant memory per record (12 bytes and 8 per

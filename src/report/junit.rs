@@ -7,8 +7,10 @@ use crate::core::summary::Summary;
 use crate::report::{Item, Sink, expect_mismatch, headline, rule_id};
 use std::io::{self, Seek, Write};
 
-/// XML text with `& < > " '` escaped, tab and newlines as character references, and
-/// characters XML 1.0 forbids written as `\u{..}`.
+/// XML text with `& < > " '` escaped, tab and newlines as character references, and the
+/// characters XML 1.0 forbids, the other control characters and the
+/// [`invisible`](crate::core::escape::invisible) ones written as `\u{..}`, as the human output
+/// shows them (`go\u{200b}od`, `a\u{202e}b`: `docs/commands.md#untrusted-text`).
 pub fn xml_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -21,7 +23,12 @@ pub fn xml_escape(s: &str) -> String {
             '\t' => out.push_str("&#9;"),
             '\n' => out.push_str("&#10;"),
             '\r' => out.push_str("&#13;"),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' || c.is_control() => {
+            c if (c as u32) < 0x20
+                || c == '\u{FFFE}'
+                || c == '\u{FFFF}'
+                || c.is_control()
+                || crate::core::escape::invisible(c) =>
+            {
                 out.push_str(&format!("\\u{{{:x}}}", c as u32))
             }
             c => out.push(c),

@@ -319,7 +319,8 @@ pub fn sarif(
                 "ruleId": f.code,
                 "ruleIndex": rules.iter().position(|r| *r == f.code).unwrap_or(0),
                 "level": sarif_level(f.severity),
-                "message": {"text": text},
+                // text a person reads: escaped as the human report escapes it
+                "message": {"text": escape_control(&text)},
                 "locations": [{"physicalLocation": {
                     "artifactLocation": {"uri": f.file},
                     "region": {"startLine": at.0, "startColumn": at.1}

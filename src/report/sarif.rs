@@ -3,8 +3,13 @@
 //! out; a generation warning (`GENERATION_GAP`, `STRICT_VIOLATION`) is a `warning` result
 //! located at the request that sent the schema (its file and line), pass or fail. In `check --schema` mode a result is located at its instance's first error (line and
 //! column within the file). Results are streamed; the rule table follows them (JSON member order is free).
+//! `message.text` is text a person reads (a code-scanning view): its control and invisible
+//! characters are escaped as the human output escapes them (`go\u{200b}od`,
+//! [`for_terminal`]); the other members are data, exact once read back, written through
+//! [`crate::core::escape::JsonSafe`] (`docs/commands.md#untrusted-text`).
 //! Schema: <https://json.schemastore.org/sarif-2.1.0.json>.
 
+use crate::core::escape::for_terminal;
 use crate::core::summary::Summary;
 use crate::core::verdict::Decision;
 use crate::report::{Item, Sink, expect_mismatch, headline, rule_id};
@@ -72,7 +77,7 @@ impl<W: Write> Sink for Sarif<W> {
                 "ruleId": w.code,
                 "ruleIndex": self.rule(&w.code),
                 "level": "warning",
-                "message": {"text": format!("{}: {}", v.id, w.message)},
+                "message": {"text": for_terminal(&format!("{}: {}", v.id, w.message))},
                 "locations": [{"physicalLocation": {
                     "artifactLocation": {"uri": file},
                     "region": {"startLine": line, "startColumn": 1}
@@ -101,7 +106,7 @@ impl<W: Write> Sink for Sarif<W> {
             "ruleId": rule,
             "ruleIndex": index,
             "level": level,
-            "message": {"text": text},
+            "message": {"text": for_terminal(&text)},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": &*it.path},
                 "region": {"startLine": line, "startColumn": column}

@@ -109,3 +109,37 @@ pub fn verdicts(root: &Path) -> Vec<verdict::core::verdict::Verdict> {
         .filter_map(|raw| ws.check(&raw))
         .collect()
 }
+
+/// One verdict as `id format provider stage decision reason: message` (the first error's
+/// message, empty when there is none; `-` for a missing format, provider or reason): the
+/// row the shape tests compare exactly.
+#[allow(dead_code)] // not every module uses it
+pub fn row(v: &verdict::core::verdict::Verdict) -> String {
+    row_of(v, false)
+}
+
+/// [`row`] with the first error's pointer (`-` when none) after the reason:
+/// `id format provider stage decision reason pointer: message`.
+#[allow(dead_code)] // not every module uses it
+pub fn row_with_pointer(v: &verdict::core::verdict::Verdict) -> String {
+    row_of(v, true)
+}
+
+fn row_of(v: &verdict::core::verdict::Verdict, pointer: bool) -> String {
+    let f = v.errors.first();
+    let pointer = if pointer {
+        format!(" {}", f.and_then(|f| f.pointer.as_deref()).unwrap_or("-"))
+    } else {
+        String::new()
+    };
+    format!(
+        "{} {} {} {} {} {}{pointer}: {}",
+        v.id,
+        v.format.as_deref().unwrap_or("-"),
+        v.provider.as_deref().unwrap_or("-"),
+        v.stage.as_str(),
+        v.decision.as_str(),
+        v.reason.as_ref().map_or("-", |r| r.as_str()),
+        f.map_or("", |f| f.message.as_str())
+    )
+}

@@ -275,14 +275,7 @@ fn filter_error(place: &str, entry: &Value) -> Warning {
     message.push_str(
         ": Azure's content filter did not run on this text, so nothing here says it passed",
     );
-    Warning {
-        code: "CONTENT_FILTER_ERROR".into(),
-        severity: Some("warning".into()),
-        file: None,
-        pointer: None,
-        at: None,
-        message,
-    }
+    Warning::capture("CONTENT_FILTER_ERROR", None, message)
 }
 
 #[cfg(test)]

@@ -134,15 +134,23 @@ pub(crate) fn request_error_as(e: &Value, place: &str, transient: bool) -> Findi
     let said = str_at(e, "message")
         .map(|m| format!(" ({})", super::quote(m)))
         .unwrap_or_default();
+    failed_request(
+        format!("{place}: request failed with {what}{said}"),
+        transient,
+    )
+}
+
+/// The `REQUEST_ERROR` finding of a failed request, whose transience the caller decided:
+/// `what` (what failed and how, quoting the record's own values) then `: transient, retry`
+/// (decision `retry`) or `: not transient` (`reject`). The one builder of every shape's and
+/// adapter's request failures (`docs/verdicts.md`, `REQUEST_ERROR`).
+pub(crate) fn failed_request(what: String, transient: bool) -> Finding {
     let tail = if transient {
         "transient, retry"
     } else {
         "not transient"
     };
-    let f = response_finding(
-        Reason::REQUEST_ERROR,
-        format!("{place}: request failed with {what}{said}: {tail}"),
-    );
+    let f = response_finding(Reason::REQUEST_ERROR, format!("{what}: {tail}"));
     if transient {
         f.with_decision(Decision::Retry)
     } else {

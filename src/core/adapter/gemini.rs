@@ -44,17 +44,14 @@ fn several_candidates(n: usize) -> Warning {
     } else {
         format!("candidates[1] to candidates[{}] are ignored", n - 1)
     };
-    Warning {
-        code: "CANDIDATES_IGNORED".into(),
-        severity: Some("warning".into()),
-        file: None,
-        pointer: Some("/candidates/1".into()),
-        at: None,
-        message: format!(
+    Warning::capture(
+        "CANDIDATES_IGNORED",
+        Some("/candidates/1".into()),
+        format!(
             "the response holds {n} candidates: candidates[0] is validated, {ignored} \
              (request one candidate, or capture each candidate as its own record)"
         ),
-    }
+    )
 }
 
 fn run(resp: &Value, tool: Option<&str>, info: &mut ResponseInfo) -> Result<Proposal, Finding> {

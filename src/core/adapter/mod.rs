@@ -42,7 +42,7 @@ mod output;
 mod stream;
 
 pub use conflict::REASON_ORDER;
-pub(crate) use error_body::{request_error, request_error_as, transient_http};
+pub(crate) use error_body::{failed_request, request_error, request_error_as, transient_http};
 
 use crate::core::verdict::{Finding, Reason, ResponseInfo, Stage, TokenUsage};
 use serde_json::Value;

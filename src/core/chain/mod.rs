@@ -244,18 +244,6 @@ impl ChainReport {
     }
 }
 
-/// A workspace warning about one chain (no file: it names the chain).
-fn warning(code: &str, message: String) -> Warning {
-    Warning {
-        code: code.to_owned(),
-        severity: Some("warning".into()),
-        file: None,
-        pointer: None,
-        at: None,
-        message,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::outcome::{Outcome, Waste};

@@ -3,7 +3,7 @@
 //! effects.
 
 use super::effect::{Effect, effect};
-use super::{CHAIN_ATTEMPTS, CHAIN_ORDER, LinkedBy, Step, warning};
+use super::{CHAIN_ATTEMPTS, CHAIN_ORDER, LinkedBy, Step};
 use crate::core::config::Budget;
 use crate::core::escape::quote;
 use crate::core::verdict::{Decision, Reason, Stage, Warning};
@@ -188,8 +188,9 @@ pub fn warnings(id: &str, steps: &[&Step], ordered: Ordered) -> Vec<Warning> {
         })
         .collect();
     if !order_problems.is_empty() {
-        out.push(warning(
+        out.push(Warning::capture(
             CHAIN_ORDER,
+            None,
             format!(
                 "chain {name}: {} of its {} attempts have no usable `order` value ({}); the chain is ordered by attempt number, else file name and line",
                 order_problems.len(),
@@ -264,8 +265,9 @@ pub fn warnings(id: &str, steps: &[&Step], ordered: Ordered) -> Vec<Warning> {
         }
     }
     if !issues.is_empty() {
-        out.push(warning(
+        out.push(Warning::capture(
             CHAIN_ATTEMPTS,
+            None,
             format!(
                 "chain {name}: {}; its attempts are taken as ordered, never renumbered (docs/chains.md#order)",
                 issues.join("; ")

@@ -8,10 +8,10 @@
 //! by the Gemini adapter.
 
 use super::{Shape, broken, id_key, must_be, native, settled, str_at};
-use crate::core::adapter::{quote, request_error_as, response_finding};
+use crate::core::adapter::{failed_request, quote, request_error_as};
 use crate::core::capture::{Capture, Payload, RecordError};
 use crate::core::record_ref::RecordRef;
-use crate::core::verdict::{Decision, Finding, Reason};
+use crate::core::verdict::Finding;
 use serde_json::{Map, Value};
 
 const FORMAT: &str = "gemini-batch";
@@ -74,24 +74,10 @@ pub(super) fn rpc_error(e: &Value, place: &str) -> Finding {
 /// The REQUEST_ERROR of an error given only as text (`text` found at `place`), transient
 /// when it names one of the transient codes or statuses.
 pub(super) fn text_error(text: &str, place: &str) -> Finding {
-    let transient = text_transient(text);
-    let f = response_finding(
-        Reason::REQUEST_ERROR,
-        format!(
-            "{place} {}: request failed: {}",
-            quote(text),
-            if transient {
-                "transient, retry"
-            } else {
-                "not transient"
-            }
-        ),
-    );
-    if transient {
-        f.with_decision(Decision::Retry)
-    } else {
-        f
-    }
+    failed_request(
+        format!("{place} {}: request failed", quote(text)),
+        text_transient(text),
+    )
 }
 
 /// The HTTP status of a google.rpc.Status, for `meta.status_code`.

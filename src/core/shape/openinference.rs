@@ -96,7 +96,7 @@ fn output_message(a: &Map<String, Value>) -> Option<(Option<String>, Vec<ToolCal
 fn request(span: &Span) -> Result<Option<CaptureRequest>, RecordError> {
     let a = &span.attrs;
     if let Some(Value::String(s)) = a.get("input.value")
-        && let Ok(Value::Object(body)) = serde_json::from_str::<Value>(s)
+        && let Ok(Value::Object(body)) = crate::core::stage::parse::parse_strict(s)
         && (body.contains_key("response_format") || body.contains_key("tools"))
     {
         return Ok(Some(CaptureRequest {
@@ -203,7 +203,7 @@ pub(super) fn llm(span: Span) -> Result<Capture, RecordError> {
         span_payload(info, result)
     } else if let Some(Value::String(out)) = a.get("output.value") {
         let response = (attr_str(a, "output.mime_type") == Some("application/json"))
-            .then(|| serde_json::from_str::<Value>(out).ok())
+            .then(|| crate::core::stage::parse::parse_strict(out).ok())
             .flatten()
             .filter(|v| adapter::recognise(v).is_some());
         match response {

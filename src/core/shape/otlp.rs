@@ -29,7 +29,7 @@ use super::{Shape, broken, must_be, native};
 use crate::core::adapter::{self, Adapted, Proposal, ToolCall, quote, response_finding};
 use crate::core::capture::{Capture, CaptureRequest, Payload, RecordError};
 use crate::core::record_ref::RecordRef;
-use crate::core::verdict::{Decision, Finding, Reason, ResponseInfo, TokenUsage};
+use crate::core::verdict::{Finding, Reason, ResponseInfo, TokenUsage};
 use serde_json::{Map, Value};
 
 /// The `format` of a GenAI span of an OTLP/JSON export.
@@ -243,7 +243,10 @@ fn capture_spans(obj: &Map<String, Value>) -> Result<Vec<(Kind, Span)>, RecordEr
 /// (`TRACEID/SPANID`), for the duplicate-id pre-pass; none when the text is not such a
 /// record.
 pub fn span_ids(text: &[u8]) -> Vec<String> {
-    let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(text) else {
+    let Some(Ok(Value::Object(obj))) = std::str::from_utf8(text)
+        .ok()
+        .map(crate::core::stage::parse::parse_strict)
+    else {
         return Vec::new();
     };
     if obj.get("resourceSpans").is_none() {
@@ -380,23 +383,7 @@ pub(super) fn openai_tool_calls(calls: Option<&Value>) -> Vec<ToolCall> {
 /// The `REQUEST_ERROR` of a failed span: what failed (`what`, quoting the span's own
 /// values), transient ([`transient_text`]) or not.
 pub(super) fn request_failed(what: String, words: &str) -> Finding {
-    let transient = transient_text(words);
-    let f = response_finding(
-        Reason::REQUEST_ERROR,
-        format!(
-            "{what}: the request failed: {}",
-            if transient {
-                "transient, retry"
-            } else {
-                "not transient"
-            }
-        ),
-    );
-    if transient {
-        f.with_decision(Decision::Retry)
-    } else {
-        f
-    }
+    adapter::failed_request(format!("{what}: the request failed"), transient_text(words))
 }
 
 /// A string attribute.
@@ -410,13 +397,18 @@ pub(super) fn attr_str<'a>(attrs: &'a Map<String, Value>, key: &str) -> Option<&
 /// An attribute that holds JSON: a structured value as it is, a string parsed as JSON.
 ///
 /// # Errors
-/// A string that is not JSON: the problem, for the record's `INVALID_CAPTURE`.
+/// A string that is not JSON, read strictly as the parse stage reads (a repeated key is
+/// not JSON here either): the problem, for the record's `INVALID_CAPTURE`.
 pub(super) fn json_attr(attrs: &Map<String, Value>, key: &str) -> Result<Option<Value>, String> {
     match attrs.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => serde_json::from_str(s)
+        // read as every JSON is: strictly (a repeated key, `NaN`, a lone surrogate refused)
+        Some(Value::String(s)) => crate::core::stage::parse::parse_strict(s)
             .map(Some)
-            .map_err(|e| format!("is a string that is not JSON ({e})")),
+            .map_err(|f| {
+                let at = f.at.map(|a| format!(" at {a}")).unwrap_or_default();
+                format!("is a string that is not JSON ({}{at})", f.message)
+            }),
         Some(v) => Ok(Some(v.clone())),
     }
 }

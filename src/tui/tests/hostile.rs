@@ -3,7 +3,8 @@
 use super::*;
 
 /// A workspace whose captures carry terminal escape sequences everywhere: in the raw output
-/// (colour, OSC title, clear screen), in parsed values, ids, context, intent and meta.
+/// (colour, OSC title, clear screen, a right-to-left override, zero-width and line
+/// separator characters), in parsed values, ids, context, intent and meta.
 fn hostile_workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -21,7 +22,8 @@ fn hostile_workspace() -> tempfile::TempDir {
         root.join("verdict.toml"),
     )
     .unwrap();
-    let esc = "\u{1b}[31mRED\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}1m\r\t\u{202e}";
+    let esc =
+        "\u{1b}[31mRED\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}1m\r\t\u{202e}\u{200b}\u{2028}\u{feff}";
     let ctx = serde_json::json!({"actor": {"user_id": "U-7", "allowed_actions": ["refund"]},
         "order": {"order_id": "O-1042", "owner_id": "U-7", "currency": "KRW", "paid_minor": 10000,
                   "refunded_minor": 0, "version": 7}, "note": esc});
@@ -54,9 +56,9 @@ fn assert_no_control(t: &Terminal<TestBackend>, what: &str) {
         for x in 0..buf.area.width {
             let s = buf[(x, y)].symbol();
             assert!(
-                !s.chars().any(|c| c.is_control()
-                    || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')),
-                "{what}: raw control character {s:?} at {x},{y}\n{}",
+                !s.chars()
+                    .any(|c| c.is_control() || crate::core::escape::invisible(c)),
+                "{what}: raw control or invisible character {s:?} at {x},{y}\n{}",
                 t.backend()
             );
         }
@@ -128,6 +130,7 @@ fn invisible_characters_in_ids_render_escaped() {
     for id in [
         "good",
         "go\u{200b}od",
+        "a\u{202e}b",
         "rlm\u{200f}\u{2066}x\u{2069}\u{2028}",
     ] {
         text.push_str(&serde_json::json!({"id": id, "output": "{}"}).to_string());
@@ -137,11 +140,14 @@ fn invisible_characters_in_ids_render_escaped() {
     let app = app_on(root, "ids", 140, 20);
     let shown = screen(&app);
     assert!(shown.contains("go\\u{200b}od"), "{shown}");
+    assert!(shown.contains("a\\u{202e}b"), "{shown}");
     assert!(
         shown.contains("rlm\\u{200f}\\u{2066}x\\u{2069}\\u{2028}"),
         "{shown}"
     );
-    for c in ['\u{200b}', '\u{200f}', '\u{2066}', '\u{2069}', '\u{2028}'] {
+    for c in [
+        '\u{200b}', '\u{202e}', '\u{200f}', '\u{2066}', '\u{2069}', '\u{2028}',
+    ] {
         assert!(
             !shown.contains(c),
             "raw U+{:04X} on screen:\n{shown}",

@@ -2,7 +2,8 @@
 //! reference, the parse stage's reader ([`super::parse_strict`], itself checked against the
 //! independent slow-path scanner, [`super::diagnose`]): the output text, capture records
 //! (with the values rules read, `context` and `intent`), schema files, SSE `data:` payloads
-//! (as a `response` string and as a `.sse` file's first event), `[[join]]` lines. Each
+//! (as a `response` string and as a `.sse` file's first event), `[[join]]` lines, and JSON
+//! held in a string of a trace record (an OTLP span's `gen_ai.output.messages`). Each
 //! reader must accept exactly the texts the reference accepts. The inputs are seeded
 //! mutations of valid JSON (duplicate keys, lone surrogates, trailing commas, `NaN`,
 //! leading zeros, a BOM, control characters in strings, deep nesting, huge and tiny
@@ -204,6 +205,29 @@ fn every_json_reader_accepts_exactly_what_the_strict_reference_accepts() {
             };
             assert_eq!(got, want, "join line: {line:?}");
         }
+        // JSON inside a string of a trace record: an OTLP span's `gen_ai.output.messages`
+        let messages = format!(
+            r#"[{{"role": "assistant", "parts": [{{"type": "text", "content": "{{}}"}}], "finish_reason": "stop", "v": {text}}}]"#
+        );
+        let want = accepts(&messages);
+        let span = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
+        "name": "chat m", "status": {"code": 1},
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": messages}}
+        ]}]}]}]})
+        .to_string();
+        let got = match parse_record(&span, &source) {
+            Ok(_) => true,
+            Err(e) => !e.finding.message.contains("is a string that is not JSON"),
+        };
+        assert_eq!(got, want, "OTLP gen_ai.output.messages: {messages:?}");
+        assert_eq!(
+            crate::core::shape::otlp::span_ids(span.as_bytes()).len(),
+            1,
+            "OTLP span ids: {span:?}"
+        );
         let schema = format!(r#"{{"title": "t", "x-fuzz": {text}}}"#);
         std::fs::write(schemas.path().join(format!("s{n}.json")), schema).expect("write");
     }
