@@ -557,3 +557,67 @@ fn watch_relinks_and_reports_again_when_budget_or_chains_change_in_verdict_toml(
         "{last:?}"
     );
 }
+
+#[test]
+fn the_workbench_shows_the_chain_rows_check_reports() {
+    use verdict::engine::{Engine, EngineEvent};
+    use verdict::tui::app::{App, ChainNode, Msg};
+    let root = sample();
+    let ws = std::sync::Arc::new(verdict::core::workspace::Workspace::load(&root).unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let engine = Engine::spawn(root.clone(), ws, move |e| tx.send(e).is_ok());
+    let mut app = App::new(
+        "samples/chains",
+        None,
+        ratatui::layout::Rect::new(0, 0, 120, 30),
+    );
+    app.request_validation(false);
+    for j in app.out.requests.drain(..) {
+        engine.submit(j);
+    }
+    loop {
+        let e = rx.recv_timeout(Duration::from_secs(120)).unwrap();
+        let end = matches!(e, EngineEvent::Finished { .. });
+        app.update(Msg::Engine(e));
+        if end {
+            break;
+        }
+    }
+    // the rows of the chain tree, as the screen has them
+    let view = app
+        .chains
+        .tree
+        .view
+        .clone()
+        .expect("the engine sent the chains");
+    let shown: Vec<Value> = app
+        .chains
+        .tree
+        .nodes
+        .iter()
+        .map(|n| match *n {
+            ChainNode::Chain(i) => {
+                let r = &view.report.rows[i as usize];
+                json!({"chain": r.chain, "outcome": r.outcome, "attempts": r.attempts, "flags": r.flags})
+            }
+            ChainNode::Attempt(..) => panic!("no chain is expanded"),
+        })
+        .collect();
+    let want: Vec<Value> = check_chains()["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            json!({"chain": r["chain"], "outcome": r["outcome"], "attempts": r["attempts"], "flags": r["flags"]})
+        })
+        .collect();
+    assert_eq!(shown, want);
+    // and the whole rows and summary are check's
+    let whole: Value = serde_json::to_value(&view.report).unwrap();
+    assert_eq!(whole, check_chains());
+    // every attempt of every chain, in chain order: the rows' sources
+    for (row, attempts) in view.report.rows.iter().zip(&view.attempts) {
+        let sources: Vec<String> = attempts.iter().map(|a| a.source.to_string()).collect();
+        assert_eq!(sources, row.sources, "{}", row.chain);
+    }
+}
