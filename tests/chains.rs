@@ -480,3 +480,144 @@ fn watch_prints_a_chain_line_when_a_chain_changes() {
     assert_eq!(chains[0]["data"]["outcome"], "recovered");
     assert_eq!(chains[0]["cause"], json!(["captures/agent-loop.jsonl"]));
 }
+
+/// The `chain` and `chain_removed` lines of a batch, as `(type, chain, flags)`, sorted.
+fn chain_lines(batch: &[Value]) -> Vec<(String, String, Value)> {
+    let mut out: Vec<(String, String, Value)> = batch
+        .iter()
+        .filter(|l| l["type"] == "chain" || l["type"] == "chain_removed")
+        .map(|l| {
+            (
+                l["type"].as_str().unwrap().to_owned(),
+                l["data"]["chain"].as_str().unwrap().to_owned(),
+                l["data"]["flags"].clone(),
+            )
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));
+    out
+}
+
+#[test]
+fn watch_relinks_and_reports_again_when_budget_or_chains_change_in_verdict_toml() {
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_dir(&sample(), tmp.path());
+    let w = common::watch::WatchJson::start(tmp.path(), &["--debounce-ms", "50"]);
+    let first = w.batch("first pass", Duration::from_secs(60));
+    assert_eq!(chain_lines(&first).len(), 10);
+    let config = tmp.path().join("verdict.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    // a tighter budget: the chains of 3 attempts are over it now, and the one of 4 is over
+    // it by another figure
+    let tighter = text.replace("max_attempts = 3", "max_attempts = 2");
+    assert_ne!(text, tighter);
+    std::fs::write(&config, &tighter).unwrap();
+    let next = w.batch("after the budget change", Duration::from_secs(60));
+    let over = json!(["over-budget"]);
+    let wasted_over = json!(["wasted", "over-budget"]);
+    let line = |t: &str, c: &str, f: &Value| (t.to_owned(), c.to_owned(), f.clone());
+    assert_eq!(
+        chain_lines(&next),
+        [
+            line("chain", "loop-over-budget", &over),
+            line("chain", "loop-recovered-3", &over),
+            line("chain", "loop-same-proposal", &wasted_over),
+            line("chain", "loop-unrecovered", &over),
+        ],
+        "{next:?}"
+    );
+    let budget = next
+        .iter()
+        .find(|l| l["data"]["chain"] == "loop-over-budget")
+        .unwrap();
+    assert_eq!(
+        budget["data"]["over_budget"],
+        json!(["attempts 4 > max_attempts 2"])
+    );
+    assert_eq!(budget["cause"], json!(["verdict.toml"]));
+    // a `[chains] pattern`: the batch lines are re-linked by their id's prefix (the
+    // capture records keep their own `chain`), so the natural chains go and new ones come,
+    // the line seen once among them (a pattern's chain of one attempt is a chain)
+    let relinked = format!("{tighter}\n[chains]\npattern = '^(?P<chain>refund-b[0-9])-'\n");
+    std::fs::write(&config, relinked).unwrap();
+    let last = w.batch("after the [chains] change", Duration::from_secs(60));
+    let none = json!(null);
+    let first_pass = json!([]);
+    assert_eq!(
+        chain_lines(&last),
+        [
+            line("chain", "refund-b1", &first_pass),
+            line("chain_removed", "refund-b1-ready", &none),
+            line("chain", "refund-b2", &first_pass),
+            line("chain_removed", "refund-b2-rate-limited", &none),
+            line("chain", "refund-b3", &json!(["wasted"])),
+            line("chain_removed", "refund-b3-same-proposal", &none),
+            line("chain", "refund-b4", &first_pass),
+        ],
+        "{last:?}"
+    );
+}
+
+#[test]
+fn the_workbench_shows_the_chain_rows_check_reports() {
+    use verdict::engine::{Engine, EngineEvent};
+    use verdict::tui::app::{App, ChainNode, Msg};
+    let root = sample();
+    let ws = std::sync::Arc::new(verdict::core::workspace::Workspace::load(&root).unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let engine = Engine::spawn(root.clone(), ws, move |e| tx.send(e).is_ok());
+    let mut app = App::new(
+        "samples/chains",
+        None,
+        ratatui::layout::Rect::new(0, 0, 120, 30),
+    );
+    app.request_validation(false);
+    for j in app.out.requests.drain(..) {
+        engine.submit(j);
+    }
+    loop {
+        let e = rx.recv_timeout(Duration::from_secs(120)).unwrap();
+        let end = matches!(e, EngineEvent::Finished { .. });
+        app.update(Msg::Engine(e));
+        if end {
+            break;
+        }
+    }
+    // the rows of the chain tree, as the screen has them
+    let view = app
+        .chains
+        .tree
+        .view
+        .clone()
+        .expect("the engine sent the chains");
+    let shown: Vec<Value> = app
+        .chains
+        .tree
+        .nodes
+        .iter()
+        .map(|n| match *n {
+            ChainNode::Chain(i) => {
+                let r = &view.report.rows[i as usize];
+                json!({"chain": r.chain, "outcome": r.outcome, "attempts": r.attempts, "flags": r.flags})
+            }
+            ChainNode::Attempt(..) => panic!("no chain is expanded"),
+        })
+        .collect();
+    let want: Vec<Value> = check_chains()["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            json!({"chain": r["chain"], "outcome": r["outcome"], "attempts": r["attempts"], "flags": r["flags"]})
+        })
+        .collect();
+    assert_eq!(shown, want);
+    // and the whole rows and summary are check's
+    let whole: Value = serde_json::to_value(&view.report).unwrap();
+    assert_eq!(whole, check_chains());
+    // every attempt of every chain, in chain order: the rows' sources
+    for (row, attempts) in view.report.rows.iter().zip(&view.attempts) {
+        let sources: Vec<String> = attempts.iter().map(|a| a.source.to_string()).collect();
+        assert_eq!(sources, row.sources, "{}", row.chain);
+    }
+}

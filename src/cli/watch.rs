@@ -7,11 +7,15 @@
 //! {"type":"removed","data":{"id":..,"source":..},"cause":"captures/a.json","ts_ms":..}
 //! {"type":"summary","data":SUMMARY,"cause":["captures/a.json"],"ts_ms":..}
 //! {"type":"chain","data":CHAIN_ROW,"cause":["captures/a.json"],"ts_ms":..}
+//! {"type":"chain_removed","data":{"chain":..},"cause":["verdict.toml"],"ts_ms":..}
 //! {"type":"error","data":{"message":..},"ts_ms":..}
 //! ```
 //!
 //! A `chain` line (`docs/chains.md#the-report`) comes before a batch's summary line for
-//! every chain whose row is new or changed in that batch.
+//! every chain whose row is new or changed in that batch, under the `[budget]` of
+//! `verdict.toml` as it is then; a `chain_removed` line for a chain printed before that no
+//! capture is an attempt of any more (a changed `[chains]` re-linked its attempts, or they
+//! were deleted).
 //!
 //! `cause` is the changed file (workspace-relative) that led to the line, `null` for the
 //! first pass; `flipped_from` (the previous stage, decision and reason) is set when the
@@ -113,19 +117,27 @@ pub fn write_summary(
     out.flush()
 }
 
-/// The chains of the watched workspace, fed every change (`docs/chains.md`), and the rows
-/// last printed.
+/// The chains of the watched workspace, fed every change (`docs/chains.md`), and a hash
+/// of each row last printed (a row is printed again only when it changed).
 struct Chains {
-    set: crate::core::chain::ChainSet,
-    budget: crate::core::config::Budget,
-    printed: std::collections::HashMap<String, crate::core::chain::outcome::ChainRow>,
+    set: crate::engine::chains::LiveChains,
+    printed: std::collections::HashMap<String, u64>,
+}
+
+/// A hash of a chain row as printed.
+fn row_hash(row: &crate::core::chain::outcome::ChainRow) -> u64 {
+    use std::hash::Hasher as _;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    if let Ok(bytes) = serde_json::to_vec(row) {
+        h.write(&bytes);
+    }
+    h.finish()
 }
 
 impl Chains {
-    fn new(budget: crate::core::config::Budget) -> Chains {
+    fn new() -> Chains {
         Chains {
-            set: crate::core::chain::ChainSet::live(),
-            budget,
+            set: Default::default(),
             printed: std::collections::HashMap::new(),
         }
     }
@@ -134,7 +146,8 @@ impl Chains {
         match ch {
             Change::Updated { evaluation, .. } => {
                 let v = &evaluation.verdict;
-                // a verdict in no chain (any more) takes its step out
+                // a verdict in no chain (any more) takes its step out; a batch line whose id
+                // no other capture has keeps none
                 self.set.add(v);
             }
             Change::Removed { source, .. } => {
@@ -143,18 +156,43 @@ impl Chains {
         }
     }
 
-    /// Writes a `chain` line for every row that is new or changed since the last call.
-    fn write(&mut self, out: &mut dyn Write, causes: &[String]) -> std::io::Result<()> {
-        if self.set.is_empty() {
+    /// Writes a `chain` line for every row that is new or changed since the last call
+    /// under the workspace's `[budget]` as it is now (`verdict.toml` may have changed it),
+    /// and a `chain_removed` line for every chain printed before that is no chain any more
+    /// (its attempts re-linked by a changed `[chains]`, or gone).
+    fn write(
+        &mut self,
+        out: &mut dyn Write,
+        causes: &[String],
+        budget: &crate::core::config::Budget,
+    ) -> std::io::Result<()> {
+        if self.set.is_empty() && self.printed.is_empty() {
             return Ok(());
         }
-        let report = self.set.finish(&self.budget);
+        let report = self.set.report(budget);
+        let mut seen = std::collections::HashSet::new();
         for row in report.rows {
-            if self.printed.get(&row.chain) == Some(&row) {
+            seen.insert(row.chain.clone());
+            let h = row_hash(&row);
+            if self.printed.get(&row.chain) == Some(&h) {
                 continue;
             }
             emit(out, json!({"type": "chain", "data": &row, "cause": causes}))?;
-            self.printed.insert(row.chain.clone(), row);
+            self.printed.insert(row.chain.clone(), h);
+        }
+        let mut gone: Vec<String> = self
+            .printed
+            .keys()
+            .filter(|c| !seen.contains(*c))
+            .cloned()
+            .collect();
+        gone.sort();
+        for chain in gone {
+            self.printed.remove(&chain);
+            emit(
+                out,
+                json!({"type": "chain_removed", "data": {"chain": chain}, "cause": causes}),
+            )?;
         }
         Ok(())
     }
@@ -194,7 +232,7 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
     let (tx, rx) = std::sync::mpsc::channel();
     let _watcher = watcher::watch(root, debounce, tx)?;
     let mut failed = None;
-    let mut chains = Chains::new(ws.config.budget);
+    let mut chains = Chains::new();
     let mut session = Session::open_with(ws, &mut writer(out, &[], &mut chains, &mut failed));
     if let Some(e) = failed {
         return Err(e.into());
@@ -202,7 +240,7 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
     if let Some(e) = session.ws.request_glob_error() {
         return Err(e.into());
     }
-    chains.write(out, &[])?;
+    chains.write(out, &[], &session.ws.config.budget)?;
     write_summary(out, &session, &[])?;
     for event in rx {
         match event {
@@ -216,7 +254,7 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
                 }
                 match result {
                     Ok(()) => {
-                        chains.write(out, &causes)?;
+                        chains.write(out, &causes, &session.ws.config.budget)?;
                         write_summary(out, &session, &causes)?
                     }
                     Err(e) => {

@@ -3,6 +3,8 @@
 //!
 //! * [`batch`] is `verdict check`'s pipeline: files and logs read in blocks, validated in
 //!   parallel batches, delivered in order to a report (what `check` runs on).
+//! * [`chains`] is a live session's chain set (the workbench's and `watch`'s), from the
+//!   same core as `check`'s chain report.
 //! * [`ids`] finds the captures that share an id (the `DUPLICATE_ID` warning), for
 //!   `check` and the session alike.
 //! * [`prescan`] is the pre-pass every front end starts with: one read of each capture
@@ -16,6 +18,7 @@
 //!   what the TUI runs on.
 
 pub mod batch;
+pub mod chains;
 pub mod ids;
 pub mod prescan;
 pub mod session;

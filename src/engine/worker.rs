@@ -58,6 +58,15 @@ pub enum Job {
         /// Where it is.
         loc: Locator,
     },
+    /// Re-read the attempts of one chain and send their proposals
+    /// ([`EngineEvent::ChainLoaded`]), for the terminal workbench's Chain tab. Queued in a
+    /// slot of its own (the newest wins), served before other work like a load.
+    LoadChain {
+        /// The chain's id (the answer names it).
+        chain: String,
+        /// Where its attempts are, in chain order (the caller keeps it to a few dozen).
+        locs: Vec<Locator>,
+    },
 }
 
 impl Job {
@@ -65,7 +74,7 @@ impl Job {
     pub fn generation(&self) -> u64 {
         match self {
             Job::ValidateAll { generation, .. } | Job::Apply { generation, .. } => *generation,
-            Job::Load { .. } => 0,
+            Job::Load { .. } | Job::LoadChain { .. } => 0,
         }
     }
 
@@ -75,7 +84,8 @@ impl Job {
     /// one with another kind keeps the other).
     pub fn merge(self, newer: Job) -> Job {
         match (self, newer) {
-            (Job::Load { .. }, j) | (j, Job::Load { .. }) => j,
+            (Job::Load { .. } | Job::LoadChain { .. }, j)
+            | (j, Job::Load { .. } | Job::LoadChain { .. }) => j,
             (_, Job::ValidateAll { generation, reload }) => Job::ValidateAll { generation, reload },
             (Job::ValidateAll { .. }, Job::Apply { generation, .. }) => Job::ValidateAll {
                 generation,
@@ -209,6 +219,23 @@ pub enum EngineEvent {
         /// What went wrong, for the status line.
         message: String,
     },
+    /// The chains after a run (sent before its `Finished`) or a batch of changes (after its
+    /// `Applied`), when the workspace has or had some (`docs/chains.md#in-the-terminal-workbench`):
+    /// computed here, off the front end's thread, from the same core as `check`'s.
+    Chains {
+        /// The job's generation.
+        generation: u64,
+        /// The rows, the summary and every chain's attempts.
+        chains: Arc<crate::engine::chains::ChainsView>,
+    },
+    /// The answer to a [`Job::LoadChain`]: each attempt's proposal as it is on disk now
+    /// (`None`: the attempt has none, or its record is gone), in the order asked.
+    ChainLoaded {
+        /// The chain asked for.
+        chain: String,
+        /// The proposals.
+        proposals: Vec<Option<serde_json::Value>>,
+    },
     /// The answer to a [`Job::Load`]: the capture's full evaluation as it is on disk now,
     /// or `None` when its record is gone.
     Loaded {
@@ -273,6 +300,7 @@ struct Queue {
     rx: Receiver<Job>,
     pending: Option<Job>,
     load: Option<Job>,
+    chain: Option<Job>,
 }
 
 impl Queue {
@@ -282,6 +310,7 @@ impl Queue {
         loop {
             match self.rx.try_recv() {
                 Ok(j @ Job::Load { .. }) => self.load = Some(j),
+                Ok(j @ Job::LoadChain { .. }) => self.chain = Some(j),
                 Ok(j) => {
                     self.pending = Some(match self.pending.take() {
                         Some(p) => p.merge(j),
@@ -290,7 +319,8 @@ impl Queue {
                 }
                 Err(TryRecvError::Empty) => return Ok(()),
                 Err(TryRecvError::Disconnected) => {
-                    return if self.pending.is_some() || self.load.is_some() {
+                    return if self.pending.is_some() || self.load.is_some() || self.chain.is_some()
+                    {
                         Ok(())
                     } else {
                         Err(())
@@ -303,14 +333,18 @@ impl Queue {
     /// The next job (a load first, else the pending one merged with anything newer),
     /// waiting if none.
     fn next(&mut self) -> Option<Job> {
-        if self.pending.is_none() && self.load.is_none() {
+        if self.pending.is_none() && self.load.is_none() && self.chain.is_none() {
             match self.rx.recv().ok()? {
                 j @ Job::Load { .. } => self.load = Some(j),
+                j @ Job::LoadChain { .. } => self.chain = Some(j),
                 j => self.pending = Some(j),
             }
         }
         self.poll().ok()?;
-        self.load.take().or_else(|| self.pending.take())
+        self.load
+            .take()
+            .or_else(|| self.chain.take())
+            .or_else(|| self.pending.take())
     }
 
     /// Whether a full run is waiting (a running full run should give way to it).
@@ -334,6 +368,8 @@ struct State {
     shown: Option<String>,
     /// The shared ids of the running full run (the session's once it is done).
     run_shared: Shared,
+    /// The chains of the session's verdicts (`docs/chains.md#in-the-terminal-workbench`).
+    chains: crate::engine::chains::LiveChains,
 }
 
 impl State {
@@ -378,6 +414,28 @@ impl State {
         self.shown = Some(source.clone());
         EngineEvent::Loaded { source, evaluation }
     }
+
+    /// Answers a chain load: each attempt's proposal.
+    fn load_chain(&self, chain: String, locs: &[Locator]) -> EngineEvent {
+        let ws = self.ws().clone();
+        let proposals = locs
+            .iter()
+            .map(|loc| load(&ws, loc).and_then(|ev| ev.proposal))
+            .collect();
+        EngineEvent::ChainLoaded { chain, proposals }
+    }
+
+    /// The chains event after a run (always: a front end then knows there are none) or a
+    /// change (when the workspace has or had chains).
+    fn chains_event(&self, generation: u64, had: bool) -> Option<EngineEvent> {
+        if self.chains.is_empty() && !had {
+            return None;
+        }
+        Some(EngineEvent::Chains {
+            generation,
+            chains: Arc::new(self.chains.view(&self.ws().config.budget)),
+        })
+    }
 }
 
 fn run(
@@ -390,6 +448,7 @@ fn run(
         rx,
         pending: None,
         load: None,
+        chain: None,
     };
     let mut st = State {
         root,
@@ -397,6 +456,7 @@ fn run(
         session: None,
         shown: None,
         run_shared: Shared::default(),
+        chains: Default::default(),
     };
     while let Some(job) = queue.next() {
         let (generation, reload) = match job {
@@ -406,11 +466,30 @@ fn run(
                 }
                 continue;
             }
+            Job::LoadChain { chain, locs } => {
+                if !emit(st.load_chain(chain, &locs)) {
+                    return;
+                }
+                continue;
+            }
             Job::ValidateAll { generation, reload } => (generation, reload),
             Job::Apply { generation, paths } => match st.session.as_mut() {
                 Some(s) => {
-                    let event = apply(&st.root, s, st.shown.as_deref(), generation, &paths);
+                    let had = !st.chains.is_empty();
+                    let event = apply(
+                        &st.root,
+                        s,
+                        st.shown.as_deref(),
+                        generation,
+                        &paths,
+                        &mut st.chains,
+                    );
                     if !emit(event) {
+                        return;
+                    }
+                    if let Some(e) = st.chains_event(generation, had)
+                        && !emit(e)
+                    {
                         return;
                     }
                     continue;
@@ -451,6 +530,7 @@ fn apply(
     shown: Option<&str>,
     generation: u64,
     paths: &[PathBuf],
+    chains: &mut crate::engine::chains::LiveChains,
 ) -> EngineEvent {
     let at = clock();
     let base = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
@@ -474,6 +554,7 @@ fn apply(
             loc,
         } => {
             let cause = cause_of(&evaluation.verdict, &causes).cloned();
+            chains.add(&evaluation.verdict);
             let summary = CaptureSummary::of(&evaluation, loc);
             let full = shown
                 .is_some_and(|s| evaluation.verdict.source == s)
@@ -490,10 +571,13 @@ fn apply(
             id,
             source,
             contract,
-        } => removed.push(Removed {
-            cause: cause_for(&source, contract.as_deref(), &causes).cloned(),
-            id,
-            source: source.to_string(),
+        } => removed.push({
+            chains.remove(&source);
+            Removed {
+                cause: cause_for(&source, contract.as_deref(), &causes).cloned(),
+                id,
+                source: source.to_string(),
+            }
         }),
     });
     if let Err(e) = result {
@@ -565,6 +649,7 @@ fn validate_all(
     st.run_shared = pre.ids.exact(&ws, None).shared();
     // the front end knows the ids: removals name the source only
     let mut session = Session::empty(ws.clone()).without_ids();
+    st.chains = Default::default();
     let size = batch_size(total);
     let mut end: Option<RunEnd> = None;
     let mut batch = |chunk: &mut Vec<(crate::core::capture::RawRecord, Locator)>,
@@ -579,24 +664,38 @@ fn validate_all(
         {
             return Some(RunEnd::Stop);
         }
+        if let Some(Job::LoadChain { chain, locs }) = queue.chain.take()
+            && !emit(st.load_chain(chain, &locs))
+        {
+            return Some(RunEnd::Stop);
+        }
         if queue.full_run_pending() {
             return Some(RunEnd::Superseded);
         }
         let shared = &st.run_shared;
-        let done: Vec<(CaptureSummary, u64)> = chunk
+        type Done = (CaptureSummary, u64, Option<crate::core::verdict::Verdict>);
+        let done: Vec<Done> = chunk
             .par_drain(..)
             .filter_map(|(r, loc)| {
                 // a record that is not a capture (an MCP message other than a tools/call)
                 // has no row, as `check` gives it no verdict
                 let mut ev = ws.evaluate(&r)?;
                 shared.mark(&mut ev.verdict);
-                Some((CaptureSummary::of(&ev, loc), verdict_hash(&ev.verdict)))
+                let s = CaptureSummary::of(&ev, loc);
+                let h = verdict_hash(&ev.verdict);
+                // the verdict of an attempt of a chain goes on to the chain set
+                let chained =
+                    ev.verdict.chain.is_some() && !crate::engine::chains::lone(&ev.verdict);
+                Some((s, h, chained.then_some(ev.verdict)))
             })
             .collect();
-        for (s, h) in &done {
+        for (s, h, v) in &done {
             session.record(&s.loc.file, Some((s, *h)));
+            if let Some(v) = v {
+                st.chains.add(v);
+            }
         }
-        let captures = done.into_iter().map(|(s, _)| s).collect();
+        let captures = done.into_iter().map(|(s, ..)| s).collect();
         if !emit(EngineEvent::Batch {
             generation,
             captures,
@@ -635,6 +734,12 @@ fn validate_all(
         return e;
     }
     session.set_shared(std::mem::take(&mut st.run_shared));
+    // the chains before `Finished`, which ends the run's events
+    if let Some(e) = st.chains_event(generation, true)
+        && !emit(e)
+    {
+        return RunEnd::Stop;
+    }
     if !emit(EngineEvent::Finished {
         generation,
         elapsed: start.elapsed(),
@@ -741,7 +846,10 @@ mod tests {
                 }
                 EngineEvent::Failed { message, .. } => panic!("{message}"),
                 EngineEvent::Applied { .. } => panic!("no change was submitted"),
-                EngineEvent::Loaded { .. } => panic!("no load was asked for"),
+                EngineEvent::Loaded { .. } | EngineEvent::ChainLoaded { .. } => {
+                    panic!("no load was asked for")
+                }
+                EngineEvent::Chains { chains, .. } => assert!(chains.is_empty()),
             }
         }
         assert_eq!(n, 25);

@@ -38,64 +38,150 @@ fn spread(s: Option<Spread>) -> String {
     s.map_or("-".into(), |s| format!("{}/{}/{}", s.p50, s.p90, s.max))
 }
 
-/// The table of `verdict chains`: the funnel, per first failure, what never recovered,
-/// the wasted attempts, the budget advice, then one line per chain that is unrecovered or
-/// flagged.
+/// How a column of [`write_columns`] is aligned.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Align {
+    /// Text: padded on the right.
+    Left,
+    /// Counts and rates: padded on the left.
+    Right,
+}
+
+/// Writes `header` and `rows` as columns two spaces apart, each line indented by two
+/// spaces: every cell padded to its column's widest cell (counted in characters, after
+/// [`for_terminal`], which the caller has applied), the last column left unpadded so no
+/// line ends in spaces.
+fn write_columns(
+    out: &mut dyn Write,
+    columns: &[(&str, Align)],
+    rows: &[Vec<String>],
+) -> io::Result<()> {
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([columns[i].0.chars().count()])
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..columns.len()).map(width).collect();
+    let header: Vec<String> = columns.iter().map(|(h, _)| (*h).to_owned()).collect();
+    for cells in std::iter::once(&header).chain(rows) {
+        let mut line = String::from("  ");
+        for (i, cell) in cells.iter().enumerate() {
+            let pad = " ".repeat(widths[i] - cell.chars().count());
+            let last = i + 1 == cells.len();
+            match columns[i].1 {
+                Align::Right => {
+                    line.push_str(&pad);
+                    line.push_str(cell);
+                }
+                Align::Left if last => line.push_str(cell),
+                Align::Left => {
+                    line.push_str(cell);
+                    line.push_str(&pad);
+                }
+            }
+            if !last {
+                line.push_str("  ");
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+/// The table of `verdict chains` (`docs/chains.md#the-summary`): the funnel, per first
+/// failure, what never recovered, the budget advice, then the chains that are unrecovered
+/// or flagged, each section's columns aligned under a header row.
 ///
 /// # Errors
 /// Writing failed.
 pub fn write_table(out: &mut dyn Write, r: &ChainReport) -> io::Result<()> {
+    use Align::{Left, Right};
     let s = &r.summary;
     writeln!(out, "{}", funnel_line(s))?;
     writeln!(out, "{}", counts_line(s))?;
     if !s.by_first_failure.is_empty() {
         writeln!(out)?;
-        writeln!(
+        writeln!(out, "by first failure")?;
+        let rows: Vec<Vec<String>> = s
+            .by_first_failure
+            .iter()
+            .map(|f| {
+                vec![
+                    f.stage.to_string(),
+                    for_terminal(f.reason.as_str()).into_owned(),
+                    f.pointer.as_deref().map_or("-".into(), |p| {
+                        for_terminal(if p.is_empty() { "\"\"" } else { p }).into_owned()
+                    }),
+                    f.chains.to_string(),
+                    f.recovered.to_string(),
+                    format!("{:.0}%", f.recovery_rate * 100.0),
+                    spread(f.attempts_to_recover),
+                    spread(f.tokens_to_recover),
+                ]
+            })
+            .collect();
+        write_columns(
             out,
-            "first failure (stage reason pointer): chains, recovered, rate, attempts to recover p50/p90/max, tokens to recover p50/p90/max"
+            &[
+                ("stage", Left),
+                ("reason", Left),
+                ("pointer", Left),
+                ("chains", Right),
+                ("recovered", Right),
+                ("rate", Right),
+                ("attempts p50/p90/max", Left),
+                ("tokens p50/p90/max", Left),
+            ],
+            &rows,
         )?;
-        for f in &s.by_first_failure {
-            let pointer = f.pointer.as_deref().map_or(String::new(), |p| {
-                format!(" {}", for_terminal(if p.is_empty() { "\"\"" } else { p }))
-            });
-            writeln!(
-                out,
-                "  {} {}{pointer}: {}, {}, {:.0}%, {}, {}",
-                f.stage,
-                for_terminal(f.reason.as_str()),
-                f.chains,
-                f.recovered,
-                f.recovery_rate * 100.0,
-                spread(f.attempts_to_recover),
-                spread(f.tokens_to_recover)
-            )?;
-        }
     }
     if !s.unrecovered_by_reason.is_empty() {
         writeln!(out)?;
-        writeln!(out, "never recovered (last attempt's reason): chains")?;
-        for u in &s.unrecovered_by_reason {
-            writeln!(out, "  {}: {}", for_terminal(u.reason.as_str()), u.chains)?;
-        }
+        writeln!(out, "never recovered, by the last attempt's reason")?;
+        let rows: Vec<Vec<String>> = s
+            .unrecovered_by_reason
+            .iter()
+            .map(|u| {
+                vec![
+                    for_terminal(u.reason.as_str()).into_owned(),
+                    u.chains.to_string(),
+                ]
+            })
+            .collect();
+        write_columns(out, &[("reason", Left), ("chains", Right)], &rows)?;
     }
     if !s.budget_advice.is_empty() {
         writeln!(out)?;
         writeln!(
             out,
-            "budget advice (smallest max_attempts keeping 90% / 95% / 99% of the recoveries seen)"
+            "budget advice: the smallest max_attempts keeping 90% / 95% / 99% of the recoveries seen"
         )?;
-        for b in &s.budget_advice {
-            writeln!(
-                out,
-                "  {}: {} / {} / {} ({} recover{})",
-                for_terminal(b.contract.as_deref().unwrap_or("(no contract)")),
-                b.p90,
-                b.p95,
-                b.p99,
-                b.recoveries,
-                if b.recoveries == 1 { "y" } else { "ies" }
-            )?;
-        }
+        let rows: Vec<Vec<String>> = s
+            .budget_advice
+            .iter()
+            .map(|b| {
+                vec![
+                    for_terminal(b.contract.as_deref().unwrap_or("(no contract)")).into_owned(),
+                    b.p90.to_string(),
+                    b.p95.to_string(),
+                    b.p99.to_string(),
+                    b.recoveries.to_string(),
+                ]
+            })
+            .collect();
+        write_columns(
+            out,
+            &[
+                ("contract", Left),
+                ("90%", Right),
+                ("95%", Right),
+                ("99%", Right),
+                ("recoveries", Right),
+            ],
+            &rows,
+        )?;
     }
     let notable: Vec<_> = r
         .rows
@@ -108,38 +194,122 @@ pub fn write_table(out: &mut dyn Write, r: &ChainReport) -> io::Result<()> {
     if !notable.is_empty() {
         writeln!(out)?;
         writeln!(out, "unrecovered or flagged chains")?;
-        for row in notable {
-            let last = row
-                .last_reason
-                .as_ref()
-                .map_or("ready".to_string(), |r| r.to_string());
-            let flags = if row.flags.is_empty() {
-                String::new()
-            } else {
-                format!(" [{}]", row.flags.join(", "))
-            };
-            writeln!(
-                out,
-                "  {} {}: {} attempt{}, last {}{flags}",
-                for_terminal(&row.chain),
-                row.outcome.as_str(),
-                row.attempts,
-                if row.attempts == 1 { "" } else { "s" },
-                for_terminal(&last)
-            )?;
+        let rows: Vec<Vec<String>> = notable
+            .iter()
+            .map(|row| {
+                vec![
+                    for_terminal(&row.chain).into_owned(),
+                    row.outcome.as_str().to_owned(),
+                    row.attempts.to_string(),
+                    row.last_reason.as_ref().map_or("ready".to_string(), |r| {
+                        for_terminal(r.as_str()).into_owned()
+                    }),
+                    row.flags.join(", "),
+                ]
+            })
+            .collect();
+        write_columns(
+            out,
+            &[
+                ("chain", Left),
+                ("outcome", Left),
+                ("attempts", Right),
+                ("last", Left),
+                ("flags", Left),
+            ],
+            &rows,
+        )?;
+        // why the flagged ones are flagged: each wasted attempt, each budget overrun
+        let mut why: Vec<Vec<String>> = Vec::new();
+        for row in &notable {
+            let chain = for_terminal(&row.chain).into_owned();
             for w in &row.wasted {
                 let after = w.after.as_ref().map_or(String::new(), |r| format!(" {r}"));
-                let why = match w.why {
+                let what = match w.why {
                     Waste::AfterReject => format!("after reject{}", for_terminal(&after)),
                     Waste::AfterRecheck => format!("after recheck{}", for_terminal(&after)),
                     Waste::SameProposal => "the same proposal as the attempt before".into(),
                 };
-                writeln!(out, "    attempt {} wasted: {why}", w.attempt)?;
+                why.push(vec![
+                    chain.clone(),
+                    format!("attempt {} wasted: {what}", w.attempt),
+                ]);
             }
             for b in &row.over_budget {
-                writeln!(out, "    over budget: {b}")?;
+                why.push(vec![chain.clone(), format!("over budget: {b}")]);
             }
+        }
+        if !why.is_empty() {
+            writeln!(out)?;
+            writeln!(out, "why they are flagged")?;
+            write_columns(out, &[("chain", Left), ("why", Left)], &why)?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::chain::outcome::{ChainRow, Outcome};
+    use crate::core::chain::{LinkedBy, summary::ChainSummary};
+    use crate::core::verdict::{Decision, Reason, Stage};
+
+    fn row(chain: &str, attempts: usize, flags: Vec<&'static str>) -> ChainRow {
+        ChainRow {
+            chain: chain.into(),
+            linked_by: LinkedBy::Record,
+            contract: Some("c".into()),
+            attempts,
+            outcome: Outcome::Unrecovered,
+            recovered_at: None,
+            first_failure: None,
+            last_stage: Stage::Schema,
+            last_decision: Decision::Regenerate,
+            last_reason: Some(Reason::SCHEMA_MISMATCH),
+            tokens: None,
+            tokens_to_recover: None,
+            flags,
+            wasted_count: 0,
+            wasted_by: Default::default(),
+            wasted: Vec::new(),
+            over_budget: Vec::new(),
+            effect_counts: Default::default(),
+            effects: Vec::new(),
+            sources: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_chain_columns_align_after_escaping_and_end_without_spaces() {
+        // an id with an escape sequence is wider once escaped: the columns follow it
+        let rows = vec![
+            row("a", 12, vec![]),
+            row("evil\u{1b}[2Jid", 3, vec!["wasted"]),
+        ];
+        let r = ChainReport {
+            summary: ChainSummary::of(&rows),
+            rows,
+            warnings: Vec::new(),
+        };
+        let mut out = Vec::new();
+        write_table(&mut out, &r).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let table: Vec<&str> = text
+            .lines()
+            .skip_while(|l| *l != "unrecovered or flagged chains")
+            .skip(1)
+            .take(3)
+            .collect();
+        assert_eq!(
+            table,
+            [
+                "  chain            outcome      attempts  last             flags",
+                "  a                unrecovered        12  SCHEMA_MISMATCH",
+                "  evil\\u{1b}[2Jid  unrecovered         3  SCHEMA_MISMATCH  wasted",
+            ]
+        );
+        assert!(!text.contains('\u{1b}'));
+        assert!(text.lines().all(|l| !l.ends_with(' ')), "{text}");
+    }
 }

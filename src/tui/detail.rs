@@ -120,6 +120,10 @@ pub enum Role {
     Dim,
     /// The failing part (rule).
     Highlight,
+    /// A line the next proposal added (the Chain tab's diffs).
+    Added,
+    /// A line the next proposal took out.
+    Removed,
 }
 
 /// The contract tab.

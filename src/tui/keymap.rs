@@ -3,7 +3,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-/// The detail tabs, in key order (`1`..`8`).
+/// The detail tabs, in key order (`1`..`9`). A new tab is a variant here, in [`Tab::ALL`]
+/// and the tables below, a binding in [`KEYMAP`], and its draw function in `ui::tabs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Tab {
     /// Proposal vs confirmed intent, side by side.
@@ -22,11 +23,14 @@ pub enum Tab {
     Feedback,
     /// Verdict flips of this session.
     History,
+    /// The self-correction chain the capture is an attempt of: its attempts, the feedback's
+    /// effects, the diffs between consecutive proposals (`docs/chains.md`).
+    Chain,
 }
 
 impl Tab {
     /// Every tab in order.
-    pub const ALL: [Tab; 8] = [
+    pub const ALL: [Tab; 9] = [
         Tab::Diff,
         Tab::Proposal,
         Tab::Raw,
@@ -35,6 +39,7 @@ impl Tab {
         Tab::Context,
         Tab::Feedback,
         Tab::History,
+        Tab::Chain,
     ];
 
     /// The tab's title.
@@ -48,10 +53,12 @@ impl Tab {
             Tab::Context => "Context",
             Tab::Feedback => "Feedback",
             Tab::History => "History",
+            Tab::Chain => "Chain",
         }
     }
 
-    /// A short title for narrow terminals.
+    /// A short title for narrow terminals (at 80 columns every tab keeps its short title:
+    /// ` Diff Prop Raw Resp Contr Ctx Fdbk Hist Chn`, 43 columns of the detail pane's 44).
     pub fn short_title(self) -> &'static str {
         match self {
             Tab::Diff => "Diff",
@@ -60,8 +67,9 @@ impl Tab {
             Tab::Response => "Resp",
             Tab::Contract => "Contr",
             Tab::Context => "Ctx",
-            Tab::Feedback => "Feedb",
+            Tab::Feedback => "Fdbk",
             Tab::History => "Hist",
+            Tab::Chain => "Chn",
         }
     }
 
@@ -98,6 +106,8 @@ pub enum Action {
     Clear,
     /// Toggle the triage tree.
     Triage,
+    /// Toggle the chain tree: the list grouped by self-correction chain.
+    Chains,
     /// Open the selected triage group (or focus the detail).
     Open,
     /// Step to the next error of the selected capture.
@@ -140,11 +150,15 @@ impl Action {
             Action::ShowTab(Tab::Context) => "tab: trusted context and intent",
             Action::ShowTab(Tab::Feedback) => "tab: self-correction feedback",
             Action::ShowTab(Tab::History) => "tab: verdict flips this session",
+            Action::ShowTab(Tab::Chain) => {
+                "tab: the capture's chain: attempts, feedback effects, proposal diffs"
+            }
             Action::Filter => {
                 "filter: fuzzy text, stage: reason: decision: contract: pointer: flipped unmet (! negates)"
             }
-            Action::Clear => "clear the filter / close triage or help",
+            Action::Clear => "clear the filter / close triage, the chain tree or help",
             Action::Triage => "triage tree: stage > reason > pointer",
+            Action::Chains => "chain tree: the list grouped by chain (Enter expands a chain)",
             Action::Open => {
                 "open the triage group as a filtered list (in the list: focus the detail)"
             }
@@ -266,7 +280,7 @@ pub const KEYMAP: &[Binding] = &[
         &[Key::Char('1')],
         "1",
         Action::ShowTab(Tab::Diff),
-        Some("1-8 tabs"),
+        Some("1-9 tabs"),
     ),
     b(&[Key::Char('2')], "2", Action::ShowTab(Tab::Proposal), None),
     b(&[Key::Char('3')], "3", Action::ShowTab(Tab::Raw), None),
@@ -275,9 +289,11 @@ pub const KEYMAP: &[Binding] = &[
     b(&[Key::Char('6')], "6", Action::ShowTab(Tab::Context), None),
     b(&[Key::Char('7')], "7", Action::ShowTab(Tab::Feedback), None),
     b(&[Key::Char('8')], "8", Action::ShowTab(Tab::History), None),
+    b(&[Key::Char('9')], "9", Action::ShowTab(Tab::Chain), None),
     b(&[Key::Char('/')], "/", Action::Filter, Some("filter")),
     b(&[Key::Code(KeyCode::Esc)], "Esc", Action::Clear, None),
     b(&[Key::Char('t')], "t", Action::Triage, Some("triage")),
+    b(&[Key::Char('c')], "c", Action::Chains, None),
     b(&[Key::Code(KeyCode::Enter)], "Enter", Action::Open, None),
     b(
         &[Key::Char('n')],
@@ -339,9 +355,11 @@ impl Action {
             Action::ShowTab(Tab::Context) => "show_tab_context",
             Action::ShowTab(Tab::Feedback) => "show_tab_feedback",
             Action::ShowTab(Tab::History) => "show_tab_history",
+            Action::ShowTab(Tab::Chain) => "show_tab_chain",
             Action::Filter => "filter",
             Action::Clear => "clear",
             Action::Triage => "triage",
+            Action::Chains => "chains",
             Action::Open => "open",
             Action::NextError => "next_error",
             Action::PrevError => "prev_error",
@@ -582,6 +600,23 @@ mod tests {
     }
 
     #[test]
+    fn docs_config_lists_every_action_and_no_other() {
+        // the action table of docs/config.md#keys: `| `name` | keys | does |` rows
+        let doc = include_str!("../../docs/config.md");
+        let listed: Vec<&str> = doc
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `")?.split_once("` |").map(|(n, _)| n))
+            .filter(|n| !n.contains('.') && n.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            .filter(|n| Action::from_name(n).is_some() || n.starts_with("show_tab_"))
+            .collect();
+        let names: Vec<&str> = Action::all().map(Action::name).collect();
+        assert_eq!(
+            listed, names,
+            "docs/config.md's action table, in keymap order"
+        );
+    }
+
+    #[test]
     fn every_tab_has_a_key() {
         for t in Tab::ALL {
             assert!(KEYMAP.iter().any(|b| b.action == Action::ShowTab(t)));
@@ -589,10 +624,10 @@ mod tests {
     }
 
     #[test]
-    fn ctrl_c_quits_and_plain_c_does_not() {
+    fn ctrl_c_quits_and_plain_c_groups_by_chain() {
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
         assert_eq!(lookup(&ctrl_c), Some(Action::Quit));
         let c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::NONE);
-        assert_eq!(lookup(&c), None);
+        assert_eq!(lookup(&c), Some(Action::Chains));
     }
 }

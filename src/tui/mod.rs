@@ -9,6 +9,7 @@
 //!   function of the state that never does I/O or validation.
 
 pub mod app;
+pub mod chain;
 pub mod config;
 pub mod detail;
 pub mod diff;

@@ -34,6 +34,7 @@ macro_rules! assert_screen_snapshot {
     };
 }
 
+mod chains;
 mod detail;
 mod effects;
 mod history;
@@ -83,6 +84,16 @@ fn app_with(
         total,
     }));
     app.update(batch(generation, &evs));
+    // the chains, as the engine computes them after a run
+    let mut chains = crate::engine::chains::LiveChains::default();
+    for e in &evs {
+        chains.add(&e.verdict);
+    }
+    let budget = app.workspace.as_ref().unwrap().config.budget;
+    app.update(Msg::Engine(EngineEvent::Chains {
+        generation,
+        chains: Arc::new(chains.view(&budget)),
+    }));
     send(
         &mut app,
         Msg::Engine(EngineEvent::Finished {

@@ -84,8 +84,9 @@ pub struct ChainSet {
     index: HashMap<String, usize>,
     contracts: Vec<String>,
     contract_index: HashMap<String, u32>,
-    /// Live mode: which chain each source's step is in (`None`: batch mode, nothing kept).
-    by_source: Option<HashMap<RecordRef, String>>,
+    /// Live mode: the index of the chain each source's step is in (`None`: batch mode,
+    /// nothing kept).
+    by_source: Option<HashMap<RecordRef, u32>>,
 }
 
 impl ChainSet {
@@ -171,18 +172,19 @@ impl ChainSet {
         }
         self.chains[i].steps.push(step);
         if let Some(m) = &mut self.by_source {
-            m.insert(v.source.clone(), link.id.clone());
+            m.insert(v.source.clone(), i as u32);
         }
     }
 
     /// Live mode: takes the step of `source` out of its chain (a capture that disappeared
     /// or is about to be replaced). Returns the chain's id.
     pub fn remove(&mut self, source: &RecordRef) -> Option<String> {
-        let id = self.by_source.as_mut()?.remove(source)?;
-        if let Some(&i) = self.index.get(&id) {
-            self.chains[i].steps.retain(|s| s.source != *source);
+        let i = self.by_source.as_mut()?.remove(source)? as usize;
+        let acc = &mut self.chains[i];
+        if let Some(at) = acc.steps.iter().position(|s| s.source == *source) {
+            acc.steps.swap_remove(at);
         }
-        Some(id)
+        Some(acc.id.clone())
     }
 
     /// The report: each chain's steps ordered (`docs/chains.md#order`), its row, the
@@ -190,6 +192,22 @@ impl ChainSet {
     /// whose order values are unusable. A natural link seen once is no chain. Chains come
     /// in the order their first attempt was added.
     pub fn finish(&self, budget: &Budget) -> ChainReport {
+        self.finish_each(budget, |_| {})
+    }
+
+    /// [`ChainSet::finish`], with every chain's attempts in chain order (all of them, not
+    /// only the first 100 a row lists): the same index as the report's rows. What the
+    /// terminal workbench groups its list by (`docs/chains.md#in-the-terminal-workbench`).
+    pub fn finish_with_attempts(&self, budget: &Budget) -> (ChainReport, Vec<Vec<Attempt>>) {
+        let mut attempts = Vec::new();
+        let report = self.finish_each(budget, |steps| {
+            attempts.push(steps.iter().map(|s| Attempt::of(s)).collect());
+        });
+        (report, attempts)
+    }
+
+    /// The report, handing each reported chain's ordered steps to `each` (in row order).
+    fn finish_each(&self, budget: &Budget, mut each: impl FnMut(&[&Step])) -> ChainReport {
         let mut rows = Vec::new();
         let mut warnings = Vec::new();
         for acc in &self.chains {
@@ -210,12 +228,56 @@ impl ChainSet {
                 &steps,
                 budget,
             ));
+            each(&steps);
         }
         let summary = summary::ChainSummary::of(&rows);
         ChainReport {
             rows,
             summary,
             warnings,
+        }
+    }
+
+    /// Steps kept, over every chain (for measurements: a step is a few dozen bytes plus
+    /// its pointers).
+    pub fn steps(&self) -> usize {
+        self.chains.iter().map(|c| c.steps.len()).sum()
+    }
+}
+
+/// One attempt of a chain, in chain order, as the terminal workbench lists it: where it is
+/// and how it fared (`docs/chains.md#in-the-terminal-workbench`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    /// Where the capture is (its verdict's `source`).
+    pub source: RecordRef,
+    /// The attempt number the link gave.
+    pub attempt: Option<u64>,
+    /// The verdict's stage.
+    pub stage: Stage,
+    /// The verdict's decision.
+    pub decision: Decision,
+    /// The verdict's reason.
+    pub reason: Option<Reason>,
+    /// The first finding's pointer.
+    pub pointer: Option<Box<str>>,
+    /// The distinct pointers of its failing stage's findings (at most 100).
+    pub pointers: Box<[Box<str>]>,
+    /// Tokens from `meta.usage`.
+    pub tokens: Option<u64>,
+}
+
+impl Attempt {
+    fn of(s: &Step) -> Attempt {
+        Attempt {
+            source: s.source.clone(),
+            attempt: s.attempt,
+            stage: s.stage,
+            decision: s.decision,
+            reason: s.reason.clone(),
+            pointer: s.first_pointer.clone(),
+            pointers: s.pointers.clone(),
+            tokens: s.tokens,
         }
     }
 }

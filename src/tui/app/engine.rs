@@ -129,6 +129,24 @@ impl App {
             EngineEvent::Loaded { source, evaluation } => {
                 self.refresh_detail(Change::Loaded(source, evaluation));
             }
+            EngineEvent::Chains { generation, chains } => {
+                if generation < self.run.progress.generation {
+                    return;
+                }
+                let had = self.chains.tree.any();
+                self.chains.set(chains);
+                if had != self.chains.tree.any() {
+                    // the chain funnel's header line comes or goes
+                    self.relayout();
+                    self.follow();
+                }
+                self.refresh_chain();
+            }
+            EngineEvent::ChainLoaded { chain, proposals } => {
+                if self.chains.loaded(chain, proposals) {
+                    self.refresh_chain();
+                }
+            }
         }
     }
 

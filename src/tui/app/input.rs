@@ -87,13 +87,18 @@ impl App {
             Action::ShowTab(t) => {
                 self.detail.tab = t;
                 self.detail.scroll_to_error(self.screen.areas.content);
+                if t == Tab::Chain {
+                    self.refresh_chain();
+                }
             }
             Action::Filter => {
                 self.modes.start_editing();
                 self.modes.focus = Focus::List;
             }
             Action::Clear => {
-                if self.modes.triage() {
+                if self.modes.chains() {
+                    self.modes.mode = super::Mode::List;
+                } else if self.modes.triage() {
                     self.modes.set_triage(false);
                 } else if !self.filter.text.is_empty() {
                     self.set_filter(String::new());
@@ -110,8 +115,26 @@ impl App {
                     self.follow();
                 }
             }
+            Action::Chains => {
+                if self.modes.chains() {
+                    self.modes.mode = super::Mode::List;
+                } else if !self.chains.tree.any() {
+                    self.status =
+                        Some("no chains in this workspace (docs/chains.md#linking)".into());
+                } else {
+                    self.modes.mode = super::Mode::Chains;
+                    self.modes.focus = Focus::List;
+                    self.follow();
+                    if let Some(s) = self.chains.tree.selected_source() {
+                        self.select_source(s);
+                    }
+                }
+            }
             Action::Open => {
-                if self.modes.triage() {
+                if self.modes.chains() {
+                    self.chains.tree.toggle();
+                    self.follow();
+                } else if self.modes.triage() {
                     if let Some(n) = self.triage.tree.get(self.triage.cursor) {
                         let q = n.query.clone();
                         self.modes.set_triage(false);
@@ -223,6 +246,14 @@ impl App {
             self.follow();
             return;
         }
+        if self.modes.chains() {
+            self.chains.tree.move_by(delta);
+            self.follow();
+            if let Some(s) = self.chains.tree.selected_source() {
+                self.select_source(s);
+            }
+            return;
+        }
         let n = self.list.view.len();
         if n == 0 {
             return;
@@ -245,6 +276,14 @@ impl App {
                         let i = self.triage.offset + row;
                         if i < self.triage.tree.len() {
                             self.triage.cursor = i;
+                        }
+                    } else if self.modes.chains() {
+                        let i = self.chains.tree.offset + row;
+                        if i < self.chains.tree.nodes.len() {
+                            self.chains.tree.cursor = i;
+                            if let Some(s) = self.chains.tree.selected_source() {
+                                self.select_source(s);
+                            }
                         }
                     } else if m.row > l.list.y {
                         self.select(self.list.offset + row);

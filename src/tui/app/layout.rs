@@ -15,7 +15,7 @@ pub const MIN_SIZE: (u16, u16) = (60, 15);
 /// The rectangles of the screen (all zero when the terminal is [`too_small`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Areas {
-    /// Two header lines.
+    /// The header lines: two, three when the workspace has chains (the chain funnel).
     pub header: Rect,
     /// The capture list or the triage tree, with its border.
     pub list: Rect,
@@ -45,9 +45,14 @@ pub struct Screen {
 impl Screen {
     /// The screen of `area` with an error table for `errors` errors.
     pub fn new(area: Rect, errors: usize) -> Screen {
+        Screen::with_header(area, errors, 2)
+    }
+
+    /// [`Screen::new`] with `header` header lines (3 with the chain funnel).
+    pub fn with_header(area: Rect, errors: usize, header: u16) -> Screen {
         Screen {
             area,
-            areas: areas(area, errors),
+            areas: areas_with(area, errors, header),
         }
     }
 }
@@ -65,11 +70,16 @@ fn error_rows(n: usize) -> u16 {
 /// The screen's rectangles for a terminal of `area`, the error table sized for `errors`
 /// errors (the shown capture's; 0 when none is shown).
 pub fn areas(area: Rect, errors: usize) -> Areas {
+    areas_with(area, errors, 2)
+}
+
+/// [`areas`] with `header` header lines.
+pub fn areas_with(area: Rect, errors: usize, header: u16) -> Areas {
     if too_small(area) {
         return Areas::default();
     }
     let [header, body, footer] = Layout::vertical([
-        Constraint::Length(2),
+        Constraint::Length(header),
         Constraint::Fill(1),
         Constraint::Length(1),
     ])
@@ -101,8 +111,9 @@ pub fn areas(area: Rect, errors: usize) -> Areas {
 }
 
 /// The tab bar's labels (` 1 Diff `...), in order, short ones when `width` is too narrow
-/// for the full titles, short ones without their number key (` Diff`, ` Prop`...; the
-/// footer says `1-8 tabs`) when it is too narrow for those, and only numbers (the `active`
+/// for the full titles, short ones one space apart (` 1 Diff 2 Prop`) when it is too
+/// narrow for those, short ones without their number key (` Diff`, ` Prop`...; the
+/// footer says `1-9 tabs`) when it is too narrow for those, and only numbers (the `active`
 /// tab keeps its short title) when it is too narrow even for that; shared by drawing and
 /// mouse clicks.
 pub fn tab_labels(width: u16, active: Tab) -> Vec<(Tab, String)> {
@@ -121,6 +132,15 @@ pub fn tab_labels(width: u16, active: Tab) -> Vec<(Tab, String)> {
         .collect();
     if short.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
         return short;
+    }
+    // the short ones one space apart, still with their number key
+    let tight: Vec<(Tab, String)> = Tab::ALL
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| (t, format!(" {} {}", i + 1, t.short_title())))
+        .collect();
+    if tight.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
+        return tight;
     }
     let bare: Vec<(Tab, String)> = Tab::ALL
         .into_iter()

@@ -7,11 +7,13 @@
 //! - [`list`]: the rows, their order, the filtered view and the selection;
 //! - [`filter_job`]: the filter text and the filtering, in slices between frames;
 //! - [`triage`]: the triage tree;
+//! - [`chains`]: the chain tree and the Chain tab's state;
 //! - [`detail_pane`]: the detail pane, one [`DetailState`];
 //! - [`history`]: the session's verdict flips;
 //! - [`Modes`]: the input mode and the overlay;
 //! - `engine` and `input`: the updates for engine events and for keys and the mouse.
 
+pub mod chains;
 pub mod detail_pane;
 mod engine;
 pub mod filter_job;
@@ -21,6 +23,7 @@ pub mod layout;
 pub mod list;
 pub mod triage;
 
+pub use chains::{ChainNode, ChainPane, ChainTree};
 pub use detail_pane::{DetailPane, DetailState};
 pub use filter_job::{FILTER_SLICE, FilterJob};
 pub use history::{ContractChange, FlipEntry, History};
@@ -99,6 +102,8 @@ pub enum Mode {
     List,
     /// The triage tree replaces the list.
     Triage,
+    /// The chain tree replaces the list (`docs/chains.md#in-the-terminal-workbench`).
+    Chains,
     /// The filter is being typed (keys edit it; the arrows still go to the keymap).
     Editing {
         /// The triage tree stays under the prompt: only when an arrow key is bound to
@@ -144,6 +149,11 @@ impl Modes {
     /// Whether the triage tree replaces the list.
     pub fn triage(&self) -> bool {
         matches!(self.mode, Mode::Triage | Mode::Editing { triage: true })
+    }
+
+    /// Whether the chain tree replaces the list.
+    pub fn chains(&self) -> bool {
+        self.mode == Mode::Chains
     }
 
     /// Whether the filter is being typed.
@@ -296,6 +306,8 @@ pub struct App {
     pub filter: FilterJob,
     /// The triage tree.
     pub triage: Triage,
+    /// The chains, the chain tree and the Chain tab.
+    pub chains: ChainPane,
     /// The detail pane.
     pub detail: DetailPane,
     /// The session's verdict flips.
@@ -323,6 +335,7 @@ impl App {
             list: List::default(),
             filter: FilterJob::default(),
             triage: Triage::default(),
+            chains: ChainPane::default(),
             detail: DetailPane::default(),
             history: History::default(),
             modes: Modes::default(),
@@ -398,7 +411,8 @@ impl App {
     /// and with it the error table's height, may have changed).
     fn relayout(&mut self) {
         let errors = self.detail.detail().map_or(0, |d| d.errors.len());
-        self.screen = Screen::new(self.screen.area, errors);
+        let header = if self.chains.tree.any() { 3 } else { 2 };
+        self.screen = Screen::with_header(self.screen.area, errors, header);
     }
 
     /// Whether a filter is still running ([`App::work`] goes on with it).
@@ -527,6 +541,7 @@ impl App {
             change,
         );
         self.out.requests.extend(job);
+        self.refresh_chain();
         if done == Refreshed::Ignored {
             return;
         }
@@ -543,6 +558,44 @@ impl App {
             .max(1);
         self.list.follow(h);
         self.triage.follow(h);
+        self.chains.tree.follow(h);
+    }
+
+    /// Rebuilds the Chain tab for the selected capture, asking the engine for the chain's
+    /// proposals when the tab is shown and they are not at hand.
+    pub(crate) fn refresh_chain(&mut self) {
+        let shown = self.detail.tab == crate::tui::keymap::Tab::Chain;
+        let store = &self.list.store;
+        let job = self
+            .chains
+            .refresh(self.list.selected.as_deref(), shown, |source| {
+                store
+                    .find_source(source)
+                    .map(|i| store.locator(&store.rows[i]))
+                    .unwrap_or_else(|| crate::engine::summary::Locator::of_source(source))
+            });
+        self.out.requests.extend(job);
+    }
+
+    /// Selects the capture at `source` (from the chain tree): its row in the list when the
+    /// filter shows it; one the filter hides is not selected (the status line says so).
+    pub(crate) fn select_source(&mut self, source: String) {
+        if self.list.selected.as_deref() == Some(source.as_str()) {
+            return;
+        }
+        let Some(i) = self.list.store.find_source(&source) else {
+            return;
+        };
+        match self.list.view.iter().position(|&r| r as usize == i) {
+            Some(p) => {
+                self.status = None;
+                self.select(p);
+            }
+            None => {
+                self.status =
+                    Some("that attempt is hidden by the filter (Esc in the list clears it)".into())
+            }
+        }
     }
 
     /// Selects position `pos` of the view.

@@ -24,6 +24,8 @@ pub struct Context<'a> {
     pub running: bool,
     /// The session's flips (the History tab).
     pub history: &'a History,
+    /// The Chain tab of the selected capture.
+    pub chain: &'a crate::tui::chain::ChainTab,
 }
 
 /// Draws the detail pane into the regions of `l`.
@@ -93,7 +95,10 @@ pub fn draw(f: &mut Frame, l: &Areas, t: &Theme, p: &DetailPane, cx: Context<'_>
             scroll: p.scroll,
             error: p.error,
         },
-        cx.history,
+        tabs::Models {
+            history: cx.history,
+            chain: cx.chain,
+        },
     );
 }
 

@@ -22,11 +22,41 @@ pub struct Header<'a> {
     pub watch: &'a Watch,
     /// The flips: how many captures flipped, the last contract change.
     pub history: &'a History,
+    /// The chain summary, when the workspace has chains: its funnel is the third line.
+    pub chains: Option<&'a crate::core::chain::summary::ChainSummary>,
 }
 
-/// Draws the header into the two lines of `r`.
+/// Draws the header into the lines of `r`: two, and the chain funnel on a third when the
+/// workspace has chains (`chains 10 > first-pass 2 > recovered 4 > unrecovered 4`, with the
+/// wasted attempts and the chains over budget).
 pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
-    let [l1, l2] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(r);
+    let line = |i: u16| Rect::new(r.x, r.y + i, r.width, u16::from(i < r.height));
+    let (l1, l2, l3) = (line(0), line(1), line(2));
+    if let Some(c) = h.chains.filter(|_| l3.height > 0) {
+        let wasted: usize = c.wasted_attempts.values().sum();
+        let mut spans = vec![Span::raw(format!(
+            " {}",
+            crate::report::chains::funnel_line(c)
+        ))];
+        if wasted > 0 {
+            spans.push(Span::styled("  ·  ", t.dim()));
+            spans.push(Span::styled(
+                format!(
+                    "{wasted} wasted attempt{}",
+                    if wasted == 1 { "" } else { "s" }
+                ),
+                t.warn(),
+            ));
+        }
+        if c.over_budget > 0 {
+            spans.push(Span::styled("  ·  ", t.dim()));
+            spans.push(Span::styled(
+                format!("{} over budget", c.over_budget),
+                t.warn(),
+            ));
+        }
+        f.render_widget(Paragraph::new(Line::from(spans)), l3);
+    }
     let (state, style) = match h.watch.state {
         WatchState::Live => ("● live", t.pass()),
         WatchState::Paused => ("‖ paused", t.warn()),

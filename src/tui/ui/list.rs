@@ -2,7 +2,7 @@
 
 use super::{pad, pane};
 use crate::core::verdict::Stage;
-use crate::tui::app::{FilterJob, List, Triage};
+use crate::tui::app::{ChainNode, ChainTree, FilterJob, List, Triage};
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -187,6 +187,88 @@ pub fn draw_tree(f: &mut Frame, r: Rect, t: &Theme, triage: &Triage, focused: bo
                 Span::styled(count, t.bold()),
             ]);
             if i == triage.cursor {
+                line = line.patch_style(t.selected());
+            }
+            line
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Draws the chain tree into `r`: per chain its outcome glyph (`✓` first-pass, `↻`
+/// recovered, `✗` unrecovered), outcome, attempt count, flags and id (`▸`/`▾` collapsed or
+/// expanded); under an expanded chain its attempts in order (number, decision glyph,
+/// stage and reason, the capture's source).
+pub fn draw_chains(f: &mut Frame, r: Rect, t: &Theme, tree: &ChainTree, focused: bool) {
+    use crate::tui::chain::{attempt_label, outcome_glyph};
+    let n = tree.view.as_ref().map_or(0, |v| v.report.rows.len());
+    let block = pane(
+        t,
+        Line::from(vec![
+            Span::styled(" Chains ", t.bold()),
+            Span::raw(format!("{n} ")),
+            Span::styled("Enter expands ", t.dim()),
+        ]),
+        focused,
+    );
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let Some(v) = &tree.view else { return };
+    let w = inner.width as usize;
+    let esc = |s: &str| crate::core::text::escape_control(s).into_owned();
+    let lines: Vec<Line> = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .skip(tree.offset)
+        .take(inner.height as usize)
+        .map(|(i, node)| {
+            let mut line = match *node {
+                ChainNode::Chain(c) => {
+                    let row = &v.report.rows[c as usize];
+                    let open = if tree.expanded.contains(&row.chain) {
+                        "▾"
+                    } else {
+                        "▸"
+                    };
+                    let style = match row.outcome {
+                        crate::core::chain::outcome::Outcome::Unrecovered => t.fail(),
+                        _ => t.pass(),
+                    };
+                    let flags = if row.flags.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [{}]", row.flags.join(", "))
+                    };
+                    let head = format!(
+                        "{} {:<11} {:>3}  ",
+                        outcome_glyph(row.outcome),
+                        row.outcome.as_str(),
+                        row.attempts
+                    );
+                    let room = w.saturating_sub(2 + head.chars().count());
+                    Line::from(vec![
+                        Span::raw(format!("{open} ")),
+                        Span::styled(head, style),
+                        Span::raw(pad(&format!("{}{flags}", esc(&row.chain)), room)),
+                    ])
+                }
+                ChainNode::Attempt(c, k) => {
+                    let a = &v.attempts[c as usize][k as usize];
+                    let left = format!(
+                        "   {:>3} {} {} ",
+                        k + 1,
+                        a.decision.glyph(),
+                        attempt_label(a)
+                    );
+                    let room = w.saturating_sub(left.chars().count());
+                    Line::from(vec![
+                        Span::styled(left, t.decision(a.decision)),
+                        Span::styled(pad(&esc(&a.source.to_string()), room), t.dim()),
+                    ])
+                }
+            };
+            if i == tree.cursor {
                 line = line.patch_style(t.selected());
             }
             line

@@ -5,7 +5,7 @@
 //! that were drawn.
 //!
 //! One file per screen region, each drawing function given only the part of the model it
-//! reads: [`header`], [`list`] (the list and the triage tree), [`detail`] (the pane's frame,
+//! reads: [`header`], [`list`] (the list, the triage tree and the chain tree), [`detail`] (the pane's frame,
 //! stage strip, error table and tab bar), [`tabs`] (one function per tab), [`footer`] and
 //! [`overlays`] (help, review).
 
@@ -48,10 +48,19 @@ pub fn draw(app: &App, f: &mut Frame) {
             run: &app.run,
             watch: &app.watch,
             history: &app.history,
+            chains: app
+                .chains
+                .tree
+                .view
+                .as_deref()
+                .filter(|v| !v.is_empty())
+                .map(|v| &v.report.summary),
         },
     );
     if app.modes.triage() {
         list::draw_tree(f, l.list, t, &app.triage, focus == Focus::List);
+    } else if app.modes.chains() {
+        list::draw_chains(f, l.list, t, &app.chains.tree, focus == Focus::List);
     } else {
         list::draw_list(
             f,
@@ -76,6 +85,7 @@ pub fn draw(app: &App, f: &mut Frame) {
             current_id: app.list.current_id(),
             running: app.run.progress.running,
             history: &app.history,
+            chain: &app.chains.tab,
         },
     );
     footer::draw(

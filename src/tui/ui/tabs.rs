@@ -23,8 +23,18 @@ pub struct View {
     pub error: usize,
 }
 
-/// Draws tab `v.tab` of the detail `d` into `r` (`history`: for the History tab).
-pub fn draw(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, v: View, history: &History) {
+/// The models of the tabs that are not the capture's own detail.
+#[derive(Clone, Copy)]
+pub struct Models<'a> {
+    /// The session's flips (the History tab).
+    pub history: &'a History,
+    /// The selected capture's chain (the Chain tab).
+    pub chain: &'a crate::tui::chain::ChainTab,
+}
+
+/// Draws tab `v.tab` of the detail `d` into `r` (`m`: the models of the History and Chain
+/// tabs).
+pub fn draw(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, v: View, m: Models<'_>) {
     let s = v.scroll;
     match v.tab {
         Tab::Diff => draw_diff(f, r, t, &d.diff, s),
@@ -34,7 +44,8 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, v: View, history: &Hi
         Tab::Contract => draw_contract(f, r, t, d, s, v.error),
         Tab::Context => scrolled(f, r, role_lines(t, &d.context), s, false),
         Tab::Feedback => scrolled(f, r, role_lines(t, &d.feedback), s, true),
-        Tab::History => draw_history(f, r, t, history, &d.source, s),
+        Tab::History => draw_history(f, r, t, m.history, &d.source, s),
+        Tab::Chain => scrolled(f, r, role_lines(t, &m.chain.lines), s, false),
     }
 }
 
@@ -84,6 +95,8 @@ fn role_lines<'a>(t: &Theme, lines: &'a [(String, Role)]) -> Vec<Line<'a>> {
                 Role::Text => Style::new(),
                 Role::Dim => t.dim(),
                 Role::Highlight => t.highlight(),
+                Role::Added => t.pass(),
+                Role::Removed => t.fail(),
             };
             Line::from(Span::styled(s.as_str(), style))
         })

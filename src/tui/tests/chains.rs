@@ -1,0 +1,165 @@
+//! The chain tree (`c`), the Chain tab and the header's chain funnel, on `samples/chains`
+//! run through the real engine thread (the chains are computed there, from the same core
+//! as `check`'s report).
+
+use super::*;
+use crate::engine::Engine;
+use std::sync::mpsc::{Receiver, channel};
+
+/// An app on `samples/chains` fed every event of a real engine's first run; the engine
+/// answers the app's loads ([`EngineApp::pump`]).
+struct EngineApp {
+    app: App,
+    engine: Engine,
+    rx: Receiver<EngineEvent>,
+}
+
+impl EngineApp {
+    fn new(w: u16, h: u16) -> EngineApp {
+        let root = sample("chains");
+        let ws = Arc::new(Workspace::load(&root).unwrap());
+        let (tx, rx) = channel();
+        let engine = Engine::spawn(root, ws, move |e| tx.send(e).is_ok());
+        let app = App::new("samples/chains", None, Rect::new(0, 0, w, h));
+        let mut e = EngineApp { app, engine, rx };
+        e.app.request_validation(false);
+        e.submit();
+        loop {
+            let ev = e.rx.recv_timeout(Duration::from_secs(120)).unwrap();
+            let end = matches!(ev, EngineEvent::Finished { .. });
+            e.app.update(Msg::Engine(ev));
+            if end {
+                break;
+            }
+        }
+        e.pump();
+        // the run's wall time is the machine's: the header shows a fixed one
+        e.app.run.progress.elapsed = Some(Duration::from_millis(12));
+        e
+    }
+
+    fn submit(&mut self) {
+        for j in self.app.out.requests.drain(..) {
+            self.engine.submit(j);
+        }
+    }
+
+    /// Hands the app's jobs to the engine and its answers to the app, until none is
+    /// asked for.
+    fn pump(&mut self) {
+        loop {
+            let asked = self.app.out.requests.len();
+            if asked == 0 {
+                return;
+            }
+            self.submit();
+            // one answer per load (a newer load of the same kind replaces a pending one,
+            // so wait a little for any answer after the first)
+            let mut got = 0;
+            let mut wait = Duration::from_secs(60);
+            while let Ok(ev) = self.rx.recv_timeout(wait) {
+                self.app.update(Msg::Engine(ev));
+                got += 1;
+                wait = Duration::from_millis(200);
+                if got == asked {
+                    break;
+                }
+            }
+            assert!(got > 0, "the engine answered none of {asked} jobs");
+        }
+    }
+
+    fn keys(&mut self, s: &str) {
+        for c in s.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    fn key(&mut self, code: KeyCode) {
+        self.app
+            .update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+        self.pump();
+    }
+}
+
+#[test]
+fn c_groups_the_list_by_chain_and_enter_expands_a_chain_to_its_attempts() {
+    let mut e = EngineApp::new(120, 32);
+    e.keys("c");
+    assert!(e.app.modes.chains());
+    let s = screen(&e.app);
+    assert!(
+        s.contains(" chains 10 > first-pass 2 > recovered 4 > unrecovered 4  ·  3 wasted attempts  ·  1 over budget"),
+        "{s}"
+    );
+    assert_screen_snapshot!("c_groups_the_list_by_chain", s);
+    // the third chain (loop-recovered-3) expanded: its attempts in order, the first one
+    // shown in the detail
+    e.keys("jj");
+    e.key(KeyCode::Enter);
+    e.keys("j");
+    assert_eq!(
+        e.app.list.selected.as_deref(),
+        Some("captures/agent-loop.jsonl:3")
+    );
+    assert_screen_snapshot!("enter_expands_a_chain_to_its_attempts", screen(&e.app));
+    // Enter on an attempt collapses its chain, the cursor back on the chain
+    e.key(KeyCode::Enter);
+    assert_eq!(e.app.chains.tree.cursor, 2);
+    assert_eq!(e.app.chains.tree.nodes.len(), 10);
+    // c again: the list
+    e.keys("c");
+    assert!(!e.app.modes.chains());
+}
+
+#[test]
+fn the_chain_tab_lists_the_attempts_the_effects_and_the_proposal_diffs() {
+    let mut e = EngineApp::new(120, 50);
+    e.keys("cjj");
+    e.key(KeyCode::Enter);
+    e.keys("jj9");
+    assert_eq!(e.app.detail.tab, Tab::Chain);
+    let lines: Vec<&str> = e
+        .app
+        .chains
+        .tab
+        .lines
+        .iter()
+        .map(|(l, _)| l.as_str())
+        .collect();
+    assert_eq!(
+        lines[..10],
+        [
+            "chain loop-recovered-3",
+            "↻ recovered at attempt 3  ·  3 attempts  ·  linked by record  ·  tokens 1680",
+            "",
+            "attempts",
+            "    1 ✗ schema SCHEMA_MISMATCH /currency  captures/agent-loop.jsonl:3",
+            "›   2 ✗ schema SCHEMA_MISMATCH /expected_version  captures/agent-loop.jsonl:9",
+            "    3 ✓ ready  captures/agent-loop.jsonl:14",
+            "",
+            "feedback effects",
+            "  after attempt 1  /currency  moved",
+        ]
+    );
+    assert_screen_snapshot!(
+        "the_chain_tab_lists_the_attempts_the_effects_and_the_proposal_diffs",
+        screen(&e.app)
+    );
+}
+
+#[test]
+fn a_capture_in_no_chain_says_so_and_a_workspace_without_chains_has_no_chain_funnel() {
+    let mut app = refund(120, 30);
+    key(&mut app, KeyCode::Char('9'));
+    keys(&mut app, "c");
+    assert!(!app.modes.chains());
+    assert_eq!(
+        app.status.as_deref(),
+        Some("no chains in this workspace (docs/chains.md#linking)")
+    );
+    assert_eq!(app.screen.areas.header.height, 2);
+    let s = screen(&app);
+    assert!(s.contains("this capture is in no chain"), "{s}");
+    assert!(!s.contains("first-pass"), "{s}");
+}
