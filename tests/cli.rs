@@ -265,11 +265,20 @@ fn human_report_of_the_refund_sample() {
         insta::assert_snapshot!("cli__human_refund", out);
     });
 
-    // it ends with the funnel and the `N passed, N failed` line
-    let tail: Vec<&str> = out.lines().rev().take(2).collect();
+    // it ends with the funnel, the reliability rates (docs/repairs.md#the-rates) and the
+    // `N passed, N failed` line
+    let tail: Vec<&str> = out.lines().rev().take(4).collect();
     assert_eq!(tail[0], "25 passed, 0 failed");
     assert_eq!(
         tail[1],
+        "  by repair: strip-fence 1 of 24 (4.2%), drop-trailing 1 of 24 (4.2%), unquote-number 1 of 24 (4.2%), drop-unknown 1 of 24 (4.2%)"
+    );
+    assert_eq!(
+        tail[2],
+        "rates: parse success 71.4% (15 of 21 completed), schema pass 60.0% (9 of 15 parsed), repairable 16.7% (4 of 24 failing)"
+    );
+    assert_eq!(
+        tail[3],
         "captures 25 > completed 21 > parsed 15 > schema 9 > business 1 > ready 1"
     );
 
@@ -341,7 +350,7 @@ fn strip_ansi(s: &str) -> String {
 
 // ---------------------------------------------------------------- json / jsonl
 
-const VERDICT_KEYS: [&str; 16] = [
+const VERDICT_KEYS: [&str; 17] = [
     "id",
     "source",
     "contract",
@@ -361,6 +370,8 @@ const VERDICT_KEYS: [&str; 16] = [
     "meta",
     // the schema the request sent, when its response echoes one (docs/requests.md)
     "generation",
+    // the repair that would change a parse or schema failure's outcome (docs/repairs.md)
+    "repair",
 ];
 
 /// `v` cut down to the keys of the example in docs/verdicts.md.
@@ -718,7 +729,7 @@ fn github_annotations_with_file_line_col_and_title() {
     }
     assert_eq!(
         lines[3],
-        "::notice title=verdict::captures 5 > completed 5 > parsed 4 > schema 1 > business 1 > ready 1%0A2 passed, 3 failed"
+        "::notice title=verdict::captures 5 > completed 5 > parsed 4 > schema 1 > business 1 > ready 1%0Arates: parse success 80.0%25 (4 of 5 completed), schema pass 25.0%25 (1 of 4 parsed), repairable 25.0%25 (1 of 4 failing)%0Aby repair: unquote-number 1 of 4 (25.0%25)%0A2 passed, 3 failed"
     );
 }
 

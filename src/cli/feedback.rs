@@ -97,6 +97,11 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         );
     };
     let fb = feedback(&ws, &ev);
+    // the note on a repair is for the loop's author, never re-injected: on stderr beside the
+    // text message (`docs/repairs.md#feedback`); in the JSON, its own key
+    if let (FeedbackFormat::Text, Some(advice)) = (&args.format, &fb.repair_advice) {
+        eprintln!("{}", escape::for_terminal(advice));
+    }
     match args.format {
         // the message quotes model text: on a terminal, never let it drive the terminal
         // (each line escaped, the line breaks kept); piped into a model loop, it is as is

@@ -88,6 +88,9 @@ pub struct Config {
     pub chains: ChainsConfig,
     /// `[budget]`: the attempt and token budget of one chain (`docs/chains.md#flags`).
     pub budget: Budget,
+    /// `[repairs] allow`: the repairs tried on a failing capture, in table order
+    /// (`docs/config.md#repairs`, `docs/repairs.md`); default every one.
+    pub repairs: Vec<crate::core::repair::RepairName>,
 }
 
 /// `[chains]` in `verdict.toml` (`docs/chains.md#linking`): a capture's own `chain` and
@@ -236,6 +239,7 @@ impl Default for Config {
             decisions: Vec::new(),
             chains: ChainsConfig::default(),
             budget: Budget::default(),
+            repairs: crate::core::repair::RepairName::ALL.to_vec(),
         }
     }
 }
@@ -257,6 +261,13 @@ struct RawConfig {
     decisions: Option<toml::Table>,
     chains: Option<RawChains>,
     budget: Option<RawBudget>,
+    repairs: Option<RawRepairs>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRepairs {
+    allow: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -307,7 +318,7 @@ enum OneOrMany {
     Many(Vec<PathBuf>),
 }
 
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 15] = [
     "schemas",
     "captures",
     "default_contract",
@@ -322,6 +333,7 @@ const KEYS: [&str; 14] = [
     "decisions",
     "chains",
     "budget",
+    "repairs",
 ];
 
 /// The keys serde says it expected, from its "unknown field `x`, expected one of `a`, `b`"
@@ -526,6 +538,9 @@ impl Config {
                 max_tokens: b.max_tokens,
             };
         }
+        if let Some(allow) = raw.repairs.and_then(|r| r.allow) {
+            config.repairs = repairs_allowed(&allow)?;
+        }
         Ok(config)
     }
 
@@ -554,6 +569,32 @@ impl Config {
             .find(|(r, _)| r == reason)
             .map(|&(_, d)| d)
     }
+}
+
+/// Reads `[repairs] allow`: every name a repair's (`docs/repairs.md#the-table`), kept in
+/// table order whatever the order written.
+fn repairs_allowed(allow: &[String]) -> Result<Vec<crate::core::repair::RepairName>, ConfigError> {
+    use crate::core::repair::RepairName;
+    let names = RepairName::ALL.map(RepairName::as_str);
+    let mut out = Vec::new();
+    for a in allow {
+        let Some(r) = RepairName::parse(a) else {
+            let hint = hint_for(a, names)
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default();
+            return Err(ConfigError {
+                message: format!(
+                    "[repairs] `allow`: unknown repair {a:?}{hint}; repairs: {} (docs/repairs.md)",
+                    names.join(", ")
+                ),
+            });
+        };
+        out.push(r);
+    }
+    Ok(RepairName::ALL
+        .into_iter()
+        .filter(|r| out.contains(r))
+        .collect())
 }
 
 /// Checks `[chains]`: `by` and `order` are JSON Pointers, `pattern` compiles and has the
@@ -722,6 +763,34 @@ mod tests {
             e.message.contains("missing field `contract`"),
             "{}",
             e.message
+        );
+    }
+
+    #[test]
+    fn repairs_allow_is_read_in_table_order_and_checked() {
+        use crate::core::repair::RepairName;
+        assert_eq!(Config::default().repairs, RepairName::ALL.to_vec());
+        let c =
+            Config::from_toml("[repairs]\nallow = [\"drop-unknown\", \"strip-fence\"]\n").unwrap();
+        assert_eq!(c.repairs, [RepairName::StripFence, RepairName::DropUnknown]);
+        assert!(
+            Config::from_toml("[repairs]\nallow = []\n")
+                .unwrap()
+                .repairs
+                .is_empty()
+        );
+        assert_eq!(
+            Config::from_toml("[repairs]\nallow = [\"strip-fences\"]\n")
+                .unwrap_err()
+                .message,
+            "[repairs] `allow`: unknown repair \"strip-fences\" (did you mean `strip-fence`?); repairs: strip-fence, drop-trailing, unquote-number, enum-case, drop-unknown, decode-string (docs/repairs.md)"
+        );
+        let e = Config::from_toml("[repairs]\nalow = []\n")
+            .unwrap_err()
+            .message;
+        assert!(
+            e.contains("unknown key `alow` (did you mean `allow`?)"),
+            "{e}"
         );
     }
 

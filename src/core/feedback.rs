@@ -1,7 +1,10 @@
 //! What to do next with a verdict: the `next_action` sentence of every verdict, and the
 //! self-correction message an agent loop re-injects for a `regenerate` verdict (the
 //! practice of feeding a failed structured output back to the model with the error and
-//! the contract). For other decisions it says why regenerating would not help.
+//! the contract). For other decisions it says why regenerating would not help. A capture
+//! with a `repair` (`docs/repairs.md#feedback`) also gets a note for the loop's author, kept
+//! out of the model's message: which repair would pass, and that the contract or the prompt,
+//! not a repair, should change.
 
 use crate::core::pipeline::Evaluation;
 use crate::core::stage::intent::short;
@@ -67,6 +70,13 @@ pub struct Feedback {
     /// The contract shown to the model: the JSON Schema, or the failing rule's message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contract: Option<Value>,
+    /// The verdict's `repair`, when it has one (`docs/repairs.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repair: Option<crate::core::repair::Repair>,
+    /// For a verdict with a `repair`, a note for the loop's author, never part of
+    /// `message` (which is for the model): [`repair_advice`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repair_advice: Option<String>,
 }
 
 /// Builds the feedback for an evaluated capture. A capture with a `GENERATION_GAP`
@@ -155,7 +165,33 @@ pub fn feedback(ws: &Workspace, ev: &Evaluation) -> Feedback {
         message,
         errors: v.errors.clone(),
         contract: contract_value,
+        repair: v.repair.clone(),
+        repair_advice: repair_advice(v),
     }
+}
+
+/// For a verdict with a `repair` (`docs/repairs.md#feedback`), the note for the loop's
+/// author beside its feedback: which repair would make the output pass (or what it would
+/// still fail on), that it was not applied, and that the contract or the prompt, not a
+/// repair step, should change. `None` without a repair.
+pub fn repair_advice(v: &Verdict) -> Option<String> {
+    let r = v.repair.as_ref()?;
+    let outcome = if r.would_be.is_ready() {
+        format!(
+            "the `{}` repair would make this output pass every stage",
+            r.name
+        )
+    } else {
+        format!(
+            "after the `{}` repair this output would still fail: {} ({})",
+            r.name,
+            r.would_be.label(),
+            r.would_be.decision
+        )
+    };
+    Some(format!(
+        "Note for the loop's author: {outcome}. It was not applied: the verdict stands. Change the contract or the prompt so the model meets the contract as written, rather than adding a repair step; a repair that is allowed silently hides a generator that keeps breaking its contract (docs/repairs.md)."
+    ))
 }
 
 /// The feedback of a `GENERATION_GAP` capture: the request schema, not the model, needs
@@ -190,6 +226,8 @@ fn generation_gap(
         message: m,
         errors: v.errors.clone(),
         contract,
+        repair: v.repair.clone(),
+        repair_advice: repair_advice(v),
     }
 }
 

@@ -10,6 +10,9 @@
 //! 3. **schema** ([`stage::schema`]): does the value meet the JSON Schema contract?
 //! 4. **business** ([`stage::intent`]): CEL rules over trusted context, then the
 //!    confirmed-intent comparison.
+//!
+//! A capture that fails at the parse or schema stage is then tried with the narrow
+//! [`repair`]s, on a copy: the verdict gains which one would change its outcome.
 
 pub mod adapter;
 pub mod bounded;
@@ -32,6 +35,7 @@ pub mod pipeline;
 pub mod pointer;
 pub mod prescan;
 pub mod record_ref;
+pub mod repair;
 pub mod request;
 pub mod review;
 pub mod rules;

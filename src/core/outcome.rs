@@ -29,6 +29,9 @@ pub struct Outcome {
     pub reason: Option<Reason>,
     /// `Some(met)` when the capture has an `expect`: whether the verdict meets it.
     pub expect_met: Option<bool>,
+    /// The verdict's `repair`, as the funnel's rates count it (`docs/repairs.md#the-rates`).
+    /// Not part of a flip: the verdict's own outcome is unchanged by a repair.
+    pub repair: Option<crate::core::repair::RepairMark>,
 }
 
 impl Outcome {
@@ -39,6 +42,7 @@ impl Outcome {
             decision: v.decision,
             reason: v.reason.clone(),
             expect_met: v.expect.as_ref().map(|e| e.met),
+            repair: v.repair.as_ref().map(crate::core::repair::Repair::mark),
         }
     }
 
@@ -163,6 +167,7 @@ mod tests {
             decision,
             reason,
             expect_met,
+            repair: None,
         }
     }
 

@@ -10,6 +10,7 @@ use crate::core::escape::quote;
 use crate::core::generation::{GenerationSchema, RequestSchemas, SchemaSource};
 use crate::core::mcp::{self, Resolved};
 use crate::core::record_ref::RecordRef;
+use crate::core::repair::{self, Applies, Fix, Repair, WouldBe};
 use crate::core::request::{Family, Lookup, Request, RequestFrom};
 use crate::core::shape;
 use crate::core::stage::{intent, parse, schema};
@@ -96,6 +97,9 @@ struct Run<'a> {
     errors: Vec<Finding>,
     /// What the response stage read, when it ran.
     info: Option<ResponseInfo>,
+    /// The first repair whose copy has another outcome, when the parse or schema stage
+    /// failed (`docs/repairs.md`).
+    repair: Option<Repair>,
 }
 
 /// Copies the provider's metadata the response stage read into the capture's `meta`
@@ -193,6 +197,7 @@ impl Workspace {
         verdict.format = Some(capture.format.to_owned());
         verdict.contract_from = run.from;
         verdict.generation = run.generation;
+        verdict.repair = run.repair;
         verdict.provider = run.info.as_ref().map(|i| i.provider.clone());
         if let Some(info) = &run.info {
             fill_meta(&mut capture, info);
@@ -799,6 +804,7 @@ impl Workspace {
             _ws: std::marker::PhantomData,
             errors: Vec::new(),
             info: None,
+            repair: None,
         };
         // input: the contract
         let tool = adapted.info.tool.as_deref().or(capture.tool.as_deref());
@@ -886,7 +892,7 @@ impl Workspace {
                 return run;
             }
         };
-        run.errors = self.later_stages(capture, &contract, validator, proposal, ev);
+        (run.errors, run.repair) = self.later_stages(capture, &contract, validator, proposal, ev);
         match beside {
             Some(Ok(gc)) => self.check_beside(&mut run, &gc, ev),
             Some(Err(())) => {}
@@ -949,7 +955,10 @@ impl Workspace {
         }
     }
 
-    /// The parse, schema and business stages: the failing stage's findings, or none.
+    /// The parse, schema and business stages: the failing stage's findings (none: ready),
+    /// and, when the parse or schema stage failed, the first allowed repair whose copy has
+    /// another outcome (`docs/repairs.md`). A capture that passes both stages pays nothing
+    /// for the repairs.
     fn later_stages(
         &self,
         capture: &Capture,
@@ -957,36 +966,60 @@ impl Workspace {
         validator: &jsonschema::Validator,
         proposal: Proposal,
         ev: &mut Evaluation,
-    ) -> Vec<Finding> {
+    ) -> (Vec<Finding>, Option<Repair>) {
         // parse
         let value = match proposal {
             Proposal::Structured(v) => v,
             Proposal::Text(text) => {
                 if let Some(f) = no_output(&text, "the response completed but its output is empty")
                 {
-                    return vec![f];
+                    return (vec![f], None);
                 }
                 let parsed = parse::parse_strict(&text);
-                ev.raw_output = Some(text);
                 match parsed {
-                    Ok(v) => v,
-                    Err(f) => return vec![f],
+                    Ok(v) => {
+                        ev.raw_output = Some(text);
+                        v
+                    }
+                    Err(f) => {
+                        let findings = vec![f];
+                        let repair =
+                            self.repair_text(capture, contract, validator, &text, &findings);
+                        ev.raw_output = Some(text);
+                        return (findings, repair);
+                    }
                 }
             }
         };
         // schema
         let errors = schema::validate(validator, &value, ev.raw_output.as_deref());
-        ev.proposal = Some(value);
         if !errors.is_empty() {
-            return errors;
+            let repair = self.repair_value(capture, contract, validator, &value, &errors);
+            ev.proposal = Some(value);
+            return (errors, repair);
         }
-        // business: the rules in order, then the confirmed intent
+        ev.proposal = Some(value);
         let value = ev.proposal.as_ref().expect("set above");
+        (
+            self.business(capture, contract, value, ev.raw_output.as_deref()),
+            None,
+        )
+    }
+
+    /// The business stage: the rules in order, then the confirmed intent; the findings are
+    /// located in `raw`, the proposal's text, when there is one.
+    fn business(
+        &self,
+        capture: &Capture,
+        contract: &Contract,
+        value: &Value,
+        raw: Option<&str>,
+    ) -> Vec<Finding> {
         if let Some(rules) = &contract.rules
             && let Some(mut f) =
                 rules.evaluate(value, capture.context.as_ref(), capture.intent.as_ref())
         {
-            if let Some(text) = ev.raw_output.as_deref() {
+            if let Some(text) = raw {
                 parse::locate_findings(text, std::slice::from_mut(&mut f));
             }
             return vec![f];
@@ -997,7 +1030,7 @@ impl Workspace {
                 .as_ref()
                 .and_then(|r| r.intent_fields.as_deref());
             let mut errors = crate::core::verdict::cap_findings(intent::compare(value, i, fields));
-            if let Some(text) = ev.raw_output.as_deref() {
+            if let Some(text) = raw {
                 parse::locate_findings(text, &mut errors);
             }
             if !errors.is_empty() {
@@ -1005,6 +1038,119 @@ impl Workspace {
             }
         }
         Vec::new()
+    }
+
+    /// The schema and business stages of a repaired copy (nothing located: only its
+    /// outcome is kept).
+    fn schema_then_business(
+        &self,
+        capture: &Capture,
+        contract: &Contract,
+        validator: &jsonschema::Validator,
+        value: &Value,
+    ) -> Vec<Finding> {
+        let errors = schema::validate(validator, value, None);
+        if !errors.is_empty() {
+            return errors;
+        }
+        self.business(capture, contract, value, None)
+    }
+
+    /// The outcome `findings` give, with the decision `[decisions]` sets for the first
+    /// one's reason (as [`Workspace::apply_decisions`] sets it on a verdict).
+    fn would_be(&self, findings: &[Finding]) -> WouldBe {
+        let mut w = WouldBe::of(findings);
+        if let Some(f) = findings.first()
+            && f.decision == f.reason.default_decision()
+            && let Some(d) = self.config.decision_for(&f.reason)
+        {
+            w.decision = d;
+        }
+        w
+    }
+
+    /// The first allowed text repair (`strip-fence`, `drop-trailing`) of the parse stage's
+    /// `findings` on `text` whose copy, parsed and run through the schema and business
+    /// stages, has another outcome.
+    fn repair_text(
+        &self,
+        capture: &Capture,
+        contract: &Contract,
+        validator: &jsonschema::Validator,
+        text: &str,
+        findings: &[Finding],
+    ) -> Option<Repair> {
+        let first = findings.first()?;
+        let now = self.would_be(findings);
+        for d in self.allowed_repairs() {
+            let (Applies::Parse(reason), Fix::Text(fix)) = (d.applies, d.fix) else {
+                continue;
+            };
+            if !repair::parse_applies(findings, reason) {
+                continue;
+            }
+            let Some(copy) = fix(text, first) else {
+                continue;
+            };
+            let after = match parse::parse_strict(&copy) {
+                Ok(v) => self.schema_then_business(capture, contract, validator, &v),
+                Err(f) => vec![f],
+            };
+            let would_be = self.would_be(&after);
+            if would_be != now {
+                return Some(Repair {
+                    name: d.name,
+                    would_be,
+                });
+            }
+        }
+        None
+    }
+
+    /// The first allowed value repair of the schema stage's `findings` on `value` whose
+    /// copy, run through the schema and business stages, has another outcome. The
+    /// validator runs again for its errors' details only when one applies by the
+    /// findings' keywords.
+    fn repair_value(
+        &self,
+        capture: &Capture,
+        contract: &Contract,
+        validator: &jsonschema::Validator,
+        value: &Value,
+        findings: &[Finding],
+    ) -> Option<Repair> {
+        if !repair::any_schema_repair(findings, &self.config.repairs) {
+            return None;
+        }
+        let errors = repair::schema_errors(validator, value)?;
+        let now = self.would_be(findings);
+        for d in self.allowed_repairs() {
+            let (Applies::Schema(keyword), Fix::Value(fix)) = (d.applies, d.fix) else {
+                continue;
+            };
+            if !repair::schema_applies(findings, keyword) {
+                continue;
+            }
+            let Some(copy) = fix(value, &errors) else {
+                continue;
+            };
+            let would_be =
+                self.would_be(&self.schema_then_business(capture, contract, validator, &copy));
+            if would_be != now {
+                return Some(Repair {
+                    name: d.name,
+                    would_be,
+                });
+            }
+        }
+        None
+    }
+
+    /// The rows of the repair table `[repairs] allow` lets run, in table order.
+    fn allowed_repairs(&self) -> impl Iterator<Item = &'static repair::Def> + '_ {
+        repair::TABLE
+            .iter()
+            .filter(|d| self.config.repairs.contains(&d.name))
     }
 }
 

@@ -582,6 +582,12 @@ pub struct Verdict {
     /// The capture's `expect`, with whether it was met.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<ExpectOutcome>,
+    /// The first repair (`docs/repairs.md#the-table`) whose repaired copy would have another
+    /// outcome, and that outcome: `{"name", "would_be": {stage, decision, reason}}`
+    /// (`docs/verdicts.md#repair`). Only a capture that fails at the parse or schema stage
+    /// can have one; the verdict's own stage, decision and reason are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<crate::core::repair::Repair>,
     /// What the response stage read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<ResponseInfo>,
@@ -667,6 +673,7 @@ impl Verdict {
             errors,
             warnings: Vec::new(),
             expect: None,
+            repair: None,
             response: None,
             meta: None,
             generation: None,

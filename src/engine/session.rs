@@ -32,6 +32,7 @@ use crate::core::capture;
 use crate::core::outcome::{FlipKind, Outcome};
 use crate::core::pipeline::Evaluation;
 use crate::core::record_ref::RecordRef;
+use crate::core::repair::RepairMark;
 use crate::core::summary::Summary;
 use crate::core::verdict::{Decision, Reason, Stage, Verdict, Warning};
 use crate::core::workspace::{Workspace, WorkspaceError};
@@ -94,6 +95,7 @@ struct KindRef<'a> {
     reason: Option<&'a Reason>,
     contract: Option<&'a str>,
     expect: Option<bool>,
+    repair: Option<RepairMark>,
 }
 
 impl<'a> KindRef<'a> {
@@ -104,6 +106,7 @@ impl<'a> KindRef<'a> {
             reason: v.reason.as_ref(),
             contract: v.contract.as_deref(),
             expect: v.expect.as_ref().map(|e| e.met),
+            repair: v.repair.as_ref().map(crate::core::repair::Repair::mark),
         }
     }
 
@@ -114,6 +117,7 @@ impl<'a> KindRef<'a> {
             reason: s.outcome.reason.as_ref(),
             contract: s.contract.as_deref(),
             expect: s.outcome.expect_met,
+            repair: s.outcome.repair,
         }
     }
 }
@@ -135,6 +139,7 @@ impl Kinds {
                 && k.outcome.reason.as_ref() == v.reason
                 && k.contract.as_deref() == v.contract
                 && k.outcome.expect_met == v.expect
+                && k.outcome.repair == v.repair
         };
         let ids = self.by_hash.entry(h.finish()).or_default();
         if let Some(&i) = ids.iter().find(|&&i| same(&self.list[i as usize])) {
@@ -147,6 +152,7 @@ impl Kinds {
                 decision: v.decision,
                 reason: v.reason.cloned(),
                 expect_met: v.expect,
+                repair: v.repair,
             },
             contract: v.contract.map(str::to_string),
         });
@@ -383,6 +389,7 @@ impl Session {
             for b in &f.briefs {
                 let k = &self.kinds.list[b.kind as usize];
                 s.add_outcome(k.outcome.stage, k.outcome.decision, k.outcome.expect_met);
+                s.add_repairs(k.outcome.repair, 1);
             }
         }
         s.warnings = self.workspace_warnings();

@@ -4,7 +4,8 @@
 //! verdicts (once per contract, as `lint --format github` prints it; workspace mode), one
 //! `::warning` per generation warning (`GENERATION_GAP`, `STRICT_VIOLATION`) located at the
 //! request that sent the schema (its file and line), whether the capture passes or not, then a
-//! `::notice` summary. In `check --schema` mode a failing instance is located at its first
+//! `::notice` summary (the funnel, the reliability rates, passed and failed). A failing
+//! capture's message ends with its `repair` (`docs/repairs.md`), when it has one. In `check --schema` mode a failing instance is located at its first
 //! error's line and column within the file, and the summary counts instances
 //! (`instances N > parsed N > valid N`, `N valid, N invalid`).
 //! Escaping follows the Actions toolkit: `%`, CR and LF in data; also `:` and `,` in properties.
@@ -120,6 +121,9 @@ impl<W: Write> Sink for Github<W> {
         if let Some(m) = expect_mismatch(v) {
             msg = format!("{msg} ({m})");
         }
+        if let Some(note) = crate::report::repair_note(v) {
+            msg = format!("{msg}; repair: {note}");
+        }
         let (line, col) = location(it, self.instances);
         writeln!(
             self.out,
@@ -141,10 +145,17 @@ impl<W: Write> Sink for Github<W> {
                 s.invalid
             );
         }
+        let rates: Vec<String> = summary
+            .rates
+            .lines()
+            .iter()
+            .map(|l| data(l.trim()))
+            .collect();
         writeln!(
             self.out,
-            "::notice title=verdict::{}%0A{} passed, {} failed",
+            "::notice title=verdict::{}%0A{}%0A{} passed, {} failed",
             data(&summary.funnel_line()),
+            rates.join("%0A"),
             summary.passed,
             summary.failed
         )

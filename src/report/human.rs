@@ -1,5 +1,7 @@
 //! `--format human`: verdicts grouped by stage in pipeline order, each with its errors,
-//! then the funnel and a `N passed, N failed` line for the captures that carry `expect`.
+//! then the funnel, the reliability rates (`docs/repairs.md#the-rates`) and a
+//! `N passed, N failed` line for the captures that carry `expect`. A verdict with a `repair`
+//! gets a `repair:` line.
 //! Model text is untrusted: every string is printed with control characters escaped.
 
 use crate::core::summary::Summary;
@@ -216,6 +218,12 @@ impl<W: Write> Sink for Human<W> {
             writeln!(out, "{}", crate::report::chains::funnel_line(&c.summary))?;
             writeln!(out, "  {}", crate::report::chains::counts_line(&c.summary))?;
         }
+        // then the reliability rates (`docs/repairs.md#the-rates`)
+        if !self.instances {
+            for line in summary.rates.lines() {
+                writeln!(out, "{line}")?;
+            }
+        }
         // one definition of passing everywhere (exit code, JSON, JUnit): a capture passes when
         // it meets its `expect`, or has none and is ready
         let without = summary.captures - summary.expected;
@@ -256,6 +264,14 @@ fn write_verdict(out: &mut dyn Write, p: &Paint, it: &Item) -> io::Result<()> {
     )?;
     if let Some(m) = expect_mismatch(v) {
         writeln!(out, "      {}", p.wrap("31", &escape_control(&m)))?;
+    }
+    // a narrow repair that would change the outcome (`docs/repairs.md`): counted, never applied
+    if let Some(note) = crate::report::repair_note(v) {
+        writeln!(
+            out,
+            "      {}",
+            p.wrap("36", &format!("repair: {}", escape_control(&note)))
+        )?;
     }
     // the capture's own warnings (a contract's are summed up once at the end)
     for w in v.warnings.iter().filter(|w| w.file.is_none()) {

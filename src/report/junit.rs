@@ -1,7 +1,9 @@
 //! `--format junit`: JUnit XML, one `<testsuite>` per capture file and one `<testcase>` per
 //! capture (`name` = id, `classname` = contract). A capture fails when it does not pass
 //! (`expect` not met, or no `expect` and not ready). Each suite's testcases are spilled to
-//! a temporary file until its counts are known, so memory does not grow with the file.
+//! a temporary file until its counts are known, so memory does not grow with the file. A
+//! failure's text ends with a `repair:` line when the verdict has a `repair`
+//! (`docs/repairs.md`).
 
 use crate::core::summary::Summary;
 use crate::report::{Item, Sink, expect_mismatch, headline, rule_id};
@@ -130,6 +132,9 @@ impl<W: Write> Sink for Junit<W> {
                 f.at.map(|a| format!(" ({a})")).unwrap_or_default(),
                 f.message
             ));
+        }
+        if let Some(note) = crate::report::repair_note(v) {
+            body.push_str(&format!("repair: {note}\n"));
         }
         writeln!(
             w,

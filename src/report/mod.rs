@@ -96,6 +96,24 @@ pub(crate) fn expect_mismatch(v: &Verdict) -> Option<String> {
     Some(format!("expected {want}, got {got}"))
 }
 
+/// A verdict's `repair` in words, for the text formats (`docs/repairs.md`): `would be
+/// ready after strip-fence (not applied)`, or `after unquote-number it would be
+/// business/EXCEEDS_REMAINING (reject; not applied)`; `None` without one. Names only: no
+/// model text.
+pub(crate) fn repair_note(v: &Verdict) -> Option<String> {
+    let r = v.repair.as_ref()?;
+    Some(if r.would_be.is_ready() {
+        format!("would be ready after {} (not applied)", r.name)
+    } else {
+        format!(
+            "after {} it would be {} ({}; not applied)",
+            r.name,
+            r.would_be.label(),
+            r.would_be.decision
+        )
+    })
+}
+
 /// The reason code of a verdict, `READY` when it has none.
 pub(crate) fn rule_id(v: &Verdict) -> String {
     v.reason

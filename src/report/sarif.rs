@@ -1,6 +1,7 @@
 //! `--format sarif`: SARIF 2.1.0 (OASIS), one result per failing capture, located at the
 //! capture file, line and column; `ruleId` is the reason code. Captures that pass are left
-//! out; a generation warning (`GENERATION_GAP`, `STRICT_VIOLATION`) is a `warning` result
+//! out; a result's `properties` carry the verdict's `repair` when it has one
+//! (`docs/repairs.md`); a generation warning (`GENERATION_GAP`, `STRICT_VIOLATION`) is a `warning` result
 //! located at the request that sent the schema (its file and line), pass or fail. In `check --schema` mode a result is located at its instance's first error (line and
 //! column within the file). Results are streamed; the rule table follows them (JSON member order is free).
 //! `message.text` is text a person reads (a code-scanning view): its control and invisible
@@ -113,6 +114,11 @@ impl<W: Write> Sink for Sarif<W> {
             }}],
             "properties": {"id": v.id, "stage": v.stage, "decision": v.decision, "errors": v.errors}
         });
+        let mut result = result;
+        // the verdict's `repair` (`docs/repairs.md`), only where there is one
+        if let Some(r) = &v.repair {
+            result["properties"]["repair"] = json!(r);
+        }
         self.write(&result)
     }
 

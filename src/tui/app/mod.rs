@@ -499,6 +499,7 @@ impl App {
                 continue;
             }
             summary.add_outcomes(k.outcome.stage, k.outcome.decision, k.outcome.expect_met, n);
+            summary.add_repairs(k.outcome.repair, n);
             if let Some(c) = &k.contract {
                 contracts.insert(c.as_str());
             }

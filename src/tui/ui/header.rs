@@ -1,5 +1,6 @@
 //! The two header lines: the workspace, the watching state, counts, the run's progress or
-//! the last change, the funnel, and the note of the last contract change.
+//! the last change, the funnel with the reliability rates, and the note of the last
+//! contract change.
 
 use crate::core::workspace::Workspace;
 use crate::tui::app::{ContractChange, History, Run, Watch, WatchState};
@@ -163,11 +164,24 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
             l1,
         );
     }
-    let funnel = format!(" {}", h.run.summary.funnel_line());
+    // the funnel, then the reliability rates with their denominators
+    // (`docs/repairs.md#the-rates`) where they fit whole: the repairable rate alone, else none
+    let funnel_in = |width: u16| {
+        let base = format!(" {}", h.run.summary.funnel_line());
+        let rates = &h.run.summary.rates;
+        let r = rates.repairable();
+        [
+            format!("{base}  {}", rates.compact()),
+            format!("{base}  repairable {}/{}", r.count, r.of),
+        ]
+        .into_iter()
+        .find(|s| s.chars().count() < width as usize)
+        .unwrap_or(base)
+    };
     if p.running {
         let gw = 24.min(l2.width / 3);
         let [a, b] = Layout::horizontal([Constraint::Fill(1), Constraint::Length(gw)]).areas(l2);
-        f.render_widget(Paragraph::new(funnel), a);
+        f.render_widget(Paragraph::new(funnel_in(a.width)), a);
         let ratio = if let Some((done, files, _)) = p.reading {
             if files == 0 {
                 0.0
@@ -190,13 +204,13 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
         let note = contract_note(c);
         let nw = (note.chars().count() as u16 + 1).min(l2.width / 2);
         let [a, b] = Layout::horizontal([Constraint::Fill(1), Constraint::Length(nw)]).areas(l2);
-        f.render_widget(Paragraph::new(funnel), a);
+        f.render_widget(Paragraph::new(funnel_in(a.width)), a);
         f.render_widget(
             Paragraph::new(Span::styled(note, t.flip())).alignment(Alignment::Right),
             b,
         );
     } else {
-        f.render_widget(Paragraph::new(funnel), l2);
+        f.render_widget(Paragraph::new(funnel_in(l2.width)), l2);
     }
 }
 
