@@ -30,6 +30,7 @@ mod prescan;
 mod provider_samples;
 mod pty;
 mod reasons;
+mod request_index;
 mod request_pairs;
 mod requests;
 mod review;
