@@ -31,6 +31,7 @@ mod provider_samples;
 mod pty;
 mod reasons;
 mod repairs;
+mod request_index;
 mod request_pairs;
 mod requests;
 mod review;

@@ -116,7 +116,7 @@ fn a_folder_of_batch_input_and_output_files_is_checked_against_the_requests_sche
         summary["warnings"],
         json!([{"code": "UNMATCHED_REQUEST", "severity": "warning", "file": "input.jsonl:3",
                 "pointer": "/custom_id",
-                "message": "request for id \"t3\" matches no capture of the workspace (no result has its id)"}])
+                "message": "request for id \"t3\" has no result (no capture that may join it, of its own batch, has its id)"}])
     );
     // the library says the same, and the pre-pass id of an input line is its source
     let ws = Workspace::open(tmp.path()).unwrap();
@@ -211,7 +211,7 @@ fn an_input_file_with_no_outputs_has_no_captures_and_warns_per_request() {
     assert!(verdicts(tmp.path()).is_empty());
     let ws = Workspace::open(tmp.path()).unwrap();
     let w: Vec<(String, Option<String>)> = ws
-        .request_warnings(&Default::default())
+        .request_warnings(None)
         .into_iter()
         .map(|w| (w.code, w.file))
         .collect();

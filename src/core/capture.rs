@@ -543,22 +543,25 @@ pub fn parse_record_as(
     source: &RecordRef,
     forced: Option<&crate::core::shape::Shape>,
 ) -> Result<Capture, RecordError> {
-    let value = parse::parse_strict(text).map_err(|f| {
-        let at = f.at.map(|a| format!(" at {a}")).unwrap_or_default();
-        // valid JSON that is only too deep is not called invalid
-        let what = if f.reason == Reason::TOO_DEEP {
-            "record"
-        } else {
-            "record is not valid JSON"
-        };
-        RecordError {
-            finding: invalid(format!("{what}{at}: {}", f.message)),
-            id: None,
-            expect: None,
-            format: None,
-        }
-    })?;
+    let value = parse::parse_strict(text).map_err(|f| record_parse_error(&f))?;
     crate::core::shape::read(value, source, forced)
+}
+
+/// The `INVALID_CAPTURE` of a record that is not strict JSON (`f`: the parse finding).
+pub(crate) fn record_parse_error(f: &crate::core::verdict::Finding) -> RecordError {
+    let at = f.at.map(|a| format!(" at {a}")).unwrap_or_default();
+    // valid JSON that is only too deep is not called invalid
+    let what = if f.reason == Reason::TOO_DEEP {
+        "record"
+    } else {
+        "record is not valid JSON"
+    };
+    RecordError {
+        finding: invalid(format!("{what}{at}: {}", f.message)),
+        id: None,
+        expect: None,
+        format: None,
+    }
 }
 
 /// Reads a record object as a capture record (`docs/capture-record.md`); `default_id` is

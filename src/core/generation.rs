@@ -147,6 +147,25 @@ fn schema(
     })
 }
 
+/// The members of a request body that [`RequestSchemas::read`] reads (every other member,
+/// `messages` included, is never looked at): a body pruned to these has the same
+/// generation schemas. The pre-pass keeps only these of a batch input line's body
+/// (`crate::core::request::input_of_bytes`); a path added to `read` must add its first
+/// key here (the test `a_light_read_finds_what_a_whole_read_finds` in `tests/requests.rs`
+/// reads every sample both ways).
+pub const BODY_KEYS: &[&str] = &[
+    "tools",
+    "toolConfig",
+    "response_format",
+    "text",
+    "output_config",
+    "output_format",
+    "generationConfig",
+    "generation_config",
+    "outputConfig",
+    "format",
+];
+
 impl RequestSchemas {
     /// Reads the generation schemas of a provider request body (module docs for the
     /// paths). A body with none gives empty schemas.

@@ -155,6 +155,15 @@ impl Workspace {
                 return Some(ev);
             }
         };
+        // a record the pre-pass read as a batch input request is no capture: not parsed
+        // again (`docs/requests.md#memory`)
+        if raw.kind == RecordKind::Json
+            && !self.requests.is_empty()
+            && self.requests.is_request(&raw.source)
+            && crate::core::request::may_be_request(text.as_bytes())
+        {
+            return None;
+        }
         let rel = raw.source.file().clone();
         // a `.sse` file is its stream as the `response`, no record to parse
         let parsed = match raw.kind {
@@ -264,12 +273,18 @@ impl Workspace {
 
     /// The batch input record `text` at `source` is, read as [`Workspace::evaluate`] reads
     /// it; `None` when it is anything else (`docs/requests.md#batch-input-files`).
+    /// The record is given as its text (`Ok`) or already parsed (`Err`: the light reading
+    /// of `crate::core::request::input_of_bytes`).
     pub fn read_input(
         &self,
-        text: &str,
+        record: Result<&str, Value>,
         source: &RecordRef,
     ) -> Option<crate::core::request::InputRecord> {
-        let c = self.read_capture(text, source, source.file()).ok()?;
+        let c = match record {
+            Ok(text) => self.read_capture(text, source, source.file()),
+            Err(value) => self.read_capture_value(value, source, source.file()),
+        }
+        .ok()?;
         crate::core::request::input_of(c.payload)
     }
 
@@ -281,12 +296,30 @@ impl Workspace {
         source: &RecordRef,
         rel: &str,
     ) -> Result<Capture, RecordError> {
-        let forced = self
-            .config
-            .sources_for(rel)
-            .find_map(|(_, s)| s.format.as_deref());
-        let Some(format) = forced else {
+        if self.forced_format(rel).is_none() {
             return capture::parse_record(text, source);
+        }
+        let value = crate::core::stage::parse::parse_strict(text)
+            .map_err(|f| capture::record_parse_error(&f))?;
+        self.read_capture_value(value, source, rel)
+    }
+
+    /// The format the first `[[source]]` matching the file `rel` forces.
+    fn forced_format<'a>(&'a self, rel: &'a str) -> Option<&'a str> {
+        self.config
+            .sources_for(rel)
+            .find_map(|(_, s)| s.format.as_deref())
+    }
+
+    /// [`Workspace::read_capture`] of a parsed record.
+    fn read_capture_value(
+        &self,
+        value: Value,
+        source: &RecordRef,
+        rel: &str,
+    ) -> Result<Capture, RecordError> {
+        let Some(format) = self.forced_format(rel) else {
+            return crate::core::shape::read(value, source, None);
         };
         // a provider's bare body: the response shape, with that provider's adapter
         let provider = PROVIDER_FORMATS.iter().find(|p| **p == format).copied();
@@ -296,7 +329,7 @@ impl Workspace {
             format
         })
         .expect("[[source]] formats are checked when verdict.toml is read");
-        let mut c = capture::parse_record_as(text, source, Some(shape))?;
+        let mut c = crate::core::shape::read(value, source, Some(shape))?;
         if let Some(p) = provider {
             c.format = p;
             c.provider.get_or_insert_with(|| p.to_owned());

@@ -20,7 +20,7 @@
 use crate::core::capture;
 use crate::core::mcp::{self, McpSessions};
 use crate::core::record_ref::RecordRef;
-use crate::core::request::{self, InputRecord, Requests};
+use crate::core::request::{self, Requests};
 use crate::core::workspace::Workspace;
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -42,6 +42,12 @@ pub trait Hook: Sync {
     fn record(&self, file: u32, line: u32, bytes: Option<&[u8]>, found: &mut Self::Found);
     /// Appends `other` (what later records gave) to `into`.
     fn append(into: &mut Self::Found, other: Self::Found);
+    /// Whether [`Hook::record`] is left out for the records the pre-pass reads as batch
+    /// input requests (no capture, so no id: the duplicate-id candidates skip them), when
+    /// it reads the requests. False by default: the hook sees every record.
+    fn skips_requests(&self) -> bool {
+        false
+    }
 }
 
 /// No hook: the MCP facts and the requests only.
@@ -140,7 +146,14 @@ type ItemOf<'a> = dyn Fn(Option<usize>, &[u8], bool) -> Option<Item> + Sync + 'a
 struct Item {
     source: RecordRef,
     mcp: Option<mcp::Fact>,
-    input: Option<InputRecord>,
+    input: Option<request::Input>,
+}
+
+impl Item {
+    /// Whether the record is a batch input request (no capture).
+    fn is_request(&self) -> bool {
+        self.input.is_some()
+    }
 }
 
 /// One file's builders, fed in record order.
@@ -168,7 +181,7 @@ impl<F: Default> Builders<F> {
             self.mcp.push(f);
         }
         if let Some(r) = item.input {
-            self.requests.push(&item.source, r);
+            self.requests.push_input(&item.source, r);
         }
     }
 }
@@ -197,7 +210,9 @@ pub fn read<H: Hook>(
             let source = || RecordRef::new(name.clone(), line);
             let mcp = mcp::fact_of(bytes, &source);
             let input = if json {
-                request::input_of_bytes(bytes, &source, &|text, source| ws.read_input(text, source))
+                request::input_of_bytes(bytes, &source, &|record, source| {
+                    ws.read_input(record, source)
+                })
             } else {
                 None
             };
@@ -213,14 +228,16 @@ pub fn read<H: Hook>(
             } else {
                 capture::for_each_record_as(&t.path, &name, max, false, |r| {
                     let bytes = r.text.as_deref().ok().map(str::as_bytes);
+                    let i = bytes
+                        .and_then(|bytes| item(None, bytes, r.kind == capture::RecordKind::Json));
                     if let Some(h) = t.hook {
-                        hook.record(h, 0, bytes, &mut b.found);
+                        if !(hook.skips_requests() && i.as_ref().is_some_and(Item::is_request)) {
+                            hook.record(h, 0, bytes, &mut b.found);
+                        }
                         b.lines.push(0);
                     }
                     b.records += 1;
-                    if let Some(bytes) = bytes
-                        && let Some(i) = item(None, bytes, r.kind == capture::RecordKind::Json)
-                    {
+                    if let Some(i) = i {
                         b.push(i);
                     }
                 });
@@ -293,12 +310,13 @@ fn read_log<H: Hook>(
                 let mut items = Vec::new();
                 for &(line, span) in chunk {
                     let text = span.map(|(a, z)| &bytes[a..z]);
-                    if let Some(h) = t.hook {
+                    let i = text.and_then(|text| item(Some(line as usize), text, true));
+                    if let Some(h) = t.hook
+                        && !(hook.skips_requests() && i.as_ref().is_some_and(Item::is_request))
+                    {
                         hook.record(h, line, text, &mut found);
                     }
-                    if let Some(text) = text
-                        && let Some(i) = item(Some(line as usize), text, true)
-                    {
+                    if let Some(i) = i {
                         items.push(i);
                     }
                 }

@@ -249,16 +249,24 @@ impl Workspace {
     }
 
     /// The workspace warnings of the batch input requests (`UNMATCHED_REQUEST`,
-    /// `DUPLICATE_REQUEST`; `docs/requests.md#batch-input-files`): `matched` holds the
-    /// request ids some capture has.
-    pub fn request_warnings(&self, matched: &std::collections::HashSet<String>) -> Vec<Warning> {
+    /// `DUPLICATE_REQUEST`; `docs/requests.md#batch-input-files`): `marks` holds the
+    /// requests some result may join ([`Requests::mark`]; `None`: none).
+    pub fn request_warnings(&self, marks: Option<&crate::core::request::Marks>) -> Vec<Warning> {
         let named = |f: &str| {
             self.config
                 .sources
                 .iter()
                 .any(|s| s.requests.as_ref().is_some_and(|g| g.matches(f)))
         };
-        self.requests.warnings(matched, &named)
+        let none;
+        let marks = match marks {
+            Some(m) => m,
+            None => {
+                none = self.requests.marks();
+                &none
+            }
+        };
+        self.requests.warnings(marks, &named)
     }
 
     /// The config error of a `[[source]] requests` glob that names no batch input file of

@@ -29,7 +29,6 @@ use crate::core::workspace::Workspace;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::hash::Hasher;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -52,10 +51,7 @@ pub fn fingerprint(id: &str) -> u64 {
 /// [`fingerprint`] of an id's UTF-8 bytes (a candidate read from a record's bytes, which
 /// need not be valid UTF-8).
 pub fn fingerprint_bytes(id: &[u8]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    h.write(id);
-    h.write_u8(0xff);
-    h.finish()
+    crate::core::request::id_fingerprint(id)
 }
 
 /// The member names whose string value may be a record's id, wherever they are in the
@@ -622,6 +618,12 @@ impl crate::core::prescan::Hook for Candidates {
 
     fn append(into: &mut Found, other: Found) {
         into.append(other);
+    }
+
+    /// A batch input request is no capture: its ids are no capture's (a batch input file
+    /// shares every `custom_id` with its output file, and would make every line a suspect).
+    fn skips_requests(&self) -> bool {
+        true
     }
 }
 

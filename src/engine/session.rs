@@ -402,7 +402,7 @@ impl Session {
     /// `UNMATCHED_REQUEST` and `DUPLICATE_REQUEST` (`docs/requests.md`). Free when the
     /// workspace has neither.
     pub fn workspace_warnings(&self) -> Vec<Warning> {
-        if self.ws.joins.by_id.is_empty() && self.ws.requests.ids().next().is_none() {
+        if self.ws.joins.by_id.is_empty() && self.ws.requests.is_empty() {
             return Vec::new();
         }
         let joins: HashMap<u64, &String> = self
@@ -412,23 +412,21 @@ impl Session {
             .keys()
             .map(|id| (fingerprint(id), id))
             .collect();
-        let requests: HashMap<u64, &str> = self
-            .ws
-            .requests
-            .ids()
-            .map(|id| (fingerprint(id), id))
-            .collect();
+        let marks = self.ws.requests.marks();
         let mut matched: HashSet<String> = HashSet::new();
-        for b in self.files.values().flat_map(|f| &f.briefs) {
-            if let Some(id) = joins.get(&b.id) {
-                matched.insert((*id).clone());
-            }
-            if let Some(id) = requests.get(&b.id) {
-                matched.insert((*id).to_owned());
+        for (rel, f) in &self.files {
+            let glob = self.ws.config.requests_for(rel);
+            for b in &f.briefs {
+                if let Some(id) = joins.get(&b.id) {
+                    matched.insert((*id).clone());
+                }
+                if !self.ws.requests.is_empty() {
+                    self.ws.requests.mark_fingerprint(b.id, rel, glob, &marks);
+                }
             }
         }
         let mut out = self.ws.unmatched_joins(&matched);
-        out.extend(self.ws.request_warnings(&matched));
+        out.extend(self.ws.request_warnings(Some(&marks)));
         out
     }
 

@@ -194,3 +194,23 @@ fn from_serde_error(text: &str, err: &serde_json::Error) -> Finding {
     Finding::new(Stage::Parse, Reason::INVALID_JSON, message)
         .with_span(Span { start: offset, end }, line_col(text, offset))
 }
+
+/// A record read without building the members of some of its objects
+/// (`crate::core::request`'s reading of batch input lines): see [`pruned`].
+pub(crate) use strict::Pruned;
+
+/// Reads `text` as [`from_str_no_duplicates`] does (the same errors and limits), without
+/// building the members of the top-level objects named in `bodies`: their members named in
+/// `keep` are kept as raw text (checked only when parsed), the others only walked.
+/// `Ok(None)` when the text is not a JSON object.
+///
+/// # Errors
+/// The text is not strict JSON, as [`from_str_no_duplicates`] says, except in the kept
+/// members.
+pub(crate) fn pruned<'a>(
+    text: &'a str,
+    bodies: &[&str],
+    keep: &[&str],
+) -> Result<Option<Pruned<'a>>, serde_json::Error> {
+    strict::pruned(text, bodies, keep)
+}

@@ -13,6 +13,7 @@ use crate::core::contract::Contracts;
 use crate::core::item::{Item, Renderer};
 use crate::core::pipeline::validate_instance;
 use crate::core::record_ref::RecordRef;
+use crate::core::request::Family;
 use crate::core::stage::parse;
 use crate::core::summary::Summary;
 use crate::core::text::line_col;
@@ -638,6 +639,7 @@ fn workspace_mode(
         let max = ws.config.max_capture_bytes;
         // the joined ids some capture has: the rest are reported once, after the run
         let matched = std::sync::Mutex::new(std::collections::HashSet::new());
+        let marks = ws.requests.marks();
         // ids shared by several captures of the workspace: known before the first verdict
         let dups = pre.ids.exact(&ws, None).shared();
         let check = |raw: &RawRecord| {
@@ -657,11 +659,19 @@ fn workspace_mode(
                 raw.source
             );
             dups.mark(&mut v);
-            if ws.joins.by_id.contains_key(&v.id) || ws.requests.has_id(&v.id) {
+            if ws.joins.by_id.contains_key(&v.id) {
                 matched
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .insert(v.id.clone());
+            }
+            // the input requests this result may join have a result of their batch
+            if !ws.requests.is_empty()
+                && let Some(family) = v.format.as_deref().and_then(Family::of_result)
+            {
+                let rel = raw.source.file();
+                let glob = ws.config.requests_for(rel);
+                ws.requests.mark(family, &v.id, rel, glob, &marks);
             }
             Some(v)
         };
@@ -696,7 +706,7 @@ fn workspace_mode(
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         warnings.extend(ws.unmatched_joins(&matched));
-        warnings.extend(ws.request_warnings(&matched));
+        warnings.extend(ws.request_warnings(Some(&marks)));
         if !set.is_empty() {
             let mut report = set.finish(&ws.config.budget);
             warnings.append(&mut report.warnings);

@@ -178,3 +178,269 @@ fn inexact_number(text: &str) -> Result<(), serde_json::Error> {
 pub(super) fn from_str(text: &str) -> Result<Value, serde_json::Error> {
     exactly(text, |de| StrictSeed.deserialize(de))
 }
+
+/// What [`pruned`] read of a record: its top-level object with each of the `bodies`
+/// members that is an object replaced by `{}`, and of each of those, the members named in
+/// `keep`, as their raw text, in text order.
+#[derive(Debug)]
+pub(crate) struct Pruned<'a> {
+    /// The record with each body object emptied (every other member built as
+    /// [`from_str`] builds it).
+    pub(crate) skeleton: Map<String, Value>,
+    /// Per body object (its top-level key), its kept members: (name, raw JSON text).
+    pub(crate) kept: Vec<(String, Vec<(String, &'a str)>)>,
+}
+
+/// Reads `text` as [`from_str`] does (the same errors, the same limits: strict JSON, no
+/// repeated member name outside the kept members, numbers held exactly), without building
+/// the members of its `bodies` objects: those named in `keep` are kept as raw text, to be
+/// checked when they are parsed (their duplicate keys, their depth and their numbers), the
+/// others are only walked. `Ok(None)`: the text is not a JSON object.
+pub(crate) fn pruned<'a>(
+    text: &'a str,
+    bodies: &[&str],
+    keep: &[&str],
+) -> Result<Option<Pruned<'a>>, serde_json::Error> {
+    exactly(text, |de| Top { bodies, keep }.deserialize(de))
+}
+
+/// A member name, borrowed from the text when it has no escape.
+struct Key<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The member names of one object seen so far: a repeated one is an error, as in
+/// [`StrictSeed`].
+#[derive(Default)]
+struct Names<'de> {
+    few: Vec<std::borrow::Cow<'de, str>>,
+    many: std::collections::HashSet<std::borrow::Cow<'de, str>>,
+}
+
+impl<'de> Names<'de> {
+    fn add<E: de::Error>(&mut self, k: std::borrow::Cow<'de, str>) -> Result<(), E> {
+        let repeated = if self.many.is_empty() {
+            let r = self.few.contains(&k);
+            if !r && self.few.len() >= 16 {
+                self.many.extend(self.few.drain(..));
+                self.many.insert(k.clone());
+            } else if !r {
+                self.few.push(k.clone());
+            }
+            r
+        } else {
+            !self.many.insert(k.clone())
+        };
+        if repeated {
+            return Err(de::Error::custom(format_args!("duplicate key {:?}", &*k)));
+        }
+        Ok(())
+    }
+}
+
+/// Walks a value as [`StrictSeed`] reads it, building nothing.
+#[derive(Clone, Copy)]
+struct Skip;
+
+impl<'de> DeserializeSeed<'de> for Skip {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Skip {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        saw_double();
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Skip)?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
+        let mut names = Names::default();
+        while let Some(Key(k)) = access.next_key::<Key<'de>>()? {
+            names.add(k)?;
+            access.next_value_seed(Skip)?;
+        }
+        Ok(())
+    }
+}
+
+/// A body member's value: an object's kept members, or any other value built.
+enum Body<'de> {
+    Object(Vec<(String, &'de str)>),
+    Other(Value),
+}
+
+struct BodySeed<'k> {
+    keep: &'k [&'k str],
+}
+
+impl<'de> DeserializeSeed<'de> for BodySeed<'_> {
+    type Value = Body<'de>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Body<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for BodySeed<'_> {
+    type Value = Body<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Body<'de>, E> {
+        StrictSeed.visit_bool(v).map(Body::Other)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Body<'de>, E> {
+        StrictSeed.visit_i64(v).map(Body::Other)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Body<'de>, E> {
+        StrictSeed.visit_u64(v).map(Body::Other)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Body<'de>, E> {
+        StrictSeed.visit_f64(v).map(Body::Other)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Body<'de>, E> {
+        StrictSeed.visit_str(v).map(Body::Other)
+    }
+    fn visit_unit<E>(self) -> Result<Body<'de>, E> {
+        Ok(Body::Other(Value::Null))
+    }
+    fn visit_none<E>(self) -> Result<Body<'de>, E> {
+        Ok(Body::Other(Value::Null))
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Body<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Body<'de>, A::Error> {
+        StrictSeed.visit_seq(seq).map(Body::Other)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Body<'de>, A::Error> {
+        let mut names = Names::default();
+        let mut kept = Vec::new();
+        while let Some(Key(k)) = access.next_key::<Key<'de>>()? {
+            names.add(k.clone())?;
+            if self.keep.contains(&&*k) {
+                let raw: &'de serde_json::value::RawValue = access.next_value()?;
+                kept.push((k.into_owned(), raw.get()));
+            } else {
+                access.next_value_seed(Skip)?;
+            }
+        }
+        Ok(Body::Object(kept))
+    }
+}
+
+/// The top-level object of [`pruned`].
+struct Top<'k> {
+    bodies: &'k [&'k str],
+    keep: &'k [&'k str],
+}
+
+impl<'de> DeserializeSeed<'de> for Top<'_> {
+    type Value = Option<Pruned<'de>>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Top<'_> {
+    type Value = Option<Pruned<'de>>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        saw_double();
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        Skip.visit_seq(seq).map(|()| None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+        let mut skeleton = Map::new();
+        let mut kept = Vec::new();
+        while let Some(key) = access.next_key::<String>()? {
+            if skeleton.contains_key(&key) {
+                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            }
+            let value = if self.bodies.contains(&key.as_str()) {
+                match access.next_value_seed(BodySeed { keep: self.keep })? {
+                    Body::Object(members) => {
+                        kept.push((key.clone(), members));
+                        Value::Object(Map::new())
+                    }
+                    Body::Other(v) => v,
+                }
+            } else {
+                access.next_value_seed(StrictSeed)?
+            };
+            skeleton.insert(key, value);
+        }
+        Ok(Some(Pruned { skeleton, kept }))
+    }
+}
