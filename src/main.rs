@@ -8,7 +8,9 @@ use verdict::cli::args::{CheckArgs, Cli, ColorChoice, Command, Format};
 
 /// mimalloc instead of the system allocator: the pipeline allocates many small JSON and CEL
 /// values per capture, and glibc's malloc/free were a quarter of `check`'s CPU time on a
-/// large log (see BENCHMARKS.md).
+/// large log (see BENCHMARKS.md). Built without the default `mimalloc` feature, the binary
+/// uses the system allocator, for heap profilers.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

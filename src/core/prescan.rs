@@ -48,6 +48,10 @@ pub trait Hook: Sync {
     fn skips_requests(&self) -> bool {
         false
     }
+
+    /// Called on the thread that read them once a stretch of records is read into `found`
+    /// (before it is appended): a hook may compact it there, in parallel.
+    fn seal(_found: &mut Self::Found) {}
 }
 
 /// No hook: the MCP facts and the requests only.
@@ -84,7 +88,36 @@ pub struct FileRead {
     pub records: usize,
     /// The line of each record (0 for a one-record file or a log that cannot be opened),
     /// for a hooked file only (empty otherwise).
-    pub lines: Vec<u32>,
+    pub lines: Lines,
+}
+
+/// The lines of a file's records, in the order read, kept as runs of consecutive numbers:
+/// a log's records are mostly one run (a blank line starts another), so a 1M-line log costs
+/// a few bytes here, not 4 MB.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lines {
+    /// `(first, last)` of each run, inclusive.
+    runs: Vec<(u32, u32)>,
+}
+
+impl Lines {
+    /// Adds `line` after the ones added (one past the last run's end extends it).
+    pub fn push(&mut self, line: u32) {
+        match self.runs.last_mut() {
+            Some((_, last)) if last.checked_add(1) == Some(line) => *last = line,
+            _ => self.runs.push((line, line)),
+        }
+    }
+
+    /// Every line, in the order added.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.runs.iter().flat_map(|&(a, z)| a..=z)
+    }
+
+    /// No line added.
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
 }
 
 /// The pre-pass of some files.
@@ -162,7 +195,7 @@ struct Builders<F> {
     requests: request::RequestsBuilder,
     found: F,
     records: usize,
-    lines: Vec<u32>,
+    lines: Lines,
 }
 
 impl<F: Default> Builders<F> {
@@ -172,7 +205,7 @@ impl<F: Default> Builders<F> {
             requests: request::RequestsBuilder::default(),
             found: F::default(),
             records: 0,
-            lines: Vec::new(),
+            lines: Lines::default(),
         }
     }
 
@@ -320,6 +353,7 @@ fn read_log<H: Hook>(
                         items.push(i);
                     }
                 }
+                H::seal(&mut found);
                 (found, items)
             })
             .collect();
@@ -331,7 +365,9 @@ fn read_log<H: Hook>(
         }
         b.records += lines.len();
         if t.hook.is_some() {
-            b.lines.extend(lines.iter().map(|l| l.0));
+            for l in lines.iter() {
+                b.lines.push(l.0);
+            }
         }
         progress
             .records
@@ -402,4 +438,26 @@ pub fn targets(files: &[PathBuf]) -> Vec<Target> {
 pub fn facts(ws: &Workspace, files: &[PathBuf]) -> (McpSessions, Requests) {
     let p = read(ws, &targets(files), true, &NoHook, &Progress::default());
     (p.mcp, p.requests)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lines;
+
+    #[test]
+    fn lines_keep_runs_and_give_back_every_line_in_order() {
+        let mut l = Lines::default();
+        assert!(l.is_empty());
+        for n in [1, 2, 3, 5, 6, 0, u32::MAX, 7] {
+            l.push(n);
+        }
+        assert_eq!(
+            l.runs,
+            vec![(1, 3), (5, 6), (0, 0), (u32::MAX, u32::MAX), (7, 7)]
+        );
+        assert_eq!(
+            l.iter().collect::<Vec<_>>(),
+            vec![1, 2, 3, 5, 6, 0, u32::MAX, 7]
+        );
+    }
 }

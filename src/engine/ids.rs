@@ -497,8 +497,10 @@ pub fn warning(id: &str, own: &RecordRef, sources: &[RecordRef]) -> Warning {
 #[derive(Debug)]
 pub struct Scan {
     files: Vec<ScanFile>,
-    /// Every candidate fingerprint of every record, sorted, without repeats.
-    all: Vec<u64>,
+    /// Every candidate fingerprint of every record, in runs (one per stretch of records the
+    /// pre-pass read together), each sorted without repeats: exactly sized, 8 bytes per
+    /// distinct candidate of a stretch, never one vector grown to the whole workspace.
+    runs: Vec<Box<[u64]>>,
     /// The candidate fingerprints that two or more records have, sorted.
     several: Vec<u64>,
     /// (file, line) of the records that are suspects by a source: a record whose candidate
@@ -516,22 +518,62 @@ struct ScanFile {
     /// Read line by line (else one record).
     log: bool,
     /// The line of every record read (0 for the record of a one-record file).
-    lines: Vec<u32>,
+    lines: crate::core::prescan::Lines,
 }
 
 /// What the scan of some records gave: their candidates (without repeats within a record)
 /// and the suspects by a source ([`Candidates`] collects it in the pre-pass).
 #[derive(Default)]
 pub struct Found {
-    cands: Vec<u64>,
+    /// The candidates of the records read since the last [`Found::seal`].
+    open: Vec<u64>,
+    /// Sealed stretches, each sorted without repeats and exactly sized.
+    runs: Vec<Box<[u64]>>,
     named: Vec<(u32, u32)>,
 }
 
 impl Found {
+    /// Sorts the open candidates into a run of their own.
+    fn seal(&mut self) {
+        if self.open.is_empty() {
+            return;
+        }
+        let mut run = std::mem::take(&mut self.open);
+        run.sort_unstable();
+        run.dedup();
+        self.runs.push(run.into_boxed_slice());
+    }
+
     fn append(&mut self, mut other: Found) {
-        self.cands.append(&mut other.cands);
+        self.seal();
+        other.seal();
+        self.runs.append(&mut other.runs);
         self.named.append(&mut other.named);
     }
+}
+
+/// The fingerprints that two or more of `runs` hold (each run sorted, without repeats),
+/// sorted. Fingerprints are hashes, so their top byte spreads them evenly over 256 buckets:
+/// each bucket's share of every run is gathered and sorted on its own (in parallel), which
+/// needs 1/256 of the candidates in memory at once per thread, not a copy of them all.
+fn in_several(runs: &[Box<[u64]>]) -> Vec<u64> {
+    let buckets: Vec<Vec<u64>> = (0..=u8::MAX)
+        .into_par_iter()
+        .map(|b| {
+            let mut all: Vec<u64> = Vec::new();
+            for run in runs {
+                let lo = run.partition_point(|&v| ((v >> 56) as u8) < b);
+                let hi = lo + run[lo..].partition_point(|&v| ((v >> 56) as u8) == b);
+                all.extend_from_slice(&run[lo..hi]);
+            }
+            all.sort_unstable();
+            all.chunk_by(|a, b| a == b)
+                .filter(|r| r.len() > 1)
+                .map(|r| r[0])
+                .collect()
+        })
+        .collect();
+    buckets.concat()
 }
 
 /// Calls `each` with the line and bytes (`None`: unreadable) of every record of the log
@@ -596,15 +638,15 @@ impl crate::core::prescan::Hook for Candidates {
 
     fn record(&self, file: u32, line: u32, text: Option<&[u8]>, found: &mut Found) {
         let Some(text) = text else { return };
-        let start = found.cands.len();
+        let start = found.open.len();
         candidates(text, &self.names[file as usize], &mut |c| {
-            found.cands.push(fingerprint_bytes(c));
+            found.open.push(fingerprint_bytes(c));
             if let Some(at) = names_record(c, &self.by_name) {
                 found.named.push(at);
                 found.named.push((file, line));
             }
         });
-        let mine = &mut found.cands[start..];
+        let mine = &mut found.open[start..];
         mine.sort_unstable();
         let mut keep = 0;
         for i in 0..mine.len() {
@@ -613,7 +655,7 @@ impl crate::core::prescan::Hook for Candidates {
                 keep += 1;
             }
         }
-        found.cands.truncate(start + keep);
+        found.open.truncate(start + keep);
     }
 
     fn append(into: &mut Found, other: Found) {
@@ -624,6 +666,10 @@ impl crate::core::prescan::Hook for Candidates {
     /// shares every `custom_id` with its output file, and would make every line a suspect).
     fn skips_requests(&self) -> bool {
         true
+    }
+
+    fn seal(found: &mut Found) {
+        found.seal();
     }
 }
 
@@ -670,19 +716,13 @@ impl Scan {
             .collect();
         files.sort_by_key(|f| f.0);
         let files = files.into_iter().map(|f| f.1).collect();
-        let Found { mut cands, named } = found;
-        cands.par_sort_unstable();
-        let mut several = Vec::new();
-        for run in cands.chunk_by(|a, b| a == b) {
-            if run.len() > 1 {
-                several.push(run[0]);
-            }
-        }
-        cands.dedup();
-        cands.shrink_to_fit();
+        let mut found = found;
+        found.seal();
+        let Found { runs, named, .. } = found;
+        let several = in_several(&runs);
         Scan {
             files,
-            all: cands,
+            runs,
             several,
             named,
             max_bytes,
@@ -692,10 +732,10 @@ impl Scan {
     /// The fingerprints of every candidate and every source of every record: each id a
     /// record may have.
     pub fn fingerprints(&self) -> impl Iterator<Item = u64> + '_ {
-        self.all.iter().copied().chain(
+        self.runs.iter().flat_map(|r| r.iter().copied()).chain(
             self.files
                 .iter()
-                .flat_map(|f| f.lines.iter().map(move |&l| source_fp(&f.name, l))),
+                .flat_map(|f| f.lines.iter().map(move |l| source_fp(&f.name, l))),
         )
     }
 
@@ -710,7 +750,7 @@ impl Scan {
     pub fn exact(self, ws: &Workspace, known: Option<&(dyn Fn(u64) -> bool + Sync)>) -> Members {
         let Scan {
             files,
-            all,
+            runs,
             several,
             mut named,
             max_bytes,
@@ -720,14 +760,14 @@ impl Scan {
                 named.extend(
                     f.lines
                         .iter()
-                        .filter(|&&l| k(source_fp(&f.name, l)))
-                        .map(|&l| (i as u32, l)),
+                        .filter(|&l| k(source_fp(&f.name, l)))
+                        .map(|l| (i as u32, l)),
                 );
             }
         }
         let by_candidate =
-            !several.is_empty() || known.is_some_and(|k| all.iter().any(|&fp| k(fp)));
-        drop(all);
+            !several.is_empty() || known.is_some_and(|k| runs.iter().flatten().any(|&fp| k(fp)));
+        drop(runs);
         named.sort_unstable();
         named.dedup();
         let mut out = Members::default();
@@ -826,6 +866,32 @@ pub fn scan(ws: &Workspace, files: &[PathBuf]) -> Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn in_several_lists_each_fingerprint_two_runs_share_once_in_order() {
+        let runs: Vec<Box<[u64]>> = vec![
+            vec![1, 5, u64::MAX - 1, u64::MAX].into(),
+            vec![2, 5, 1 << 56].into(),
+            vec![5, 1 << 56, u64::MAX].into(),
+            vec![].into(),
+        ];
+        assert_eq!(in_several(&runs), vec![5, 1 << 56, u64::MAX]);
+        assert_eq!(in_several(&runs[..1]), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn sealed_stretches_are_sorted_runs_without_repeats() {
+        let mut f = Found::default();
+        f.open.extend([9, 3, 9, 1]);
+        let mut g = Found::default();
+        g.open.extend([3, 2]);
+        f.append(g);
+        assert_eq!(
+            f.runs.iter().map(|r| r.to_vec()).collect::<Vec<_>>(),
+            vec![vec![1, 3, 9], vec![2, 3]]
+        );
+        assert_eq!(in_several(&f.runs), vec![3]);
+    }
 
     #[test]
     fn the_warning_names_at_most_three_others() {
