@@ -27,10 +27,12 @@ pub struct Header<'a> {
 /// Draws the header into the two lines of `r`.
 pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
     let [l1, l2] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(r);
-    let (state, style) = match h.watch.state {
-        WatchState::Live => ("● live", t.pass()),
-        WatchState::Paused => ("‖ paused", t.warn()),
-        WatchState::Off => ("○ not watching", t.dim()),
+    let (state, style) = match (h.watch.state, &h.watch.off_reason) {
+        (WatchState::Live, _) => ("● live".into(), t.pass()),
+        (WatchState::Paused, _) => ("‖ paused".into(), t.warn()),
+        (WatchState::Off, None) => ("○ not watching".into(), t.dim()),
+        // why: the watcher could not start (escaped where it was set)
+        (WatchState::Off, Some(why)) => (format!("○ not watching: {why}"), t.warn()),
     };
     let contracts = h.workspace.map_or(0, |w| w.contracts.by_name.len());
     let lint = h.run.lint;
@@ -45,7 +47,7 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
             t.bold(),
         ),
         Span::raw("  "),
-        Span::styled(state, style),
+        Span::styled::<String, _>(state, style),
         Span::raw("  "),
         Span::raw(format!(
             "{contracts} contract{}",
