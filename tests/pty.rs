@@ -46,6 +46,8 @@ type Parser = vt100::Parser<Titles>;
 
 struct Tui {
     parser: Arc<Mutex<Parser>>,
+    /// Every byte the TUI wrote, as written (the exact escape sequences).
+    raw: Arc<Mutex<Vec<u8>>>,
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     done: Arc<Mutex<bool>>,
@@ -74,6 +76,8 @@ impl Tui {
         cmd.env("TERM", "xterm-256color");
         cmd.env("RUST_BACKTRACE", "0");
         cmd.env("XDG_CONFIG_HOME", ws.join("no-config"));
+        // a core file (SIGQUIT) lands in the temporary workspace
+        cmd.cwd(ws);
         cmd.env_remove("NO_COLOR");
         for (k, v) in env {
             match v {
@@ -92,13 +96,15 @@ impl Tui {
             Titles::default(),
         )));
         let done = Arc::new(Mutex::new(false));
-        let (p, d, w) = (parser.clone(), done.clone(), writer.clone());
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let (p, d, w, r) = (parser.clone(), done.clone(), writer.clone(), raw.clone());
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             loop {
                 match reader.read(&mut buf) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
+                        r.lock().unwrap().extend_from_slice(&buf[..n]);
                         let mut p = p.lock().unwrap();
                         p.process(&buf[..n]);
                         let replies = std::mem::take(&mut p.callbacks_mut().1);
@@ -113,6 +119,7 @@ impl Tui {
         });
         Tui {
             parser,
+            raw,
             writer,
             child,
             done,
@@ -199,6 +206,50 @@ impl Tui {
     fn wheel(&mut self, down: bool, row: u16, col: u16) {
         let button = if down { 65 } else { 64 };
         self.send(&format!("\x1b[<{button};{};{}M", col + 1, row + 1));
+    }
+
+    /// How many bytes the TUI has written so far.
+    fn written(&self) -> usize {
+        self.raw.lock().unwrap().len()
+    }
+
+    /// The bytes the TUI wrote from `from` on ([`Tui::written`]).
+    fn written_since(&self, from: usize) -> Vec<u8> {
+        self.raw.lock().unwrap()[from..].to_vec()
+    }
+
+    /// Sends the signal `sig` to the TUI's process.
+    fn signal(&self, sig: i32) {
+        let pid = self.child.process_id().unwrap() as i32;
+        // SAFETY: kill has no memory preconditions; the pid is our own child's
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+    }
+
+    /// The process's state letter in `/proc/PID/stat` (`T`: stopped).
+    fn state(&self) -> char {
+        let pid = self.child.process_id().unwrap();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.rsplit(')')
+            .next()
+            .and_then(|r| r.trim_start().chars().next())
+            .unwrap_or('?')
+    }
+
+    /// Waits for the process to exit (whatever its status) and for the reader to drain its
+    /// output; the exit status.
+    fn exited(&mut self, within: Duration) -> portable_pty::ExitStatus {
+        let deadline = Instant::now() + within;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the TUI did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        while !*self.done.lock().unwrap() && Instant::now() < deadline + Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        status
     }
 
     /// Waits for the process to exit successfully and for the reader to drain its output.
@@ -869,4 +920,134 @@ fn a_large_log_is_read_behind_the_first_frame_and_q_quits() {
         !p.screen().alternate_screen(),
         "the terminal is still in the alternate screen"
     );
+}
+
+/// What the TUI writes to give the terminal back (`docs/commands.md#signals`): mouse
+/// reporting off (crossterm's `DisableMouseCapture`: SGR, RXVT, any-motion, button-motion
+/// and normal tracking), the main screen, the cursor shown.
+const RESTORE: &str = "\x1b[?1006l\x1b[?1015l\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b[?1049l\x1b[?25h";
+
+/// What it writes to take the terminal again on resume: the alternate screen, mouse
+/// reporting on (normal, button-motion, any-motion, RXVT, SGR).
+const REENTER: &str = "\x1b[?1049h\x1b[?1000h\x1b[?1002h\x1b[?1003h\x1b[?1015h\x1b[?1006h";
+
+/// The terminal as the TUI holds it: the alternate screen, any-motion mouse reporting in
+/// SGR encoding, the cursor hidden.
+fn held(s: &vt100::Screen) -> bool {
+    s.alternate_screen()
+        && s.mouse_protocol_mode() == vt100::MouseProtocolMode::AnyMotion
+        && s.mouse_protocol_encoding() == vt100::MouseProtocolEncoding::Sgr
+        && s.hide_cursor()
+}
+
+/// The terminal as it was before the TUI: the main screen, no mouse reporting, the cursor
+/// shown.
+fn given_back(s: &vt100::Screen) -> bool {
+    !s.alternate_screen()
+        && s.mouse_protocol_mode() == vt100::MouseProtocolMode::None
+        && !s.hide_cursor()
+}
+
+fn count(haystack: &[u8], needle: &str) -> usize {
+    haystack
+        .windows(needle.len())
+        .filter(|w| *w == needle.as_bytes())
+        .count()
+}
+
+/// SIGTERM, SIGINT, SIGHUP and SIGQUIT: the TUI writes [`RESTORE`] (once, the last bytes it
+/// writes), turns raw mode off, and ends by the signal itself (the parent sees it killed by
+/// that signal). Each of them used to end it with the alternate screen, the mouse reporting
+/// and a hidden cursor left on.
+#[test]
+fn an_ending_signal_gives_the_terminal_back_and_ends_the_process_by_it() {
+    let (_dir, ws) = refund_copy();
+    for (sig, name) in [
+        (libc::SIGTERM, "Terminated"),
+        (libc::SIGINT, "Interrupt"),
+        (libc::SIGHUP, "Hangup"),
+        (libc::SIGQUIT, "Quit"),
+    ] {
+        let mut tui = Tui::start(&ws);
+        wait_validated(&tui);
+        tui.wait_screen("the terminal held", LONG, held);
+        let from = tui.written();
+        tui.signal(sig);
+        let status = tui.exited(LONG);
+        assert_eq!(status.signal(), Some(name), "{name}: {status:?}");
+        let out = tui.written_since(from);
+        assert!(
+            out.ends_with(RESTORE.as_bytes()),
+            "{name}: the last bytes written are not the restore sequence: {:?}",
+            String::from_utf8_lossy(&out[out.len().saturating_sub(200)..])
+        );
+        assert_eq!(count(&out, RESTORE), 1, "{name}");
+        assert!(tui.with_screen(given_back), "{name}: {}", tui.screen());
+    }
+}
+
+/// SIGTSTP (Ctrl-Z) gives the terminal back ([`RESTORE`]) and stops the process; SIGCONT
+/// (`fg`) takes it again ([`REENTER`]) and redraws the whole screen (entering the
+/// alternate screen cleared it), and the TUI goes on taking keys. It used to stay in the
+/// alternate screen, mouse reporting on (and, in a session of its own, not even stop).
+#[test]
+fn a_stop_gives_the_terminal_back_and_a_resume_takes_it_again_and_redraws() {
+    let (_dir, ws) = refund_copy();
+    let mut tui = Tui::start(&ws);
+    wait_validated(&tui);
+    tui.wait_screen("the terminal held", LONG, held);
+    let from = tui.written();
+    tui.signal(libc::SIGTSTP);
+    tui.wait_screen("the terminal given back on stop", LONG, given_back);
+    wait_until("the process stopped", LONG, || tui.state() == 'T');
+    let out = tui.written_since(from);
+    assert!(
+        out.ends_with(RESTORE.as_bytes()),
+        "{:?}",
+        String::from_utf8_lossy(&out)
+    );
+    assert_eq!(count(&out, RESTORE), 1);
+
+    let from = tui.written();
+    tui.signal(libc::SIGCONT);
+    tui.wait_screen("the terminal held again", LONG, held);
+    wait_validated(&tui);
+    wait_until("the whole screen redrawn", LONG, || {
+        let out = tui.written_since(from);
+        out.starts_with(REENTER.as_bytes())
+            && count(&out, "Captures 25") >= 1
+            && count(&out, "valid-proposal") >= 1
+    });
+    assert_ne!(tui.state(), 'T');
+    tui.send("?");
+    tui.wait_text("this help", LONG);
+    tui.send("q");
+    let parser = tui.finish();
+    assert!(given_back(parser.lock().unwrap().screen()));
+}
+
+/// `q` while a long validation runs (two captures of 1,000,000 schema errors each, many
+/// seconds of work in a debug build) quits at once: the engine's workers stop between
+/// captures and the process does not wait for the capture being validated. It used to
+/// wait for the whole run.
+#[test]
+fn q_during_a_long_validation_quits_at_once() {
+    let items = vec!["1"; 1_000_000].join(",");
+    let record = serde_json::json!({"id": "ID", "output": format!("[{items}]")}).to_string();
+    let ws = common::workspace_with(
+        r#"{"type": "array", "items": {"type": "string"}}"#,
+        &[
+            ("a.json", &record.replace("ID", "a")),
+            ("b.json", &record.replace("ID", "b")),
+        ],
+    );
+    let mut tui = Tui::start(ws.path());
+    tui.wait_text("validating 0/2", Duration::from_secs(30));
+    let asked = Instant::now();
+    tui.send("q");
+    let status = tui.exited(Duration::from_secs(30));
+    let took = asked.elapsed();
+    assert!(status.success(), "{status:?}");
+    assert!(took < Duration::from_secs(2), "q took {took:?} to quit");
+    assert!(tui.with_screen(given_back), "{}", tui.screen());
 }

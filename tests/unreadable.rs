@@ -254,3 +254,141 @@ fn a_schemas_folder_past_the_path_limit_is_a_lint_error_for_root_too() {
     );
     assert_eq!(doc["summary"]["errors"], 1, "{doc}");
 }
+
+/// The user the watch test's processes run as: this one, or `nobody` (65534) when this is
+/// root, whom mode 000 does stop (so the test runs either way); the workspace is opened to
+/// everyone for that.
+fn as_user(cmd: &mut std::process::Command, ws: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid has no preconditions and cannot fail
+    if unsafe { libc::geteuid() } == 0 {
+        std::fs::set_permissions(ws, std::fs::Permissions::from_mode(0o777)).unwrap();
+        cmd.uid(65534).gid(65534);
+    }
+}
+
+/// `watch --json` as [`as_user`], its lines on a channel; killed when dropped.
+struct Watch(std::process::Child, std::sync::mpsc::Receiver<Value>);
+
+impl Watch {
+    fn start(ws: &Path) -> Watch {
+        use std::io::BufRead;
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"));
+        cmd.args(["watch", "--json", "--debounce-ms", "50", "."])
+            .current_dir(ws)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        as_user(&mut cmd, ws);
+        let mut child = cmd.spawn().unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Watch(child, rx)
+    }
+
+    /// The verdict lines (their `data`) up to the next summary line.
+    fn batch(&mut self, what: &str) -> Vec<Value> {
+        let mut got = Vec::new();
+        loop {
+            match self.1.recv_timeout(DEADLINE) {
+                Ok(v) if v["type"] == "summary" => return got,
+                Ok(v) if v["type"] == "verdict" => got.push(v["data"].clone()),
+                Ok(v) => assert_ne!(v["type"], "error", "{what}: {v}"),
+                Err(e) => {
+                    let mut stderr = String::new();
+                    if let Some(mut s) = self.0.stderr.take() {
+                        use std::io::Read;
+                        let _ = self.0.kill();
+                        let _ = s.read_to_string(&mut stderr);
+                    }
+                    panic!("{what}: {e}; the watch said {stderr:?}; got {got:?}")
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `watch --json` on a workspace whose capture folder holds a mode-000 folder: the first
+/// pass gives that folder its `INVALID_CAPTURE` row naming the OS error (as `check` does)
+/// and the watch goes on; once the folder is readable again its captures come, and an
+/// edit inside it is seen. It used to exit 2 at once (`Permission denied (os error 13)
+/// about ["…/captures/locked"]`: the OS refuses to watch a folder it will not list).
+#[test]
+fn watch_gives_a_locked_capture_folder_its_row_and_goes_on() {
+    let ws = common::workspace_with(
+        &schema(),
+        &[
+            ("ok.json", &record("ok")),
+            ("locked/hidden.json", &record("hidden")),
+        ],
+    );
+    let mode = Mode::set(ws.path().join("captures/locked"), 0o000);
+    let mut w = Watch::start(ws.path());
+    let first = w.batch("the first pass");
+    let by = |rows: &[Value], source: &str| {
+        rows.iter()
+            .find(|v| v["source"] == source)
+            .unwrap_or_else(|| panic!("no {source} in {rows:?}"))
+            .clone()
+    };
+    assert_eq!(first.len(), 2, "{first:?}");
+    let row = by(&first, "captures/locked");
+    assert_eq!(row["reason"], "INVALID_CAPTURE", "{row}");
+    assert_eq!(
+        row["errors"][0]["message"],
+        "cannot read captures/locked: Permission denied (os error 13)"
+    );
+    assert_eq!(
+        by(&first, "captures/ok.json")["decision"],
+        "ready-for-commit"
+    );
+
+    // it goes on watching the rest
+    std::fs::write(
+        ws.path().join("captures/new.json"),
+        json!({"id": "new", "output": "[]"}).to_string(),
+    )
+    .unwrap();
+    let next = w.batch("a capture saved beside the locked folder");
+    assert_eq!(by(&next, "captures/new.json")["reason"], "SCHEMA_MISMATCH");
+
+    // the folder unlocked: its capture comes
+    drop(mode);
+    let mut seen = Vec::new();
+    while !seen
+        .iter()
+        .any(|v: &Value| v["source"] == "captures/locked/hidden.json")
+    {
+        seen.extend(w.batch("the folder unlocked"));
+    }
+    assert_eq!(
+        by(&seen, "captures/locked/hidden.json")["decision"],
+        "ready-for-commit"
+    );
+    // and it is watched now
+    std::fs::write(
+        ws.path().join("captures/locked/hidden.json"),
+        json!({"id": "hidden", "output": "[]"}).to_string(),
+    )
+    .unwrap();
+    let edited = w.batch("a capture in the unlocked folder edited");
+    assert_eq!(
+        by(&edited, "captures/locked/hidden.json")["reason"],
+        "SCHEMA_MISMATCH"
+    );
+}

@@ -494,7 +494,9 @@ impl Session {
         let mut contracts_changed = false;
         let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
         for p in paths {
-            let p = absolute(p);
+            // a symlinked capture is named by its link, not resolved to its target: a link
+            // re-pointed elsewhere is that capture file changed
+            let p = absolute_link(p);
             // verdict.toml, or a `[[join]]` file (its trusted data may touch any capture)
             let join = p.strip_prefix(&root).is_ok_and(|r| {
                 self.ws
@@ -1109,6 +1111,16 @@ fn canonical(p: &Path) -> PathBuf {
     match (p.parent(), p.file_name()) {
         (Some(parent), Some(name)) => canonical(parent).join(name),
         _ => p.to_path_buf(),
+    }
+}
+
+/// [`absolute`], but a path that is itself a symlink keeps its own name (its folder
+/// resolved): `captures/link.json`, not the file it points at.
+fn absolute_link(p: &Path) -> PathBuf {
+    let link = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    match (link, p.parent(), p.file_name()) {
+        (true, Some(d), Some(n)) => absolute(d).join(n),
+        _ => absolute(p),
     }
 }
 

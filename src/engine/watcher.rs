@@ -2,10 +2,12 @@
 //! It only says *which paths changed*; the [`crate::engine::session::Session`] decides what
 //! to re-validate. Access events are dropped; a burst of saves arrives as one batch.
 
-use notify_debouncer_full::notify::{EventKind, RecursiveMode};
+use notify_debouncer_full::notify::{ErrorKind, EventKind, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Default debounce: saves within this window arrive as one batch.
@@ -22,7 +24,85 @@ pub enum WatchEvent {
 
 /// A running watcher; dropping it stops watching.
 pub struct Watcher {
-    _debouncer: Debouncer<notify_debouncer_full::notify::RecommendedWatcher, RecommendedCache>,
+    _debouncer: Arc<Mutex<Debounced>>,
+}
+
+type Debounced = Debouncer<notify_debouncer_full::notify::RecommendedWatcher, RecommendedCache>;
+
+/// The folders watched when the workspace holds a folder that cannot be watched (mode 000:
+/// the OS refuses to watch a folder it will not list), so one such folder never stops the
+/// watch (`docs/commands.md#unreadable-files-and-folders`).
+#[derive(Default)]
+struct Tree {
+    /// Watched with everything below them (new subfolders too).
+    deep: BTreeSet<PathBuf>,
+    /// Watched alone: a folder below them could not be watched.
+    shallow: BTreeSet<PathBuf>,
+    /// Not watched: the OS refused (read again when a change names them).
+    unwatched: BTreeSet<PathBuf>,
+}
+
+fn refused(e: &notify_debouncer_full::notify::Error) -> bool {
+    matches!(&e.kind, ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::PermissionDenied)
+}
+
+/// Watches `dir` and everything below it: recursively if the OS lets it, else `dir` alone
+/// and each subfolder the same way, a folder it refuses recorded as unwatched.
+///
+/// # Errors
+/// Another watch error than a refusal (the inotify watch limit, `dir` gone).
+fn watch_tree(
+    d: &mut Debounced,
+    dir: &Path,
+    tree: &mut Tree,
+) -> notify_debouncer_full::notify::Result<()> {
+    tree.unwatched.remove(dir);
+    match d.watch(dir, RecursiveMode::Recursive) {
+        Ok(()) => {
+            tree.deep.insert(dir.to_path_buf());
+            return Ok(());
+        }
+        Err(e) if refused(&e) => {}
+        Err(e) => return Err(e),
+    }
+    // notify keeps the watches it added before the refusal
+    let _ = d.unwatch(dir);
+    match d.watch(dir, RecursiveMode::NonRecursive) {
+        Ok(()) => {}
+        Err(e) if refused(&e) => {
+            tree.unwatched.insert(dir.to_path_buf());
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    }
+    tree.shallow.insert(dir.to_path_buf());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        // a symlinked folder is not followed (as the recursive watch does not follow it)
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            watch_tree(d, &e.path(), tree)?;
+        }
+    }
+    Ok(())
+}
+
+/// After a batch: a folder the OS refused that a change names (made readable, say) and a
+/// new folder in a folder watched alone are watched now.
+fn extend(d: &Mutex<Debounced>, tree: &mut Tree, paths: &[PathBuf]) {
+    if tree.shallow.is_empty() && tree.unwatched.is_empty() {
+        return;
+    }
+    for p in paths {
+        let new = p.parent().is_some_and(|up| tree.shallow.contains(up))
+            && !tree.shallow.contains(p)
+            && !tree.deep.contains(p);
+        if (new || tree.unwatched.contains(p)) && p.is_dir() {
+            let mut d = d.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _ = watch_tree(&mut d, p, tree);
+        }
+    }
 }
 
 /// Whether a path can matter to a workspace: a capture, schema, rules or config file, or a
@@ -52,16 +132,21 @@ pub fn relevant(path: &Path) -> bool {
     }
 }
 
-/// Starts watching `root` recursively; batches go to `tx`.
+/// Starts watching `root` recursively; batches go to `tx`. A folder below `root` that the
+/// OS refuses to watch (mode 000) is left out, and its neighbours watched, rather than
+/// failing the watch; it is watched once a change names it and it can be (`check` and the
+/// session give it its row).
 ///
 /// # Errors
-/// The platform watcher cannot be created or cannot watch `root`.
+/// The platform watcher cannot be created or cannot watch `root` (the inotify watch limit,
+/// `root` gone or refused).
 pub fn watch(
     root: &Path,
     debounce: Duration,
     tx: Sender<WatchEvent>,
 ) -> notify_debouncer_full::notify::Result<Watcher> {
-    let mut debouncer = new_debouncer(debounce, None, move |res: DebounceEventResult| {
+    let (btx, brx) = std::sync::mpsc::channel::<WatchEvent>();
+    let debouncer = new_debouncer(debounce, None, move |res: DebounceEventResult| {
         let event = match res {
             Ok(events) => {
                 let mut paths: Vec<PathBuf> = events
@@ -85,9 +170,49 @@ pub fn watch(
                     .join("; "),
             ),
         };
-        let _ = tx.send(event);
+        let _ = btx.send(event);
     })?;
-    debouncer.watch(root, RecursiveMode::Recursive)?;
+    let debouncer = Arc::new(Mutex::new(debouncer));
+    // absolute as notify makes it (joined to the working folder, not resolved), so the
+    // folders below compare equal to the paths its events name
+    let root = &if root.is_absolute() {
+        root.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(notify_debouncer_full::notify::Error::io)?
+            .join(root)
+    };
+    let mut tree = Tree::default();
+    {
+        let mut d = debouncer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        watch_tree(&mut d, root, &mut tree)?;
+        if tree.unwatched.contains(root) {
+            return Err(
+                notify_debouncer_full::notify::Error::io(std::io::Error::from(
+                    std::io::ErrorKind::PermissionDenied,
+                ))
+                .add_path(root.to_path_buf()),
+            );
+        }
+    }
+    // batches pass through here, which watches new folders below folders watched alone (the
+    // debouncer's thread must not wait on the watcher)
+    let weak = Arc::downgrade(&debouncer);
+    std::thread::Builder::new()
+        .name("verdict-watch-tree".into())
+        .spawn(move || {
+            for event in brx {
+                if let (WatchEvent::Changed(paths), Some(d)) = (&event, weak.upgrade()) {
+                    extend(&d, &mut tree, paths);
+                }
+                if tx.send(event).is_err() {
+                    break;
+                }
+            }
+        })
+        .map_err(notify_debouncer_full::notify::Error::io)?;
     Ok(Watcher {
         _debouncer: debouncer,
     })

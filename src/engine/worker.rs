@@ -28,6 +28,7 @@ use crate::engine::summary::{
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -246,11 +247,20 @@ pub enum EngineEvent {
     },
 }
 
-/// A handle on the engine thread. Dropping it ends the thread after its current batch.
+/// A handle on the engine thread. Dropping it asks the thread to stop (a full run stops
+/// before its next capture: the validation threads skip the rest of their batch) and waits
+/// for it at most [`STOP_GRACE`]: a capture that takes longer to validate (one with a
+/// million errors, say) is left to finish on its own, or to end with the process, so
+/// quitting never waits for it (`docs/commands.md#quitting`).
 pub struct Engine {
     jobs: Option<Sender<Job>>,
     thread: Option<JoinHandle<()>>,
+    /// Set on drop: the running job stops at its next check.
+    cancel: Arc<AtomicBool>,
 }
+
+/// How long dropping an [`Engine`] waits for its thread to stop.
+pub const STOP_GRACE: Duration = Duration::from_millis(50);
 
 /// How many records go into one [`EngineEvent::Batch`] for a run of `total` records:
 /// about 50 batches per run (so the consumer merges a bounded number of times), never
@@ -268,13 +278,16 @@ impl Engine {
         emit: impl Fn(EngineEvent) -> bool + Send + 'static,
     ) -> Engine {
         let (tx, rx) = channel::<Job>();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let stop = cancel.clone();
         let thread = std::thread::Builder::new()
             .name("verdict-engine".into())
-            .spawn(move || run(root, workspace, rx, emit))
+            .spawn(move || run(root, workspace, rx, stop, emit))
             .expect("spawn the engine thread");
         Engine {
             jobs: Some(tx),
             thread: Some(thread),
+            cancel,
         }
     }
 
@@ -288,9 +301,17 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        self.cancel.store(true, Ordering::SeqCst);
         self.jobs.take();
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            let deadline = Instant::now() + STOP_GRACE;
+            while !t.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if t.is_finished() {
+                let _ = t.join();
+            }
+            // else the thread is detached: it stops at its next check
         }
     }
 }
@@ -370,6 +391,8 @@ struct State {
     run_shared: Shared,
     /// The chains of the session's verdicts (`docs/chains.md#in-the-terminal-workbench`).
     chains: crate::engine::chains::LiveChains,
+    /// Set when the engine is dropped: stop before the next capture.
+    cancel: Arc<AtomicBool>,
 }
 
 impl State {
@@ -442,6 +465,7 @@ fn run(
     root: PathBuf,
     workspace: Arc<Workspace>,
     rx: Receiver<Job>,
+    cancel: Arc<AtomicBool>,
     emit: impl Fn(EngineEvent) -> bool,
 ) {
     let mut queue = Queue {
@@ -457,6 +481,7 @@ fn run(
         shown: None,
         run_shared: Shared::default(),
         chains: Default::default(),
+        cancel,
     };
     while let Some(job) = queue.next() {
         let (generation, reload) = match job {
@@ -673,10 +698,16 @@ fn validate_all(
             return Some(RunEnd::Superseded);
         }
         let shared = &st.run_shared;
+        let cancel = &*st.cancel;
         type Done = (CaptureSummary, u64, Option<crate::core::verdict::Verdict>);
         let done: Vec<Done> = chunk
             .par_drain(..)
             .filter_map(|(r, loc)| {
+                // the engine is dropped (the front end quits): the rest of the batch is
+                // skipped, each worker checking before each capture
+                if cancel.load(Ordering::Relaxed) {
+                    return None;
+                }
                 // a record that is not a capture (an MCP message other than a tools/call)
                 // has no row, as `check` gives it no verdict
                 let mut ev = ws.evaluate(&r)?;
@@ -689,6 +720,9 @@ fn validate_all(
                 Some((s, h, chained.then_some(ev.verdict)))
             })
             .collect();
+        if cancel.load(Ordering::Relaxed) {
+            return Some(RunEnd::Stop);
+        }
         for (s, h, v) in &done {
             session.record(&s.loc.file, Some((s, *h)));
             if let Some(v) = v {

@@ -15,6 +15,7 @@ pub mod detail;
 pub mod diff;
 pub mod filter;
 pub mod keymap;
+pub mod signals;
 pub mod store;
 pub mod theme;
 pub mod ui;
@@ -42,19 +43,39 @@ use std::time::{Duration, Instant};
 pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
     let config = config::Config::load(config_file)?;
     let label = root.display().to_string();
-    let ws = match open_workspace(root, &label, &config)? {
-        Some(ws) => Arc::new(ws),
+    // from here on, an ending or stopping signal waits for the loop, which restores the
+    // terminal first (`docs/commands.md#signals`)
+    #[cfg(unix)]
+    let mut signals = signals::Signals::new()?;
+    let ws = match open_workspace(root, &label, &config, &mut || {
+        #[cfg(unix)]
+        return signals.pending();
+        #[cfg(not(unix))]
+        Vec::new()
+    })? {
+        Opened::Workspace(ws) => Arc::new(*ws),
         // quit while the workspace was opening
-        None => return Ok(()),
+        Opened::Quit => return Ok(()),
+        Opened::Signal(n) => end_by(n),
     };
     let (tx, rx) = channel::<Msg>();
+    #[cfg(unix)]
+    {
+        let tx = tx.clone();
+        signals.forward(move |s| tx.send(Msg::Signal(s)).is_ok())?;
+    }
     let engine_tx = tx.clone();
     let engine = Engine::spawn(root.to_path_buf(), ws.clone(), move |e| {
         engine_tx.send(Msg::Engine(e)).is_ok()
     });
     // watch before the first run, so nothing saved meanwhile is missed
     let (wtx, wrx) = channel::<WatchEvent>();
-    let watcher = watcher::watch(root, watcher::DEFAULT_DEBOUNCE, wtx).ok();
+    let watcher = watcher::watch(root, watcher::DEFAULT_DEBOUNCE, wtx);
+    let off_reason = watcher
+        .as_ref()
+        .err()
+        .map(|e| crate::core::text::escape_control(&e.to_string()).into_owned());
+    let watcher = watcher.ok();
     if watcher.is_some() {
         let tx = tx.clone();
         std::thread::Builder::new()
@@ -71,6 +92,7 @@ pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
     let mut terminal = ratatui::init();
     let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
     let gate = Arc::new(InputGate::default());
+    let mut ending = None;
     let result = (|| -> anyhow::Result<()> {
         let size = terminal.size()?;
         let mut app = App::new(label, Some(ws), Rect::new(0, 0, size.width, size.height));
@@ -79,9 +101,11 @@ pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
         if watcher.is_some() {
             app.watch.state = WatchState::Live;
         }
+        app.watch.off_reason = off_reason;
         app.request_validation(false);
         spawn_input(tx, gate.clone())?;
         terminal.draw(|f| ui::draw(&app, f))?;
+        let mut signals = Vec::new();
         loop {
             for job in app.out.requests.drain(..) {
                 engine.submit(job);
@@ -90,7 +114,17 @@ pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
                 run_effect(&mut terminal, &gate, &mut app, effect)?;
             }
             let busy = app.busy();
-            if !drain(&rx, &mut app, !busy) || app.out.quit {
+            if !drain(&rx, &mut app, !busy, &mut signals) || app.out.quit {
+                break;
+            }
+            for s in signals.drain(..) {
+                match s {
+                    signals::Signal::End(n) => ending = Some(n),
+                    signals::Signal::Stop => suspend(&mut terminal)?,
+                    signals::Signal::Continue => reenter(&mut terminal)?,
+                }
+            }
+            if ending.is_some() {
                 break;
             }
             if busy {
@@ -105,11 +139,70 @@ pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
         }
         Ok(())
     })();
-    let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
-    ratatui::restore();
+    leave_terminal();
+    if let Some(n) = ending {
+        end_by(n);
+    }
     drop(watcher);
     drop(engine);
     result
+}
+
+/// Gives the terminal back as it was before the workbench took it: mouse reporting off,
+/// the main screen, the cursor shown, raw mode off. What every way out writes (`q`, an
+/// ending signal, a stop, an editor). The bytes, for a terminal that supports them:
+/// `ESC[?1006l ESC[?1015l ESC[?1003l ESC[?1002l ESC[?1000l` (crossterm's
+/// `DisableMouseCapture`), `ESC[?1049l` (leave the alternate screen), `ESC[?25h` (show the
+/// cursor).
+fn leave_terminal() {
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        crossterm::terminal::LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+    let _ = crossterm::terminal::disable_raw_mode();
+}
+
+/// Takes the terminal again after [`leave_terminal`] (raw mode, the alternate screen, mouse
+/// reporting) and redraws everything on the next draw: entering the alternate screen
+/// cleared it.
+fn enter_terminal(terminal: &mut DefaultTerminal) -> anyhow::Result<()> {
+    crossterm::terminal::enable_raw_mode()?;
+    crossterm::execute!(
+        std::io::stdout(),
+        crossterm::terminal::EnterAlternateScreen,
+        EnableMouseCapture
+    )?;
+    // a full clear and redraw without `Terminal::clear`, which asks the terminal for
+    // the cursor position (ratatui 0.30) and fails the whole run if no answer comes
+    // within 2 s (a slow or non-answering terminal)
+    let size = terminal.size()?;
+    terminal.resize(Rect::new(0, 0, size.width, size.height))?;
+    Ok(())
+}
+
+/// SIGTSTP: the terminal restored, the process stops; on SIGCONT it goes on here, takes
+/// the terminal again and redraws (the caller draws next).
+fn suspend(terminal: &mut DefaultTerminal) -> anyhow::Result<()> {
+    leave_terminal();
+    #[cfg(unix)]
+    signals::stop();
+    enter_terminal(terminal)
+}
+
+/// SIGCONT without a stop of ours (a `kill -STOP` then `-CONT`, say: the shell may have
+/// changed the terminal meanwhile): take it again and redraw everything.
+fn reenter(terminal: &mut DefaultTerminal) -> anyhow::Result<()> {
+    enter_terminal(terminal)
+}
+
+/// Ends the process by the signal `n` (the terminal already restored).
+fn end_by(n: i32) -> ! {
+    #[cfg(unix)]
+    signals::end(n);
+    #[cfg(not(unix))]
+    std::process::exit(128 + n)
 }
 
 /// How long loading the workspace may take before the terminal shows that it is opening.
@@ -120,9 +213,20 @@ pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
 /// to) never touches the terminal, so its errors are printed as `check` prints them.
 const OPEN_QUIETLY: Duration = Duration::from_millis(150);
 
+/// How [`open_workspace`] ended.
+enum Opened {
+    /// The workspace, opened (boxed: the other variants are a word).
+    Workspace(Box<Workspace>),
+    /// `q`, Esc or Ctrl-C while it was opening.
+    Quit,
+    /// An ending signal (its number) while it was opening; the terminal is restored.
+    Signal(i32),
+}
+
 /// Loads the workspace at `root` on another thread. Past [`OPEN_QUIETLY`] the terminal shows
 /// the workbench's frame with `opening the workspace…` and keeps answering `q`, Esc and
-/// Ctrl-C (which quit: `Ok(None)`). The terminal is restored before this returns.
+/// Ctrl-C (which quit), an ending signal (taken from `signals`, each poll), a stop and a
+/// resume. The terminal is restored before this returns.
 ///
 /// # Errors
 /// The workspace cannot be opened.
@@ -130,7 +234,8 @@ fn open_workspace(
     root: &Path,
     label: &str,
     config: &config::Config,
-) -> anyhow::Result<Option<Workspace>> {
+    signals: &mut dyn FnMut() -> Vec<signals::Signal>,
+) -> anyhow::Result<Opened> {
     let (tx, rx) = channel();
     let at = root.to_path_buf();
     std::thread::Builder::new()
@@ -139,7 +244,7 @@ fn open_workspace(
             let _ = tx.send(Workspace::load(&at));
         })?;
     match rx.recv_timeout(OPEN_QUIETLY) {
-        Ok(opened) => return Ok(Some(opened?)),
+        Ok(opened) => return Ok(Opened::Workspace(Box::new(opened?))),
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
             anyhow::bail!("opening the workspace failed")
         }
@@ -147,7 +252,7 @@ fn open_workspace(
     }
     let mut terminal = ratatui::init();
     let started = Instant::now();
-    let result = (|| -> anyhow::Result<Option<Workspace>> {
+    let result = (|| -> anyhow::Result<Opened> {
         let size = terminal.size()?;
         let mut app = App::new(label, None, Rect::new(0, 0, size.width, size.height));
         app.settings.theme = theme::Theme::from_env().with_palette(config.palette);
@@ -158,22 +263,29 @@ fn open_workspace(
             ));
             terminal.draw(|f| ui::draw(&app, f))?;
             match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(opened) => return Ok(Some(opened?)),
+                Ok(opened) => return Ok(Opened::Workspace(Box::new(opened?))),
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                     anyhow::bail!("opening the workspace failed")
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             }
+            for s in signals() {
+                match s {
+                    signals::Signal::End(n) => return Ok(Opened::Signal(n)),
+                    signals::Signal::Stop => suspend(&mut terminal)?,
+                    signals::Signal::Continue => reenter(&mut terminal)?,
+                }
+            }
             while event::poll(Duration::ZERO)? {
                 match event::read()? {
-                    Event::Key(k) if quits_while_opening(&k) => return Ok(None),
+                    Event::Key(k) if quits_while_opening(&k) => return Ok(Opened::Quit),
                     Event::Resize(w, h) => app.update(Msg::Resize(w, h)),
                     _ => {}
                 }
             }
         }
     })();
-    ratatui::restore();
+    leave_terminal();
     result
 }
 
@@ -261,20 +373,11 @@ fn run_effect(
             while !gate.parked.load(Ordering::SeqCst) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
-            ratatui::restore();
+            leave_terminal();
+            signals::EDITING.store(true, Ordering::SeqCst);
             let status = std::process::Command::new(&program).args(&args).status();
-            crossterm::terminal::enable_raw_mode()?;
-            crossterm::execute!(
-                std::io::stdout(),
-                crossterm::terminal::EnterAlternateScreen,
-                EnableMouseCapture
-            )?;
-            // a full clear and redraw without `Terminal::clear`, which asks the terminal for
-            // the cursor position (ratatui 0.30) and fails the whole run if no answer comes
-            // within 2 s (a slow or non-answering terminal)
-            let size = terminal.size()?;
-            terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))?;
+            signals::EDITING.store(false, Ordering::SeqCst);
+            enter_terminal(terminal)?;
             gate.paused.store(false, Ordering::SeqCst);
             app.status = match status {
                 Ok(s) if s.success() => None,
@@ -344,16 +447,32 @@ pub fn editor_command(editor: &str, path: &Path, line: usize) -> Option<(String,
     Some((program, args))
 }
 
-/// Waits for one message (when `wait`), then applies every pending one. False when the
-/// channel closed.
-fn drain(rx: &Receiver<Msg>, app: &mut App, wait: bool) -> bool {
+/// Waits for one message (when `wait`), then applies every pending one; signals go to
+/// `signals` for the loop (and end the draining). False when the channel closed.
+fn drain(
+    rx: &Receiver<Msg>,
+    app: &mut App,
+    wait: bool,
+    signals: &mut Vec<signals::Signal>,
+) -> bool {
+    let mut take = |m: Msg| match m {
+        Msg::Signal(s) => {
+            signals.push(s);
+            false
+        }
+        m => {
+            app.update(m);
+            !app.out.quit
+        }
+    };
     if wait {
         let Ok(first) = rx.recv() else { return false };
-        app.update(first);
+        if !take(first) {
+            return true;
+        }
     }
     while let Ok(m) = rx.try_recv() {
-        app.update(m);
-        if app.out.quit {
+        if !take(m) {
             break;
         }
     }

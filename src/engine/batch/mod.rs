@@ -59,6 +59,78 @@ const BATCH: usize = 2048;
 /// Lines per task of the fast path (a task gathers its passing lines into runs).
 const FAST_CHUNK: usize = 256;
 
+/// The bytes of records read and not yet validated that `check` holds at most, in units of
+/// `max_capture_bytes` per validation thread: `IN_FLIGHT x max_capture_bytes x workers`
+/// (64 MiB at the defaults on 2 cores), whatever the number and size of the files
+/// (`docs/verdicts.md#limits`). A chunk of one-record files, or a log's block of lines, is
+/// cut at half of it, so two chunks overlap (one read while one is validated); one record
+/// past it is let through alone.
+pub const IN_FLIGHT: u64 = 2;
+
+/// Holds the reader back while the chunks it sent and the validator has not finished hold
+/// more than the budget's bytes ([`IN_FLIGHT`]).
+struct Gate {
+    budget: u64,
+    /// Bytes held, and whether the validator is gone (the reader then stops).
+    held: std::sync::Mutex<(u64, bool)>,
+    freed: std::sync::Condvar,
+}
+
+impl Gate {
+    fn new(budget: u64) -> Gate {
+        Gate {
+            budget,
+            held: std::sync::Mutex::new((0, false)),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Waits until `n` more bytes fit (or nothing is held), then holds them; false when the
+    /// validator is gone.
+    fn take(&self, n: u64) -> bool {
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while !held.1 && held.0 > 0 && held.0 + n > self.budget {
+            held = self
+                .freed
+                .wait(held)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        held.0 += n;
+        !held.1
+    }
+
+    /// Gives back `n` bytes of a validated chunk.
+    fn give(&self, n: u64) {
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        held.0 = held.0.saturating_sub(n);
+        self.freed.notify_all();
+    }
+
+    /// The validator is gone: the reader stops waiting.
+    fn close(&self) {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .1 = true;
+        self.freed.notify_all();
+    }
+}
+
+/// Closes the gate when the validator ends, however it ends.
+struct CloseOnDrop<'a>(&'a Gate);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 /// Why a batch run stopped.
 #[derive(Debug)]
 pub enum BatchError {
@@ -305,9 +377,13 @@ fn stream(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(4);
     // a batch as the validation tasks made it: in order, one part per task
     let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Vec<Vec<Out>>>(2);
+    let workers = rayon::current_num_threads().max(1) as u64;
+    let gate = Gate::new(IN_FLIGHT.saturating_mul(max_bytes).saturating_mul(workers));
+    let gate = &gate;
     std::thread::scope(|scope| {
-        scope.spawn(move || read_batches(&files, rel, is_log, max_bytes, &tx));
+        scope.spawn(move || read_batches(&files, rel, is_log, max_bytes, &tx, gate));
         scope.spawn(move || {
+            let _closed = CloseOnDrop(gate);
             let mut paths: HashMap<Arc<str>, Arc<str>> = HashMap::new();
             // an item of a verdict, rendered
             let finish = |verdict: Verdict, path: Arc<str>, (line, column): (usize, usize)| {
@@ -341,6 +417,7 @@ fn stream(
                 RawRecord::json(RecordRef::new(block.rel.clone(), Some(line_no)), text)
             };
             for chunk in rx {
+                let held = chunk.bytes();
                 // a batch is mostly the lines of one log: one display path per file
                 paths.clear();
                 let outs: Vec<Vec<Out>> = match chunk {
@@ -408,6 +485,8 @@ fn stream(
                         }
                     }
                 };
+                // the chunk's records are freed (the items keep what the report prints)
+                gate.give(held);
                 // the reporter stopped (a write error): dropping `rx` stops the reader
                 if done_tx.send(outs).is_err() {
                     return;
@@ -433,6 +512,20 @@ enum Chunk {
     Lines(LineBlock),
 }
 
+impl Chunk {
+    /// The bytes it holds, as the [`Gate`] counts them: the records' texts, or the lines.
+    fn bytes(&self) -> u64 {
+        match self {
+            Chunk::Records(batch) => batch.iter().map(record_bytes).sum(),
+            Chunk::Lines(block) => block.bytes.len() as u64,
+        }
+    }
+}
+
+fn record_bytes(r: &RawRecord) -> u64 {
+    r.text.as_ref().map_or(0, |t| t.len() as u64)
+}
+
 /// Up to [`BATCH`] consecutive non-blank lines of one log.
 struct LineBlock {
     /// The log, workspace-relative (shared by its records' sources).
@@ -454,21 +547,29 @@ fn read_batches(
     is_log: &(dyn Fn(&Path) -> bool + Sync),
     max_bytes: u64,
     tx: &std::sync::mpsc::SyncSender<Chunk>,
+    gate: &Gate,
 ) {
+    // a chunk is cut at half the budget (one is read while the other is validated), and at
+    // 64 MiB on a machine of many cores
+    let cut = (gate.budget / 2).clamp(1, 64 << 20);
     let mut batch = Vec::with_capacity(BATCH);
+    let mut batch_bytes = 0u64;
     // hands the pending records on; false when the receiver is gone
-    let flush = |batch: &mut Vec<RawRecord>| {
-        tx.send(Chunk::Records(std::mem::replace(
-            batch,
-            Vec::with_capacity(BATCH),
-        )))
-        .is_ok()
+    let flush = |batch: &mut Vec<RawRecord>, batch_bytes: &mut u64| {
+        let n = std::mem::take(batch_bytes);
+        gate.take(n)
+            && tx
+                .send(Chunk::Records(std::mem::replace(
+                    batch,
+                    Vec::with_capacity(BATCH),
+                )))
+                .is_ok()
     };
     let mut i = 0;
     while i < files.len() {
         if is_log(&files[i]) {
             // what came before goes first, in order
-            if !batch.is_empty() && !flush(&mut batch) {
+            if !batch.is_empty() && !flush(&mut batch, &mut batch_bytes) {
                 return;
             }
             let name = rel(&files[i]);
@@ -476,44 +577,62 @@ fn read_batches(
             let Ok((file, _)) = capture_file::open(&files[i], &name, compression, Some(max_bytes))
             else {
                 // not readable: the one INVALID_CAPTURE record `for_each_record` makes
-                capture::for_each_record(&files[i], &name, max_bytes, |r| batch.push(r));
+                capture::for_each_record(&files[i], &name, max_bytes, |r| {
+                    batch_bytes += record_bytes(&r);
+                    batch.push(r);
+                });
                 i += 1;
                 continue;
             };
-            if !read_log_blocks(file, name.into(), max_bytes, tx) {
+            if !read_log_blocks(file, name.into(), max_bytes, cut, tx, gate) {
                 return;
             }
             i += 1;
             continue;
         }
-        // a run of one-record files: read them in parallel, in order
+        // a run of one-record files: read them in parallel, in order, as many as fit in
+        // what is left of the chunk by their sizes on disk (at least one; a record is read
+        // up to `max_capture_bytes`)
+        let mut room = cut.saturating_sub(batch_bytes);
         let end = (i..files.len())
             .take_while(|j| !is_log(&files[*j]))
-            .take(BATCH)
+            .take(BATCH - batch.len())
+            .take_while(|j| {
+                let size = std::fs::metadata(&files[*j]).map_or(0, |m| m.len().min(max_bytes));
+                let fits = *j == i || size <= room;
+                room = room.saturating_sub(size);
+                fits
+            })
             .last()
             .map_or(i + 1, |j| j + 1);
         let read: Vec<Vec<RawRecord>> = files[i..end]
             .par_iter()
             .map(|f| capture::read_file(f, &rel(f), max_bytes))
             .collect();
-        batch.extend(read.into_iter().flatten());
-        if batch.len() >= BATCH && !flush(&mut batch) {
+        for r in read.into_iter().flatten() {
+            batch_bytes += record_bytes(&r);
+            batch.push(r);
+        }
+        if (batch.len() >= BATCH || batch_bytes >= cut) && !flush(&mut batch, &mut batch_bytes) {
             return;
         }
         i = end;
     }
     if !batch.is_empty() {
-        let _ = tx.send(Chunk::Records(batch));
+        let _ = flush(&mut batch, &mut batch_bytes);
     }
 }
 
-/// Reads one log (its file, or a compressed log's decompressed stream) into [`LineBlock`]s of up to [`BATCH`] lines and sends them; false when the
-/// receiver is gone (stop reading).
+/// Reads one log (its file, or a compressed log's decompressed stream) into [`LineBlock`]s
+/// of up to [`BATCH`] lines or `cut` bytes and sends them, each once the [`Gate`] lets it
+/// through; false when the receiver is gone (stop reading).
 fn read_log_blocks(
     file: impl std::io::Read,
     rel: Arc<str>,
     max_bytes: u64,
+    cut: u64,
     tx: &std::sync::mpsc::SyncSender<Chunk>,
+    gate: &Gate,
 ) -> bool {
     let fresh = || LineBlock {
         rel: rel.clone(),
@@ -537,18 +656,20 @@ fn read_log_blocks(
                 })
                 .map_err(Box::new);
             block.lines.push((line_no, entry));
-            // at most BATCH lines, and sent once past 64 MiB (lines of large records)
-            if (block.lines.len() >= BATCH || block.bytes.len() >= 64 << 20)
-                && tx
-                    .send(Chunk::Lines(std::mem::replace(&mut block, fresh())))
-                    .is_err()
+            // at most BATCH lines, and sent once past `cut` bytes (lines of large records),
+            // when the gate lets it through
+            if (block.lines.len() >= BATCH || block.bytes.len() as u64 >= cut)
+                && !(gate.take(block.bytes.len() as u64)
+                    && tx
+                        .send(Chunk::Lines(std::mem::replace(&mut block, fresh())))
+                        .is_ok())
             {
                 open = false;
             }
         },
     );
     if open && !block.lines.is_empty() {
-        open = tx.send(Chunk::Lines(block)).is_ok();
+        open = gate.take(block.bytes.len() as u64) && tx.send(Chunk::Lines(block)).is_ok();
     }
     open
 }
@@ -951,5 +1072,54 @@ mod tests {
         .unwrap_err();
         assert!(matches!(err, BatchError::Check(CheckError::NoSuchPath(p)) if p == missing));
         assert!(got.items.is_empty());
+    }
+
+    /// The reader never holds more than the gate's budget in chunks the validator has not
+    /// finished (one chunk past it only when nothing else is held), and cuts a run of
+    /// one-record files at half the budget: ten 1 MB files under a 4 MB budget are five
+    /// chunks of two, never more than two chunks held. On main the ten went as one chunk
+    /// (a run of up to 2,048 files was read whole: 100 files of 10 MB held 1 GB).
+    #[test]
+    fn the_reader_holds_at_most_the_budget_of_unvalidated_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = format!(
+            r#"{{"id": "x", "output": "{}"}}"#,
+            "a".repeat(1_000_000 - 25)
+        );
+        assert_eq!(text.len(), 1_000_000);
+        let files: Vec<PathBuf> = (0..10)
+            .map(|i| {
+                let f = dir.path().join(format!("c{i}.json"));
+                std::fs::write(&f, &text).unwrap();
+                f
+            })
+            .collect();
+        let gate = Gate::new(4_000_000);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(4);
+        let mut chunks = Vec::new();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let rel = |f: &Path| f.display().to_string();
+                read_batches(&files, &rel, &|_| false, 16 << 20, &tx, &gate);
+                drop(tx);
+            });
+            for chunk in rx {
+                let held = gate.held.lock().unwrap().0;
+                let n = match &chunk {
+                    Chunk::Records(r) => r.len(),
+                    Chunk::Lines(_) => panic!("no log here"),
+                };
+                chunks.push((n, held));
+                // slow validation: the reader fills the budget meanwhile
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                assert!(gate.held.lock().unwrap().0 <= 4_000_000);
+                gate.give(chunk.bytes());
+            }
+        });
+        assert_eq!(
+            chunks.iter().map(|c| c.0).collect::<Vec<_>>(),
+            [2, 2, 2, 2, 2]
+        );
+        assert!(chunks.iter().all(|c| c.1 <= 4_000_000), "{chunks:?}");
     }
 }

@@ -59,6 +59,8 @@ pub enum Msg {
     Engine(EngineEvent),
     /// A batch of changed paths (or an error) from the file watcher.
     Watch(WatchEvent),
+    /// A signal: the event loop acts on it (the terminal is its), the model ignores it.
+    Signal(crate::tui::signals::Signal),
 }
 
 /// Something the event loop does for the model (the model itself never does I/O).
@@ -205,6 +207,10 @@ pub struct Watch {
     pub pending: Vec<PathBuf>,
     /// Local time of the last applied file change.
     pub last_change: Option<String>,
+    /// Why nothing is watched ([`WatchState::Off`]): the watcher's error as it said it
+    /// (the inotify watch limit, the folder gone), control characters escaped; the
+    /// header shows it.
+    pub off_reason: Option<String>,
 }
 
 /// Progress of the current validation run.
@@ -344,6 +350,7 @@ impl App {
                 state: WatchState::Off,
                 pending: Vec::new(),
                 last_change: None,
+                off_reason: None,
             },
             status: None,
             out: Outbox::default(),
@@ -392,6 +399,7 @@ impl App {
                     crate::core::text::escape_control(&m)
                 ));
             }
+            Msg::Signal(_) => {}
         }
     }
 

@@ -135,3 +135,32 @@ fn lint_findings_are_counted_and_labelled_by_severity_and_shown_on_the_contract_
     let s = screen(&app);
     assert!(s.contains("info[OPTIONAL_PROPERTY]"), "{s}");
 }
+
+/// The header says why nothing is watched when the watcher could not start (its error,
+/// control characters escaped: the message may hold a path), in place of a bare
+/// `○ not watching`.
+#[test]
+fn the_header_says_why_nothing_is_watched() {
+    let mut app = refund(140, 30);
+    let first = |app: &App| screen(app).lines().next().unwrap_or("").to_string();
+    assert!(
+        first(&app).starts_with(
+            "\" verdict   samples/refund  ○ not watching  1 contract  ·  0 warnings  "
+        ),
+        "{}",
+        first(&app)
+    );
+    app.watch.off_reason = Some(
+        crate::core::text::escape_control(
+            "OS file watch limit reached. about [\"/w/evil\u{1b}]0;x\u{7}\"]",
+        )
+        .into_owned(),
+    );
+    assert!(
+        first(&app).starts_with(
+            "\" verdict   samples/refund  ○ not watching: OS file watch limit reached. about [\"/w/evil\\u{1b}]0;x\\u{7}\"]  1 contract  ·  0 warnings  "
+        ),
+        "{}",
+        first(&app)
+    );
+}

@@ -58,10 +58,12 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
         }
         f.render_widget(Paragraph::new(Line::from(spans)), l3);
     }
-    let (state, style) = match h.watch.state {
-        WatchState::Live => ("● live", t.pass()),
-        WatchState::Paused => ("‖ paused", t.warn()),
-        WatchState::Off => ("○ not watching", t.dim()),
+    let (state, style) = match (h.watch.state, &h.watch.off_reason) {
+        (WatchState::Live, _) => ("● live".into(), t.pass()),
+        (WatchState::Paused, _) => ("‖ paused".into(), t.warn()),
+        (WatchState::Off, None) => ("○ not watching".into(), t.dim()),
+        // why: the watcher could not start (escaped where it was set)
+        (WatchState::Off, Some(why)) => (format!("○ not watching: {why}"), t.warn()),
     };
     let contracts = h.workspace.map_or(0, |w| w.contracts.by_name.len());
     let lint = h.run.lint;
@@ -76,7 +78,7 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
             t.bold(),
         ),
         Span::raw("  "),
-        Span::styled(state, style),
+        Span::styled::<String, _>(state, style),
         Span::raw("  "),
         Span::raw(format!(
             "{contracts} contract{}",
