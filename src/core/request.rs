@@ -772,7 +772,7 @@ pub enum Input {
     /// A record read whole (an Anthropic create body, a record the light reading does not
     /// take).
     Record(InputRecord),
-    /// A one-request line read without building its body ([`light`]): its id, where its
+    /// A one-request line read without building its body (`light`): its id, where its
     /// body is, and the text of the body's members that hold generation schemas.
     Light {
         /// Whose batch API.
@@ -804,7 +804,7 @@ const BODIES: [&str; 3] = ["body", "params", "request"];
 /// record (its text, or its parsed value) as the pipeline does (its shape, or the format a
 /// `[[source]]` forces).
 ///
-/// A line is read light when it can be ([`light`]): the same verdict on what it is, without
+/// A line is read light when it can be (`light`): the same verdict on what it is, without
 /// building its body. The body's generation schemas are then read by the
 /// [`RequestsBuilder`], once per distinct text.
 pub fn input_of_bytes(
