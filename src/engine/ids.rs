@@ -498,8 +498,9 @@ pub fn warning(id: &str, own: &RecordRef, sources: &[RecordRef]) -> Warning {
 pub struct Scan {
     files: Vec<ScanFile>,
     /// Every candidate fingerprint of every record, in runs (one per stretch of records the
-    /// pre-pass read together), each sorted without repeats: exactly sized, 8 bytes per
-    /// distinct candidate of a stretch, never one vector grown to the whole workspace.
+    /// pre-pass read together), each sorted, a candidate of several records of the stretch
+    /// once per record: exactly sized, 8 bytes per candidate, never one vector grown to the
+    /// whole workspace.
     runs: Vec<Box<[u64]>>,
     /// The candidate fingerprints that two or more records have, sorted.
     several: Vec<u64>,
@@ -527,20 +528,21 @@ struct ScanFile {
 pub struct Found {
     /// The candidates of the records read since the last [`Found::seal`].
     open: Vec<u64>,
-    /// Sealed stretches, each sorted without repeats and exactly sized.
+    /// Sealed stretches, each sorted and exactly sized (a candidate once per record having
+    /// it: a repeat within a run is two records sharing it).
     runs: Vec<Box<[u64]>>,
     named: Vec<(u32, u32)>,
 }
 
 impl Found {
-    /// Sorts the open candidates into a run of their own.
+    /// Sorts the open candidates into a run of their own (repeats kept: each is one more
+    /// record having the candidate).
     fn seal(&mut self) {
         if self.open.is_empty() {
             return;
         }
         let mut run = std::mem::take(&mut self.open);
         run.sort_unstable();
-        run.dedup();
         self.runs.push(run.into_boxed_slice());
     }
 
@@ -552,8 +554,8 @@ impl Found {
     }
 }
 
-/// The fingerprints that two or more of `runs` hold (each run sorted, without repeats),
-/// sorted. Fingerprints are hashes, so their top byte spreads them evenly over 256 buckets:
+/// The fingerprints held twice or more in `runs` (each run sorted; a repeat within a run
+/// counts as one within two runs does), sorted. Fingerprints are hashes, so their top byte spreads them evenly over 256 buckets:
 /// each bucket's share of every run is gathered and sorted on its own (in parallel), which
 /// needs 1/256 of the candidates in memory at once per thread, not a copy of them all.
 fn in_several(runs: &[Box<[u64]>]) -> Vec<u64> {
@@ -880,7 +882,7 @@ mod tests {
     }
 
     #[test]
-    fn sealed_stretches_are_sorted_runs_without_repeats() {
+    fn sealed_stretches_are_sorted_runs_keeping_a_repeat_per_record() {
         let mut f = Found::default();
         f.open.extend([9, 3, 9, 1]);
         let mut g = Found::default();
@@ -888,9 +890,10 @@ mod tests {
         f.append(g);
         assert_eq!(
             f.runs.iter().map(|r| r.to_vec()).collect::<Vec<_>>(),
-            vec![vec![1, 3, 9], vec![2, 3]]
+            vec![vec![1, 3, 9, 9], vec![2, 3]]
         );
-        assert_eq!(in_several(&f.runs), vec![3]);
+        // 9: two records of one stretch; 3: one record in each of two stretches
+        assert_eq!(in_several(&f.runs), vec![3, 9]);
     }
 
     #[test]
