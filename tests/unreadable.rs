@@ -4,12 +4,13 @@
 //! `schemas/` is a lint error; the workspace's own `schemas/` and `captures/` stop the run
 //! (exit 2).
 //!
-//! Mode 000 stops no one running as root: those tests say so and return when run as root.
-//! A folder nested deeper than the system's path limit (`ENAMETOOLONG`) cannot be listed by
-//! anyone, root included: that one always runs.
+//! Mode 000 stops no one running as root: run as root, the mode-000 tests run the binary as
+//! `nobody` (uid 65534, [`as_user`]), so they prove the same thing either way. A folder nested
+//! deeper than the system's path limit (`ENAMETOOLONG`) cannot be listed by anyone, root
+//! included.
 
 use crate::common;
-use common::run::run;
+use common::run::{run, run_with};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
@@ -24,14 +25,9 @@ fn schema() -> String {
     json!({"type": "object"}).to_string()
 }
 
-/// Whether this process runs as root, printing why the calling test does not run then.
-fn as_root(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail
-    let root = unsafe { libc::geteuid() } == 0;
-    if root {
-        println!("{test}: skipped: running as root, and mode 000 does not stop root reading");
-    }
-    root
+/// `verdict ARGS` in the workspace `ws` as [`as_user`]: the run a mode-000 folder stops.
+fn run_locked(args: &[&str], ws: &Path) -> common::run::Run {
+    run_with(args, ws, DEADLINE, |cmd| as_user(cmd, ws))
 }
 
 /// Sets `dir`'s mode; restores 0o755 when dropped (so the temporary folder can go).
@@ -52,17 +48,14 @@ impl Drop for Mode {
     }
 }
 
-/// The verdicts of `check --format jsonl .` in `dir`, and its exit code.
+/// The verdicts of `check --format jsonl .` in `dir` (as [`as_user`]), and its exit code.
 fn check(dir: &Path) -> (Option<i32>, Vec<Value>, String) {
-    let r = run(&["check", "--format", "jsonl", "."], dir, DEADLINE);
+    let r = run_locked(&["check", "--format", "jsonl", "."], dir);
     (r.code, common::jsonl_verdicts(&r.stdout), r.stderr)
 }
 
 #[test]
 fn a_locked_capture_folder_is_a_row_naming_it() {
-    if as_root("a_locked_capture_folder_is_a_row_naming_it") {
-        return;
-    }
     let ws = common::workspace_with(
         &schema(),
         &[
@@ -86,23 +79,20 @@ fn a_locked_capture_folder_is_a_row_naming_it() {
 
 #[test]
 fn a_locked_schemas_or_captures_folder_stops_the_run() {
-    if as_root("a_locked_schemas_or_captures_folder_stops_the_run") {
-        return;
-    }
     for folder in ["schemas", "captures"] {
         let ws = common::workspace_with(&schema(), &[("ok.json", &record("ok"))]);
         let _mode = Mode::set(ws.path().join(folder), 0o000);
         let want = format!(
             "verdict: cannot open workspace: cannot read ./{folder}: Permission denied (os error 13)\n"
         );
-        let r = run(&["check", "."], ws.path(), DEADLINE);
+        let r = run_locked(&["check", "."], ws.path());
         assert_eq!(
             (r.code, r.stderr.as_str()),
             (Some(2), want.as_str()),
             "check, {folder}"
         );
         if folder == "schemas" {
-            let r = run(&["lint", "."], ws.path(), DEADLINE);
+            let r = run_locked(&["lint", "."], ws.path());
             assert_eq!(
                 (r.code, r.stderr.as_str()),
                 (

@@ -13,15 +13,25 @@ pub struct Run {
 
 /// Runs the binary with a deadline; a run that does not finish in time is a hang and fails.
 pub fn run(args: &[&str], dir: &Path, deadline: Duration) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args(args)
+    run_with(args, dir, deadline, |_| {})
+}
+
+/// [`run`], with `setup` applied to the command first (another user, another environment).
+pub fn run_with(
+    args: &[&str],
+    dir: &Path,
+    deadline: Duration,
+    setup: impl FnOnce(&mut Command),
+) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_verdict"));
+    cmd.args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    setup(&mut cmd);
+    let mut child = cmd.spawn().unwrap();
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let t_out = std::thread::spawn(move || {
