@@ -370,6 +370,15 @@ pub(crate) mod testkit {
     use crate::core::verdict::Verdict;
     use crate::core::workspace::Workspace;
 
+    /// What the text-level repair `repair` makes of `text`, a text that fails to parse.
+    pub fn fix_text(
+        text: &str,
+        repair: fn(&str, &crate::core::verdict::Finding) -> Option<String>,
+    ) -> Option<String> {
+        let f = crate::core::stage::parse::parse_strict(text).expect_err("the text fails to parse");
+        repair(text, &f)
+    }
+
     /// The refund contract of `samples/refund` (copied from
     /// `samples/refund/schemas/refund-v1.schema.json`, descriptions left out).
     pub const REFUND: &str = r#"{

@@ -47,11 +47,9 @@ pub fn repair(text: &str, finding: &Finding) -> Option<String> {
 mod tests {
     use super::super::testkit::*;
     use super::*;
-    use crate::core::stage::parse::parse_strict;
 
     fn fix(text: &str) -> Option<String> {
-        let f = parse_strict(text).expect_err("the text fails to parse");
-        repair(text, &f)
+        fix_text(text, repair)
     }
 
     #[test]
