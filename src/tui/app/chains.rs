@@ -123,19 +123,12 @@ impl ChainTree {
 
     /// Moves the cursor by `delta` rows (clamped).
     pub fn move_by(&mut self, delta: isize) {
-        let n = self.nodes.len();
-        if n > 0 {
-            self.cursor = self.cursor.saturating_add_signed(delta).min(n - 1);
-        }
+        self.cursor = super::scroll::moved(self.cursor, delta, self.nodes.len());
     }
 
     /// Keeps the cursor inside a window of `h` visible rows.
     pub fn follow(&mut self, h: usize) {
-        if self.cursor < self.offset {
-            self.offset = self.cursor;
-        } else if self.cursor >= self.offset + h {
-            self.offset = self.cursor + 1 - h;
-        }
+        self.offset = super::scroll::following(self.cursor, self.offset, h);
     }
 }
 

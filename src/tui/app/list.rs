@@ -174,11 +174,7 @@ impl List {
 
     /// Keeps the cursor inside a window of `h` visible rows.
     pub fn follow(&mut self, h: usize) {
-        if self.cursor < self.offset {
-            self.offset = self.cursor;
-        } else if self.cursor >= self.offset + h {
-            self.offset = self.cursor + 1 - h;
-        }
+        self.offset = super::scroll::following(self.cursor, self.offset, h);
         self.offset = self
             .offset
             .min(self.view.len().saturating_sub(h))

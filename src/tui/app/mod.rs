@@ -21,6 +21,7 @@ pub mod history;
 mod input;
 pub mod layout;
 pub mod list;
+mod scroll;
 pub mod triage;
 
 pub use chains::{ChainNode, ChainPane, ChainTree};

@@ -107,18 +107,11 @@ impl Triage {
 
     /// Moves the cursor by `delta` nodes (clamped to the tree).
     pub fn move_by(&mut self, delta: isize) {
-        let n = self.tree.len();
-        if n > 0 {
-            self.cursor = self.cursor.saturating_add_signed(delta).min(n - 1);
-        }
+        self.cursor = super::scroll::moved(self.cursor, delta, self.tree.len());
     }
 
     /// Keeps the cursor inside a window of `h` visible nodes.
     pub fn follow(&mut self, h: usize) {
-        if self.cursor < self.offset {
-            self.offset = self.cursor;
-        } else if self.cursor >= self.offset + h {
-            self.offset = self.cursor + 1 - h;
-        }
+        self.offset = super::scroll::following(self.cursor, self.offset, h);
     }
 }
