@@ -41,6 +41,15 @@ impl Mode {
     }
 }
 
+impl Mode {
+    /// Takes over the restoring of `old` (a folder since moved here): `old` no longer
+    /// restores its path.
+    fn keep(self, old: Mode) -> Mode {
+        std::mem::forget(old);
+        self
+    }
+}
+
 impl Drop for Mode {
     fn drop(&mut self) {
         use std::os::unix::fs::PermissionsExt;
@@ -381,4 +390,94 @@ fn watch_gives_a_locked_capture_folder_its_row_and_goes_on() {
         by(&edited, "captures/locked/hidden.json")["reason"],
         "SCHEMA_MISMATCH"
     );
+}
+
+/// A mode-000 folder that appears below the captures folder while `watch --json` runs (moved
+/// in whole, its capture inside): the watch reports it with the row `check` gives it
+/// (`INVALID_CAPTURE` naming the folder and the OS error), goes on watching the rest, and
+/// once the folder is made readable (`chmod 755`) its capture comes and is watched.
+#[test]
+fn watch_reports_a_locked_folder_that_appears_while_it_runs() {
+    let ws = common::workspace_with(&schema(), &[("ok.json", &record("ok"))]);
+    // built beside the workspace (the same file system), then moved in locked
+    let staging = tempfile::tempdir_in(ws.path().parent().unwrap()).unwrap();
+    let built = staging.path().join("late");
+    std::fs::create_dir(&built).unwrap();
+    std::fs::write(built.join("hidden.json"), record("hidden")).unwrap();
+    let mut w = Watch::start(ws.path());
+    let first = w.batch("the first pass");
+    assert_eq!(first.len(), 1, "{first:?}");
+    let late = ws.path().join("captures/late");
+    let mode = Mode::set(built.clone(), 0o000);
+    std::fs::rename(&built, &late).unwrap();
+    let mode = Mode(late.clone()).keep(mode);
+    let by = |rows: &[Value], source: &str| {
+        rows.iter()
+            .find(|v| v["source"] == source)
+            .unwrap_or_else(|| panic!("no {source} in {rows:?}"))
+            .clone()
+    };
+    let mut seen = Vec::new();
+    while !seen.iter().any(|v: &Value| v["source"] == "captures/late") {
+        seen.extend(w.batch("a locked folder moved in"));
+    }
+    let row = by(&seen, "captures/late");
+    assert_eq!(row["reason"], "INVALID_CAPTURE", "{row}");
+    assert_eq!(row["decision"], "reject", "{row}");
+    assert_eq!(
+        row["errors"][0]["message"],
+        "cannot read captures/late: Permission denied (os error 13)"
+    );
+    // as `check` gives it
+    let (_, checked, _) = check(ws.path());
+    assert_eq!(by(&checked, "captures/late"), row);
+
+    // it goes on watching the rest
+    std::fs::write(
+        ws.path().join("captures/new.json"),
+        json!({"id": "new", "output": "[]"}).to_string(),
+    )
+    .unwrap();
+    let mut next = Vec::new();
+    while !next
+        .iter()
+        .any(|v: &Value| v["source"] == "captures/new.json")
+    {
+        next.extend(w.batch("a capture saved beside the locked folder"));
+    }
+    assert_eq!(by(&next, "captures/new.json")["reason"], "SCHEMA_MISMATCH");
+
+    // chmod 755: its capture comes (and the folder's row goes)
+    drop(mode);
+    let mut seen = Vec::new();
+    while !seen
+        .iter()
+        .any(|v: &Value| v["source"] == "captures/late/hidden.json")
+    {
+        seen.extend(w.batch("the folder unlocked"));
+    }
+    assert_eq!(
+        by(&seen, "captures/late/hidden.json")["decision"],
+        "ready-for-commit"
+    );
+    // and it is watched now
+    std::fs::write(
+        late.join("hidden.json"),
+        json!({"id": "hidden", "output": "[]"}).to_string(),
+    )
+    .unwrap();
+    let mut edited = Vec::new();
+    while !edited
+        .iter()
+        .any(|v: &Value| v["source"] == "captures/late/hidden.json")
+    {
+        edited.extend(w.batch("a capture in the unlocked folder edited"));
+    }
+    assert_eq!(
+        by(&edited, "captures/late/hidden.json")["reason"],
+        "SCHEMA_MISMATCH"
+    );
+    let (_, checked, _) = check(ws.path());
+    assert_eq!(checked.len(), 3, "{checked:?}");
+    assert!(checked.iter().all(|v| v["source"] != "captures/late"));
 }

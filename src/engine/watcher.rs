@@ -89,12 +89,22 @@ fn watch_tree(
 }
 
 /// After a batch: a folder the OS refused that a change names (made readable, say) and a
-/// new folder in a folder watched alone are watched now.
+/// new folder in a folder watched alone are watched now. A folder a change names that
+/// cannot be listed now (one moved or made in mode 000 below a folder watched
+/// recursively: the platform watcher skips it without a word) is recorded as refused, so
+/// the change that makes it readable (`chmod 755`, which names it) watches it.
 fn extend(d: &Mutex<Debounced>, tree: &mut Tree, paths: &[PathBuf]) {
-    if tree.shallow.is_empty() && tree.unwatched.is_empty() {
-        return;
-    }
     for p in paths {
+        if !tree.unwatched.contains(p)
+            && p.is_dir()
+            && std::fs::read_dir(p).is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+        {
+            tree.unwatched.insert(p.clone());
+            continue;
+        }
+        if tree.shallow.is_empty() && tree.unwatched.is_empty() {
+            continue;
+        }
         let new = p.parent().is_some_and(|up| tree.shallow.contains(up))
             && !tree.shallow.contains(p)
             && !tree.deep.contains(p);
