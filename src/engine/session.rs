@@ -50,7 +50,8 @@ use std::sync::Arc;
 /// messages name it).
 type ContractPrint = (Arc<str>, Arc<str>, u64, bool, Option<String>);
 
-/// Records validated together (in parallel) when a file is re-read.
+/// Records validated together (in parallel) when a file is re-read, and at most
+/// [`crate::engine::worker::batch_bytes`] of their text.
 const CHUNK: usize = 1024;
 
 /// One verdict that appeared, changed or disappeared.
@@ -763,6 +764,7 @@ impl Session {
     ) {
         let ws = self.ws.clone();
         let max = ws.config.max_capture_bytes;
+        let cut = crate::engine::worker::batch_bytes_here(max);
         let changed: HashSet<Arc<str>> = files.iter().map(|f| Arc::from(ws.relative(f))).collect();
         // the ids the changed files will hold that other captures may share, read from
         // their text as `check` reads them, and those they held: with every other capture
@@ -886,10 +888,19 @@ impl Session {
                 }
             };
             let mut chunk = Vec::with_capacity(CHUNK);
+            // the bytes of the records in `chunk`: at most `cut`, or one record
+            let mut held = 0u64;
             for_each_located_as(f, &rel, max, ws.is_log_file(f), |r, loc| {
+                let n = crate::engine::worker::record_bytes(&r);
+                if !chunk.is_empty() && held.saturating_add(n) > cut {
+                    flush(&mut chunk);
+                    held = 0;
+                }
+                held += n;
                 chunk.push((r, loc));
                 if chunk.len() >= CHUNK {
                     flush(&mut chunk);
+                    held = 0;
                 }
                 true
             });

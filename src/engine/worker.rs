@@ -182,6 +182,9 @@ pub enum EngineEvent {
         generation: u64,
         /// The summaries.
         captures: Vec<CaptureSummary>,
+        /// The bytes of the records' texts the batch held in memory at once: at most
+        /// [`batch_bytes`], or one record alone.
+        bytes: u64,
     },
     /// The run evaluated every record.
     Finished {
@@ -264,9 +267,38 @@ pub const STOP_GRACE: Duration = Duration::from_millis(50);
 
 /// How many records go into one [`EngineEvent::Batch`] for a run of `total` records:
 /// about 50 batches per run (so the consumer merges a bounded number of times), never
-/// fewer than 64 records nor more than 2,048 (a batch's records are in memory at once).
+/// fewer than 64 records nor more than 2,048 (a batch's records are in memory at once; their
+/// bytes are bounded too: [`batch_bytes`]).
 pub fn batch_size(total: usize) -> usize {
     (total / 50).clamp(64, 2048)
+}
+
+/// The most bytes of record text (a `.json` or `.sse` file, a log's line, each at most
+/// `max_capture_bytes`) one batch of the engine holds at once, with `workers` validation
+/// threads: half of `check`'s in-flight budget
+/// ([`IN_FLIGHT`](crate::engine::batch::IN_FLIGHT) x `max_capture_bytes` x `workers`), at
+/// most 64 MiB, as `check` cuts its chunks: 32 MiB at the defaults on 2 cores. A record that
+/// would take a batch past it starts the next batch; a record larger than it (up to
+/// `max_capture_bytes`) is a batch alone. The same bound holds the chunks `watch --json`
+/// re-reads a file in ([`Session`]), so the engine's memory, like `check`'s, is a multiple of
+/// `max_capture_bytes` x threads whatever the size and number of the files
+/// (`docs/verdicts.md#limits`).
+pub fn batch_bytes(max_capture_bytes: u64, workers: u64) -> u64 {
+    (crate::engine::batch::IN_FLIGHT
+        .saturating_mul(max_capture_bytes)
+        .saturating_mul(workers.max(1))
+        / 2)
+    .clamp(1, 64 << 20)
+}
+
+/// [`batch_bytes`] for this process's validation threads (rayon's pool).
+pub(crate) fn batch_bytes_here(max_capture_bytes: u64) -> u64 {
+    batch_bytes(max_capture_bytes, rayon::current_num_threads() as u64)
+}
+
+/// The bytes of a record's text (0 for one that could not be read).
+pub(crate) fn record_bytes(r: &crate::core::capture::RawRecord) -> u64 {
+    r.text.as_ref().map_or(0, |t| t.len() as u64)
 }
 
 impl Engine {
@@ -676,8 +708,10 @@ fn validate_all(
     let mut session = Session::empty(ws.clone()).without_ids();
     st.chains = Default::default();
     let size = batch_size(total);
+    let cut = batch_bytes_here(ws.config.max_capture_bytes);
     let mut end: Option<RunEnd> = None;
     let mut batch = |chunk: &mut Vec<(crate::core::capture::RawRecord, Locator)>,
+                     bytes: u64,
                      session: &mut Session,
                      st: &mut State|
      -> Option<RunEnd> {
@@ -733,12 +767,15 @@ fn validate_all(
         if !emit(EngineEvent::Batch {
             generation,
             captures,
+            bytes,
         }) {
             return Some(RunEnd::Stop);
         }
         None
     };
     let mut chunk = Vec::with_capacity(size);
+    // the bytes of the records in `chunk` (at most `cut`, or one record)
+    let mut held = 0u64;
     // the pre-pass counts the files in the order given (each file once: the list has no
     // repeats)
     for (f, &count) in files.iter().zip(&counts) {
@@ -750,9 +787,17 @@ fn validate_all(
             ws.config.max_capture_bytes,
             ws.is_log_file(f),
             |r, loc| {
+                let n = record_bytes(&r);
+                if !chunk.is_empty() && held.saturating_add(n) > cut {
+                    end = batch(&mut chunk, std::mem::take(&mut held), &mut session, st);
+                    if end.is_some() {
+                        return false;
+                    }
+                }
+                held += n;
                 chunk.push((r, loc));
                 if chunk.len() >= size {
-                    end = batch(&mut chunk, &mut session, st);
+                    end = batch(&mut chunk, std::mem::take(&mut held), &mut session, st);
                 }
                 end.is_none()
             },
@@ -762,7 +807,7 @@ fn validate_all(
         }
     }
     if end.is_none() && !chunk.is_empty() {
-        end = batch(&mut chunk, &mut session, st);
+        end = batch(&mut chunk, held, &mut session, st);
     }
     if let Some(e) = end {
         return e;
@@ -870,6 +915,7 @@ mod tests {
                 EngineEvent::Batch {
                     generation,
                     captures,
+                    ..
                 } => {
                     assert_eq!(generation, 1);
                     n += captures.len();
@@ -972,6 +1018,73 @@ mod tests {
                 .all(|r| r.cause.as_deref() == Some("captures/cases.jsonl"))
         );
         assert!(removed.len() > 10);
+    }
+
+    #[test]
+    fn the_batch_bound_is_half_of_checks_in_flight_budget_at_most_64_mib() {
+        // 2 x 16 MiB x 2 threads / 2
+        assert_eq!(batch_bytes(16 << 20, 2), 32 << 20);
+        assert_eq!(batch_bytes(16 << 20, 64), 64 << 20);
+        assert_eq!(batch_bytes(1, 0), 1);
+    }
+
+    /// A run of large one-record files: each batch holds at most [`batch_bytes`] of record
+    /// text. It used to take 64 records a batch whatever their size (`batch_size`): 13
+    /// files of 32 KiB in one batch of 416 KiB on 2 threads, where the bound is 128 KiB.
+    #[test]
+    fn a_batch_of_large_records_is_bounded_by_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let max: u64 = 64 << 10;
+        std::fs::write(
+            root.join("verdict.toml"),
+            format!("max_capture_bytes = {max}\n"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("schemas")).unwrap();
+        std::fs::write(root.join("schemas/c.json"), r#"{"type": "string"}"#).unwrap();
+        std::fs::create_dir_all(root.join("captures")).unwrap();
+        let cut = batch_bytes_here(max);
+        let size: u64 = 32 << 10;
+        // three batches' worth and one more
+        let files = 3 * cut / size + 1;
+        for i in 0..files {
+            let head = format!(r#"{{"id": "r{i:04}", "output": ""#);
+            let pad = size as usize - head.len() - 2;
+            let text = format!("{head}{}\"}}", "x".repeat(pad));
+            assert_eq!(text.len() as u64, size);
+            std::fs::write(root.join(format!("captures/r{i:04}.json")), text).unwrap();
+        }
+        let ws = Arc::new(Workspace::open(root).unwrap());
+        let (tx, rx) = channel();
+        let engine = Engine::spawn(root.to_path_buf(), ws, move |e| tx.send(e).is_ok());
+        engine.submit(Job::ValidateAll {
+            generation: 1,
+            reload: false,
+        });
+        let mut batches = Vec::new();
+        loop {
+            match rx.recv_timeout(Duration::from_secs(60)).unwrap() {
+                EngineEvent::Batch {
+                    captures, bytes, ..
+                } => {
+                    // every record has `size` bytes: the count is honest
+                    assert_eq!(bytes, captures.len() as u64 * size);
+                    assert!(captures.iter().all(|c| c.outcome.stage == Stage::Parse));
+                    batches.push(captures.len() as u64);
+                }
+                EngineEvent::Finished { .. } => break,
+                EngineEvent::Failed { message, .. } => panic!("{message}"),
+                _ => {}
+            }
+        }
+        assert_eq!(batches.iter().sum::<u64>(), files, "{batches:?}");
+        let per = cut / size;
+        assert!(
+            batches.iter().all(|&n| n <= per),
+            "batches of {batches:?} records of {size} bytes, over {cut} bytes"
+        );
+        assert_eq!(batches.len() as u64, files.div_ceil(per), "{batches:?}");
     }
 
     #[test]

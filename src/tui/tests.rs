@@ -110,6 +110,7 @@ fn batch(generation: u64, evs: &[Evaluation]) -> Msg {
     Msg::Engine(EngineEvent::Batch {
         generation,
         captures: evs.iter().map(CaptureSummary::of_evaluation).collect(),
+        bytes: 0,
     })
 }
 

@@ -52,6 +52,7 @@ impl App {
             EngineEvent::Batch {
                 generation,
                 captures,
+                ..
             } => {
                 if generation < self.run.progress.generation {
                     return;
