@@ -438,6 +438,25 @@ fn fault_sequence(root: &Path, seed: u64, ops: usize, log: &mut Vec<String>) {
     }
 }
 
+/// Every kind of operation [`fault_sequence`] makes, as its log names it: the ones the
+/// reliability contract lists (create, append, truncate, atomic rename, delete, folder
+/// delete/re-create, symlink swap, schema edit, config break/fix), a symlink's target edited,
+/// and pauses (each after the `N: ` its log line starts with).
+const OPERATIONS: [&str; 12] = [
+    ": create ",
+    ": append ",
+    ": truncate ",
+    ": atomic save ",
+    ": delete ",
+    ": folder delete/re-create ",
+    ": edit store/t1.json",
+    ": symlink swap -> ",
+    ": schema edit ",
+    ": config break",
+    ": config fix",
+    ": pause",
+];
+
 /// One seeded run: 200 operations while `watch --json` runs, then the view must settle on
 /// what `check` reports.
 pub fn fault_injection(seed: u64, ops: usize) {
@@ -451,6 +470,17 @@ pub fn fault_injection(seed: u64, ops: usize) {
     let mut view = View::start(root);
     let mut log = Vec::new();
     fault_sequence(root, seed, ops, &mut log);
+    // every operation the sequence can make was made (at 200 operations each kind is
+    // about 18 of them): a seed that left one out would prove less than it says
+    if ops >= 200 {
+        for kind in OPERATIONS {
+            assert!(
+                log.iter().any(|l| l.contains(kind)),
+                "seed {seed}: no {kind:?} among the operations:\n{}",
+                log.join("\n")
+            );
+        }
+    }
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         view.settles(&format!("seed {seed}"))
     }));
