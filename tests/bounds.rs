@@ -753,3 +753,99 @@ fn a_schema_past_the_node_budget_is_a_contract_error_and_the_others_work() {
     let v = check_by_id(w.path(), 120, 1);
     assert_eq!(v["b"]["decision"], "ready-for-commit", "{}", v["b"]);
 }
+
+/// 20,000 properties without `required`: lint finds 20,001 things (an open object, and each
+/// property optional), and every verdict used to carry all of them as warnings (5.7 MB of
+/// JSON per verdict: 50 captures gave 286 MB of `--format jsonl`). A verdict keeps the 100
+/// most severe and one warning counting the rest; `verdict lint` still lists every one.
+#[test]
+fn a_contract_with_20000_optional_properties_puts_a_bounded_number_of_warnings_on_each_verdict() {
+    let props: serde_json::Map<String, Value> = (0..20_000)
+        .map(|i| (format!("p{i}"), json!({"type": "string"})))
+        .collect();
+    let wide = json!({"type": "object", "properties": props}).to_string();
+    let captures: Vec<(String, String)> = (0..5)
+        .map(|i| {
+            (
+                format!("c{i}.json"),
+                rec(&format!("c{i}"), "wide", r#"{"p1": "x"}"#),
+            )
+        })
+        .collect();
+    let captures: Vec<(&str, String)> = captures
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.clone()))
+        .collect();
+    let w = ws(&[("wide.schema.json", wide)], &captures);
+    let r = run(
+        &["check", "--format", "jsonl", "."],
+        w.path(),
+        Duration::from_secs(120),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    // five verdicts of 101 warnings each, not of 20,001
+    assert!(r.stdout.len() < 300_000, "{} bytes", r.stdout.len());
+    let verdicts = common::jsonl_verdicts(&r.stdout);
+    assert_eq!(verdicts.len(), 5);
+    for v in &verdicts {
+        assert_eq!(v["decision"], "ready-for-commit", "{}", v["id"]);
+        let warnings = v["warnings"].as_array().unwrap();
+        assert_eq!(warnings.len(), 101, "{}", v["id"]);
+        // the most severe first: the open object (a warning) is kept, then optional ones
+        assert_eq!(warnings[0]["code"], "OPEN_OBJECT");
+        assert_eq!(warnings[1]["code"], "OPTIONAL_PROPERTY");
+        assert_eq!(
+            warnings[100],
+            json!({"code": "OPTIONAL_PROPERTY", "severity": "info",
+                   "file": "schemas/wide.schema.json",
+                   "message": "19901 more lint findings of this contract not kept (a verdict keeps 100: docs/verdicts.md#limits; verdict lint lists them all)"})
+        );
+    }
+    // lint lists them all
+    let r = run(
+        &["lint", "--format", "json", "."],
+        w.path(),
+        Duration::from_secs(120),
+    );
+    let report: Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stderr));
+    let n = report["findings"].as_array().map_or(0, Vec::len);
+    assert_eq!(n, 20_001, "{}", &r.stdout[..r.stdout.len().min(400)]);
+}
+
+/// An `anyOf` blow-up: 30 levels, each an `anyOf` of two `$ref`s to the next (2^30
+/// branches once inlined, which the compiler would build and an instance of the wrong type
+/// would try one by one): over `max_schema_nodes`, a `CONTRACT_ERROR` of its own captures,
+/// measured without compiling; the other contract works.
+#[test]
+fn an_any_of_blow_up_is_a_contract_error_and_the_others_work() {
+    let mut defs = serde_json::Map::new();
+    for i in 0..30 {
+        let next = format!("#/$defs/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"anyOf": [{"$ref": next}, {"$ref": next}]}),
+        );
+    }
+    defs.insert("d30".into(), json!({"type": "string"}));
+    let blow = json!({"$ref": "#/$defs/d0", "$defs": defs}).to_string();
+    let w = ws(
+        &[
+            ("blow.schema.json", blow),
+            ("ok.schema.json", OK_SCHEMA.into()),
+        ],
+        &[
+            ("a.json", rec("a", "blow", "5")),
+            ("ok.json", rec("ok", "ok", r#"{"a": 1}"#)),
+        ],
+    );
+    let v = check_by_id(w.path(), 60, 1);
+    assert_eq!(v["a"]["reason"], "CONTRACT_ERROR", "{}", v["a"]);
+    assert_eq!(
+        messages(&v["a"]),
+        [
+            "schemas/blow.schema.json: the schema has 5368709117 nodes with every $ref inlined, over max_schema_nodes (200000); not compiled (docs/verdicts.md#limits)"
+        ]
+    );
+    assert_eq!(v["ok"]["decision"], "ready-for-commit");
+}

@@ -71,10 +71,47 @@ pub struct Contract {
     pub label: Option<String>,
 }
 
+/// The most lint findings of its contract a verdict carries as warnings
+/// (`docs/verdicts.md#limits`): past it, the most severe 100 (errors, then warnings, then
+/// infos; in lint's order among them) and one more warning counting the rest, so a schema
+/// of 20,000 optional properties does not put 20,000 warnings (5.7 MB of JSON) on every
+/// verdict. `verdict lint` lists every finding.
+pub const MAX_CONTRACT_WARNINGS: usize = 100;
+
 impl Contract {
-    /// The lint findings as verdict warnings.
+    /// The lint findings as verdict warnings: at most [`MAX_CONTRACT_WARNINGS`], then one
+    /// warning of the code, severity and file of the last kept one, without a pointer, that
+    /// counts the rest: `19901 more lint findings of this contract not kept (a verdict keeps
+    /// 100: docs/verdicts.md#limits; verdict lint lists them all)`.
     pub fn warnings(&self) -> Vec<Warning> {
-        self.lint.iter().map(LintFinding::to_warning).collect()
+        if self.lint.len() <= MAX_CONTRACT_WARNINGS {
+            return self.lint.iter().map(LintFinding::to_warning).collect();
+        }
+        let rank = |s: Severity| match s {
+            Severity::Error => 0,
+            Severity::Warning => 1,
+            Severity::Info => 2,
+        };
+        let mut keep: Vec<usize> = (0..self.lint.len()).collect();
+        keep.sort_by_key(|&i| (rank(self.lint[i].severity), i));
+        keep.truncate(MAX_CONTRACT_WARNINGS);
+        keep.sort_unstable();
+        let mut out: Vec<Warning> = keep.iter().map(|&i| self.lint[i].to_warning()).collect();
+        let rest = self.lint.len() - MAX_CONTRACT_WARNINGS;
+        let last = &self.lint[keep[MAX_CONTRACT_WARNINGS - 1]];
+        out.push(Warning {
+            code: last.code.clone(),
+            severity: Some(last.severity.as_str().to_string()),
+            file: Some(last.file.clone()),
+            pointer: None,
+            at: None,
+            message: format!(
+                "{rest} more lint finding{} of this contract not kept (a verdict keeps \
+                 {MAX_CONTRACT_WARNINGS}: docs/verdicts.md#limits; verdict lint lists them all)",
+                if rest == 1 { "" } else { "s" }
+            ),
+        });
+        out
     }
 }
 
