@@ -434,7 +434,7 @@ fn fault_sequence(root: &Path, seed: u64, ops: usize, log: &mut Vec<String>) {
     }
     if broken {
         atomic_write(root, "verdict.toml", CONFIG);
-        log.push("config fix".into());
+        log.push(format!("{ops}: config fix"));
     }
 }
 
