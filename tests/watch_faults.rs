@@ -318,6 +318,39 @@ fn a_broken_config_is_an_error_line_and_fixing_it_recovers() {
     assert_eq!(reason_of(&view, "captures/b.json"), "SCHEMA_MISMATCH");
 }
 
+/// A log appended to while the watch runs, the main live use: 200 lines 5 ms apart to a
+/// one-line log, then a last line in two writes with a pause past the debounce between
+/// them. Every appended line becomes a verdict (the watch once reported 91 of 200), and the
+/// partial last line waits for its newline: once it comes, the view is `check`'s.
+#[test]
+fn lines_appended_to_a_log_while_watching_all_become_verdicts() {
+    let tmp = workspace();
+    let root = tmp.path();
+    write(root, "captures/log.jsonl", &(capture("l1", 1) + "\n"));
+    let mut view = View::start(root);
+    assert_eq!(view.verdicts.len(), 1);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(root.join("captures/log.jsonl"))
+        .unwrap();
+    for n in 2..=201 {
+        let line = capture(&format!("l{n}"), n % 5 - 2) + "\n";
+        std::io::Write::write_all(&mut f, line.as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let last = capture("l202", 3) + "\n";
+    let (head, tail) = last.split_at(last.len() / 2);
+    std::io::Write::write_all(&mut f, head.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    std::io::Write::write_all(&mut f, tail.as_bytes()).unwrap();
+    drop(f);
+    view.settles("200 lines appended, the last in two writes");
+    assert_eq!(view.verdicts.len(), 202);
+    assert_eq!(reason_of(&view, "captures/log.jsonl:202"), Value::Null);
+    assert_eq!(reason_of(&view, "captures/log.jsonl:2"), Value::Null);
+    assert_eq!(reason_of(&view, "captures/log.jsonl:5"), "SCHEMA_MISMATCH");
+}
+
 /// A small deterministic PRNG (xorshift64*): the same seed gives the same operations.
 struct Rng(u64);
 
