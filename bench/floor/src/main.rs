@@ -1,6 +1,8 @@
 //! The floor of the validator path: read the whole input, split it into lines (or read every
 //! `.json` file of a folder), `serde_json` parse each instance, validate it with one
-//! pre-compiled `jsonschema` validator, collect every error message. Nothing else.
+//! pre-compiled `jsonschema` validator, count every error (`iter_errors`, not formatted: the
+//! errors' locations are built by the validator, their messages are not). Nothing else.
+//! Built with `lto = "fat"`, one codegen unit and verdict's allocator (mimalloc).
 //!
 //!   verdict-floor --schema S.json [--threads 1|2] [--parse-only] INPUT(.jsonl | folder)
 //!
@@ -9,6 +11,9 @@
 use std::{fs, path::PathBuf, process::ExitCode};
 
 use serde_json::Value;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let mut schema = None;
@@ -54,14 +59,14 @@ fn main() -> ExitCode {
     };
 
     let chunk = items.len().div_ceil(threads).max(1);
-    let results: Vec<(usize, usize, Vec<String>)> = std::thread::scope(|s| {
+    let results: Vec<(usize, usize, usize)> = std::thread::scope(|s| {
         let handles: Vec<_> = items
             .chunks(chunk)
             .map(|part| {
                 let validator = validator.as_ref();
                 s.spawn(move || {
                     let (mut invalid, mut bad_json) = (0usize, 0usize);
-                    let mut errors = Vec::new();
+                    let mut errors = 0usize;
                     for raw in part {
                         let v: Value = match serde_json::from_slice(raw) {
                             Ok(v) => v,
@@ -73,9 +78,7 @@ fn main() -> ExitCode {
                         if let Some(val) = validator {
                             if !val.is_valid(&v) {
                                 invalid += 1;
-                                errors.extend(val.iter_errors(&v).map(|e| {
-                                    format!("{}: {}", e.instance_path(), e)
-                                }));
+                                errors += val.iter_errors(&v).count();
                             }
                         }
                         std::hint::black_box(&v);
@@ -88,7 +91,7 @@ fn main() -> ExitCode {
     });
     let invalid: usize = results.iter().map(|r| r.0).sum();
     let bad_json: usize = results.iter().map(|r| r.1).sum();
-    let errors: usize = results.iter().map(|r| r.2.len()).sum();
+    let errors: usize = results.iter().map(|r| r.2).sum();
     println!("instances={} invalid={invalid} unparsable={bad_json} errors={errors}", items.len());
     ExitCode::SUCCESS
 }
