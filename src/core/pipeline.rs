@@ -1024,13 +1024,21 @@ impl Workspace {
                 }
             }
         };
-        // schema
-        let errors = schema::validate(validator, &value, ev.raw_output.as_deref());
+        // schema: one pass, its errors kept for the value repairs when one is allowed
+        let keep = self
+            .allowed_repairs()
+            .any(|d| matches!(d.applies, Applies::Schema(_)))
+            .then_some(repair::MAX_REPAIR_ERRORS);
+        let (errors, kept) =
+            schema::validate_keeping(validator, &value, ev.raw_output.as_deref(), keep);
         if !errors.is_empty() {
-            let repair = self.repair_value(capture, contract, validator, &value, &errors);
+            let repair = kept.and_then(|kept| {
+                self.repair_value(capture, contract, validator, &value, &errors, &kept)
+            });
             ev.proposal = Some(value);
             return (errors, repair);
         }
+        drop(kept);
         ev.proposal = Some(value);
         let value = ev.proposal.as_ref().expect("set above");
         (
@@ -1073,8 +1081,10 @@ impl Workspace {
         Vec::new()
     }
 
-    /// The schema and business stages of a repaired copy (nothing located: only its
-    /// outcome is kept).
+    /// The outcome-deciding findings of the schema and business stages over a repaired
+    /// copy: the schema stage's first finding only ([`schema::first_failure`]: a copy's
+    /// errors are never shown, only its outcome is kept), else the business stage's
+    /// (nothing located).
     fn schema_then_business(
         &self,
         capture: &Capture,
@@ -1082,9 +1092,8 @@ impl Workspace {
         validator: &jsonschema::Validator,
         value: &Value,
     ) -> Vec<Finding> {
-        let errors = schema::validate(validator, value, None);
-        if !errors.is_empty() {
-            return errors;
+        if let Some(f) = schema::first_failure(validator, value) {
+            return vec![f];
         }
         self.business(capture, contract, value, None)
     }
@@ -1141,9 +1150,10 @@ impl Workspace {
     }
 
     /// The first allowed value repair of the schema stage's `findings` on `value` whose
-    /// copy, run through the schema and business stages, has another outcome. The
-    /// validator runs again for its errors' details only when one applies by the
-    /// findings' keywords.
+    /// copy, run through the schema and business stages, has another outcome. `errors` are
+    /// the schema stage's own validator errors of `value` (the same pass as `findings`:
+    /// the value is not validated again); a repair is tried only when the findings'
+    /// keywords say it applies, and its copy is validated only when it changed something.
     fn repair_value(
         &self,
         capture: &Capture,
@@ -1151,11 +1161,11 @@ impl Workspace {
         validator: &jsonschema::Validator,
         value: &Value,
         findings: &[Finding],
+        errors: &[jsonschema::ValidationError<'_>],
     ) -> Option<Repair> {
         if !repair::any_schema_repair(findings, &self.config.repairs) {
             return None;
         }
-        let errors = repair::schema_errors(validator, value)?;
         let now = self.would_be(findings);
         for d in self.allowed_repairs() {
             let (Applies::Schema(keyword), Fix::Value(fix)) = (d.applies, d.fix) else {
@@ -1164,7 +1174,7 @@ impl Workspace {
             if !repair::schema_applies(findings, keyword) {
                 continue;
             }
-            let Some(copy) = fix(value, &errors) else {
+            let Some(copy) = fix(value, errors) else {
                 continue;
             };
             let would_be =

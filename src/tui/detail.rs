@@ -306,6 +306,11 @@ pub struct Detail {
     pub strip: Vec<(Stage, Mark)>,
     /// The error table.
     pub errors: Vec<ErrorRow>,
+    /// The error table's repair line when the verdict has a `repair` (`docs/repairs.md`),
+    /// and whether its copy would be ready: `would pass after `drop-unknown` (not
+    /// applied)`, or `after `unquote-number` it would be business/EXCEEDS_REMAINING
+    /// (reject; not applied)`. Escaped.
+    pub repair: Option<(String, bool)>,
     /// Diff tab, or why there is none.
     pub diff: Result<DiffView, String>,
     /// Proposal tab, or why there is none.
@@ -379,6 +384,22 @@ fn error_row(f: &Finding) -> ErrorRow {
     }
 }
 
+/// The error table's line for a verdict's repair (names, stages and reasons only; escaped
+/// all the same), and whether the repaired copy would be ready.
+pub(crate) fn repair_line(r: &crate::core::repair::Repair) -> (String, bool) {
+    let text = if r.would_be.is_ready() {
+        format!("would pass after `{}` (not applied)", r.name)
+    } else {
+        format!(
+            "after `{}` it would be {} ({}; not applied)",
+            r.name,
+            r.would_be.label(),
+            r.would_be.decision
+        )
+    };
+    (esc(&text), r.would_be.is_ready())
+}
+
 impl Detail {
     /// Builds the detail of one evaluation. `ws` gives the contract and the feedback;
     /// without it (the workspace is being re-opened) those tabs say so.
@@ -405,6 +426,7 @@ impl Detail {
             decision: v.decision,
             strip: strip(v.stage),
             errors: v.errors.iter().map(error_row).collect(),
+            repair: v.repair.as_ref().map(repair_line),
             diff: diff_view(ev),
             proposal,
             raw: raw_view(ev, 0),

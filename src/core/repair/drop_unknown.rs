@@ -21,16 +21,22 @@ pub fn repair(value: &Value, errors: &[ValidationError<'_>]) -> Option<Value> {
             }
         }
     });
+    // copied only when one of the keys is there to drop
+    let present = drops.iter().any(|(p, keys)| {
+        matches!(value.pointer(p), Some(Value::Object(map)) if keys.iter().any(|k| map.contains_key(k)))
+    });
+    if !present {
+        return None;
+    }
     let mut copy = value.clone();
-    let mut changed = false;
     for (p, keys) in &drops {
         if let Some(Value::Object(map)) = copy.pointer_mut(p) {
             for k in keys {
-                changed |= map.remove(k).is_some();
+                map.remove(k);
             }
         }
     }
-    changed.then_some(copy)
+    Some(copy)
 }
 
 #[cfg(test)]

@@ -19,9 +19,11 @@
 //! Never a repair: closing a truncated document, filling a missing value, turning a refusal
 //! into JSON (no repair applies to `TRUNCATED_JSON`, `required` or a response-stage reason).
 //! Cost: nothing on a capture that passes the parse and schema stages; a failing one pays a
-//! check of its findings' reasons and keywords, and only when a repair applies, one more
-//! schema validation to read the errors' details and one run of the remaining stages per
-//! applicable repair.
+//! check of its findings' reasons and keywords. The value repairs read the schema stage's
+//! own validator errors (kept from its one pass, `stage::schema::validate_keeping`: the
+//! value is not validated again); a repair's copy is made only when it changes a value,
+//! and judged by the outcome alone (`stage::schema::first_failure`, then the business
+//! stage), in table order, stopping at the first copy with another outcome.
 
 pub mod decode_string;
 pub mod drop_trailing;
@@ -275,24 +277,9 @@ pub(crate) fn any_schema_repair(findings: &[Finding], allowed: &[RepairName]) ->
 }
 
 /// The most validator errors a repair reads (a value with more is not repaired: one narrow
-/// fix is not what such a value needs, and the cost stays bounded).
+/// fix is not what such a value needs, and the cost stays bounded). The schema stage keeps
+/// up to this many of its own errors for the repairs (`stage::schema::validate_keeping`).
 pub const MAX_REPAIR_ERRORS: usize = 10_000;
-
-/// The validator's errors of `value`, for the schema repairs; `None` when there are more
-/// than [`MAX_REPAIR_ERRORS`].
-pub(crate) fn schema_errors<'v>(
-    validator: &'v jsonschema::Validator,
-    value: &'v Value,
-) -> Option<Vec<ValidationError<'v>>> {
-    let mut out = Vec::new();
-    for e in validator.iter_errors(value) {
-        if out.len() == MAX_REPAIR_ERRORS {
-            return None;
-        }
-        out.push(e);
-    }
-    Some(out)
-}
 
 /// Calls `f` on every error of `errors` and of their `anyOf` / `oneOf` branches,
 /// recursively (a branch's instance paths are from the root, as the top level's).
@@ -343,22 +330,31 @@ pub(crate) fn pointers_where(
 
 /// Replaces the values at `pointers` of a copy of `value` with what `with` gives for each
 /// (its pointer and value; `None`: left as it is); `None` when nothing changed.
+/// The new values are worked out on `value` itself; it is copied only when one of them
+/// differs from what it replaces.
 pub(crate) fn replace_at(
     value: &Value,
     pointers: &[String],
     with: impl Fn(&str, &Value) -> Option<Value>,
 ) -> Option<Value> {
+    let news: Vec<(&String, Value)> = pointers
+        .iter()
+        .filter_map(|p| {
+            let old = value.pointer(p)?;
+            let new = with(p, old)?;
+            (new != *old).then_some((p, new))
+        })
+        .collect();
+    if news.is_empty() {
+        return None;
+    }
     let mut copy = value.clone();
-    let mut changed = false;
-    for p in pointers {
-        if let Some(slot) = copy.pointer_mut(p)
-            && let Some(new) = with(p, slot)
-        {
+    for (p, new) in news {
+        if let Some(slot) = copy.pointer_mut(p) {
             *slot = new;
-            changed = true;
         }
     }
-    changed.then_some(copy)
+    Some(copy)
 }
 
 #[cfg(test)]

@@ -15,11 +15,28 @@ use serde_json::Value;
 /// Validates `value` and returns every error (empty when it meets the schema). `raw` is the
 /// proposal's text, used to locate each error's value; `None` for structured proposals.
 pub fn validate(validator: &Validator, value: &Value, raw: Option<&str>) -> Vec<Finding> {
+    validate_keeping(validator, value, raw, None).0
+}
+
+/// [`validate`], keeping the validator's own errors for the repairs
+/// (`docs/repairs.md#how-a-repair-is-judged`): with `keep` `Some(n)`, the second item is
+/// every error of the same single pass over the value (with their `anyOf` / `oneOf`
+/// branches), `None` when there are more than `n` (or `keep` is `None`, or the value is
+/// valid: then no error is iterated at all). The repairs read these instead of validating
+/// the value once more.
+pub fn validate_keeping<'v>(
+    validator: &'v Validator,
+    value: &'v Value,
+    raw: Option<&str>,
+    keep: Option<usize>,
+) -> (Vec<Finding>, Option<Vec<ValidationError<'v>>>) {
     if validator.is_valid(value) {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     // at most MAX_ERRORS kept (and as many regex stalls), the rest only counted
     let mut findings: Vec<Finding> = Vec::new();
+    let mut kept: Option<Vec<ValidationError<'v>>> = keep.map(|_| Vec::new());
+    let limit = keep.unwrap_or(0);
     let (mut kept_stalls, mut rest) = (0usize, 0u64);
     for e in validator.iter_errors(value) {
         let stall = matches!(e.kind(), ValidationErrorKind::BacktrackLimitExceeded { .. });
@@ -31,7 +48,40 @@ pub fn validate(validator: &Validator, value: &Value, raw: Option<&str>) -> Vec<
         } else {
             rest += 1;
         }
+        if let Some(errors) = &mut kept {
+            if errors.len() == limit {
+                kept = None;
+            } else {
+                errors.push(e);
+            }
+        }
     }
+    (validate_tail(findings, rest, raw), kept)
+}
+
+/// The first finding [`validate`] would give `value`, built only as far as a verdict's
+/// outcome needs it (stage, reason and decision; no message, location or branches): `None`
+/// when the value meets the schema, a `CONTRACT_ERROR` when a `pattern` hit the regex
+/// backtrack limit anywhere, else a `SCHEMA_MISMATCH`. What a repaired copy is judged by
+/// (`docs/repairs.md#how-a-repair-is-judged`): its errors are never shown.
+pub fn first_failure(validator: &Validator, value: &Value) -> Option<Finding> {
+    if validator.is_valid(value) {
+        return None;
+    }
+    let stalled = validator
+        .iter_errors(value)
+        .any(|e| matches!(e.kind(), ValidationErrorKind::BacktrackLimitExceeded { .. }));
+    Some(if stalled {
+        Finding::new(Stage::Input, Reason::CONTRACT_ERROR, String::new())
+    } else {
+        Finding::new(Stage::Schema, Reason::SCHEMA_MISMATCH, String::new())
+    })
+}
+
+/// The findings of one pass in the order a verdict keeps them: located in `raw`, the
+/// stalls alone when there are any, then reading order, and the count of the `rest` not
+/// kept.
+fn validate_tail(mut findings: Vec<Finding>, rest: u64, raw: Option<&str>) -> Vec<Finding> {
     // every value (the branches' too) located in one scan of the text
     if let Some(text) = raw {
         parse::locate_findings(text, &mut findings);
@@ -120,4 +170,92 @@ fn mismatch_score(b: &Branch, own_pointer: &str) -> (bool, usize, usize) {
         .min()
         .unwrap_or(0);
     (type_only, b.errors.len(), usize::MAX - shallowest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn compile(schema: Value) -> Validator {
+        jsonschema::options()
+            .with_pattern_options(
+                jsonschema::PatternOptions::fancy_regex()
+                    .backtrack_limit(crate::core::contract::REGEX_BACKTRACK_LIMIT),
+            )
+            .build(&schema)
+            .expect("the schema compiles")
+    }
+
+    fn refund() -> Validator {
+        compile(
+            serde_json::from_str(crate::core::repair::testkit::REFUND).expect("the refund schema"),
+        )
+    }
+
+    /// `(stage, reason, decision)` of a finding.
+    fn outcome(f: &Finding) -> (Stage, String, crate::core::verdict::Decision) {
+        (f.stage, f.reason.to_string(), f.decision)
+    }
+
+    #[test]
+    fn the_kept_errors_are_the_same_pass_as_the_findings() {
+        let v = refund();
+        let value = json!({"schema_version": "refund-v2", "order_id": "", "amount_minor": "5000",
+            "currency": "krw", "expected_version": 7, "approved": true});
+        let (findings, kept) = validate_keeping(&v, &value, None, Some(100));
+        assert_eq!(findings, validate(&v, &value, None));
+        let kept = kept.expect("fewer than 100 errors");
+        let again: Vec<(String, String)> = v
+            .iter_errors(&value)
+            .map(|e| (e.instance_path().to_string(), e.to_string()))
+            .collect();
+        let kept: Vec<(String, String)> = kept
+            .iter()
+            .map(|e| (e.instance_path().to_string(), e.to_string()))
+            .collect();
+        assert_eq!(kept, again);
+        assert_eq!(kept.len(), 5, "{kept:?}");
+        // more errors than the limit: none kept; none asked for or valid: none iterated
+        assert!(validate_keeping(&v, &value, None, Some(4)).1.is_none());
+        assert!(validate_keeping(&v, &value, None, Some(5)).1.is_some());
+        assert!(validate_keeping(&v, &value, None, None).1.is_none());
+        let ok = json!({"schema_version": "refund-v1", "order_id": "O-1", "amount_minor": 5,
+            "currency": "KRW", "expected_version": 7});
+        let (findings, kept) = validate_keeping(&v, &ok, None, Some(100));
+        assert_eq!((findings, kept.is_none()), (Vec::new(), true));
+    }
+
+    #[test]
+    fn first_failure_gives_the_outcome_validate_gives() {
+        let v = refund();
+        let ok = json!({"schema_version": "refund-v1", "order_id": "O-1", "amount_minor": 5,
+            "currency": "KRW", "expected_version": 7});
+        assert_eq!(first_failure(&v, &ok), None);
+        let bad = json!({"schema_version": "refund-v1", "order_id": "O-1", "amount_minor": "5",
+            "currency": "KRW"});
+        let f = first_failure(&v, &bad).expect("fails");
+        assert_eq!(outcome(&f), outcome(&validate(&v, &bad, None)[0]));
+        assert_eq!(
+            outcome(&f),
+            (
+                Stage::Schema,
+                "SCHEMA_MISMATCH".into(),
+                crate::core::verdict::Decision::Regenerate
+            )
+        );
+        // a stalled pattern: the contract's fault decides, as in validate
+        let evil = compile(json!({"type": "string", "pattern": "^(?:(a|a)+)(?<!b)$"}));
+        let value = json!(format!("{}!", "a".repeat(28)));
+        let f = first_failure(&evil, &value).expect("fails");
+        assert_eq!(outcome(&f), outcome(&validate(&evil, &value, None)[0]));
+        assert_eq!(
+            outcome(&f),
+            (
+                Stage::Input,
+                "CONTRACT_ERROR".into(),
+                crate::core::verdict::Decision::Reject
+            )
+        );
+    }
 }

@@ -505,3 +505,42 @@ fn the_drift_view_renders_its_sub_model_alone() {
     assert_eq!(buf[(30, 5)].bg, theme.highlight().bg.unwrap());
     assert_ne!(buf[(30, 4)].bg, theme.highlight().bg.unwrap());
 }
+
+#[test]
+fn a_repairable_capture_says_which_repair_would_make_it_pass() {
+    let mut app = refund(120, 30);
+    select(&mut app, "extra-field-approved");
+    let s = screen(&app);
+    assert!(
+        s.contains(" repair: would pass after `drop-unknown` (not applied)"),
+        "{s}"
+    );
+    assert_screen_snapshot!(
+        "a_repairable_capture_says_which_repair_would_make_it_pass",
+        s
+    );
+    // a capture no repair helps: no repair line, the message keeps both lines
+    select(&mut app, "missing-expected-version");
+    assert_eq!(app.detail.detail().unwrap().repair, None);
+    assert!(!screen(&app).contains(" repair: "));
+}
+
+#[test]
+fn a_repair_that_leaves_another_error_names_it() {
+    let r = crate::core::repair::Repair {
+        name: crate::core::repair::RepairName::UnquoteNumber,
+        would_be: crate::core::repair::WouldBe {
+            stage: crate::core::verdict::Stage::Business,
+            decision: crate::core::verdict::Decision::Reject,
+            reason: Some(crate::core::verdict::Reason::new("EXCEEDS_REMAINING")),
+        },
+    };
+    assert_eq!(
+        crate::tui::detail::repair_line(&r),
+        (
+            "after `unquote-number` it would be business/EXCEEDS_REMAINING (reject; not applied)"
+                .to_string(),
+            false
+        )
+    );
+}

@@ -170,6 +170,15 @@ fn draw_errors(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, error: usize) {
         return;
     }
     let [r, full] = Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(r);
+    // a repairable capture: the message keeps one line, the repair takes the other
+    let (full, note) = match &d.repair {
+        Some(note) => {
+            let [m, n] =
+                Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(full);
+            (m, Some((n, note)))
+        }
+        None => (full, None),
+    };
     if let Some(e) = d.errors.get(error) {
         f.render_widget(
             Paragraph::new(Line::from(vec![
@@ -178,6 +187,15 @@ fn draw_errors(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, error: usize) {
             ]))
             .wrap(Wrap { trim: true }),
             full,
+        );
+    }
+    if let Some((n, (text, ready))) = note {
+        f.render_widget(
+            Paragraph::new(Line::from(vec![
+                Span::styled(" repair: ", t.dim()),
+                Span::styled(text.as_str(), if *ready { t.pass() } else { t.dim() }),
+            ])),
+            n,
         );
     }
     let shown = (r.height as usize).saturating_sub(1).max(1);
