@@ -273,6 +273,30 @@ fn not_regular(meta: &std::fs::Metadata) -> String {
     format!("not a regular file ({what})")
 }
 
+/// A record handed over as its bytes instead of read from a capture file (the Python
+/// package's `Workspace.check`, `docs/python.md`), read as a capture file's record at
+/// `source` is: over `max_bytes` (`max_capture_bytes`) it is `INVALID_CAPTURE` and never
+/// parsed, invalid UTF-8 is `INVALID_CAPTURE` naming the first invalid byte ([`decode`]),
+/// and a `.sse` file's record (no line) is its stream ([`RecordKind::Sse`]).
+pub fn record_of_bytes(source: RecordRef, bytes: Vec<u8>, max_bytes: u64) -> RawRecord {
+    let sse = source.line().is_none()
+        && FileKind::or_record(Path::new(&**source.file())).layout == Layout::Sse;
+    let text = if bytes.len() as u64 > max_bytes {
+        Err(too_large(bytes.len() as u64, max_bytes))
+    } else {
+        decode(bytes)
+    };
+    RawRecord {
+        source,
+        text,
+        kind: if sse {
+            RecordKind::Sse
+        } else {
+            RecordKind::Json
+        },
+    }
+}
+
 fn too_large(len: u64, max: u64) -> Finding {
     invalid(format!(
         "capture record is {len} bytes, over max_capture_bytes ({max}); not parsed"

@@ -198,6 +198,12 @@ impl<W: std::io::Write> JsonSafe<W> {
         }
     }
 
+    /// The writer it wrote into. Whole writes of UTF-8 text leave nothing held back (only a
+    /// write that ends inside a character holds its first bytes until the rest comes).
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+
     /// Writes one whole character's bytes, escaped when [`json_escaped`] says so.
     fn write_char(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         match json_escaped(bytes) {

@@ -8,6 +8,7 @@
 //! the summary is an [`InstanceSummary`](crate::core::summary::InstanceSummary).
 
 use crate::core::summary::Summary;
+use crate::core::verdict::Verdict;
 use crate::report::{Item, Renderer, Sink};
 use std::io::{self, Write};
 
@@ -150,21 +151,40 @@ impl<W: Write> Sink for JsonLines<W> {
 /// instead of one per JSON token.
 pub fn verdict_json(item: &Item) -> Vec<u8> {
     let mut buf = Vec::with_capacity(512);
-    serde_json::to_writer(&mut buf, &item.verdict).expect("a verdict serializes");
+    write_verdict(&item.verdict, &mut buf);
     buf
+}
+
+/// One verdict as compact JSON (no newline), appended to `out`: the text every JSON report
+/// prints for it before [`JsonSafe`](crate::core::escape::JsonSafe) escapes the output.
+pub fn write_verdict(v: &Verdict, out: &mut Vec<u8>) {
+    serde_json::to_writer(out, v).expect("a verdict serializes");
+}
+
+/// One verdict's text exactly as `check --format json` prints it on its line (and
+/// `--format jsonl` inside `{"type":"verdict","data":...}`): compact JSON with DEL, the C1
+/// controls and the invisible characters escaped (`docs/commands.md#untrusted-text`). What
+/// the Python package's `Workspace.check_json` returns (`docs/python.md`).
+pub fn verdict_text(v: &Verdict) -> String {
+    let mut raw = Vec::with_capacity(512);
+    write_verdict(v, &mut raw);
+    let mut safe = crate::core::escape::JsonSafe::new(Vec::with_capacity(raw.len() + 16));
+    std::io::Write::write_all(&mut safe, &raw).expect("writing to memory cannot fail");
+    let bytes = safe.into_inner();
+    String::from_utf8(bytes).expect("escaped JSON is UTF-8")
 }
 
 /// The [`Renderer`] of `--format jsonl`: `{"type":"verdict","data":VERDICT}` (compact) and a
 /// newline, the `verdict` line of `watch --json` without `cause`, `flipped_from` and `ts_ms`.
 fn typed_verdict_line(item: &Item, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"type\":\"verdict\",\"data\":");
-    serde_json::to_writer(&mut *out, &item.verdict).expect("a verdict serializes");
+    write_verdict(&item.verdict, out);
     out.extend_from_slice(b"}\n");
 }
 
 /// The [`Renderer`] of `--format json`: the verdict as compact JSON and a newline (printed
 /// without the newline, after its separator).
 fn verdict_line(item: &Item, out: &mut Vec<u8>) {
-    serde_json::to_writer(&mut *out, &item.verdict).expect("a verdict serializes");
+    write_verdict(&item.verdict, out);
     out.push(b'\n');
 }

@@ -744,27 +744,13 @@ fn workspace_mode(
     let mut warnings = Vec::new();
     let mut chains: Option<crate::core::chain::ChainReport> = None;
     for (root, ws, files) in opened {
-        // one read of each file (`docs/commands.md#the-pre-pass`): the MCP facts and batch
-        // requests of every capture file of the workspace (and of files named outside its
-        // capture folders, `check FILE`), and the duplicate-id candidates of those checked
-        let pre = crate::engine::prescan::run(
-            &ws,
-            &ws.capture_files(),
-            &files,
-            &crate::core::prescan::Progress::default(),
-        );
-        let ws = ws.with_facts(pre.mcp, pre.requests);
-        if let Some(e) = ws.request_glob_error() {
-            return Err(BatchError::Check(CheckError::from(e)));
-        }
+        let Checker { ws, dups } = Checker::prepare(&ws, &files)?;
         let max = ws.config.max_capture_bytes;
         // the joined ids some capture has: the rest are reported once, after the run
         let matched = std::sync::Mutex::new(std::collections::HashSet::new());
         let marks = ws.requests.marks();
-        // ids shared by several captures of the workspace: known before the first verdict
-        let dups = pre.ids.exact(&ws, None).shared();
         let check = |raw: &RawRecord| {
-            let mut v = ws.check(raw)?;
+            let v = verdict_of(&ws, &dups, raw)?;
             // the pre-pass finds every shared id only if each verdict id is one of the
             // candidates its byte scan reads, and `record_id` is the pipeline's reading
             debug_assert!(
@@ -779,7 +765,6 @@ fn workspace_mode(
                 "Workspace::record_id disagrees with the pipeline on {}",
                 raw.source
             );
-            dups.mark(&mut v);
             if ws.joins.by_id.contains_key(&v.id) {
                 matched
                     .lock()
@@ -840,6 +825,69 @@ fn workspace_mode(
         }
     }
     Ok((warnings, chains))
+}
+
+/// A workspace opened as `check` opens it, to evaluate records one at a time as `check`
+/// does: the Python package's `Workspace` (`docs/python.md`), and the first step of every
+/// workspace `check` runs on.
+#[derive(Debug)]
+pub struct Checker {
+    /// The workspace, with the facts the pre-pass read of its capture files.
+    pub ws: Workspace,
+    /// The ids several captures of the checked files share (`DUPLICATE_ID`).
+    dups: ids::Shared,
+}
+
+impl Checker {
+    /// Opens the workspace `path` belongs to ([`find_root`]) as `check PATH` does: loads it,
+    /// then one read of every capture file for its MCP facts, batch requests and shared ids
+    /// (`docs/commands.md#the-pre-pass`).
+    ///
+    /// # Errors
+    /// What `check PATH` exits 2 with: the path does not exist
+    /// ([`CheckError::NoSuchPath`]), the workspace cannot be opened.
+    pub fn open(path: &Path) -> Result<Checker, CheckError> {
+        if !path.exists() {
+            return Err(CheckError::NoSuchPath(path.to_path_buf()));
+        }
+        let ws = Workspace::load(&find_root(path))?;
+        Checker::prepare(&ws, &ws.capture_files())
+    }
+
+    /// The loaded `ws` after the pre-pass: the facts of every capture file, and the shared
+    /// ids of the files to check (`files`).
+    fn prepare(ws: &Workspace, files: &[PathBuf]) -> Result<Checker, CheckError> {
+        // one read of each file (`docs/commands.md#the-pre-pass`): the MCP facts and batch
+        // requests of every capture file of the workspace (and of files named outside its
+        // capture folders, `check FILE`), and the duplicate-id candidates of those checked
+        let pre = crate::engine::prescan::run(
+            ws,
+            &ws.capture_files(),
+            files,
+            &crate::core::prescan::Progress::default(),
+        );
+        let ws = ws.with_facts(pre.mcp, pre.requests);
+        if let Some(e) = ws.request_glob_error() {
+            return Err(CheckError::from(e));
+        }
+        // ids shared by several captures of the workspace: known before the first verdict
+        let dups = pre.ids.exact(&ws, None).shared();
+        Ok(Checker { ws, dups })
+    }
+
+    /// One record's verdict as `check` gives it (`None`: not a capture, as
+    /// [`Workspace::evaluate`]): a record at the source of one of the workspace's captures
+    /// whose id another capture shares carries the [`DUPLICATE_ID`] warning.
+    pub fn check(&self, raw: &RawRecord) -> Option<Verdict> {
+        verdict_of(&self.ws, &self.dups, raw)
+    }
+}
+
+/// A record's verdict in a `check` run: the pipeline's, marked when its id is shared.
+fn verdict_of(ws: &Workspace, dups: &ids::Shared, raw: &RawRecord) -> Option<Verdict> {
+    let mut v = ws.check(raw)?;
+    dups.mark(&mut v);
+    Some(v)
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

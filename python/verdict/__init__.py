@@ -1,0 +1,214 @@
+"""verdict in-process: the same core as the ``verdict`` CLI, for Python (docs/python.md).
+
+``Workspace(path)`` opens a workspace as ``verdict check PATH`` does; ``ws.check(record)``
+gives the verdict ``check --format json`` gives for that record, as a dict. Nothing here
+judges anything: records go to the native module (the library crate) as JSON text and
+verdicts come back as the text ``check`` prints, so Python and the CLI can never disagree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import OrderedDict
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
+
+from verdict._verdict import DEFAULT_SOURCE, WorkspaceError
+from verdict._verdict import Workspace as _Native
+
+__all__ = ["Workspace", "WorkspaceError", "DEFAULT_SOURCE", "record_text"]
+
+Record = Union[Mapping[str, Any], str, bytes]
+
+#: How many recent (verdict, record) pairs a Workspace keeps for ``feedback(verdict)``.
+FEEDBACK_MEMORY = 1024
+
+
+def record_text(record: Record) -> Union[str, bytes]:
+    """A record as the text ``check`` would read: a dict as its JSON (``json.dumps``,
+    non-ASCII kept), a str or bytes as it is. Anything else is a ``TypeError``."""
+    if isinstance(record, (str, bytes)):
+        return record
+    if isinstance(record, Mapping):
+        return json.dumps(record, ensure_ascii=False)
+    raise TypeError(
+        f"a record is a dict, a JSON str or bytes, not {type(record).__name__}"
+    )
+
+
+def _key(verdict: Mapping[str, Any]) -> str:
+    return json.dumps(verdict, sort_keys=True)
+
+
+class Workspace:
+    """A workspace opened as ``verdict check PATH`` opens it: its ``verdict.toml``, its
+    contracts compiled once, and one read of its capture files (MCP facts, batch requests,
+    shared ids). Raises ``WorkspaceError`` with the message ``check`` exits 2 with.
+
+    Safe to share between threads; validation releases the GIL.
+    """
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"]):
+        self._native = _Native(os.fspath(path))
+        self._recent: "OrderedDict[str, tuple]" = OrderedDict()
+
+    @property
+    def root(self) -> str:
+        """The workspace folder (the one ``path`` belongs to)."""
+        return os.fspath(self._native.root)
+
+    @property
+    def max_capture_bytes(self) -> int:
+        """``max_capture_bytes``: a larger record is ``INVALID_CAPTURE``, never parsed."""
+        return self._native.max_capture_bytes
+
+    def _remember(self, verdict: dict, text: Union[str, bytes], source: Optional[str]) -> None:
+        self._recent[_key(verdict)] = (text, source)
+        while len(self._recent) > FEEDBACK_MEMORY:
+            self._recent.popitem(last=False)
+
+    def check_json(self, record: Record, source: Optional[str] = None) -> Optional[str]:
+        """The verdict as the exact JSON text ``check --format json`` prints on its line,
+        or ``None`` when the record is no capture (an MCP message other than a tools/call,
+        a batch input request). ``source`` is where the record would lie in the workspace
+        (``captures/a.json``, ``logs/x.jsonl:3``): the verdict's ``source``, its ``id`` when
+        the record has none, what ``[[source]]`` and ``[[route]]`` globs match; default
+        ``<python>``."""
+        return self._native.check_json(record_text(record), source)
+
+    def check(self, record: Record, source: Optional[str] = None) -> Optional[dict]:
+        """The verdict of one record (a dict, or a JSON str or bytes of any shape ``check``
+        reads) as a dict, equal to one verdict of ``check --format json``; ``None`` when
+        the record is no capture. See ``check_json`` for ``source``."""
+        text = record_text(record)
+        out = self._native.check_json(text, source)
+        if out is None:
+            return None
+        verdict = json.loads(out)
+        self._remember(verdict, text, source)
+        return verdict
+
+    def check_many_json(
+        self, records: Iterable[Record], sources: Optional[Sequence[Optional[str]]] = None
+    ) -> List[Optional[str]]:
+        """``check_json`` of many records, in order, validated in parallel on the
+        library's thread pool with the GIL released."""
+        texts = [record_text(r) for r in records]
+        return self._native.check_many_json(texts, None if sources is None else list(sources))
+
+    def check_many(
+        self, records: Iterable[Record], sources: Optional[Sequence[Optional[str]]] = None
+    ) -> List[Optional[dict]]:
+        """``check`` of many records, in order, validated in parallel with the GIL
+        released (``None`` for a record that is no capture)."""
+        return [
+            None if t is None else json.loads(t)
+            for t in self.check_many_json(records, sources)
+        ]
+
+    def check_output(
+        self,
+        text: str,
+        contract: Optional[str] = None,
+        status: str = "completed",
+        status_detail: Optional[str] = None,
+        context: Optional[Mapping[str, Any]] = None,
+        intent: Optional[Mapping[str, Any]] = None,
+        *,
+        id: Optional[str] = None,
+        tool: Optional[str] = None,
+        chain: Optional[str] = None,
+        attempt: Optional[int] = None,
+        meta: Optional[Mapping[str, Any]] = None,
+        source: Optional[str] = None,
+    ) -> dict:
+        """The verdict of a model's raw output ``text``: ``check`` of the capture record
+        ``{"output": text, "status": status, ...}`` (docs/capture-record.md) with the other
+        keys given (``None`` leaves a key out). ``status`` is ``completed``, ``refusal``,
+        ``incomplete`` or ``request_error``."""
+        verdict = self.check(
+            output_record(
+                text,
+                contract=contract,
+                status=status,
+                status_detail=status_detail,
+                context=context,
+                intent=intent,
+                id=id,
+                tool=tool,
+                chain=chain,
+                attempt=attempt,
+                meta=meta,
+            ),
+            source,
+        )
+        assert verdict is not None, "a capture record always has a verdict"
+        return verdict
+
+    def feedback(
+        self,
+        verdict: Optional[Mapping[str, Any]] = None,
+        *,
+        record: Optional[Record] = None,
+        source: Optional[str] = None,
+    ) -> str:
+        """The self-correction message ``verdict feedback`` prints for a verdict this
+        workspace gave (one of the last ``FEEDBACK_MEMORY`` of ``check``/``check_output``),
+        or for a ``record`` itself: for ``regenerate``, the message to re-inject into the
+        model; otherwise why regenerating would not help. ``ValueError`` when the verdict is
+        not one this workspace remembers, or the record is no capture."""
+        if record is None:
+            if verdict is None:
+                raise TypeError("feedback needs a verdict or record=")
+            kept = self._recent.get(_key(verdict))
+            if kept is None:
+                raise ValueError(
+                    "this verdict is not one of the last "
+                    f"{FEEDBACK_MEMORY} this Workspace's check or check_output gave; "
+                    "pass the record: ws.feedback(record=..., source=...)"
+                )
+            text, source = kept
+        else:
+            text = record_text(record)
+        return self._native.feedback_text(text, source)
+
+    def __repr__(self) -> str:
+        return f"verdict.Workspace({self.root!r})"
+
+
+def output_record(
+    text: str,
+    contract: Optional[str] = None,
+    status: str = "completed",
+    status_detail: Optional[str] = None,
+    context: Optional[Mapping[str, Any]] = None,
+    intent: Optional[Mapping[str, Any]] = None,
+    *,
+    id: Optional[str] = None,
+    tool: Optional[str] = None,
+    chain: Optional[str] = None,
+    attempt: Optional[int] = None,
+    meta: Optional[Mapping[str, Any]] = None,
+) -> dict:
+    """The capture record (docs/capture-record.md) ``check_output`` checks: ``output`` and
+    ``status``, and each other key that is not ``None``. What an agent loop logs too."""
+    rec: dict = {}
+    for key, value in (
+        ("id", id),
+        ("contract", contract),
+        ("tool", tool),
+        ("output", text),
+        ("status", status),
+        ("status_detail", status_detail),
+        ("context", context),
+        ("intent", intent),
+        ("chain", chain),
+        ("attempt", attempt),
+        ("meta", meta),
+    ):
+        if value is not None:
+            rec[key] = value
+    return rec
+
+
+__all__.append("output_record")
