@@ -1240,3 +1240,92 @@ fn promptfoo_results_that_break_the_shape() {
         ]
     );
 }
+
+/// Chains from traces (`docs/chains.md#natural-links`): LiteLLM's `trace_id` links a
+/// request's calls, and the LLM spans under one parent span (its retries) are one chain
+/// `TRACEID/PARENTSPANID`, each ordered by start time whatever the file order; a trace key
+/// seen once is no chain.
+#[test]
+fn chains_from_traces_on_the_sample() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/traces");
+    let out = common::verdict_in(&root, &["check", "--format", "json", "."]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<Value> = report["chains"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            json!([
+                r["chain"],
+                r["linked_by"],
+                r["attempts"],
+                r["outcome"],
+                r["recovered_at"],
+                r["first_failure"]["reason"],
+                r["tokens"],
+                r["sources"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            json!([
+                "litellm-trace-retry",
+                "natural",
+                2,
+                "recovered",
+                2,
+                "REQUEST_ERROR",
+                30,
+                [
+                    "retries/litellm-retries.jsonl:2",
+                    "retries/litellm-retries.jsonl:1"
+                ]
+            ]),
+            json!([
+                "7d3f5a1e9b2c4d6f8a0b1c2d3e4f5a6b/a1b2c3d4e5f60718",
+                "natural",
+                3,
+                "recovered",
+                3,
+                "REQUEST_ERROR",
+                null,
+                [
+                    "retries/otel-retries.jsonl:2",
+                    "retries/otel-retries.jsonl:3",
+                    "retries/otel-retries.jsonl:1"
+                ]
+            ]),
+        ]
+    );
+    let s = &report["chains"]["summary"];
+    assert_eq!(
+        [
+            &s["chains"],
+            &s["first_pass"],
+            &s["recovered"],
+            &s["unrecovered"],
+            &s["attempts"]
+        ],
+        [2, 0, 2, 0, 5]
+    );
+    // each attempt's link on its verdict: the trace key, the start time as its order
+    let vs = common::verdicts(&root);
+    let link = |id: &str| {
+        let v = vs.iter().find(|v| v.id == id).unwrap();
+        serde_json::to_value(v.chain.as_ref()).unwrap()
+    };
+    assert_eq!(link("chatcmpl-retry-1")["order"], 1764583260.0);
+    assert_eq!(link("chatcmpl-alone")["id"], "litellm-trace-alone");
+    assert_eq!(
+        link("7d3f5a1e9b2c4d6f8a0b1c2d3e4f5a6b/2b2b2b2b2b2b2b02")["order"],
+        1764583202.0
+    );
+}

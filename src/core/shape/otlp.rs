@@ -302,6 +302,18 @@ pub(super) fn span_meta(span: &Span) -> Map<String, Value> {
             meta.insert(to.into(), v.clone());
         }
     }
+    // `startTimeUnixNano` (a fixed64: a string under ProtoJSON, a number from some
+    // emitters) as seconds since the Unix epoch: the order of a chain of retried spans
+    let nanos = match span.raw.get("startTimeUnixNano") {
+        Some(Value::String(s)) => s.trim().parse::<u64>().ok(),
+        Some(v) => v.as_u64(),
+        None => None,
+    };
+    if let Some(n) = nanos.filter(|n| *n > 0)
+        && let Some(secs) = serde_json::Number::from_f64(n as f64 / 1e9)
+    {
+        meta.insert("start_time".into(), Value::Number(secs));
+    }
     meta
 }
 

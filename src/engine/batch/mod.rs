@@ -833,6 +833,7 @@ fn workspace_mode(
                 let v = &item.verdict;
                 let lone = v.chain.as_ref().is_some_and(|l| {
                     l.linked_by == crate::core::chain::LinkedBy::Natural
+                        && l.id == v.id
                         && dups.group(ids::fingerprint(&v.id)).is_none()
                 });
                 if !lone {
