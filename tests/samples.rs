@@ -142,18 +142,26 @@ fn requests_sample_meets_every_expect() {
 }
 
 /// `samples/traces`: OTLP/JSON GenAI spans, OpenInference spans, LiteLLM payloads, Langfuse
-/// observations and LangSmith runs, each
+/// observations, LangSmith runs, a promptfoo results file (9 results) and retried calls
+/// linked into chains by their trace (`retries/`), each
 /// record's `expect` from the join file; every trace format is there, the record of only
 /// agent and HTTP spans is no capture, and `check` exits 0 on it.
 #[test]
 fn traces_sample_meets_every_expect_in_every_format() {
     let verdicts = all_verdicts(&sample("traces"));
-    assert_eq!(verdicts.len(), 28);
+    assert_eq!(verdicts.len(), 43);
     assert_every_expect_met(&verdicts);
     let formats = formats_of(&verdicts);
     assert_eq!(
         formats,
-        ["langfuse", "langsmith", "litellm", "openinference", "otlp"]
+        [
+            "langfuse",
+            "langsmith",
+            "litellm",
+            "openinference",
+            "otlp",
+            "promptfoo"
+        ]
     );
     let sources: Vec<&str> = verdicts
         .iter()

@@ -112,8 +112,8 @@ fn bare_responses_and_records_of_no_shape() {
             "chatcmpl-9 response openai-chat schema regenerate SCHEMA_MISMATCH: Additional properties are not allowed ('b' was unexpected)",
             "gem-1 response gemini ready ready-for-commit -: ",
             "msg_s1 response anthropic ready ready-for-commit -: ",
-            "captures/log.jsonl:4 - - input reject INVALID_CAPTURE: the record matches no known shape (keys \"amount\"); tried mcp, otlp, openinference, litellm, langfuse, langsmith, openai-batch, anthropic-batch, vertex-batch, gemini-batch, bedrock-batch, openai-batch-input, anthropic-batch-input, gemini-batch-input, response, capture",
-            "x - - input reject INVALID_CAPTURE: the record matches no known shape (keys \"id\", \"outptu\"); tried mcp, otlp, openinference, litellm, langfuse, langsmith, openai-batch, anthropic-batch, vertex-batch, gemini-batch, bedrock-batch, openai-batch-input, anthropic-batch-input, gemini-batch-input, response, capture; closest: capture (a capture record), which has no key \"outptu\"",
+            "captures/log.jsonl:4 - - input reject INVALID_CAPTURE: the record matches no known shape (keys \"amount\"); tried mcp, otlp, openinference, litellm, langfuse, langsmith, promptfoo, openai-batch, anthropic-batch, vertex-batch, gemini-batch, bedrock-batch, openai-batch-input, anthropic-batch-input, gemini-batch-input, response, capture",
+            "x - - input reject INVALID_CAPTURE: the record matches no known shape (keys \"id\", \"outptu\"); tried mcp, otlp, openinference, litellm, langfuse, langsmith, promptfoo, openai-batch, anthropic-batch, vertex-batch, gemini-batch, bedrock-batch, openai-batch-input, anthropic-batch-input, gemini-batch-input, response, capture; closest: capture (a capture record), which has no key \"outptu\"",
             "captures/log.jsonl:6 - - input reject INVALID_CAPTURE: a record must be a JSON object (or an array of stream events), found an array",
         ],
     );

@@ -399,7 +399,13 @@ fn otlp_records_that_break_the_shape() {
             )]),
         )
     };
-    let (a, b) = (llm("x1"), llm("x2"));
+    let a = llm("x1");
+    // a part of a record of several spans that breaks the shape: its own INVALID_CAPTURE,
+    // under its own id; the record's other span is read
+    let b = (
+        "x2".to_owned(),
+        chat(vec![("gen_ai.output.messages", s("[{\"role\": "))]),
+    );
     let lines = [
         span(
             "b1",
@@ -426,7 +432,8 @@ fn otlp_records_that_break_the_shape() {
         [
             "t1/b1 otlp - input reject INVALID_CAPTURE -: otlp record: `resourceSpans[0].scopeSpans[0].spans[0].attributes.gen_ai.output.messages` is a string that is not JSON (the text ends inside an object opened at 1:2: expected a value, found the end of the text at 1:10)",
             "t1/b2 otlp - input reject INVALID_CAPTURE -: otlp record: `resourceSpans[0].scopeSpans[0].spans[0].attributes.gen_ai.output.messages` must be an array of messages, found an object",
-            "captures/log.jsonl:3 otlp - input reject INVALID_CAPTURE -: otlp record: `resourceSpans` holds 2 LLM or tool spans (\"t1/x1\", \"t1/x2\"): verdict reads one such span per record; export one span per line (docs/record-shapes.md#traces)",
+            "t1/x1 otlp otlp ready ready-for-commit - -: ",
+            "t1/x2 otlp - input reject INVALID_CAPTURE -: otlp record: `resourceSpans[0].scopeSpans[0].spans[1].attributes.gen_ai.output.messages` is a string that is not JSON (the text ends inside an object opened at 1:2: expected a value, found the end of the text at 1:10)",
             "captures/log.jsonl:4 otlp - input reject INVALID_CAPTURE -: otlp record: `resourceSpans` must be an array, found an object",
             "captures/log.jsonl:5 otlp - input reject INVALID_CAPTURE -: otlp record: `resourceSpans[0].scopeSpans[0].spans[0].spanId` is missing",
         ]
@@ -999,5 +1006,326 @@ fn langsmith_inputs_are_the_request() {
     assert_eq!(
         (&meta["trace_id"], &meta["parent_run_id"]),
         (&json!("ls-trace"), &json!("ls-parent"))
+    );
+}
+
+/// Several LLM and tool spans in one `TracesData` (a batching exporter's line, a whole
+/// exported document): each span is its own capture, with its own `TRACEID/SPANID` id and a
+/// source naming its part of the record (`FILE:LINE#PART`, `FILE#PART`), in `check`'s
+/// every format and in `watch --json` (`docs/record-shapes.md#traces`).
+#[test]
+fn otlp_several_spans_in_one_record_are_each_a_capture() {
+    let ok = r#"{"title": "Printer", "priority": "high"}"#;
+    let http = vec![("http.request.method", s("POST"))];
+    let three = traces(&[
+        (
+            "p1",
+            chat(vec![("gen_ai.output.messages", s(&messages(ok, "stop")))]),
+            json!({"code": 1}),
+            json!([]),
+        ),
+        // not a capture: it takes no part number
+        ("h1", http, json!({}), json!([])),
+        (
+            "p2",
+            chat(vec![(
+                "gen_ai.output.messages",
+                s(&messages(r#"{"title": "Lap"#, "length")),
+            )]),
+            json!({}),
+            json!([]),
+        ),
+        (
+            "p3",
+            vec![
+                ("gen_ai.operation.name", s("execute_tool")),
+                ("gen_ai.tool.name", s("lookup_order")),
+                (
+                    "gen_ai.tool.call.result",
+                    s(r#"{"order_id": "A1", "status": "lost"}"#),
+                ),
+            ],
+            json!({}),
+            json!([]),
+        ),
+    ]);
+    let one = span(
+        "q1",
+        chat(vec![("gen_ai.output.messages", s(&messages(ok, "stop")))]),
+    );
+    let doc: Vec<SpanSpec> = (1..=4)
+        .map(|n| {
+            (
+                ["d1", "d2", "d3", "d4"][n - 1],
+                chat(vec![(
+                    "gen_ai.output.messages",
+                    s(&messages(
+                        if n == 3 {
+                            r#"{"title": "x", "priority": "soon"}"#
+                        } else {
+                            ok
+                        },
+                        "stop",
+                    )),
+                )]),
+                json!({"code": "STATUS_CODE_OK"}),
+                json!([]),
+            )
+        })
+        .collect();
+    let doc = serde_json::to_string_pretty(&serde_json::from_str::<Value>(&traces(&doc)).unwrap())
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["schemas", "captures"] {
+        std::fs::create_dir_all(dir.path().join(d)).unwrap();
+    }
+    std::fs::write(dir.path().join("schemas/ticket.schema.json"), TICKET).unwrap();
+    std::fs::write(dir.path().join("schemas/lookup_order.schema.json"), LOOKUP).unwrap();
+    std::fs::write(
+        dir.path().join("verdict.toml"),
+        "default_contract = \"ticket\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("captures/log.jsonl"),
+        format!("{three}\n{one}\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("captures/export.json"), &doc).unwrap();
+    let expected = [
+        ("t1/d1", "captures/export.json#1", "ready"),
+        ("t1/d2", "captures/export.json#2", "ready"),
+        ("t1/d3", "captures/export.json#3", "SCHEMA_MISMATCH"),
+        ("t1/d4", "captures/export.json#4", "ready"),
+        ("t1/p1", "captures/log.jsonl:1#1", "ready"),
+        ("t1/p2", "captures/log.jsonl:1#2", "TRUNCATED_OUTPUT"),
+        ("t1/p3", "captures/log.jsonl:1#3", "SCHEMA_MISMATCH"),
+        // a record of one such span keeps the plain source
+        ("t1/q1", "captures/log.jsonl:2", "ready"),
+    ];
+    let of = |d: &Value| {
+        (
+            d["id"].as_str().unwrap().to_owned(),
+            d["source"].as_str().unwrap().to_owned(),
+            d["reason"].as_str().unwrap_or("ready").to_owned(),
+        )
+    };
+    let want: Vec<(String, String, String)> = expected
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect();
+    // the library
+    let vs = common::verdicts(dir.path());
+    let got: Vec<_> = vs
+        .iter()
+        .map(|v| of(&serde_json::to_value(v).unwrap()))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        vs.iter().map(row).collect::<Vec<_>>()[4..7],
+        [
+            "t1/p1 otlp otlp ready ready-for-commit - -: ",
+            "t1/p2 otlp otlp response retry TRUNCATED_OUTPUT -: gen_ai.output.messages[0].finish_reason \"length\": the output hit the token limit",
+            "t1/p3 otlp otlp schema regenerate SCHEMA_MISMATCH /status: \"lost\" is not one of \"open\" or \"shipped\"",
+        ]
+    );
+    // check --format jsonl: one verdict line per span, each naming its part
+    let out = common::verdict_in(dir.path(), &["check", "--format", "jsonl", "."]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let got: Vec<_> = common::jsonl_verdicts(&text).iter().map(of).collect();
+    assert_eq!(got, want, "{text}");
+    // the human report names each part's source
+    let out = common::verdict_in(dir.path(), &["check", "--color", "never", "."]);
+    let human = String::from_utf8_lossy(&out.stdout);
+    for (id, source, _) in &expected {
+        assert!(
+            human
+                .lines()
+                .any(|l| l.contains(&format!(" {id}  ")) && l.ends_with(&format!("  {source}"))),
+            "{id} {source}: {human}"
+        );
+    }
+    // watch --json: the same captures, the same sources
+    let w = common::watch::WatchJson::start(dir.path(), &[]);
+    let first = w.batch("the first run", std::time::Duration::from_secs(60));
+    let mut got: Vec<_> = first
+        .iter()
+        .filter(|l| l["type"] == "verdict")
+        .map(|l| of(&l["data"]))
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+    assert_eq!(first.last().unwrap()["data"]["captures"], 8, "{first:?}");
+}
+
+/// promptfoo's results file (`promptfoo eval -o results.json`): one capture per result,
+/// each a part of the document (`FILE#PART`), its id the result's `id`; one case per status
+/// path, and promptfoo's own pass/fail beside verdict's (`meta.promptfoo`, the human
+/// report's note).
+#[test]
+fn promptfoo_results_by_status() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/traces");
+    let vs: Vec<Verdict> = common::verdicts(&root)
+        .into_iter()
+        .filter(|v| v.format.as_deref() == Some("promptfoo"))
+        .collect();
+    let got: Vec<String> = vs
+        .iter()
+        .map(|v| format!("{} {}", v.source, row(v)))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "promptfoo/results.json#1 pf-1-ready promptfoo promptfoo ready ready-for-commit - -: ",
+            "promptfoo/results.json#2 pf-2-promptfoo-only promptfoo promptfoo ready ready-for-commit - -: ",
+            "promptfoo/results.json#3 pf-3-schema promptfoo promptfoo schema regenerate SCHEMA_MISMATCH /priority: \"urgent\" is not one of \"low\" or \"high\"",
+            "promptfoo/results.json#4 pf-4-rate-limit promptfoo promptfoo response retry REQUEST_ERROR -: failureReason 2 (ERROR): \"API error: 429 Too Many Requests: Rate limit reached for gpt-4o-mini\": the request failed: transient, retry",
+            "promptfoo/results.json#5 pf-5-length promptfoo promptfoo response retry TRUNCATED_OUTPUT -: response.finishReason \"length\": the output hit the token limit",
+            "promptfoo/results.json#6 pf-6-refusal promptfoo promptfoo response reject REFUSAL -: response.isRefusal true: the model declined",
+            "promptfoo/results.json#7 pf-7-fenced promptfoo promptfoo parse regenerate FENCED_JSON -: the JSON value is wrapped in a markdown code fence: expected the text to start with the value, found \"```json\"",
+            "promptfoo/results.json#8 pf-8-structured promptfoo output schema regenerate SCHEMA_MISMATCH : Additional properties are not allowed ('approved' was unexpected)",
+            "promptfoo/results.json#9 pf-9-no-output promptfoo promptfoo response regenerate NO_OUTPUT -: the result has no response.output: nothing to validate",
+        ]
+    );
+    let own = |i: usize| vs[i].meta.as_ref().unwrap()["promptfoo"].clone();
+    assert_eq!(
+        own(1),
+        json!({"pass": false, "failure_reason": "assert", "score": 0, "reason": "Expected output to contain \"urgent\""})
+    );
+    assert_eq!(
+        own(0),
+        json!({"pass": true, "failure_reason": "none", "score": 1, "reason": "All assertions passed"})
+    );
+    assert_eq!(
+        vs[0].meta.as_ref().unwrap()["eval_id"],
+        "eval-7Xk-2026-12-01T10:00:00"
+    );
+    assert_eq!(
+        vs[0].meta.as_ref().unwrap()["usage"],
+        json!({"input_tokens": 90, "output_tokens": 30, "total_tokens": 120})
+    );
+    // the human report shows promptfoo's outcome under verdict's
+    let out = common::verdict_in(&root, &["check", "--color", "never", "."]);
+    let human = String::from_utf8_lossy(&out.stdout);
+    for note in [
+        "pf-2-promptfoo-only  ready-for-commit  promptfoo/results.json#2  (as expected)\n      promptfoo: FAIL (assert, score 0): Expected output to contain \"urgent\"\n",
+        "pf-1-ready  ready-for-commit  promptfoo/results.json#1  (as expected)\n      promptfoo: pass (score 1): All assertions passed\n",
+    ] {
+        assert!(human.contains(note), "{note}\n{human}");
+    }
+}
+
+/// A promptfoo results file that breaks the shape: a result that is not an object, a
+/// `failureReason` outside 0-2, `success` not a boolean: that result's `INVALID_CAPTURE`
+/// (under its id, else its source), the others read.
+#[test]
+fn promptfoo_results_that_break_the_shape() {
+    let doc = json!({"evalId": "e1", "results": {"version": 3, "results": [
+        "x",
+        {"id": "r2", "failureReason": 7, "response": {"output": "{}"}},
+        {"id": "r3", "success": "yes", "response": {"output": "{}"}},
+        {"response": {"output": "{\"title\": \"a\", \"priority\": \"low\"}"}, "success": true, "failureReason": 0},
+    ]}});
+    let got: Vec<String> = verdicts_with(&[("ticket", TICKET)], "results.json", &[doc.to_string()])
+        .iter()
+        .map(|v| format!("{} {}", v.source, row(v)))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "captures/results.json#1 captures/results.json#1 promptfoo - input reject INVALID_CAPTURE -: promptfoo record: `results.results[0]` must be an object, found a string",
+            "captures/results.json#2 r2 promptfoo - input reject INVALID_CAPTURE -: promptfoo record: `results.results[1].failureReason` is 7: expected 0, 1 or 2",
+            "captures/results.json#3 r3 promptfoo - input reject INVALID_CAPTURE -: promptfoo record: `results.results[2].success` must be a boolean, found a string",
+            "captures/results.json#4 captures/results.json#4 promptfoo promptfoo ready ready-for-commit - -: ",
+        ]
+    );
+}
+
+/// Chains from traces (`docs/chains.md#natural-links`): LiteLLM's `trace_id` links a
+/// request's calls, and the LLM spans under one parent span (its retries) are one chain
+/// `TRACEID/PARENTSPANID`, each ordered by start time whatever the file order; a trace key
+/// seen once is no chain.
+#[test]
+fn chains_from_traces_on_the_sample() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/traces");
+    let out = common::verdict_in(&root, &["check", "--format", "json", "."]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<Value> = report["chains"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            json!([
+                r["chain"],
+                r["linked_by"],
+                r["attempts"],
+                r["outcome"],
+                r["recovered_at"],
+                r["first_failure"]["reason"],
+                r["tokens"],
+                r["sources"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            json!([
+                "litellm-trace-retry",
+                "natural",
+                2,
+                "recovered",
+                2,
+                "REQUEST_ERROR",
+                30,
+                [
+                    "retries/litellm-retries.jsonl:2",
+                    "retries/litellm-retries.jsonl:1"
+                ]
+            ]),
+            json!([
+                "7d3f5a1e9b2c4d6f8a0b1c2d3e4f5a6b/a1b2c3d4e5f60718",
+                "natural",
+                3,
+                "recovered",
+                3,
+                "REQUEST_ERROR",
+                null,
+                [
+                    "retries/otel-retries.jsonl:2",
+                    "retries/otel-retries.jsonl:3",
+                    "retries/otel-retries.jsonl:1"
+                ]
+            ]),
+        ]
+    );
+    let s = &report["chains"]["summary"];
+    assert_eq!(
+        [
+            &s["chains"],
+            &s["first_pass"],
+            &s["recovered"],
+            &s["unrecovered"],
+            &s["attempts"]
+        ],
+        [2, 0, 2, 0, 5]
+    );
+    // each attempt's link on its verdict: the trace key, the start time as its order
+    let vs = common::verdicts(&root);
+    let link = |id: &str| {
+        let v = vs.iter().find(|v| v.id == id).unwrap();
+        serde_json::to_value(v.chain.as_ref()).unwrap()
+    };
+    assert_eq!(link("chatcmpl-retry-1")["order"], 1764583260.0);
+    assert_eq!(link("chatcmpl-alone")["id"], "litellm-trace-alone");
+    assert_eq!(
+        link("7d3f5a1e9b2c4d6f8a0b1c2d3e4f5a6b/2b2b2b2b2b2b2b02")["order"],
+        1764583202.0
     );
 }

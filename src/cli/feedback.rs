@@ -53,6 +53,7 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
             .id
             .chars()
             .any(|c| c.is_ascii_control() || c == '"' || c == '\\');
+    let record = crate::core::record_ref::RecordRef::parse(&source).with_part(None);
     let mut found: Vec<_> = records
         .par_iter()
         .filter(|r| {
@@ -62,11 +63,13 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
                 .id
                 .strip_prefix(&**r.source.file())
                 .is_some_and(|rest| rest.starts_with('#'));
+            // a part of a record of several captures (`log.jsonl:9#2`) is in its record
             mcp || r.source == source
+                || r.source == record
                 || !plain_id
                 || r.text.as_ref().is_ok_and(|t| t.contains(args.id.as_str()))
         })
-        .filter_map(|r| ws.evaluate(r))
+        .flat_map_iter(|r| ws.evaluate_all(r))
         .filter(|ev| ev.verdict.id == args.id || ev.verdict.source == source)
         .collect();
     if found.len() > 1 {
@@ -84,7 +87,7 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
     let Some(ev) = found.pop() else {
         let ids: Vec<String> = records
             .par_iter()
-            .filter_map(|r| ws.check(r).map(|v| v.id))
+            .flat_map_iter(|r| ws.check_all(r).into_iter().map(|v| v.id))
             .collect();
         // the guess is a capture's id: model or log text, escaped like any other
         let hint = crate::core::hint::hint_for(&args.id, ids.iter().map(String::as_str))

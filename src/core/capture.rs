@@ -481,6 +481,13 @@ pub enum Payload {
     /// (`docs/record-shapes.md#traces`). The pipeline gives it no verdict and does not
     /// count it.
     NotACapture,
+    /// A record that holds several captures, in the record's order: an OTLP/JSON
+    /// `TracesData` of several LLM or tool spans, a promptfoo results file
+    /// (`docs/record-shapes.md#traces`). Each part is a capture of its own (or the
+    /// `INVALID_CAPTURE` of a part that breaks the shape), whose source is the record's
+    /// with the part's 1-based index (`captures/log.jsonl:9#2`,
+    /// [`crate::core::record_ref::RecordRef::part`]).
+    Parts(Vec<Result<Capture, RecordError>>),
 }
 
 /// A capture record that passed the checks of `docs/capture-record.md`.
@@ -533,6 +540,7 @@ pub struct CaptureRequest {
 /// What parsing a record gives: the capture, or an `INVALID_CAPTURE` finding together with
 /// whatever id and expect could still be read (so a broken record keeps its name and an
 /// `expect` of `INVALID_CAPTURE` can be met).
+#[derive(Debug, Clone, PartialEq)]
 pub struct RecordError {
     /// The finding.
     pub finding: Finding,

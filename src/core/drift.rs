@@ -366,7 +366,7 @@ pub fn report(ws: &crate::core::workspace::Workspace) -> Vec<Variant> {
         let evs: Vec<Evaluation> = ws
             .read_file(&file)
             .par_iter()
-            .filter_map(|r| ws.evaluate(r))
+            .flat_map_iter(|r| ws.evaluate_all(r))
             .filter(|ev| key_of(ev).is_some())
             .collect();
         for ev in &evs {

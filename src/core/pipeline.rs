@@ -133,9 +133,27 @@ pub fn default_id(raw: &RawRecord) -> String {
 impl Workspace {
     /// Runs the whole pipeline on one record. `None` when the record is not a capture at
     /// all: an MCP message other than a `tools/call` request or its response
-    /// (`docs/record-shapes.md#mcp`), which has no verdict and is not counted.
+    /// (`docs/record-shapes.md#mcp`), which has no verdict and is not counted. A record that
+    /// holds several captures ([`Payload::Parts`]) gives the part its source names
+    /// ([`RecordRef::part`]), else its first: [`Workspace::evaluate_all`] gives them all.
     pub fn evaluate(&self, raw: &RawRecord) -> Option<Evaluation> {
-        let mut ev = Evaluation {
+        self.evaluate_parts(raw, Some(raw.source.part().unwrap_or(1)))
+            .pop()
+    }
+
+    /// Runs the whole pipeline on one record and gives every capture it holds, in the
+    /// record's order: none for a record that is no capture, one for most records, one
+    /// per part for a record of several captures (an OTLP `TracesData` of several LLM
+    /// spans: each verdict's source names its part, `captures/log.jsonl:9#2`;
+    /// `docs/record-shapes.md#traces`).
+    pub fn evaluate_all(&self, raw: &RawRecord) -> Vec<Evaluation> {
+        self.evaluate_parts(raw, None)
+    }
+
+    /// [`Workspace::evaluate_all`] keeping only part `only` (1-based; a record that is one
+    /// capture is its part 1).
+    fn evaluate_parts(&self, raw: &RawRecord, only: Option<u32>) -> Vec<Evaluation> {
+        let placeholder = || Evaluation {
             // a placeholder: every way out below sets the verdict
             verdict: Verdict::from_errors(String::new(), raw.source.clone(), None, Vec::new()),
             capture: None,
@@ -143,6 +161,7 @@ impl Workspace {
             proposal: None,
             sent: None,
         };
+        let mut ev = placeholder();
         let text = match &raw.text {
             Ok(t) => t,
             Err(f) => {
@@ -152,7 +171,7 @@ impl Workspace {
                     None,
                     vec![f.clone()],
                 );
-                return Some(ev);
+                return vec![ev];
             }
         };
         // a record the pre-pass read as a batch input request is no capture: not parsed
@@ -162,7 +181,7 @@ impl Workspace {
             && self.requests.is_request(&raw.source)
             && crate::core::request::may_be_request(text.as_bytes())
         {
-            return None;
+            return Vec::new();
         }
         let rel = raw.source.file().clone();
         // a `.sse` file is its stream as the `response`, no record to parse
@@ -170,23 +189,75 @@ impl Workspace {
             RecordKind::Sse => Ok(capture_file::sse_capture(text, &default_id(raw))),
             RecordKind::Json => self.read_capture(text, &raw.source, &rel),
         };
-        let mut capture = match parsed {
+        let capture = match parsed {
             Ok(c) => c,
             Err(e) => {
-                let id = e.id.unwrap_or_else(|| default_id(raw));
-                ev.verdict = Verdict::from_errors(id, raw.source.clone(), None, vec![e.finding]);
-                ev.verdict.format = e.format.map(str::to_owned);
-                ev.raw_output = Some(text.clone());
-                self.apply_decisions(&mut ev.verdict);
-                if let Some(x) = e.expect {
-                    ev.verdict.apply_expect(x);
-                }
-                return Some(ev);
+                self.record_error(&mut ev, e, raw.source.clone(), text);
+                return vec![ev];
             }
         };
+        let Payload::Parts(parts) = capture.payload else {
+            if only.is_some_and(|p| p != 1) {
+                return Vec::new();
+            }
+            return self
+                .evaluate_capture(capture, raw.source.clone(), text, ev)
+                .into_iter()
+                .collect();
+        };
+        let whole = raw.source.with_part(None);
+        let mut out = Vec::new();
+        for (part, c) in (1u32..).zip(parts) {
+            if only.is_some_and(|p| p != part) {
+                continue;
+            }
+            let source = whole.with_part(Some(part));
+            let mut ev = placeholder();
+            match c {
+                Ok(c) => out.extend(self.evaluate_capture(c, source, text, ev)),
+                Err(e) => {
+                    // a part's own id when it could be read, else its source
+                    let e = RecordError {
+                        id: e.id.or_else(|| Some(source.to_string())),
+                        ..e
+                    };
+                    self.record_error(&mut ev, e, source, text);
+                    out.push(ev);
+                }
+            }
+        }
+        out
+    }
+
+    /// The verdict of a record (or part, at `source`) that could not be read: its
+    /// `INVALID_CAPTURE`, with the id and `expect` that could still be read.
+    fn record_error(&self, ev: &mut Evaluation, e: RecordError, source: RecordRef, text: &str) {
+        let id = e.id.unwrap_or_else(|| source.to_string());
+        ev.verdict = Verdict::from_errors(id, source, None, vec![e.finding]);
+        ev.verdict.format = e.format.map(str::to_owned);
+        ev.raw_output = Some(text.to_owned());
+        self.apply_decisions(&mut ev.verdict);
+        if let Some(x) = e.expect {
+            ev.verdict.apply_expect(x);
+        }
+    }
+
+    /// The stages of one capture read from the record `text` at `source`; `None` when it is
+    /// not a capture after all.
+    fn evaluate_capture(
+        &self,
+        mut capture: Capture,
+        source: RecordRef,
+        text: &str,
+        mut ev: Evaluation,
+    ) -> Option<Evaluation> {
+        let rel = source.file().clone();
         // a batch input record is requests, not a capture (`docs/requests.md`); a trace
         // record with no LLM or tool span holds none (`docs/record-shapes.md#traces`)
-        if matches!(capture.payload, Payload::Requests(_) | Payload::NotACapture) {
+        if matches!(
+            capture.payload,
+            Payload::Requests(_) | Payload::NotACapture | Payload::Parts(_)
+        ) {
             return None;
         }
         // an MCP message is a capture only as part of its session: its request, if it is a
@@ -201,8 +272,7 @@ impl Workspace {
         let (capture, origin) = self.complete(capture, &rel);
         let mut capture = capture;
         let run = self.run_stages(&capture, &origin, &rel, &mut ev);
-        let mut verdict =
-            Verdict::from_errors(capture.id.clone(), raw.source.clone(), run.name, run.errors);
+        let mut verdict = Verdict::from_errors(capture.id.clone(), source, run.name, run.errors);
         verdict.format = Some(capture.format.to_owned());
         verdict.contract_from = run.from;
         verdict.generation = run.generation;
@@ -233,16 +303,44 @@ impl Workspace {
     /// The id the pipeline gives the record (its verdict's `id`), read as [`Workspace::evaluate`]
     /// reads it (its shape, or the format a `[[source]]` forces; a `.sse` file's first event)
     /// without running the stages: what the duplicate-id pre-pass compares
-    /// (`docs/verdicts.md#duplicate-ids`). An unreadable record's id is its source.
+    /// (`docs/verdicts.md#duplicate-ids`). An unreadable record's id is its source; a record
+    /// of several captures gives the id of the part its source names, else of its first
+    /// ([`Workspace::record_ids`] gives them all).
     pub fn record_id(&self, raw: &RawRecord) -> String {
+        let part = raw.source.part().unwrap_or(1) as usize;
+        self.record_ids(raw)
+            .into_iter()
+            .nth(part - 1)
+            .unwrap_or_else(|| default_id(raw))
+    }
+
+    /// The ids of every capture of the record, in its order (one for most records; one per
+    /// part of a record of several, [`Payload::Parts`]), as [`Workspace::record_id`] reads
+    /// them.
+    pub fn record_ids(&self, raw: &RawRecord) -> Vec<String> {
         let Ok(text) = &raw.text else {
-            return default_id(raw);
+            return vec![default_id(raw)];
         };
         match raw.kind {
-            RecordKind::Sse => capture_file::sse_capture(text, &default_id(raw)).id,
+            RecordKind::Sse => vec![capture_file::sse_capture(text, &default_id(raw)).id],
             RecordKind::Json => match self.read_capture(text, &raw.source, raw.source.file()) {
-                Ok(c) => c.id,
-                Err(e) => e.id.unwrap_or_else(|| default_id(raw)),
+                Ok(Capture {
+                    payload: Payload::Parts(parts),
+                    ..
+                }) => {
+                    let whole = raw.source.with_part(None);
+                    (1u32..)
+                        .zip(parts)
+                        .map(|(part, p)| match p {
+                            Ok(c) => c.id,
+                            Err(e) => {
+                                e.id.unwrap_or_else(|| whole.with_part(Some(part)).to_string())
+                            }
+                        })
+                        .collect()
+                }
+                Ok(c) => vec![c.id],
+                Err(e) => vec![e.id.unwrap_or_else(|| default_id(raw))],
             },
         }
     }
@@ -269,6 +367,14 @@ impl Workspace {
     /// [`Workspace::evaluate`]).
     pub fn check(&self, raw: &RawRecord) -> Option<Verdict> {
         self.evaluate(raw).map(|ev| ev.verdict)
+    }
+
+    /// Every verdict of the record, one per capture it holds ([`Workspace::evaluate_all`]).
+    pub fn check_all(&self, raw: &RawRecord) -> Vec<Verdict> {
+        self.evaluate_all(raw)
+            .into_iter()
+            .map(|ev| ev.verdict)
+            .collect()
     }
 
     /// The batch input record `text` at `source` is, read as [`Workspace::evaluate`] reads
@@ -821,7 +927,7 @@ impl Workspace {
             } => adapter::adapt_output(output, status.as_deref(), status_detail.as_deref()),
             Payload::Settled(adapted) => (**adapted).clone(),
             Payload::Mcp(m) => mcp::adapt(m, capture.tool.as_deref()),
-            Payload::Requests(_) | Payload::NotACapture => adapter::Adapted {
+            Payload::Requests(_) | Payload::NotACapture | Payload::Parts(_) => adapter::Adapted {
                 info: ResponseInfo::default(),
                 result: Err(shape::invalid(
                     "a batch input record is a request, not a capture",

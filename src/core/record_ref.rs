@@ -1,6 +1,8 @@
 //! Where a capture record is (`docs/capture-record.md#ids-and-sources`, [`crate::core::capture`]): its capture file and, in
-//! a log (`.jsonl`, `.ndjson`, `.jsonl.out`, compressed or not: see [`is_log`]), its 1-based line. This is a verdict's
-//! `source`, printed and serialized as `captures/a.json` or `captures/log.jsonl:9`.
+//! a log (`.jsonl`, `.ndjson`, `.jsonl.out`, compressed or not: see [`is_log`]), its 1-based line, and, for a record
+//! holding several captures (an OTLP `TracesData` of several LLM spans, a promptfoo results file), the 1-based part
+//! within it. This is a verdict's `source`, printed and serialized as `captures/a.json`, `captures/log.jsonl:9`,
+//! `captures/log.jsonl:9#2` or `captures/export.json#3`.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -17,12 +19,14 @@ pub fn is_log(path: &Path) -> bool {
 }
 
 /// Where one capture record is (`docs/capture-record.md#ids-and-sources`; the records are read by [`crate::core::capture`]):
-/// the capture file and, for a record of a log, its line.
+/// the capture file and, for a record of a log, its line; for one capture of a record that
+/// holds several, its part (`docs/capture-record.md#ids-and-sources`).
 ///
-/// [`Display`](fmt::Display), [`RecordRef::as_str`] and serde all give the text form, `file`
-/// or `file:line` (`captures/a.json`, `captures/log.jsonl:9`), made once when the reference
-/// is made; [`RecordRef::parse`] reads it back. Cheap to clone (two shared strings). Equal,
-/// hashed and ordered by file, then line (a `.json` file's one record first).
+/// [`Display`](fmt::Display), [`RecordRef::as_str`] and serde all give the text form, `file`,
+/// `file:line`, `file#part` or `file:line#part` (`captures/a.json`, `captures/log.jsonl:9`,
+/// `captures/log.jsonl:9#2`), made once when the reference is made; [`RecordRef::parse`]
+/// reads it back. Cheap to clone (two shared strings). Equal, hashed and ordered by file,
+/// then line (a `.json` file's one record first), then part (the whole record first).
 #[derive(Debug, Clone)]
 pub struct RecordRef {
     /// The capture file: workspace-relative and `/`-separated (`captures/log.jsonl`), or as
@@ -30,6 +34,10 @@ pub struct RecordRef {
     file: Arc<str>,
     /// The 1-based line of the record in a log; `None` for a file of one record.
     line: Option<usize>,
+    /// The 1-based part of a record holding several captures, in the record's order (the
+    /// LLM and tool spans of a `TracesData`, the results of a promptfoo file); `None` for a
+    /// record that is one capture.
+    part: Option<u32>,
     /// The text form (`file` itself when there is no line).
     text: Arc<str>,
 }
@@ -37,25 +45,53 @@ pub struct RecordRef {
 impl RecordRef {
     /// The record at `line` of `file` (`None`: the file's one record).
     pub fn new(file: impl Into<Arc<str>>, line: Option<usize>) -> RecordRef {
+        RecordRef::new_part(file, line, None)
+    }
+
+    /// Part `part` (1-based; `None`: the whole record) of the record at `line` of `file`.
+    pub fn new_part(
+        file: impl Into<Arc<str>>,
+        line: Option<usize>,
+        part: Option<u32>,
+    ) -> RecordRef {
         let file = file.into();
-        let text = match line {
-            None => file.clone(),
-            Some(line) => {
-                let mut digits = itoa::Buffer::new();
-                let digits = digits.format(line);
-                let mut text = String::with_capacity(file.len() + 1 + digits.len());
+        let text = match (line, part) {
+            (None, None) => file.clone(),
+            _ => {
+                let mut text = String::with_capacity(file.len() + 24);
                 text.push_str(&file);
-                text.push(':');
-                text.push_str(digits);
+                if let Some(line) = line {
+                    text.push(':');
+                    text.push_str(itoa::Buffer::new().format(line));
+                }
+                if let Some(part) = part {
+                    text.push('#');
+                    text.push_str(itoa::Buffer::new().format(part));
+                }
                 Arc::from(text)
             }
         };
-        RecordRef { file, line, text }
+        RecordRef {
+            file,
+            line,
+            part,
+            text,
+        }
     }
 
     /// The record at `line` of the same file (the file shared, not copied).
     pub fn at_line(&self, line: usize) -> RecordRef {
         RecordRef::new(self.file.clone(), Some(line))
+    }
+
+    /// Part `part` (1-based) of the same record; `None`: the whole record.
+    pub fn with_part(&self, part: Option<u32>) -> RecordRef {
+        RecordRef::new_part(self.file.clone(), self.line, part)
+    }
+
+    /// The 1-based part of a record that holds several captures; `None` for a whole record.
+    pub fn part(&self) -> Option<u32> {
+        self.part
     }
 
     /// The capture file (workspace-relative, `/`-separated).
@@ -76,8 +112,26 @@ impl RecordRef {
     /// Reads the text form back. A file name may itself hold `:`, so the text is split at
     /// its last `:` only when what follows is a line number (ASCII digits) and what comes
     /// before names a log ([`is_log`]): `odd:name.jsonl:12` is line 12 of `odd:name.jsonl`;
-    /// `a:b.json` and `notes:3` are files of one record. Never fails.
+    /// `a:b.json` and `notes:3` are files of one record. A trailing `#N` (ASCII digits, not
+    /// 0) is a part when what comes before names a capture file (a known extension, so
+    /// `notes#3` is a file): `log.jsonl:9#2`, `export.json#3`. Never fails.
     pub fn parse(text: &str) -> RecordRef {
+        if let Some((whole, part)) = text.rsplit_once('#')
+            && !part.is_empty()
+            && part.bytes().all(|b| b.is_ascii_digit())
+            && let Ok(part @ 1..) = part.parse::<u32>()
+        {
+            let whole = RecordRef::parse(whole);
+            if whole.part.is_none()
+                && crate::core::capture_file::FileKind::of(Path::new(&*whole.file)).is_some()
+            {
+                return RecordRef {
+                    part: Some(part),
+                    text: Arc::from(text),
+                    ..whole
+                };
+            }
+        }
         let split = text.rsplit_once(':').and_then(|(file, line)| {
             let digits = !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit());
             if !digits || !is_log(Path::new(file)) {
@@ -89,6 +143,7 @@ impl RecordRef {
             Some((file, line)) => RecordRef {
                 file: Arc::from(file),
                 line: Some(line),
+                part: None,
                 text: Arc::from(text),
             },
             None => RecordRef::new(text, None),
@@ -98,7 +153,7 @@ impl RecordRef {
 
 impl PartialEq for RecordRef {
     fn eq(&self, other: &RecordRef) -> bool {
-        self.line == other.line && self.file == other.file
+        self.line == other.line && self.part == other.part && self.file == other.file
     }
 }
 
@@ -108,6 +163,7 @@ impl std::hash::Hash for RecordRef {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.file.hash(state);
         self.line.hash(state);
+        self.part.hash(state);
     }
 }
 
@@ -119,7 +175,7 @@ impl PartialOrd for RecordRef {
 
 impl Ord for RecordRef {
     fn cmp(&self, other: &RecordRef) -> std::cmp::Ordering {
-        (&self.file, self.line).cmp(&(&other.file, other.line))
+        (&self.file, self.line, self.part).cmp(&(&other.file, other.line, other.part))
     }
 }
 
@@ -188,6 +244,7 @@ mod tests {
             ("", "", None),
         ];
         for (text, file, line) in cases {
+            assert_eq!(RecordRef::parse(text).part(), None, "{text:?}");
             let r = RecordRef::parse(text);
             assert_eq!((&**r.file(), r.line()), (file, line), "{text:?}");
             assert_eq!(r.to_string(), text);
@@ -198,6 +255,63 @@ mod tests {
             assert_eq!(json, serde_json::to_string(text).unwrap());
             assert_eq!(serde_json::from_str::<RecordRef>(&json).unwrap(), r);
         }
+    }
+
+    #[test]
+    fn parts_round_trip() {
+        let cases = [
+            (
+                "captures/log.jsonl:9#2",
+                "captures/log.jsonl",
+                Some(9),
+                Some(2),
+            ),
+            (
+                "captures/export.json#3",
+                "captures/export.json",
+                None,
+                Some(3),
+            ),
+            ("a.jsonl.gz:1#40000", "a.jsonl.gz", Some(1), Some(40_000)),
+            // no part: not digits, 0, not after a capture file, twice
+            ("captures/log.jsonl:9#", "captures/log.jsonl:9#", None, None),
+            (
+                "captures/log.jsonl:9#0",
+                "captures/log.jsonl:9#0",
+                None,
+                None,
+            ),
+            (
+                "captures/log.jsonl:9#x",
+                "captures/log.jsonl:9#x",
+                None,
+                None,
+            ),
+            ("notes#3", "notes#3", None, None),
+            ("a.json#1#2", "a.json#1#2", None, None),
+        ];
+        for (text, file, line, part) in cases {
+            let r = RecordRef::parse(text);
+            assert_eq!(
+                (&**r.file(), r.line(), r.part()),
+                (file, line, part),
+                "{text:?}"
+            );
+            assert_eq!(r.as_str(), text);
+            assert_eq!(
+                RecordRef::new_part(r.file().clone(), r.line(), r.part()).as_str(),
+                text
+            );
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(serde_json::from_str::<RecordRef>(&json).unwrap(), r);
+        }
+        let whole = RecordRef::new("captures/log.jsonl", Some(9));
+        let two = whole.with_part(Some(2));
+        assert_eq!(two.as_str(), "captures/log.jsonl:9#2");
+        assert!(Arc::ptr_eq(whole.file(), two.file()));
+        assert!(whole != two && whole < two && two < whole.with_part(Some(10)));
+        assert!(two < RecordRef::new("captures/log.jsonl", Some(10)));
+        assert_eq!(two.with_part(None), whole);
     }
 
     #[test]

@@ -18,7 +18,8 @@ use std::collections::HashMap;
 pub fn lone(v: &Verdict) -> bool {
     v.chain
         .as_ref()
-        .is_some_and(|l| l.linked_by == LinkedBy::Natural)
+        // a trace's key (not the capture's own id) is kept: other captures may share it
+        .is_some_and(|l| l.linked_by == LinkedBy::Natural && l.id == v.id)
         && !v.warnings.iter().any(|w| w.code == DUPLICATE_ID)
 }
 

@@ -253,6 +253,11 @@ pub fn is_candidate(id: &str, raw: &RawRecord) -> bool {
     if id == raw.source.as_str() {
         return true;
     }
+    // a part of a record of several captures that could not be read is named by its source
+    let named = RecordRef::parse(id);
+    if named.part().is_some() && named.with_part(None) == raw.source.with_part(None) {
+        return true;
+    }
     let Ok(text) = &raw.text else {
         return false;
     };
@@ -458,8 +463,11 @@ impl Shared {
         let Some(sources) = self.group(fingerprint(&v.id)) else {
             return;
         };
-        if sources.binary_search(&v.source).is_ok() {
-            let w = warning(&v.id, &v.source, sources);
+        // the sources name records: a part of a record of several captures
+        // (`captures/log.jsonl:9#2`) is found by its record, and names the others by theirs
+        let own = v.source.with_part(None);
+        if sources.binary_search(&own).is_ok() {
+            let w = warning(&v.id, &own, sources);
             v.warnings.push(w);
         }
     }
@@ -798,7 +806,8 @@ impl Scan {
             };
             if f.log {
                 log_blocks(f, max_bytes, |block, bytes| {
-                    let fps: Vec<(u32, u64)> = block
+                    // a record of several captures (`Payload::Parts`) has an id per part
+                    let fps: Vec<Vec<(u32, u64)>> = block
                         .par_iter()
                         .filter_map(|&(line, span)| {
                             let text = span.map(|(a, b)| &bytes[a..b]);
@@ -811,19 +820,29 @@ impl Scan {
                             );
                             let raw = match text {
                                 Some(t) => RawRecord::json(source, capture::decode(t.to_vec())),
-                                None => return Some((line, fingerprint(source.as_str()))),
+                                None => return Some(vec![(line, fingerprint(source.as_str()))]),
                             };
-                            Some((line, fingerprint(&ws.record_id(&raw))))
+                            Some(
+                                ws.record_ids(&raw)
+                                    .iter()
+                                    .map(|id| (line, fingerprint(id)))
+                                    .collect(),
+                            )
                         })
                         .collect();
-                    out.list
-                        .extend(fps.into_iter().map(|(line, fp)| (fp, file_no, line)));
+                    out.list.extend(
+                        fps.into_iter()
+                            .flatten()
+                            .map(|(line, fp)| (fp, file_no, line)),
+                    );
                 });
             } else {
                 capture::for_each_record(&f.path, &f.name, max_bytes, |r| {
                     let text = r.text.as_deref().ok().map(str::as_bytes);
                     if is_wanted(0, text) {
-                        out.list.push((fingerprint(&ws.record_id(&r)), file_no, 0));
+                        for id in ws.record_ids(&r) {
+                            out.list.push((fingerprint(&id), file_no, 0));
+                        }
                     }
                 });
             }

@@ -167,6 +167,8 @@ impl Kinds {
 struct Brief {
     /// JSONL line (0 for a `.json` file).
     line: u32,
+    /// The 1-based part of a record holding several captures (0: the record is one).
+    part: u32,
     /// Index into [`Kinds`].
     kind: u32,
     /// [`verdict_hash`] of the verdict.
@@ -194,22 +196,35 @@ impl FileState {
     }
 
     /// Remembers a capture: `id` is always fingerprinted, and kept whole when `keep_id`.
-    fn push(&mut self, line: u32, kind: u32, id: &str, keep_id: bool, hash: u64) {
+    fn push(&mut self, (line, part): (u32, u32), kind: u32, id: &str, keep_id: bool, hash: u64) {
         if keep_id {
             self.id_spans.push((self.ids.len() as u32, id.len() as u32));
             self.ids.push_str(id);
         }
         self.briefs.push(Brief {
             line,
+            part,
             kind,
             hash,
             id: fingerprint(id),
         });
     }
 
-    /// The brief of a line (briefs are in line order).
-    fn find(&self, line: u32) -> Option<usize> {
-        self.briefs.binary_search_by_key(&line, |b| b.line).ok()
+    /// The brief of a line's capture, or of one part of it (briefs are in line order, then
+    /// part order).
+    fn find(&self, line: u32, part: u32) -> Option<usize> {
+        self.briefs
+            .binary_search_by_key(&(line, part), |b| (b.line, b.part))
+            .ok()
+    }
+
+    /// The source of the capture of brief `b` in the file `rel`.
+    fn source(rel: &Arc<str>, b: &Brief) -> RecordRef {
+        RecordRef::new_part(
+            rel.clone(),
+            (b.line != 0).then_some(b.line as usize),
+            (b.part != 0).then_some(b.part),
+        )
     }
 }
 
@@ -333,7 +348,13 @@ impl Session {
         };
         if let Some((s, hash)) = rec {
             let kind = self.kinds.intern(KindRef::of_summary(s));
-            state.push(s.loc.line.unwrap_or(0), kind, &s.id, self.keep_ids, hash);
+            state.push(
+                (s.loc.line.unwrap_or(0), s.loc.part.unwrap_or(0)),
+                kind,
+                &s.id,
+                self.keep_ids,
+                hash,
+            );
         }
     }
 
@@ -376,10 +397,11 @@ impl Session {
     }
 
     /// The [`verdict_hash`] of the current verdict of a capture file's line (0 for a `.json`
-    /// file), if the session holds it.
-    pub fn hash_of(&self, file: &str, line: u32) -> Option<u64> {
+    /// file), or of its `part` when the record holds several captures, if the session
+    /// holds it.
+    pub fn hash_of(&self, file: &str, line: u32, part: Option<u32>) -> Option<u64> {
         let f = self.files.get(file)?;
-        f.find(line).map(|i| f.briefs[i].hash)
+        f.find(line, part.unwrap_or(0)).map(|i| f.briefs[i].hash)
     }
 
     /// The counts over every current verdict (as [`Summary::add`] would make them).
@@ -804,7 +826,7 @@ impl Session {
             let old = self.files.remove(&*rel);
             let removed = |old: &FileState, i: usize, kinds: &Kinds| {
                 let b = &old.briefs[i];
-                let source = RecordRef::new(rel.clone(), (b.line != 0).then_some(b.line as usize));
+                let source = FileState::source(&rel, b);
                 Change::Removed {
                     id: old.id(i),
                     source,
@@ -833,27 +855,39 @@ impl Session {
             let fps = &fps;
             let late = &mut late;
             let mut flush = |chunk: &mut Vec<(capture::RawRecord, Locator)>| {
-                let done: Vec<Option<(Evaluation, u64)>> = chunk
+                // none for a record that is not a capture (an MCP message other than a
+                // tools/call); one per part of a record of several captures
+                let done: Vec<Vec<(Evaluation, u64)>> = chunk
                     .par_iter()
                     .map(|(r, _)| {
-                        let mut ev = ws.evaluate(r)?;
-                        plan.mark(&mut ev.verdict);
-                        let h = verdict_hash(&ev.verdict);
-                        Some((ev, h))
+                        ws.evaluate_all(r)
+                            .into_iter()
+                            .map(|mut ev| {
+                                plan.mark(&mut ev.verdict);
+                                let h = verdict_hash(&ev.verdict);
+                                (ev, h)
+                            })
+                            .collect()
                     })
                     .collect();
-                for ((_, loc), done) in chunk.drain(..).zip(done) {
-                    // not a capture (an MCP message other than a tools/call): no verdict
-                    let Some((ev, hash)) = done else {
-                        continue;
-                    };
+                let done = chunk.drain(..).zip(done).flat_map(|((_, loc), evs)| {
+                    evs.into_iter().map(move |(ev, hash)| {
+                        let loc = Locator {
+                            part: ev.verdict.source.part(),
+                            ..loc.clone()
+                        };
+                        (loc, ev, hash)
+                    })
+                });
+                for (loc, ev, hash) in done {
                     let line = loc.line.unwrap_or(0);
+                    let part = loc.part.unwrap_or(0);
                     let kind = kinds.intern(KindRef::of(&ev.verdict));
                     let ih = fingerprint(&ev.verdict.id);
                     if !fps.contains(&ih) {
                         late.insert(ih);
                     }
-                    let at_line = old.find(line).filter(|&i| !matched[i]);
+                    let at_line = old.find(line, part).filter(|&i| !matched[i]);
                     let found = match at_line {
                         Some(i) if old.briefs[i].id == ih || line == 0 => Some(i),
                         _ => by_id
@@ -871,7 +905,7 @@ impl Session {
                         matched[i] = true;
                         old.briefs[i]
                     });
-                    new.push(line, kind, &ev.verdict.id, keep_ids, hash);
+                    new.push((line, part), kind, &ev.verdict.id, keep_ids, hash);
                     if prev.is_some_and(|p| p.hash == hash) {
                         continue;
                     }
@@ -909,7 +943,7 @@ impl Session {
             // that was matched nowhere (the one deleted), else after what that line held
             let mut gone_ids = (0..old.briefs.len()).filter(|&i| !matched[i]);
             for (i, b) in old.briefs.iter().enumerate() {
-                if new.find(b.line).is_none() {
+                if new.find(b.line, b.part).is_none() {
                     let mut ch = removed(&old, i, &self.kinds);
                     if let (Change::Removed { id, contract, .. }, Some(g)) =
                         (&mut ch, gone_ids.next())
@@ -944,10 +978,7 @@ impl Session {
             let mut file: Option<Arc<str>> = None;
             for b in st.briefs.iter().filter(|b| fps.contains(&b.id)) {
                 let file = file.get_or_insert_with(|| Arc::from(name.as_str()));
-                out.push((
-                    b.id,
-                    RecordRef::new(file.clone(), (b.line != 0).then_some(b.line as usize)),
-                ));
+                out.push((b.id, FileState::source(file, b)));
             }
         }
         out
@@ -983,10 +1014,7 @@ impl Session {
             };
             for b in &st.briefs {
                 if fps.contains(&b.id) {
-                    now.push(
-                        b.id,
-                        &RecordRef::new(rel.clone(), (b.line != 0).then_some(b.line as usize)),
-                    );
+                    now.push(b.id, &FileState::source(rel, b));
                 }
             }
         }
@@ -1040,23 +1068,34 @@ impl Session {
                 },
             );
             let shared = &self.shared;
-            let done: Vec<Option<(Evaluation, u64)>> = got
+            // every part of a record of several captures (the shared ids name records)
+            let done: Vec<Vec<(Evaluation, u64)>> = got
                 .par_iter()
                 .map(|(r, _)| {
-                    let mut ev = ws.evaluate(r)?;
-                    shared.mark(&mut ev.verdict);
-                    let h = verdict_hash(&ev.verdict);
-                    Some((ev, h))
+                    ws.evaluate_all(r)
+                        .into_iter()
+                        .map(|mut ev| {
+                            shared.mark(&mut ev.verdict);
+                            let h = verdict_hash(&ev.verdict);
+                            (ev, h)
+                        })
+                        .collect()
                 })
                 .collect();
             let Some(st) = self.files.get_mut(&*file) else {
                 continue;
             };
-            for ((_, loc), done) in got.into_iter().zip(done) {
-                let Some((ev, hash)) = done else {
-                    continue;
-                };
-                let Some(i) = st.find(loc.line.unwrap_or(0)) else {
+            let done = got.into_iter().zip(done).flat_map(|((_, loc), evs)| {
+                evs.into_iter().map(move |(ev, hash)| {
+                    let loc = Locator {
+                        part: ev.verdict.source.part(),
+                        ..loc.clone()
+                    };
+                    (loc, ev, hash)
+                })
+            });
+            for (loc, ev, hash) in done {
+                let Some(i) = st.find(loc.line.unwrap_or(0), loc.part.unwrap_or(0)) else {
                     continue;
                 };
                 let b = &mut st.briefs[i];

@@ -35,16 +35,20 @@ pub struct Locator {
     /// offset in the decompressed stream, kept for the record but never sought to (there
     /// is no random access: [`read_record`] inflates from the start).
     pub offset: u64,
+    /// The 1-based part of a record holding several captures (an OTLP `TracesData` of
+    /// several LLM spans, [`RecordRef::part`]); `None` for a record that is one capture.
+    pub part: Option<u32>,
 }
 
 impl Locator {
-    /// The record it locates: its verdict `source` (`captures/a.json` or
-    /// `captures/log.jsonl:9`).
+    /// The record it locates: its verdict `source` (`captures/a.json`,
+    /// `captures/log.jsonl:9`, `captures/log.jsonl:9#2`).
     pub fn record_ref(&self) -> RecordRef {
-        RecordRef::new(self.file.clone(), self.line.map(|l| l as usize))
+        RecordRef::new_part(self.file.clone(), self.line.map(|l| l as usize), self.part)
     }
 
-    /// The verdict `source` of the record, as text: `captures/a.json` or `captures/log.jsonl:9`.
+    /// The verdict `source` of the record, as text: `captures/a.json`, `captures/log.jsonl:9`
+    /// or `captures/log.jsonl:9#2`.
     pub fn source(&self) -> String {
         self.record_ref().to_string()
     }
@@ -55,6 +59,7 @@ impl Locator {
             file: source.file().clone(),
             line: source.line().and_then(|l| u32::try_from(l).ok()),
             offset: UNKNOWN_OFFSET,
+            part: source.part(),
         }
     }
 
@@ -90,9 +95,11 @@ pub struct CaptureSummary {
 }
 
 impl CaptureSummary {
-    /// The summary of an evaluated record found at `loc`.
-    pub fn of(ev: &Evaluation, loc: Locator) -> CaptureSummary {
+    /// The summary of an evaluated record found at `loc` (the part of the record the
+    /// verdict's source names, if any, is its locator's).
+    pub fn of(ev: &Evaluation, mut loc: Locator) -> CaptureSummary {
         let v = &ev.verdict;
+        loc.part = v.source.part();
         let mut pointers: Vec<String> = Vec::new();
         for f in &v.errors {
             if let Some(p) = &f.pointer
@@ -201,6 +208,7 @@ pub fn for_each_located_as(
                 file: rel.clone(),
                 line: line.map(|l| l as u32),
                 offset: if line.is_some() { UNKNOWN_OFFSET } else { 0 },
+                part: None,
             };
             if go {
                 go = each(r, loc);
@@ -227,6 +235,7 @@ pub fn for_each_located_as(
             file: rel.clone(),
             line: Some(line_no as u32),
             offset,
+            part: None,
         };
         let go = each(
             RawRecord::json(RecordRef::new(rel.clone(), Some(line_no)), text),
@@ -282,6 +291,16 @@ pub fn count_records_as(path: &Path, max_bytes: u64, log: bool) -> usize {
 /// start up to the line (on the caller's thread: the engine's, never the screen's). `None`
 /// when the file no longer has that line.
 pub fn read_record(ws: &Workspace, loc: &Locator) -> Option<RawRecord> {
+    // the record, named by the part its locator names (what `Workspace::evaluate` reads)
+    read_whole_record(ws, loc).map(|mut r| {
+        if loc.part.is_some() {
+            r.source = r.source.with_part(loc.part);
+        }
+        r
+    })
+}
+
+fn read_whole_record(ws: &Workspace, loc: &Locator) -> Option<RawRecord> {
     let path = ws.root.join(&*loc.file);
     let Some(line) = loc.line else {
         return ws.read_file(&path).into_iter().next();

@@ -457,7 +457,7 @@ impl State {
         // line instead.
         if let (Some(ev), Some(line), Some(session)) = (&evaluation, loc.line, &self.session)
             && loc.offset != UNKNOWN_OFFSET
-            && session.hash_of(&loc.file, line) != Some(verdict_hash(&ev.verdict))
+            && session.hash_of(&loc.file, line, loc.part) != Some(verdict_hash(&ev.verdict))
         {
             let scan = Locator {
                 offset: UNKNOWN_OFFSET,
@@ -743,16 +743,24 @@ fn validate_all(
                     return None;
                 }
                 // a record that is not a capture (an MCP message other than a tools/call)
-                // has no row, as `check` gives it no verdict
-                let mut ev = ws.evaluate(&r)?;
-                shared.mark(&mut ev.verdict);
-                let s = CaptureSummary::of(&ev, loc);
-                let h = verdict_hash(&ev.verdict);
-                // the verdict of an attempt of a chain goes on to the chain set
-                let chained =
-                    ev.verdict.chain.is_some() && !crate::engine::chains::lone(&ev.verdict);
-                Some((s, h, chained.then_some(ev.verdict)))
+                // has no row, as `check` gives it no verdict; a record of several captures
+                // a row per part
+                let done: Vec<Done> = ws
+                    .evaluate_all(&r)
+                    .into_iter()
+                    .map(|mut ev| {
+                        shared.mark(&mut ev.verdict);
+                        let s = CaptureSummary::of(&ev, loc.clone());
+                        let h = verdict_hash(&ev.verdict);
+                        // the verdict of an attempt of a chain goes on to the chain set
+                        let chained =
+                            ev.verdict.chain.is_some() && !crate::engine::chains::lone(&ev.verdict);
+                        (s, h, chained.then_some(ev.verdict))
+                    })
+                    .collect();
+                Some(done)
             })
+            .flatten_iter()
             .collect();
         if cancel.load(Ordering::Relaxed) {
             return Some(RunEnd::Stop);

@@ -273,6 +273,10 @@ fn write_verdict(out: &mut dyn Write, p: &Paint, it: &Item) -> io::Result<()> {
             p.wrap("36", &format!("repair: {}", escape_control(&note)))
         )?;
     }
+    // the eval tool's own pass/fail beside verdict's (`docs/record-shapes.md#promptfoo`)
+    if let Some(note) = crate::report::eval_note(v) {
+        writeln!(out, "      {}", p.dim(&escape_control(&note)))?;
+    }
     // the capture's own warnings (a contract's are summed up once at the end)
     for w in v.warnings.iter().filter(|w| w.file.is_none()) {
         let at = w.pointer.as_deref().map_or(String::new(), |ptr| {

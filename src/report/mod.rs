@@ -114,6 +114,40 @@ pub(crate) fn repair_note(v: &Verdict) -> Option<String> {
     })
 }
 
+/// The eval tool's own outcome of a capture, shown beside the verdict's
+/// (`docs/record-shapes.md#promptfoo`): from `meta.promptfoo` (`{pass, failure_reason,
+/// score, reason}`), `promptfoo: pass (score 1)` or `promptfoo: FAIL (assert, score 0):
+/// REASON`; `None` for a capture without one. The reason is the grader's text, unescaped:
+/// the caller escapes it for its output.
+pub fn eval_note(v: &Verdict) -> Option<String> {
+    let own = v.meta.as_ref()?.get("promptfoo")?.as_object()?;
+    let mut head = match own.get("pass").and_then(serde_json::Value::as_bool) {
+        Some(true) => "pass".to_owned(),
+        Some(false) => "FAIL".to_owned(),
+        None => "no pass/fail".to_owned(),
+    };
+    let mut why: Vec<String> = Vec::new();
+    if let Some(f) = own
+        .get("failure_reason")
+        .and_then(serde_json::Value::as_str)
+        .filter(|f| *f != "none")
+    {
+        why.push(f.to_owned());
+    }
+    if let Some(s) = own.get("score").filter(|s| s.is_number()) {
+        why.push(format!("score {s}"));
+    }
+    if !why.is_empty() {
+        head = format!("{head} ({})", why.join(", "));
+    }
+    Some(
+        match own.get("reason").and_then(serde_json::Value::as_str) {
+            Some(r) if !r.is_empty() => format!("promptfoo: {head}: {r}"),
+            _ => format!("promptfoo: {head}"),
+        },
+    )
+}
+
 /// The reason code of a verdict, `READY` when it has none.
 pub(crate) fn rule_id(v: &Verdict) -> String {
     v.reason

@@ -595,6 +595,12 @@ fn response_lines(ev: &Evaluation) -> Vec<(String, Role)> {
         }
     }
     kv(&mut out, "next action", &v.next_action);
+    // the eval tool's own pass/fail beside verdict's (`docs/record-shapes.md#promptfoo`)
+    if let Some(note) = crate::report::eval_note(v)
+        && let Some(own) = note.strip_prefix("promptfoo: ")
+    {
+        kv(&mut out, "promptfoo", own);
+    }
     if let Some(e) = &v.expect {
         let want = serde_json::to_string(&e.expect).unwrap_or_default();
         kv(

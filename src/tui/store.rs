@@ -147,6 +147,10 @@ pub struct Row {
     pub pointers: u32,
     /// [`FLIPPED`].
     pub flags: u8,
+    /// The 1-based part of a record holding several captures (an OTLP `TracesData` of
+    /// several LLM spans, `RecordRef::part`); 0 for a record that is one capture. A part
+    /// past 65,535 is kept as 65,535.
+    pub part: u16,
 }
 
 /// A verdict's outcome as the list needs it (interned: a log has few distinct ones).
@@ -210,6 +214,9 @@ pub struct Store {
     file_ids: HashMap<Arc<str>, u32>,
     /// Per file, the row of each line (index 0 for a `.json` file).
     index: Vec<Lines>,
+    /// The rows of the parts of records that hold several captures, by (file, line, part):
+    /// few, so a map beside the dense line index.
+    parts: HashMap<(u32, u32, u16), u32>,
     /// Lines the first JSONL file's index is sized for ([`Store::reserve`]).
     expect_lines: usize,
 }
@@ -227,6 +234,7 @@ impl Default for Store {
             files: Vec::new(),
             file_ids: HashMap::new(),
             index: Vec::new(),
+            parts: HashMap::new(),
             expect_lines: 0,
         }
     }
@@ -290,6 +298,9 @@ impl Store {
         if r.line > 0 {
             let _ = write!(out, ":{}", r.line);
         }
+        if r.part > 0 {
+            let _ = write!(out, "#{}", r.part);
+        }
     }
 
     /// A row's verdict `source`.
@@ -305,6 +316,7 @@ impl Store {
             file: self.files[r.file as usize].clone(),
             line: (r.line > 0).then_some(r.line),
             offset: r.offset,
+            part: (r.part > 0).then_some(u32::from(r.part)),
         }
     }
 
@@ -349,8 +361,39 @@ impl Store {
 
     /// The row of a file and line (0 for a `.json` file).
     pub fn find(&self, file: &str, line: u32) -> Option<usize> {
+        self.find_part(file, line, 0)
+    }
+
+    /// The row of a file, line (0 for a `.json` file) and part (0 for a record that is
+    /// one capture).
+    pub fn find_part(&self, file: &str, line: u32, part: u16) -> Option<usize> {
         let f = *self.file_ids.get(file)?;
-        self.index[f as usize].get(line).map(|i| i as usize)
+        self.row_at(f, line, part).map(|i| i as usize)
+    }
+
+    fn row_at(&self, file: u32, line: u32, part: u16) -> Option<u32> {
+        if part == 0 {
+            self.index[file as usize].get(line)
+        } else {
+            self.parts.get(&(file, line, part)).copied()
+        }
+    }
+
+    /// Indexes row `i` (`expect`: lines a new dense index is sized for).
+    fn index_row(&mut self, r: Row, i: u32, expect: &mut usize) {
+        if r.part == 0 {
+            self.index[r.file as usize].set(r.line, i, expect);
+        } else {
+            self.parts.insert((r.file, r.line, r.part), i);
+        }
+    }
+
+    fn unindex_row(&mut self, r: Row) {
+        if r.part == 0 {
+            self.index[r.file as usize].unset(r.line);
+        } else {
+            self.parts.remove(&(r.file, r.line, r.part));
+        }
     }
 
     /// The row of a verdict `source` given as text ([`RecordRef::parse`]). A log that only
@@ -359,9 +402,12 @@ impl Store {
     /// text names no row.
     pub fn find_source(&self, source: &str) -> Option<usize> {
         let parsed = RecordRef::parse(source);
+        let part = parsed
+            .part()
+            .map_or(0, |p| u16::try_from(p).unwrap_or(u16::MAX));
         let found = match parsed.line() {
-            Some(l) => self.find(parsed.file(), u32::try_from(l).ok()?),
-            None => self.find(parsed.file(), 0),
+            Some(l) => self.find_part(parsed.file(), u32::try_from(l).ok()?, part),
+            None => self.find_part(parsed.file(), 0, part),
         };
         found.or_else(|| {
             let (file, line) = source.rsplit_once(':')?;
@@ -410,7 +456,11 @@ impl Store {
         let generation = generation as u32;
         let file = self.intern_file(&s.loc.file);
         let line = s.loc.line.unwrap_or(0);
-        let existing = self.index[file as usize].get(line);
+        let part = s
+            .loc
+            .part
+            .map_or(0, |p| u16::try_from(p).unwrap_or(u16::MAX));
+        let existing = self.row_at(file, line, part);
         if let Some(i) = existing
             && self.rows[i as usize].generation > generation
         {
@@ -442,6 +492,7 @@ impl Store {
             kind,
             pointers,
             flags: 0,
+            part,
         };
         match existing {
             Some(i) => {
@@ -463,7 +514,9 @@ impl Store {
             None => {
                 let i = self.rows.len();
                 self.rows.push(row);
-                self.index[file as usize].set(line, i as u32, &mut self.expect_lines);
+                let mut expect = std::mem::take(&mut self.expect_lines);
+                self.index_row(row, i as u32, &mut expect);
+                self.expect_lines = expect;
                 Put::Inserted(i)
             }
         }
@@ -473,9 +526,9 @@ impl Store {
     pub fn swap_remove(&mut self, i: usize) -> Option<usize> {
         let r = self.rows.swap_remove(i);
         self.garbage += Store::text_len(&r);
-        self.index[r.file as usize].unset(r.line);
+        self.unindex_row(r);
         let moved = self.rows.get(i).copied()?;
-        self.index[moved.file as usize].set(moved.line, i as u32, &mut 0);
+        self.index_row(moved, i as u32, &mut 0);
         Some(self.rows.len())
     }
 
@@ -485,8 +538,9 @@ impl Store {
         for idx in &mut self.index {
             idx.clear();
         }
-        for (i, r) in self.rows.iter().enumerate() {
-            self.index[r.file as usize].set(r.line, i as u32, &mut 0);
+        self.parts.clear();
+        for i in 0..self.rows.len() {
+            self.index_row(self.rows[i], i as u32, &mut 0);
         }
         self.compact_text();
     }
@@ -515,7 +569,10 @@ impl Store {
             .then_with(|| {
                 if x.file == y.file {
                     // same file: compare the sources as text (`:10` sorts before `:9`)
-                    x.line.to_string().cmp(&y.line.to_string())
+                    x.line
+                        .to_string()
+                        .cmp(&y.line.to_string())
+                        .then(x.part.cmp(&y.part))
                 } else {
                     self.source(x).cmp(&self.source(y))
                 }
@@ -527,6 +584,7 @@ impl Store {
         self.rows.capacity() * std::mem::size_of::<Row>()
             + self.text.capacity()
             + self.index.iter().map(Lines::heap_bytes).sum::<usize>()
+            + self.parts.capacity() * 16
     }
 }
 
@@ -537,5 +595,80 @@ mod tests {
     #[test]
     fn a_row_is_40_bytes() {
         assert_eq!(std::mem::size_of::<Row>(), 40);
+    }
+
+    /// The parts of a record of several captures (`log.jsonl:1#2`) are rows of their own,
+    /// found, named and re-read by their part, beside the line's own rows.
+    #[test]
+    fn parts_of_a_record_are_rows_of_their_own() {
+        let summary = |source: &str, id: &str| CaptureSummary {
+            loc: Locator::of_source(source),
+            id: id.to_owned(),
+            contract: None,
+            outcome: Outcome {
+                stage: crate::core::verdict::Stage::Ready,
+                decision: crate::core::verdict::Decision::ReadyForCommit,
+                reason: None,
+                expect_met: None,
+                repair: None,
+            },
+            pointers: Vec::new(),
+            first_has_pointer: false,
+            message: None,
+            sent: None,
+        };
+        let mut store = Store::default();
+        for (source, id) in [
+            ("c/log.jsonl:1#1", "t/a"),
+            ("c/log.jsonl:1#2", "t/b"),
+            ("c/log.jsonl:2", "t/c"),
+            ("c/export.json#1", "t/d"),
+        ] {
+            assert!(matches!(
+                store.put(&summary(source, id), 1),
+                Put::Inserted(_)
+            ));
+        }
+        let found = |store: &Store, source: &str| {
+            store.find_source(source).map(|i| {
+                (
+                    store.id(&store.rows[i]).to_owned(),
+                    store.source(&store.rows[i]),
+                )
+            })
+        };
+        assert_eq!(
+            found(&store, "c/log.jsonl:1#2"),
+            Some(("t/b".into(), "c/log.jsonl:1#2".into()))
+        );
+        assert_eq!(
+            found(&store, "c/export.json#1"),
+            Some(("t/d".into(), "c/export.json#1".into()))
+        );
+        assert_eq!(
+            found(&store, "c/log.jsonl:2").map(|f| f.0),
+            Some("t/c".into())
+        );
+        // the whole record is no row: its parts are
+        assert_eq!(found(&store, "c/log.jsonl:1"), None);
+        let row = store.rows[store.find_source("c/log.jsonl:1#1").unwrap()];
+        assert_eq!(store.locator(&row).source(), "c/log.jsonl:1#1");
+        // a part replaced in place, another removed: the index follows
+        assert!(matches!(
+            store.put(&summary("c/log.jsonl:1#1", "t/a"), 2),
+            Put::Replaced { .. }
+        ));
+        store.swap_remove(0);
+        assert_eq!(found(&store, "c/log.jsonl:1#1"), None);
+        assert_eq!(
+            found(&store, "c/export.json#1").map(|f| f.0),
+            Some("t/d".into())
+        );
+        store.retain(|r| r.part != 2);
+        assert_eq!(found(&store, "c/log.jsonl:1#2"), None);
+        assert_eq!(
+            found(&store, "c/export.json#1").map(|f| f.0),
+            Some("t/d".into())
+        );
     }
 }

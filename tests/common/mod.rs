@@ -106,7 +106,7 @@ pub fn verdicts(root: &Path) -> Vec<verdict::core::verdict::Verdict> {
     ws.capture_files()
         .iter()
         .flat_map(|f| ws.read_file(f))
-        .filter_map(|raw| ws.check(&raw))
+        .flat_map(|raw| ws.check_all(&raw))
         .collect()
 }
 

@@ -2,8 +2,10 @@
 //! and `attempt` keys, else `[chains] by` (a JSON Pointer into the record as read) or
 //! `[chains] pattern` (a regex over the id with named groups `chain` and `attempt`), else
 //! the natural link of a native batch line (its `custom_id` / `key` / `recordId`, the same
-//! across the batch files of a retried batch). `[chains] order` reads each attempt's order
-//! value from the record.
+//! across the batch files of a retried batch) or of a trace (LiteLLM's `trace_id`; the
+//! parent of an OTLP GenAI span, whose retries are its sibling spans). `[chains] order`
+//! reads each attempt's order value from the record; a trace link is ordered by its start
+//! time when `order` is not given.
 
 use crate::core::capture::Capture;
 use crate::core::config::ChainsConfig;
@@ -21,8 +23,9 @@ pub enum LinkedBy {
     By,
     /// `[chains] pattern`: a regex over the capture's id.
     Pattern,
-    /// A native batch line's id (`custom_id`, `key`, `recordId`): a chain only when that id
-    /// is seen more than once.
+    /// A native batch line's id (`custom_id`, `key`, `recordId`), or a trace's key
+    /// (LiteLLM's `trace_id`, an OTLP span's `TRACEID/PARENTSPANID`): a chain only when
+    /// more than one capture has it.
     Natural,
 }
 
@@ -110,10 +113,18 @@ pub fn link_of(config: &ChainsConfig, capture: &Capture, text: &str) -> Option<C
         (chain.to_owned(), attempt, LinkedBy::Pattern)
     } else if NATURAL_FORMATS.contains(&capture.format) {
         (capture.id.clone(), None, LinkedBy::Natural)
+    } else if let Some(key) = trace_key(capture) {
+        (key, None, LinkedBy::Natural)
     } else {
         return None;
     };
     let order = match &config.order {
+        // a trace's calls in the order they started (`meta.start_time`)
+        None if linked_by == LinkedBy::Natural => capture
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("start_time"))
+            .and_then(Value::as_f64),
         None => None,
         Some(ptr) => match order_value(value_at(text, ptr).as_ref()) {
             Ok(o) => Some(o),
@@ -131,6 +142,28 @@ pub fn link_of(config: &ChainsConfig, capture: &Capture, text: &str) -> Option<C
         digest: None,
         problem,
     })
+}
+
+/// The natural chain key of a trace capture (`docs/chains.md#natural-links`): LiteLLM's
+/// `trace_id` ("trace multiple LLM calls belonging to same overall request (e.g.
+/// fallbacks/retries)"), and for an OTLP or OpenInference LLM span its trace and parent
+/// span, `TRACEID/PARENTSPANID` (a retry is a sibling span under the same parent). A root
+/// span (no parent) and a tool span have none.
+fn trace_key(capture: &Capture) -> Option<String> {
+    let meta = capture.meta.as_ref()?;
+    let at = |k: &str| {
+        meta.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    match capture.format {
+        "litellm" => at("trace_id").map(str::to_owned),
+        // a tool span's capture names its tool as it is read; an LLM span's does not
+        "otlp" | "openinference" if capture.tool.is_none() => {
+            Some(format!("{}/{}", at("trace_id")?, at("parent_span_id")?))
+        }
+        _ => None,
+    }
 }
 
 /// The value at `pointer` in the record `text`, parsed alone (the record is not parsed

@@ -137,13 +137,13 @@ pub fn review(ws: &Workspace, old: Contracts, base: &str) -> Review {
     let mut captures = 0;
     for file in ws.capture_files() {
         for raw in ws.read_file(&file) {
-            // not a capture (an MCP message other than a tools/call): neither side has one
-            let (Some(a), Some(b)) = (old_ws.check(&raw), ws.check(&raw)) else {
-                continue;
-            };
-            captures += 1;
-            if let Some(f) = flip(&a, &b) {
-                flips.push(f);
+            // not a capture (an MCP message other than a tools/call): neither side has
+            // one; a record of several captures has one per part on both sides
+            for (a, b) in old_ws.check_all(&raw).iter().zip(ws.check_all(&raw).iter()) {
+                captures += 1;
+                if let Some(f) = flip(a, b) {
+                    flips.push(f);
+                }
             }
         }
     }

@@ -91,6 +91,13 @@ fn read(mut obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, Reco
             meta.insert(key.into(), v.into());
         }
     }
+    // `startTime`: seconds since the Unix epoch (a float), the order of a trace's calls
+    if let Some(t) = obj
+        .get("startTime")
+        .filter(|t| t.as_f64().is_some_and(f64::is_finite))
+    {
+        meta.insert("start_time".into(), t.clone());
+    }
     let call_type = str_at(&obj, "call_type").unwrap_or_default().to_owned();
     if !COMPLETION_CALLS.contains(&call_type.as_str()) {
         return Ok(native(FORMAT, id, Payload::NotACapture, Map::new()));

@@ -18,6 +18,7 @@ mod mcp;
 mod openai_batch;
 mod openinference;
 pub mod otlp;
+mod promptfoo;
 mod response;
 mod vertex_batch;
 
@@ -63,6 +64,7 @@ pub static SHAPES: &[Shape] = &[
     litellm::SHAPE,
     langfuse::SHAPE,
     langsmith::SHAPE,
+    promptfoo::SHAPE,
     openai_batch::SHAPE,
     anthropic_batch::SHAPE,
     vertex_batch::SHAPE,

@@ -20,10 +20,11 @@
 //! `openinference.span.kind` attribute is an OpenInference span (`shape/openinference.rs`).
 //! Every other span (HTTP, agent, workflow, embeddings, retrieval) is not a capture.
 //!
-//! One record is one capture: a `TracesData` holding one LLM or tool span is that span's
-//! capture, one holding none is not a capture at all (as a batch input line is not), and one
-//! holding several is `INVALID_CAPTURE` listing their ids (`docs/record-shapes.md#traces`
-//! says why and how to split such an export).
+//! A `TracesData` holding one LLM or tool span is that span's capture, one holding none is
+//! not a capture at all (as a batch input line is not), and one holding several gives one
+//! capture per such span, each a part of the record ([`Payload::Parts`]: its source is
+//! `FILE:LINE#PART`, the 1-based index among the record's LLM and tool spans in file order;
+//! `docs/record-shapes.md#traces`).
 
 use super::{Shape, broken, must_be, native};
 use crate::core::adapter::{self, Adapted, Proposal, ToolCall, quote, response_finding};
@@ -259,6 +260,12 @@ pub fn span_ids(text: &[u8]) -> Vec<String> {
 
 fn read(obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, RecordError> {
     let mut spans = capture_spans(&obj)?;
+    let read_span = |(kind, span): (Kind, Span)| match kind {
+        Kind::Inference => inference(span),
+        Kind::Tool => tool(span),
+        Kind::OpenInferenceLlm => super::openinference::llm(span),
+        Kind::OpenInferenceTool => super::openinference::tool(span),
+    };
     match spans.len() {
         0 => Ok(native(
             FORMAT,
@@ -266,28 +273,14 @@ fn read(obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, RecordEr
             Payload::NotACapture,
             Map::new(),
         )),
-        1 => {
-            let (kind, span) = spans.pop().expect("one span");
-            match kind {
-                Kind::Inference => inference(span),
-                Kind::Tool => tool(span),
-                Kind::OpenInferenceLlm => super::openinference::llm(span),
-                Kind::OpenInferenceTool => super::openinference::tool(span),
-            }
-        }
-        n => {
-            let ids: Vec<String> = spans.iter().take(4).map(|(_, s)| quote(&s.id)).collect();
-            let more = if n > 4 { ", ..." } else { "" };
-            Err(broken(
-                FORMAT,
-                "resourceSpans",
-                &format!(
-                    "holds {n} LLM or tool spans ({}{more}): verdict reads one such span per record; export one span per line (docs/record-shapes.md#traces)",
-                    ids.join(", ")
-                ),
-                None,
-            ))
-        }
+        1 => read_span(spans.pop().expect("one span")),
+        // several: each span is a capture of its own, a part of the record
+        _ => Ok(native(
+            FORMAT,
+            source.as_str().to_owned(),
+            Payload::Parts(spans.into_iter().map(read_span).collect()),
+            Map::new(),
+        )),
     }
 }
 
@@ -308,6 +301,18 @@ pub(super) fn span_meta(span: &Span) -> Map<String, Value> {
         {
             meta.insert(to.into(), v.clone());
         }
+    }
+    // `startTimeUnixNano` (a fixed64: a string under ProtoJSON, a number from some
+    // emitters) as seconds since the Unix epoch: the order of a chain of retried spans
+    let nanos = match span.raw.get("startTimeUnixNano") {
+        Some(Value::String(s)) => s.trim().parse::<u64>().ok(),
+        Some(v) => v.as_u64(),
+        None => None,
+    };
+    if let Some(n) = nanos.filter(|n| *n > 0)
+        && let Some(secs) = serde_json::Number::from_f64(n as f64 / 1e9)
+    {
+        meta.insert("start_time".into(), Value::Number(secs));
     }
     meta
 }

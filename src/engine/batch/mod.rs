@@ -356,10 +356,11 @@ struct Input<'a> {
 /// Reads the input's files on a reader thread (small files in parallel, JSONL logs line by
 /// line), validates each batch in parallel with `check`, and hands the items to `emit` in
 /// order. A record `check` gives no verdict (not a capture: an MCP message other than a
-/// tools/call request or response) is left out, uncounted.
+/// tools/call request or response) is left out, uncounted; a record of several captures
+/// (an OTLP `TracesData` of several LLM spans) gives an item per capture, in its order.
 fn stream(
     input: Input<'_>,
-    check: &(dyn Fn(&RawRecord) -> Option<Verdict> + Sync),
+    check: &(dyn Fn(&RawRecord) -> Vec<Verdict> + Sync),
     fast: Option<&Fast<'_>>,
     render: Option<Render>,
     emit: &mut Emit<'_>,
@@ -403,9 +404,11 @@ fn stream(
                 }
                 item
             };
-            let item = |raw: RawRecord, path: Arc<str>| {
-                let verdict = check(&raw)?;
-                Some(finish(verdict, path, locate_record(&raw, records)))
+            let items = |raw: RawRecord, path: Arc<str>| {
+                let at = locate_record(&raw, records);
+                check(&raw)
+                    .into_iter()
+                    .map(move |verdict| Out::Item(Box::new(finish(verdict, path.clone(), at))))
             };
             // a line of a block as a record (decoded here, on the validation threads, which
             // also free it)
@@ -431,9 +434,9 @@ fn stream(
                         let paths = &paths;
                         let outs = batch
                             .into_par_iter()
-                            .filter_map(|raw| {
+                            .flat_map_iter(|raw| {
                                 let path = paths[raw.source.file()].clone();
-                                Some(Out::Item(Box::new(item(raw, path)?)))
+                                items(raw, path)
                             })
                             .collect::<Vec<Out>>();
                         vec![outs]
@@ -446,9 +449,9 @@ fn stream(
                                 block
                                     .lines
                                     .par_iter()
-                                    .filter_map(|(line_no, at)| {
+                                    .flat_map_iter(|(line_no, at)| {
                                         let raw = line_record(block, *line_no, at);
-                                        Some(Out::Item(Box::new(item(raw, path.clone())?)))
+                                        items(raw, path.clone())
                                     })
                                     .collect::<Vec<Out>>(),
                             ],
@@ -474,8 +477,12 @@ fn stream(
                                                 finish(verdict, path.clone(), (line, 1))
                                             },
                                             &|line, at| {
-                                                item(line_record(block, line, at), path.clone())
-                                                    .expect("a plain instance always has a verdict")
+                                                let raw = line_record(block, line, at);
+                                                let at = locate_record(&raw, records);
+                                                let verdict = check(&raw).pop().expect(
+                                                    "a plain instance always has a verdict",
+                                                );
+                                                finish(verdict, path.clone(), at)
                                             },
                                         )
                                     })
@@ -749,22 +756,7 @@ fn workspace_mode(
         // the joined ids some capture has: the rest are reported once, after the run
         let matched = std::sync::Mutex::new(std::collections::HashSet::new());
         let marks = ws.requests.marks();
-        let check = |raw: &RawRecord| {
-            let v = verdict_of(&ws, &dups, raw)?;
-            // the pre-pass finds every shared id only if each verdict id is one of the
-            // candidates its byte scan reads, and `record_id` is the pipeline's reading
-            debug_assert!(
-                ids::is_candidate(&v.id, raw),
-                "the id {:?} of {} is not among the candidates `ids::candidates` reads",
-                v.id,
-                raw.source
-            );
-            debug_assert_eq!(
-                v.id,
-                ws.record_id(raw),
-                "Workspace::record_id disagrees with the pipeline on {}",
-                raw.source
-            );
+        let check_one = |v: &mut Verdict, raw: &RawRecord| {
             if ws.joins.by_id.contains_key(&v.id) {
                 matched
                     .lock()
@@ -779,7 +771,34 @@ fn workspace_mode(
                 let glob = ws.config.requests_for(rel);
                 ws.requests.mark(family, &v.id, rel, glob, &marks);
             }
-            Some(v)
+        };
+        let check = |raw: &RawRecord| {
+            let mut vs = verdicts_of(&ws, &dups, raw);
+            // the pre-pass finds every shared id only if each verdict id is one of the
+            // candidates its byte scan reads, and `record_ids` is the pipeline's reading
+            #[cfg(debug_assertions)]
+            {
+                for v in &vs {
+                    assert!(
+                        ids::is_candidate(&v.id, raw),
+                        "the id {:?} of {} is not among the candidates `ids::candidates` reads",
+                        v.id,
+                        raw.source
+                    );
+                }
+                if !vs.is_empty() {
+                    assert_eq!(
+                        vs.iter().map(|v| v.id.clone()).collect::<Vec<_>>(),
+                        ws.record_ids(raw),
+                        "Workspace::record_ids disagrees with the pipeline on {}",
+                        raw.source
+                    );
+                }
+            }
+            for v in &mut vs {
+                check_one(v, raw);
+            }
+            vs
         };
         let input = Input {
             root: &root,
@@ -799,6 +818,7 @@ fn workspace_mode(
                 let v = &item.verdict;
                 let lone = v.chain.as_ref().is_some_and(|l| {
                     l.linked_by == crate::core::chain::LinkedBy::Natural
+                        && l.id == v.id
                         && dups.group(ids::fingerprint(&v.id)).is_none()
                 });
                 if !lone {
@@ -881,6 +901,12 @@ impl Checker {
     pub fn check(&self, raw: &RawRecord) -> Option<Verdict> {
         verdict_of(&self.ws, &self.dups, raw)
     }
+
+    /// Every verdict of the record, one per capture it holds (a trace record with several
+    /// spans: `docs/record-shapes.md`), as `check` gives them.
+    pub fn check_all(&self, raw: &RawRecord) -> Vec<Verdict> {
+        verdicts_of(&self.ws, &self.dups, raw)
+    }
 }
 
 /// A record's verdict in a `check` run: the pipeline's, marked when its id is shared.
@@ -888,6 +914,16 @@ fn verdict_of(ws: &Workspace, dups: &ids::Shared, raw: &RawRecord) -> Option<Ver
     let mut v = ws.check(raw)?;
     dups.mark(&mut v);
     Some(v)
+}
+
+/// Every verdict of a record in a `check` run, one per capture it holds, each marked when
+/// its id is shared.
+fn verdicts_of(ws: &Workspace, dups: &ids::Shared, raw: &RawRecord) -> Vec<Verdict> {
+    let mut vs = ws.check_all(raw);
+    for v in &mut vs {
+        dups.mark(v);
+    }
+    vs
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {
@@ -1003,10 +1039,10 @@ fn validator_mode(
         v
     };
     let check = |raw: &RawRecord| {
-        Some(match &raw.text {
+        vec![match &raw.text {
             Ok(text) => verdict(raw.source.clone(), errors(text)),
             Err(f) => verdict(raw.source.clone(), vec![f.clone()]),
-        })
+        }]
     };
     let input = Input {
         root: Path::new(""),

@@ -86,6 +86,16 @@ impl<'a> FastText<'a> {
             }
         }
         let line = &digits[10 - n..];
+        // a part of a record of several captures: `#PART` after the line
+        let mut part_digits = [0u8; 5];
+        let mut m = 0;
+        let mut p = r.part;
+        while p > 0 {
+            part_digits[4 - m] = b'0' + (p % 10) as u8;
+            p /= 10;
+            m += 1;
+        }
+        let part = &part_digits[5 - m..];
         for (i, w) in self.words.iter().enumerate() {
             let mut k = advance(w, 0, id);
             k = self.kind[i][r.kind as usize].as_ref()?[k] as usize;
@@ -95,6 +105,10 @@ impl<'a> FastText<'a> {
             if r.line > 0 {
                 k = advance(w, k, b":");
                 k = advance(w, k, line);
+            }
+            if r.part > 0 {
+                k = advance(w, k, b"#");
+                k = advance(w, k, part);
             }
             if k < w.len() {
                 return Some(false);
