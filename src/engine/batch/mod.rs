@@ -743,7 +743,7 @@ fn workspace_mode(
     }
     let mut warnings = Vec::new();
     let mut chains: Option<crate::core::chain::ChainReport> = None;
-    for (root, ws, files) in opened {
+    for (root, ws, mut files) in opened {
         // one read of each file (`docs/commands.md#the-pre-pass`): the MCP facts and batch
         // requests of every capture file of the workspace (and of files named outside its
         // capture folders, `check FILE`), and the duplicate-id candidates of those checked
@@ -753,6 +753,9 @@ fn workspace_mode(
             &files,
             &crate::core::prescan::Progress::default(),
         );
+        // a file of batch input requests only holds no capture: the pre-pass read all it
+        // gives (`docs/requests.md#memory`), so it is not read again
+        files.retain(|f| !pre.requests_only.contains(&*ws.relative(f)));
         let ws = ws.with_facts(pre.mcp, pre.requests);
         if let Some(e) = ws.request_glob_error() {
             return Err(BatchError::Check(CheckError::from(e)));
