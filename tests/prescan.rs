@@ -262,3 +262,99 @@ fn the_engine_reports_the_pre_pass_before_its_first_run() {
         }
     }
 }
+
+/// An OpenAI batch input line of the id `id` whose text format is `{"type": "object"}`.
+fn input_line(id: &str) -> String {
+    format!(
+        r#"{{"custom_id": "{id}", "method": "POST", "url": "/v1/chat/completions", "body": {{"model": "m", "messages": [], "response_format": {{"type": "json_schema", "json_schema": {{"name": "t", "schema": {{"type": "object"}}}}}}}}}}"#
+    )
+}
+
+#[test]
+fn the_files_of_requests_only_are_known_after_the_pre_pass_and_check_skips_them() {
+    let create = r#"{"requests": [{"custom_id": "c1", "params": {"model": "m", "max_tokens": 5, "messages": []}}, {"custom_id": "c2", "params": {"model": "m", "max_tokens": 5, "messages": []}}]}"#;
+    let result = |id: &str| {
+        format!(
+            r#"{{"id": "batch_req_{id}", "custom_id": "{id}", "response": {{"status_code": 200, "request_id": "r", "body": {{"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [{{"index": 0, "message": {{"role": "assistant", "content": "{{}}"}}, "finish_reason": "stop"}}]}}}}, "error": null}}"#
+        )
+    };
+    let dir = common::workspace_with(
+        r#"{"type": "object"}"#,
+        &[
+            // requests only (a blank line is no record)
+            (
+                "b_input.jsonl",
+                &format!("{}\n\n{}\n", input_line("r1"), input_line("r2")),
+            ),
+            // one record, two requests
+            ("create.json", create),
+            // a request and a capture
+            (
+                "mixed.jsonl",
+                &format!("{}\n{}\n", input_line("m1"), result("m1")),
+            ),
+            // a request and a line that is no JSON (a record, unreadable as a request)
+            ("broken.jsonl", &format!("{}\nnot json\n", input_line("x1"))),
+            (
+                "b_output.jsonl",
+                &format!("{}\n{}\n", result("r1"), result("r2")),
+            ),
+        ],
+    );
+    let ws = Workspace::load(dir.path()).unwrap();
+    let files = ws.capture_files();
+    let pre = verdict::engine::prescan::run(&ws, &files, &files, &Progress::default());
+    let mut only: Vec<&str> = pre.requests_only.iter().map(|n| &**n).collect();
+    only.sort();
+    assert_eq!(only, ["captures/b_input.jsonl", "captures/create.json"]);
+    let facts = |name: &str| pre.requests.facts(name).unwrap();
+    assert_eq!(
+        (
+            facts("captures/b_input.jsonl").records(),
+            facts("captures/create.json").records(),
+            facts("captures/create.json").len(),
+            facts("captures/mixed.jsonl").records(),
+            facts("captures/broken.jsonl").records(),
+        ),
+        (2, 1, 2, 1, 1)
+    );
+    // `check` gives the verdicts of the captures only, and the results join their
+    // requests in the files it did not read again
+    let out = common::verdict_in(dir.path(), &["check", "--format", "jsonl"]);
+    let verdicts: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "verdict")
+        .map(|v| v["data"].clone())
+        .collect();
+    let seen: Vec<(String, String)> = verdicts
+        .iter()
+        .map(|v| {
+            (
+                v["source"].as_str().unwrap_or_default().to_owned(),
+                v["generation"]["request"]
+                    .as_str()
+                    .unwrap_or("-")
+                    .to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                "captures/b_output.jsonl:1".into(),
+                "captures/b_input.jsonl:1".into()
+            ),
+            (
+                "captures/b_output.jsonl:2".into(),
+                "captures/b_input.jsonl:3".into()
+            ),
+            ("captures/broken.jsonl:2".into(), "-".into()),
+            (
+                "captures/mixed.jsonl:2".into(),
+                "captures/mixed.jsonl:1".into()
+            ),
+        ]
+    );
+}

@@ -103,8 +103,8 @@ pub enum Body {
 /// Whether a record's bytes may hold a `jsonrpc` key (the key itself, or a `\u` escape that
 /// might spell it): the records [`fact_of`] parses.
 pub fn may_be_jsonrpc(bytes: &[u8]) -> bool {
-    memchr::memmem::find(bytes, b"jsonrpc").is_some()
-        || memchr::memmem::find(bytes, b"\\u").is_some()
+    use crate::core::prescan::holds;
+    holds!(bytes, b"jsonrpc") || holds!(bytes, b"\\u")
 }
 
 /// What a request id of a file asked for.

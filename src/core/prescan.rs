@@ -27,6 +27,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
+/// Whether the bytes `$hay` hold the literal `$needle`, with its searcher
+/// (`memchr::memmem::Finder`) built once per use site: building one costs more than
+/// searching a line of a few kB, and the pre-pass tests every line of every capture file
+/// this way (`crate::core::request::may_be_request`, `crate::core::mcp::may_be_jsonrpc`).
+macro_rules! holds {
+    ($hay:expr, $needle:literal) => {{
+        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
+        FINDER.find($hay).is_some()
+    }};
+}
+pub(crate) use holds;
+
 /// Lines of a log read together (their records in parallel).
 pub const BLOCK: usize = 4096;
 

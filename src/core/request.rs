@@ -150,6 +150,8 @@ pub struct FileRequests {
     /// Every request's id, one after the other.
     ids: String,
     variants: Vec<Variant>,
+    /// How many records the requests are (a create body's requests are one record).
+    records: usize,
 }
 
 impl FileRequests {
@@ -161,6 +163,14 @@ impl FileRequests {
     /// How many input requests the file holds.
     pub fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// How many of the file's records are input requests (each line of requests once; an
+    /// Anthropic create body, of many requests, once): when it is every record the file
+    /// has, the file is requests only, and `check` does not read it again
+    /// (`docs/requests.md#memory`).
+    pub fn records(&self) -> usize {
+        self.records
     }
 
     /// The id of the request at `pos`.
@@ -204,6 +214,28 @@ pub fn id_fingerprint(id: &[u8]) -> u64 {
     h.finish()
 }
 
+/// The bucket of `key` among `2^bits` ([`Requests::starts`]): its top `bits` bits.
+fn bucket(key: u64, bits: u32) -> usize {
+    key.checked_shr(64 - bits).unwrap_or(0) as usize
+}
+
+/// The bucket size and starts of `slots` (sorted by key): 4 to 8 slots a bucket (none
+/// below 64 slots: one bucket).
+fn buckets(slots: &[Slot]) -> (u32, Vec<u32>) {
+    let bits = (slots.len() / 4).checked_ilog2().unwrap_or(0).min(30);
+    let bits = if slots.len() < 64 { 0 } else { bits };
+    let mut starts = Vec::with_capacity((1 << bits) + 1);
+    let mut at = 0usize;
+    for b in 0..(1usize << bits) {
+        while at < slots.len() && bucket(slots[at].key, bits) < b {
+            at += 1;
+        }
+        starts.push(at as u32);
+    }
+    starts.push(slots.len() as u32);
+    (bits, starts)
+}
+
 /// One slot of the index by id: the request at `pos` of the file numbered `file`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Slot {
@@ -215,9 +247,9 @@ struct Slot {
 /// The batch input requests of a workspace's capture files (module docs), by file and by
 /// id.
 ///
-/// Memory: per request a file entry (16 bytes), a slot of the index by id (16 bytes) and
-/// its id's bytes; per file each distinct generation schema set once. Never a request
-/// body.
+/// Memory: per request a file entry (16 bytes), a slot of the index by id (16 bytes), a
+/// quarter of a bucket start (4 bytes a bucket) and its id's bytes; per file each distinct
+/// generation schema set once. Never a request body.
 ///
 /// Ids are looked up by a 64-bit key ([`id_fingerprint`]); two different ids with the same
 /// key are kept apart because every lookup compares the id itself (the file's id text), so
@@ -229,9 +261,14 @@ pub struct Requests {
     files: Vec<(Arc<str>, Arc<FileRequests>)>,
     /// Every request by key, then file, then position.
     slots: Vec<Slot>,
+    /// Where the slots of each bucket of keys start (the bucket of a key is its top
+    /// `bucket_bits` bits), and one past the last: a lookup searches its bucket's few slots,
+    /// not the whole index (about one entry per 4 requests).
+    starts: Vec<u32>,
+    bucket_bits: u32,
     /// The input files (indexes into `files`) of each batch name ([`batch_name`]): the
-    /// files a result file of that name joins.
-    by_batch: HashMap<String, Vec<u32>>,
+    /// files a result file of that name joins, sorted by name.
+    by_batch: Vec<(String, Vec<u32>)>,
     /// The key mask ([`key_of`]).
     mask: u64,
 }
@@ -241,7 +278,9 @@ impl Default for Requests {
         Requests {
             files: Vec::new(),
             slots: Vec::new(),
-            by_batch: HashMap::new(),
+            starts: vec![0, 0],
+            bucket_bits: 0,
+            by_batch: Vec::new(),
             mask: u64::MAX,
         }
     }
@@ -284,6 +323,12 @@ pub enum BatchRole {
 /// `.gz` or `.zst`), belongs to the batch `FOLDER/NAME_` (OpenAI's downloads are
 /// `batch_abc123_output.jsonl` and `batch_abc123_error.jsonl`). `rel` is `/`-separated.
 pub fn batch_name(rel: &str) -> Option<(String, BatchRole)> {
+    batch_parts(rel).map(|(dir, prefix, role)| (format!("{dir}/{prefix}"), role))
+}
+
+/// [`batch_name`] as its parts, borrowed from `rel`: the folder, the name's prefix (up to
+/// the role word), the role. The batch is `FOLDER/PREFIX`.
+fn batch_parts(rel: &str) -> Option<(&str, &str, BatchRole)> {
     let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
     let name = name
         .strip_suffix(".gz")
@@ -300,8 +345,7 @@ pub fn batch_name(rel: &str) -> Option<(String, BatchRole)> {
     ];
     roles.iter().find_map(|(word, role)| {
         let prefix = stem.strip_suffix(word)?;
-        (prefix.is_empty() || prefix.ends_with(['_', '-', '.']))
-            .then(|| (format!("{dir}/{prefix}"), *role))
+        (prefix.is_empty() || prefix.ends_with(['_', '-', '.'])).then_some((dir, prefix, *role))
     })
 }
 
@@ -337,7 +381,7 @@ impl Requests {
         files.sort_by(|a, b| a.0.cmp(&b.0));
         files.dedup_by(|a, b| a.0 == b.0);
         let mut slots = Vec::with_capacity(files.iter().map(|f| f.1.len()).sum());
-        let mut by_batch: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut by_batch: Vec<(String, Vec<u32>)> = Vec::new();
         for (i, (name, f)) in files.iter().enumerate() {
             for pos in 0..f.entries.len() {
                 slots.push(Slot {
@@ -347,13 +391,25 @@ impl Requests {
                 });
             }
             if let Some((batch, BatchRole::Input)) = batch_name(name) {
-                by_batch.entry(batch).or_default().push(i as u32);
+                by_batch.push((batch, vec![i as u32]));
             }
         }
+        // one entry per batch, its files in file order (the sort is stable)
+        by_batch.sort_by(|a, b| a.0.cmp(&b.0));
+        by_batch.dedup_by(|later, first| {
+            let same = later.0 == first.0;
+            if same {
+                first.1.append(&mut later.1);
+            }
+            same
+        });
         slots.sort_unstable();
+        let (bucket_bits, starts) = buckets(&slots);
         Requests {
             files,
             slots,
+            starts,
+            bucket_bits,
             by_batch,
             mask,
         }
@@ -371,9 +427,16 @@ impl Requests {
     /// The input files (indexes) the result file `rel` joins by name ([`batch_name`]), if
     /// it is the results file of a batch whose input file the workspace has.
     fn paired_inputs(&self, rel: &str) -> Option<&[u32]> {
-        match batch_name(rel)? {
-            (batch, BatchRole::Results) => self.by_batch.get(&batch).map(Vec::as_slice),
-            (_, BatchRole::Input) => None,
+        // per lookup: the batch's name is compared in parts, not built
+        match batch_parts(rel)? {
+            (dir, prefix, BatchRole::Results) => {
+                let name = || dir.bytes().chain([b'/']).chain(prefix.bytes());
+                self.by_batch
+                    .binary_search_by(|(b, _)| b.bytes().cmp(name()))
+                    .ok()
+                    .map(|i| self.by_batch[i].1.as_slice())
+            }
+            (_, _, BatchRole::Input) => None,
         }
     }
 
@@ -385,6 +448,12 @@ impl Requests {
     /// The input requests of the file `rel` (empty when it has none).
     pub fn facts(&self, rel: &str) -> Option<&FileRequests> {
         self.file_index(rel).map(|i| &*self.files[i].1)
+    }
+
+    /// Whether every one of the `records` records the pre-pass read of the file `rel` is
+    /// an input request (no capture in it: [`FileRequests::records`]).
+    pub fn holds_only_requests(&self, rel: &str, records: usize) -> bool {
+        records > 0 && self.facts(rel).is_some_and(|f| f.records == records)
     }
 
     /// Whether the record `source` is one of the input requests read from its file (a
@@ -443,8 +512,10 @@ impl Requests {
         key: u64,
         keep: &'a dyn Fn(u32) -> bool,
     ) -> impl Iterator<Item = Slot> + 'a {
-        let lo = self.slots.partition_point(|s| s.key < key);
-        self.slots[lo..]
+        let b = bucket(key, self.bucket_bits);
+        let bucket = &self.slots[self.starts[b] as usize..self.starts[b + 1] as usize];
+        let lo = bucket.partition_point(|s| s.key < key);
+        bucket[lo..]
             .iter()
             .take_while(move |s| s.key == key)
             .filter(move |s| keep(s.file))
@@ -703,11 +774,13 @@ impl Requests {
 /// (unescaped, the values skipped) and tested the same way, so a key spelled `"\u006bey"` is
 /// found as `"key"` is (JSON, RFC 8259 section 7).
 pub fn may_be_request(bytes: &[u8]) -> bool {
-    let has = |k: &[u8]| memchr::memmem::find(bytes, k).is_some();
-    let plain = (has(b"\"custom_id\"")
-        && (has(b"\"method\"") || has(b"\"url\"") || has(b"\"params\"")))
-        || (has(b"\"key\"") && has(b"\"request\""))
-        || has(b"\"requests\"");
+    use crate::core::prescan::holds;
+    let plain = (holds!(bytes, b"\"custom_id\"")
+        && (holds!(bytes, b"\"method\"")
+            || holds!(bytes, b"\"url\"")
+            || holds!(bytes, b"\"params\"")))
+        || (holds!(bytes, b"\"key\"") && holds!(bytes, b"\"request\""))
+        || holds!(bytes, b"\"requests\"");
     if plain || !escapes_a_letter(bytes) {
         return plain;
     }
@@ -724,7 +797,9 @@ pub fn may_be_request(bytes: &[u8]) -> bool {
 /// a key the input shapes detect by would need: the escapes of other text (`\u00e9`, a
 /// logger's `\u003c` for `<`) do not make a line worth reading its keys.
 fn escapes_a_letter(bytes: &[u8]) -> bool {
-    memchr::memmem::find_iter(bytes, b"\\u00").any(|i| {
+    static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u00"));
+    ESCAPE.find_iter(bytes).any(|i| {
         matches!(
             (bytes.get(i + 4), bytes.get(i + 5)),
             (Some(b'4'..=b'7'), Some(h)) if h.is_ascii_hexdigit()
@@ -900,6 +975,9 @@ pub struct RequestsBuilder {
     /// Variant of a light line's (family, base, schema text), by the hash of the three.
     texts: HashMap<u64, Vec<Remembered>>,
     remembered: usize,
+    /// The last light line's (family, base, schema text) and variant: most input files send
+    /// one schema on every line, and comparing the text costs less than hashing it.
+    last: Option<Remembered>,
 }
 
 impl RequestsBuilder {
@@ -913,6 +991,15 @@ impl RequestsBuilder {
                 base,
                 schemas,
             } => {
+                if let Some((f, b, t, v)) = &self.last
+                    && *f == family
+                    && *b == base
+                    && **t == *schemas
+                {
+                    let v = *v;
+                    self.entry(source, &id, v);
+                    return;
+                }
                 let h = {
                     use std::hash::{Hash, Hasher};
                     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -940,8 +1027,8 @@ impl RequestsBuilder {
                             self.remembered += 1;
                             self.texts.entry(h).or_default().push((
                                 family,
-                                base,
-                                schemas.into_boxed_str(),
+                                base.clone(),
+                                schemas.clone().into_boxed_str(),
                                 variant,
                             ));
                         }
@@ -949,6 +1036,7 @@ impl RequestsBuilder {
                     }
                 };
                 self.entry(source, &id, variant);
+                self.last = Some((family, base, schemas.into_boxed_str(), variant));
             }
         }
     }
@@ -984,11 +1072,16 @@ impl RequestsBuilder {
     }
 
     fn entry(&mut self, source: &RecordRef, id: &str, variant: u32) {
+        let line = source
+            .line()
+            .map_or(0, |l| u32::try_from(l).unwrap_or(u32::MAX));
+        // records come in file order: a record's requests are consecutive entries
+        if self.facts.entries.last().is_none_or(|e| e.line != line) {
+            self.facts.records += 1;
+        }
         self.facts.ids.push_str(id);
         self.facts.entries.push(Entry {
-            line: source
-                .line()
-                .map_or(0, |l| u32::try_from(l).unwrap_or(u32::MAX)),
+            line,
             variant,
             id_end: self.facts.ids.len(),
         });

@@ -87,8 +87,9 @@ pub const ID_MEMBERS: &[&str] = &[
 /// anything else it may find more or fewer, which is harmless, since a record that is not
 /// strict JSON is named by its source.
 pub fn candidates(text: &[u8], file: &str, each: &mut dyn FnMut(&[u8])) {
+    use crate::core::prescan::holds;
     // an OTLP/JSON record's span capture is named `TRACEID/SPANID`, two members joined
-    if memchr::memmem::find(text, b"resourceSpans").is_some() {
+    if holds!(text, b"resourceSpans") {
         for id in crate::core::shape::otlp::span_ids(text) {
             each(id.as_bytes());
         }
@@ -96,7 +97,7 @@ pub fn candidates(text: &[u8], file: &str, each: &mut dyn FnMut(&[u8])) {
     // a member name can only hide one of ours behind a `\u` escape: without one, a search
     // for each quoted name finds every member (a match inside a string value, `"a \"id"`,
     // is a member name only if a colon follows, and then only adds a candidate)
-    if memchr::memmem::find(text, b"\\u").is_some() {
+    if holds!(text, b"\\u") {
         return tokenize(text, file, each);
     }
     static FINDERS: std::sync::LazyLock<Vec<(bool, memchr::memmem::Finder<'static>)>> =
@@ -109,7 +110,7 @@ pub fn candidates(text: &[u8], file: &str, each: &mut dyn FnMut(&[u8])) {
                 })
                 .collect()
         });
-    let jsonrpc = memchr::memmem::find(text, b"\"jsonrpc\"").is_some();
+    let jsonrpc = holds!(text, b"\"jsonrpc\"");
     let mut rpc_ids: Vec<Vec<u8>> = Vec::new();
     let mut value_buf = Vec::new();
     for (is_id, finder) in FINDERS.iter() {

@@ -28,6 +28,10 @@ pub struct PrePass {
     /// Every file read (workspace-relative), in the order given (the workspace's, then the
     /// other checked ones), with its number of records as the pipeline reads them.
     pub records: Vec<(Arc<str>, usize)>,
+    /// The files read (workspace-relative) whose every record is a batch input request
+    /// ([`Requests::holds_only_requests`]): no capture in them, so `check` does not read
+    /// them a second time (`docs/requests.md#memory`).
+    pub requests_only: std::collections::HashSet<Arc<str>>,
     /// False when [`Progress::stop`] stopped it: nothing in it is to be used.
     pub complete: bool,
 }
@@ -73,10 +77,15 @@ pub fn run(ws: &Workspace, all: &[PathBuf], checked: &[PathBuf], progress: &Prog
     }
     let hook = ids::Candidates::new(names);
     let pre = prescan::read(ws, &targets, true, &hook, progress);
-    let records = pre
+    let records: Vec<(Arc<str>, usize)> = pre
         .files
         .iter()
         .map(|f| (f.name.clone(), f.records))
+        .collect();
+    let requests_only = records
+        .iter()
+        .filter(|(name, n)| pre.requests.holds_only_requests(name, *n))
+        .map(|(name, _)| name.clone())
         .collect();
     let ids = ids::Scan::of(pre.files, pre.found, ws.config.max_capture_bytes);
     PrePass {
@@ -84,6 +93,7 @@ pub fn run(ws: &Workspace, all: &[PathBuf], checked: &[PathBuf], progress: &Prog
         requests: pre.requests,
         ids,
         records,
+        requests_only,
         complete: pre.complete,
     }
 }

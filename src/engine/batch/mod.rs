@@ -750,8 +750,15 @@ fn workspace_mode(
     }
     let mut warnings = Vec::new();
     let mut chains: Option<crate::core::chain::ChainReport> = None;
-    for (root, ws, files) in opened {
-        let Checker { ws, dups } = Checker::prepare(&ws, &files)?;
+    for (root, ws, mut files) in opened {
+        let Checker {
+            ws,
+            dups,
+            requests_only,
+        } = Checker::prepare(&ws, &files)?;
+        // a file of batch input requests only holds no capture: the pre-pass read all it
+        // gives (`docs/requests.md#memory`), so it is not read again
+        files.retain(|f| !requests_only.contains(&*ws.relative(f)));
         let max = ws.config.max_capture_bytes;
         // the joined ids some capture has: the rest are reported once, after the run
         let matched = std::sync::Mutex::new(std::collections::HashSet::new());
@@ -856,6 +863,9 @@ pub struct Checker {
     pub ws: Workspace,
     /// The ids several captures of the checked files share (`DUPLICATE_ID`).
     dups: ids::Shared,
+    /// The files (workspace-relative) whose every record is a batch input request: the
+    /// pre-pass read all they give, so `check` does not read them again.
+    requests_only: std::collections::HashSet<std::sync::Arc<str>>,
 }
 
 impl Checker {
@@ -892,7 +902,11 @@ impl Checker {
         }
         // ids shared by several captures of the workspace: known before the first verdict
         let dups = pre.ids.exact(&ws, None).shared();
-        Ok(Checker { ws, dups })
+        Ok(Checker {
+            ws,
+            dups,
+            requests_only: pre.requests_only,
+        })
     }
 
     /// One record's verdict as `check` gives it (`None`: not a capture, as
