@@ -385,7 +385,7 @@ impl ChainSet {
                 slot
             }
             None => {
-                if self.len % CHUNK == 0 {
+                if self.len.is_multiple_of(CHUNK) {
                     self.chunks.push(Vec::with_capacity(CHUNK));
                 }
                 if let Some(c) = self.chunks.last_mut() {

@@ -114,13 +114,17 @@ pub struct ChainSummary {
     pub budget_advice: Vec<BudgetAdvice>,
 }
 
+/// A first failure (stage, reason, pointer) -> its chains, and the recovered ones' attempts
+/// and tokens to recover.
+type Failures = BTreeMap<(Stage, Reason, Option<String>), (usize, Vec<u64>, Vec<u64>)>;
+
 /// The summary's makings, fed one row at a time ([`SummaryAcc::add`]): the counts, and per
 /// first failure and per contract the recovered chains' attempts and tokens (16 bytes a
 /// recovered chain), so that a run need not keep its rows to summarize them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SummaryAcc {
     counts: ChainSummary,
-    failures: BTreeMap<(Stage, Reason, Option<String>), (usize, Vec<u64>, Vec<u64>)>,
+    failures: Failures,
     unrecovered: BTreeMap<Reason, usize>,
     advice: BTreeMap<Option<String>, Vec<u64>>,
 }
