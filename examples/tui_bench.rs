@@ -6,7 +6,9 @@
 //! * frame render time (median, p99) with everything loaded;
 //! * keypress to frame (`App::update(key)` + draw; median, p99) for `j`, `PgDn`, `G`/`g`,
 //!   and typing a filter (`/`, then `s`, `c`, `h`, then Backspace);
-//! * selection to detail (`j`, then the engine's re-read of the record, then the frame).
+//! * selection to detail (`j`, then the engine's re-read of the record, then the frame);
+//! * with chains (`bench/chains.py`): the chain tree (`c`), moving in it, Enter to expand
+//!   and collapse a chain, and `c` back to the list.
 //!
 //! Not part of `cargo test`. Run it on a generated 1,000,000-record log:
 //!
@@ -294,6 +296,63 @@ fn main() {
         "`a` completing `/stage:schema` (narrows)".into(),
         stats(tok),
     ));
+    // the chain grouping (`c`), when the workspace has chains: into it, moving, expanding
+    // and collapsing a chain (Enter), and back
+    let mut chain_rows: Vec<(String, (Duration, Duration, Duration))> = Vec::new();
+    let chains = b.app.chains.tree.view.as_ref().map(|v| {
+        (
+            v.report.rows.len(),
+            v.attempts.iter().map(Vec::len).sum::<usize>(),
+        )
+    });
+    if b.app.chains.tree.any() {
+        let (mut into, mut out) = (Vec::new(), Vec::new());
+        let (mut cj, mut cpg, mut cgl, mut cgf, mut open, mut close) = (
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        );
+        for _ in 0..reps {
+            into.push(b.key(KeyCode::Char('c')));
+            b.submit();
+            b.drain();
+            for _ in 0..frames / reps {
+                cj.push(b.key(KeyCode::Char('j')));
+                b.submit();
+                b.drain();
+            }
+            for _ in 0..(frames / reps / 2).max(1) {
+                cpg.push(b.key(KeyCode::PageDown));
+                b.submit();
+                b.drain();
+                open.push(b.key(KeyCode::Enter));
+                b.submit();
+                b.drain();
+                close.push(b.key(KeyCode::Enter));
+                b.submit();
+                b.drain();
+            }
+            cgl.push(b.key(KeyCode::Char('G')));
+            b.submit();
+            b.drain();
+            cgf.push(b.key(KeyCode::Char('g')));
+            b.submit();
+            b.drain();
+            out.push(b.key(KeyCode::Char('c')));
+            b.settle();
+        }
+        chain_rows.push(("`c` (into the chain tree)".into(), stats(into)));
+        chain_rows.push(("`j` in the chain tree".into(), stats(cj)));
+        chain_rows.push(("`PgDn` in the chain tree".into(), stats(cpg)));
+        chain_rows.push(("Enter (expand a chain)".into(), stats(open)));
+        chain_rows.push(("Enter (collapse it)".into(), stats(close)));
+        chain_rows.push(("`G` in the chain tree".into(), stats(cgl)));
+        chain_rows.push(("`g` in the chain tree".into(), stats(cgf)));
+        chain_rows.push(("`c` (back to the list)".into(), stats(out)));
+    }
     let (hwm_end, _) = memory();
 
     println!(
@@ -347,6 +406,13 @@ fn main() {
     println!("|---|---|---|---|");
     for (name, (p50, p99, max)) in rows {
         println!("| {name} | {} | {} | {} |", ms(p50), ms(p99), ms(max));
+    }
+    if let Some((n, attempts)) = chains {
+        println!("\n| the chain tree: {n} chains, {attempts} attempts | p50 | p99 | max |");
+        println!("|---|---|---|---|");
+        for (name, (p50, p99, max)) in chain_rows {
+            println!("| {name} | {} | {} | {} |", ms(p50), ms(p99), ms(max));
+        }
     }
     println!(
         "\n| filter key to the complete view (slices of {} between frames) | p50 | p99 | max |",

@@ -29,7 +29,15 @@ pub const NO_CHAINS: &str = "no chains: no capture has `chain`, no `[chains]` in
 /// The workspace cannot be checked (as `check`: exit 2); writing failed.
 pub fn run(args: &ChainsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let paths: Vec<std::path::PathBuf> = args.workspace.iter().cloned().collect();
-    let summary = match batch::check_workspaces(&paths, &BatchOptions::default(), &mut Discard) {
+    // the table lists the unrecovered or flagged chains only; JSON every row
+    let opts = BatchOptions {
+        chain_rows: match args.format {
+            ChainsFormat::Json => crate::core::chain::Keep::All,
+            ChainsFormat::Human => crate::core::chain::Keep::Notable,
+        },
+        ..BatchOptions::default()
+    };
+    let summary = match batch::check_workspaces(&paths, &opts, &mut Discard) {
         Ok(s) => s,
         Err(BatchError::Check(e)) => return Err(e.into()),
         Err(BatchError::Deliver(e)) => return Err(e.into()),

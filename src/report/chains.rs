@@ -290,7 +290,7 @@ mod tests {
         let r = ChainReport {
             summary: ChainSummary::of(&rows),
             rows,
-            warnings: Vec::new(),
+            ..ChainReport::default()
         };
         let mut out = Vec::new();
         write_table(&mut out, &r).unwrap();

@@ -52,6 +52,11 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         // annotates their contract's lint findings); the other formats never see them
         skip_passing: args.quiet
             && !(args.format == Format::Human || args.format == Format::Github && !instances),
+        // only the JSON formats print the chain rows; the others their summary at most
+        chain_rows: match args.format {
+            Format::Json | Format::Jsonl => crate::core::chain::Keep::All,
+            _ => crate::core::chain::Keep::None,
+        },
     };
     let mut to_sink = ToSink {
         sink: &mut *sink,

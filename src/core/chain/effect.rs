@@ -38,7 +38,16 @@ pub fn effect(
     next_stage: Stage,
     next_pointers: &[Box<str>],
 ) -> Effect {
-    if next_pointers.iter().any(|p| &**p == pointer) {
+    classify(
+        next_pointers.iter().any(|p| &**p == pointer),
+        stage,
+        next_stage,
+    )
+}
+
+/// The rule of [`effect`], given whether the next attempt errs at the pointer too.
+pub fn classify(persisted: bool, stage: Stage, next_stage: Stage) -> Effect {
+    if persisted {
         Effect::Persisted
     } else if next_stage == stage {
         Effect::Moved

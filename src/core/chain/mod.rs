@@ -18,6 +18,7 @@ use crate::core::verdict::{Decision, Reason, Stage, Verdict, Warning};
 pub use link::{ChainLink, LinkedBy};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The workspace warning for a chain whose attempt numbers repeat or skip, or whose
 /// attempts' `pattern` numbers cannot be read (`docs/chains.md#warnings`).
@@ -30,34 +31,157 @@ pub const CHAIN_ORDER: &str = "CHAIN_ORDER";
 /// [`MAX_ERRORS`](crate::core::verdict::MAX_ERRORS) findings anyway).
 const MAX_POINTERS: usize = 100;
 
+/// Steps are kept in chunks of this many (allocated once each, never moved: a growing
+/// vector of a million steps would copy itself and hold twice its size at its last growth).
+const CHUNK: usize = 1 << 16;
+
+/// "None" for the `u32` indexes of a [`Step`]: no contract, no reason; as its `chain`, a
+/// step taken out of a live set (its slot free for the next one).
+const NONE: u32 = u32::MAX;
+
+// the bits of `Step::flags`
+const HAS_ATTEMPT: u8 = 1;
+const HAS_ORDER: u8 = 2;
+const HAS_DIGEST: u8 = 4;
+const HAS_TOKENS: u8 = 8;
+const HAS_LINE: u8 = 16;
+const FIRST_HAS_POINTER: u8 = 32;
+const HAS_PROBLEM: u8 = 64;
+
 /// What a chain keeps of one attempt: enough for its outcome, flags and effects, nothing
-/// of the verdict's text (a few dozen bytes plus its failing pointers).
-#[derive(Debug, Clone)]
-pub struct Step {
-    /// The attempt number the link gave.
-    pub attempt: Option<u64>,
-    /// The `[chains] order` value.
-    pub order: Option<f64>,
-    /// Where the capture is (the default order: file name, then line).
-    pub source: RecordRef,
+/// of the verdict (`docs/chains.md#memory`). Fixed-size, 64 bytes: the chain, file, reason
+/// and contract are indexes into the set's tables (each name kept once), the failing
+/// pointers a range of the set's interned pointer ids (4 bytes a pointer), the link's rare
+/// problem text in a side map.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    /// The attempt number the link gave (with [`HAS_ATTEMPT`]).
+    attempt: u64,
+    /// The `[chains] order` value (with [`HAS_ORDER`]).
+    order: f64,
+    /// The proposal's digest ([`ChainLink::digest`], with [`HAS_DIGEST`]).
+    digest: u64,
+    /// Tokens from `meta.usage` (with [`HAS_TOKENS`]).
+    tokens: u64,
+    /// The 1-based line in a log (with [`HAS_LINE`]).
+    line: u64,
+    /// The chain's index; [`NONE`]: a free slot.
+    chain: u32,
+    /// The capture file's index in the set's files.
+    file: u32,
+    /// The contract's index in the set's contracts, or [`NONE`].
+    contract: u32,
+    /// The reason's index in the set's reasons, or [`NONE`].
+    reason: u32,
+    /// Where its pointer ids start in the set's pointer ids.
+    pointers: u32,
+    /// How many pointer ids (at most [`MAX_POINTERS`]).
+    npointers: u8,
     /// The verdict's stage.
-    pub stage: Stage,
+    stage: Stage,
     /// The verdict's decision.
-    pub decision: Decision,
+    decision: Decision,
+    /// The `HAS_*` and [`FIRST_HAS_POINTER`] bits.
+    flags: u8,
+}
+
+/// One attempt as the outcome reads it: a [`Step`] and the tables its indexes point into.
+#[derive(Clone, Copy)]
+pub struct StepView<'a> {
+    step: &'a Step,
+    set: &'a ChainSet,
+    index: u32,
+}
+
+impl<'a> StepView<'a> {
+    fn bit(&self, b: u8) -> bool {
+        self.step.flags & b != 0
+    }
+
+    /// The attempt number the link gave.
+    pub fn attempt(&self) -> Option<u64> {
+        self.bit(HAS_ATTEMPT).then_some(self.step.attempt)
+    }
+
+    /// The `[chains] order` value.
+    pub fn order(&self) -> Option<f64> {
+        self.bit(HAS_ORDER).then_some(self.step.order)
+    }
+
+    /// The proposal's digest.
+    pub fn digest(&self) -> Option<u64> {
+        self.bit(HAS_DIGEST).then_some(self.step.digest)
+    }
+
+    /// Tokens from `meta.usage`.
+    pub fn tokens(&self) -> Option<u64> {
+        self.bit(HAS_TOKENS).then_some(self.step.tokens)
+    }
+
+    /// The verdict's stage.
+    pub fn stage(&self) -> Stage {
+        self.step.stage
+    }
+
+    /// The verdict's decision.
+    pub fn decision(&self) -> Decision {
+        self.step.decision
+    }
+
     /// The verdict's reason.
-    pub reason: Option<Reason>,
-    /// The pointer of the first finding (the first failure's pointer).
-    pub first_pointer: Option<Box<str>>,
-    /// The distinct pointers of the failing stage's findings, at most 100.
-    pub pointers: Box<[Box<str>]>,
-    /// The proposal's digest ([`ChainLink::digest`]).
-    pub digest: Option<u64>,
-    /// Tokens from `meta.usage`: `total_tokens`, else `input_tokens` + `output_tokens`.
-    pub tokens: Option<u64>,
-    /// Index of the verdict's contract in the set's contract names.
-    pub contract: Option<u32>,
+    pub fn reason(&self) -> Option<&'a Reason> {
+        self.set.reasons.get(self.step.reason as usize)
+    }
+
+    /// The interned ids of the distinct pointers of the failing stage's findings.
+    pub fn pointer_ids(&self) -> &'a [u32] {
+        let at = self.step.pointers as usize;
+        &self.set.pointer_ids[at..at + self.step.npointers as usize]
+    }
+
+    /// The pointer of an id of [`StepView::pointer_ids`].
+    pub fn pointer(&self, id: u32) -> &'a str {
+        &self.set.pointer_names[id as usize]
+    }
+
+    /// The first finding's pointer.
+    pub fn first_pointer(&self) -> Option<&'a str> {
+        self.bit(FIRST_HAS_POINTER)
+            .then(|| self.pointer(self.pointer_ids()[0]))
+    }
+
+    /// The capture file's name.
+    pub fn file(&self) -> &'a str {
+        &self.set.files[self.step.file as usize]
+    }
+
+    /// The line in a log.
+    pub fn line(&self) -> Option<usize> {
+        self.bit(HAS_LINE).then_some(self.step.line as usize)
+    }
+
+    /// Where the capture is (made on demand: the step keeps two numbers).
+    pub fn source(&self) -> RecordRef {
+        RecordRef::new(self.set.files[self.step.file as usize].clone(), self.line())
+    }
+
+    /// File name, then line: [`RecordRef`]'s order.
+    pub fn cmp_source(&self, other: &StepView<'_>) -> std::cmp::Ordering {
+        (self.file(), self.line()).cmp(&(other.file(), other.line()))
+    }
+
     /// The link's problem, if any (an unusable attempt number or order value).
-    pub problem: Option<Box<str>>,
+    pub fn problem(&self) -> Option<&'a str> {
+        if !self.bit(HAS_PROBLEM) {
+            return None;
+        }
+        self.set.problems.get(&self.index).map(|p| &**p)
+    }
+
+    /// The contract's index in the set.
+    fn contract(&self) -> Option<u32> {
+        (self.step.contract != NONE).then_some(self.step.contract)
+    }
 }
 
 /// The tokens of one attempt from its `meta.usage` (`docs/chains.md#tokens`):
@@ -68,25 +192,70 @@ pub fn tokens_of(v: &Verdict) -> Option<u64> {
     n("total_tokens").or_else(|| Some(n("input_tokens")?.saturating_add(n("output_tokens")?)))
 }
 
-/// One chain while it is fed.
-#[derive(Debug, Clone)]
-struct Acc {
-    id: String,
-    linked_by: LinkedBy,
-    steps: Vec<Step>,
+/// Interns a name: its index in `names`, added when new.
+fn intern<
+    K: Clone + Eq + std::hash::Hash + std::borrow::Borrow<Q>,
+    Q: Eq + std::hash::Hash + ?Sized,
+>(
+    names: &mut Vec<K>,
+    index: &mut HashMap<K, u32>,
+    name: &Q,
+    make: impl FnOnce() -> K,
+) -> u32 {
+    if let Some(i) = index.get(name) {
+        return *i;
+    }
+    let i = names.len() as u32;
+    let k = make();
+    names.push(k.clone());
+    index.insert(k, i);
+    i
+}
+
+/// Which rows [`ChainSet::finish_keeping`] keeps (every row goes into the summary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Keep {
+    /// Every row (`check --format json` and `jsonl`, `verdict chains --format json`).
+    #[default]
+    All,
+    /// The unrecovered or flagged ones, without their `sources` and `effects` lists: what
+    /// `verdict chains`' table prints of them.
+    Notable,
+    /// None: the summary only (`check`'s human report).
+    None,
 }
 
 /// The chains of one workspace, fed verdicts in any order ([`ChainSet::add`]), or updated
 /// and removed by source for a live session ([`ChainSet::live`]).
 #[derive(Debug, Clone, Default)]
 pub struct ChainSet {
-    chains: Vec<Acc>,
-    index: HashMap<String, usize>,
+    /// The steps, in chunks of [`CHUNK`].
+    chunks: Vec<Vec<Step>>,
+    /// How many slots of `chunks` are used (free ones included).
+    len: usize,
+    /// Live mode: the slots of removed steps, for the next ones.
+    free: Vec<u32>,
+    /// Per chain: how it was linked and how many steps it has.
+    chains: Vec<(LinkedBy, u32)>,
+    /// A chain's id -> its index (each id kept once).
+    index: HashMap<Box<str>, u32>,
+    files: Vec<Arc<str>>,
+    file_index: HashMap<Arc<str>, u32>,
+    reasons: Vec<Reason>,
+    reason_index: HashMap<Reason, u32>,
     contracts: Vec<String>,
     contract_index: HashMap<String, u32>,
-    /// Live mode: the index of the chain each source's step is in (`None`: batch mode,
-    /// nothing kept).
-    by_source: Option<HashMap<RecordRef, u32>>,
+    pointer_names: Vec<Arc<str>>,
+    pointer_index: HashMap<Arc<str>, u32>,
+    /// The steps' pointer ids, each step's a range.
+    pointer_ids: Vec<u32>,
+    /// Live mode: pointer ids no step uses any more (compacted when they are half).
+    garbage: usize,
+    /// The problem texts of the steps that have one, by slot.
+    problems: HashMap<u32, Box<str>>,
+    /// Live mode: the slot of each source's step, by (file index, line; 0: a file of one
+    /// record) (`None`: batch mode, nothing kept).
+    by_source: Option<HashMap<(u32, u64), u32>>,
 }
 
 impl ChainSet {
@@ -104,87 +273,174 @@ impl ChainSet {
         self.chains.is_empty()
     }
 
+    fn step(&self, i: u32) -> &Step {
+        &self.chunks[i as usize / CHUNK][i as usize % CHUNK]
+    }
+
+    fn step_mut(&mut self, i: u32) -> &mut Step {
+        &mut self.chunks[i as usize / CHUNK][i as usize % CHUNK]
+    }
+
+    fn view(&self, i: u32) -> StepView<'_> {
+        StepView {
+            step: self.step(i),
+            set: self,
+            index: i,
+        }
+    }
+
+    fn file_of(&mut self, file: &Arc<str>) -> u32 {
+        intern(&mut self.files, &mut self.file_index, &**file, || {
+            file.clone()
+        })
+    }
+
     /// Adds a verdict: nothing when it has no [`Verdict::chain`](crate::core::verdict::Verdict::chain).
     pub fn add(&mut self, v: &Verdict) {
         if self.by_source.is_some() {
             self.remove(&v.source);
         }
         let Some(link) = &v.chain else { return };
-        let contract = v
-            .contract
-            .as_ref()
-            .map(|c| match self.contract_index.get(c) {
-                Some(i) => *i,
-                None => {
-                    let i = self.contracts.len() as u32;
-                    self.contracts.push(c.clone());
-                    self.contract_index.insert(c.clone(), i);
-                    i
-                }
-            });
-        let mut pointers: Vec<Box<str>> = Vec::new();
+        let contract = v.contract.as_ref().map_or(NONE, |c| {
+            intern(
+                &mut self.contracts,
+                &mut self.contract_index,
+                c.as_str(),
+                || c.clone(),
+            )
+        });
+        let reason = v.reason.as_ref().map_or(NONE, |r| {
+            intern(&mut self.reasons, &mut self.reason_index, r, || r.clone())
+        });
+        let start = self.pointer_ids.len();
+        let first_has_pointer = v.errors.first().is_some_and(|f| f.pointer.is_some());
         for f in &v.errors {
-            if pointers.len() >= MAX_POINTERS {
+            if self.pointer_ids.len() - start >= MAX_POINTERS {
                 break;
             }
-            if let Some(p) = &f.pointer
-                && !pointers.iter().any(|q| &**q == p)
-            {
-                pointers.push(p.as_str().into());
+            if let Some(p) = &f.pointer {
+                let id = intern(
+                    &mut self.pointer_names,
+                    &mut self.pointer_index,
+                    p.as_str(),
+                    || Arc::from(p.as_str()),
+                );
+                if !self.pointer_ids[start..].contains(&id) {
+                    self.pointer_ids.push(id);
+                }
             }
         }
-        let step = Step {
-            attempt: link.attempt,
-            order: link.order,
-            source: v.source.clone(),
-            stage: v.stage,
-            decision: v.decision,
-            reason: v.reason.clone(),
-            first_pointer: v
-                .errors
-                .first()
-                .and_then(|f| f.pointer.as_deref())
-                .map(Into::into),
-            pointers: pointers.into_boxed_slice(),
-            digest: link
-                .digest
-                .as_deref()
-                .and_then(|d| u64::from_str_radix(d, 16).ok()),
-            tokens: tokens_of(v),
-            contract,
-            problem: link.problem.as_deref().map(Into::into),
-        };
-        let i = match self.index.get(&link.id) {
+        let digest = link
+            .digest
+            .as_deref()
+            .and_then(|d| u64::from_str_radix(d, 16).ok());
+        let tokens = tokens_of(v);
+        let file = self.file_of(v.source.file());
+        let line = v.source.line();
+        let bits = [
+            (link.attempt.is_some(), HAS_ATTEMPT),
+            (link.order.is_some(), HAS_ORDER),
+            (digest.is_some(), HAS_DIGEST),
+            (tokens.is_some(), HAS_TOKENS),
+            (line.is_some(), HAS_LINE),
+            (first_has_pointer, FIRST_HAS_POINTER),
+            (link.problem.is_some(), HAS_PROBLEM),
+        ];
+        let chain = match self.index.get(link.id.as_str()) {
             Some(i) => *i,
             None => {
-                self.chains.push(Acc {
-                    id: link.id.clone(),
-                    linked_by: link.linked_by,
-                    steps: Vec::new(),
-                });
-                self.index.insert(link.id.clone(), self.chains.len() - 1);
-                self.chains.len() - 1
+                let i = self.chains.len() as u32;
+                self.chains.push((link.linked_by, 0));
+                self.index.insert(link.id.as_str().into(), i);
+                i
             }
         };
         // an explicit link wins over a natural one for the chain's name
         if link.linked_by != LinkedBy::Natural {
-            self.chains[i].linked_by = link.linked_by;
+            self.chains[chain as usize].0 = link.linked_by;
         }
-        self.chains[i].steps.push(step);
+        self.chains[chain as usize].1 += 1;
+        let step = Step {
+            attempt: link.attempt.unwrap_or(0),
+            order: link.order.unwrap_or(0.0),
+            digest: digest.unwrap_or(0),
+            tokens: tokens.unwrap_or(0),
+            line: line.unwrap_or(0) as u64,
+            chain,
+            file,
+            contract,
+            reason,
+            pointers: start as u32,
+            npointers: (self.pointer_ids.len() - start) as u8,
+            stage: v.stage,
+            decision: v.decision,
+            flags: bits
+                .iter()
+                .filter(|(on, _)| *on)
+                .fold(0, |acc, (_, b)| acc | b),
+        };
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                *self.step_mut(slot) = step;
+                slot
+            }
+            None => {
+                if self.len.is_multiple_of(CHUNK) {
+                    self.chunks.push(Vec::with_capacity(CHUNK));
+                }
+                if let Some(c) = self.chunks.last_mut() {
+                    c.push(step);
+                }
+                self.len += 1;
+                (self.len - 1) as u32
+            }
+        };
+        if let Some(p) = &link.problem {
+            self.problems.insert(slot, p.as_str().into());
+        }
         if let Some(m) = &mut self.by_source {
-            m.insert(v.source.clone(), i as u32);
+            m.insert((file, line.unwrap_or(0) as u64), slot);
         }
     }
 
     /// Live mode: takes the step of `source` out of its chain (a capture that disappeared
-    /// or is about to be replaced). Returns the chain's id.
-    pub fn remove(&mut self, source: &RecordRef) -> Option<String> {
-        let i = self.by_source.as_mut()?.remove(source)? as usize;
-        let acc = &mut self.chains[i];
-        if let Some(at) = acc.steps.iter().position(|s| s.source == *source) {
-            acc.steps.swap_remove(at);
+    /// or is about to be replaced). Returns whether it had one.
+    pub fn remove(&mut self, source: &RecordRef) -> bool {
+        let Some(&file) = self.file_index.get(&**source.file()) else {
+            return false;
+        };
+        let Some(slot) = self
+            .by_source
+            .as_mut()
+            .and_then(|m| m.remove(&(file, source.line().unwrap_or(0) as u64)))
+        else {
+            return false;
+        };
+        let step = *self.step(slot);
+        self.step_mut(slot).chain = NONE;
+        self.free.push(slot);
+        self.problems.remove(&slot);
+        self.chains[step.chain as usize].1 -= 1;
+        self.garbage += step.npointers as usize;
+        if self.garbage > 4096 && self.garbage * 2 > self.pointer_ids.len() {
+            self.compact_pointers();
         }
-        Some(acc.id.clone())
+        true
+    }
+
+    /// Live mode: drops the pointer ids of removed steps.
+    fn compact_pointers(&mut self) {
+        let mut ids = Vec::with_capacity(self.pointer_ids.len() - self.garbage);
+        for c in &mut self.chunks {
+            for s in c.iter_mut().filter(|s| s.chain != NONE) {
+                let at = s.pointers as usize;
+                let start = ids.len() as u32;
+                ids.extend_from_slice(&self.pointer_ids[at..at + s.npointers as usize]);
+                s.pointers = start;
+            }
+        }
+        self.pointer_ids = ids;
+        self.garbage = 0;
     }
 
     /// The report: each chain's steps ordered (`docs/chains.md#order`), its row, the
@@ -192,7 +448,13 @@ impl ChainSet {
     /// whose order values are unusable. A natural link seen once is no chain. Chains come
     /// in the order their first attempt was added.
     pub fn finish(&self, budget: &Budget) -> ChainReport {
-        self.finish_each(budget, |_| {})
+        self.finish_each(budget, Keep::All, |_| {})
+    }
+
+    /// [`ChainSet::finish`], keeping only the rows `keep` says (the summary counts them
+    /// all): at a million attempts the rows would weigh more than the steps.
+    pub fn finish_keeping(&self, budget: &Budget, keep: Keep) -> ChainReport {
+        self.finish_each(budget, keep, |_| {})
     }
 
     /// [`ChainSet::finish`], with every chain's attempts in chain order (all of them, not
@@ -200,48 +462,112 @@ impl ChainSet {
     /// terminal workbench groups its list by (`docs/chains.md#in-the-terminal-workbench`).
     pub fn finish_with_attempts(&self, budget: &Budget) -> (ChainReport, Vec<Vec<Attempt>>) {
         let mut attempts = Vec::new();
-        let report = self.finish_each(budget, |steps| {
-            attempts.push(steps.iter().map(|s| Attempt::of(s)).collect());
+        let report = self.finish_each(budget, Keep::All, |steps| {
+            attempts.push(steps.iter().map(Attempt::of).collect());
         });
         (report, attempts)
     }
 
     /// The report, handing each reported chain's ordered steps to `each` (in row order).
-    fn finish_each(&self, budget: &Budget, mut each: impl FnMut(&[&Step])) -> ChainReport {
+    fn finish_each(
+        &self,
+        budget: &Budget,
+        keep: Keep,
+        mut each: impl FnMut(&[StepView<'_>]),
+    ) -> ChainReport {
+        // the slots grouped by chain (a counting sort: 4 bytes a step)
+        let mut start: Vec<u32> = Vec::with_capacity(self.chains.len() + 1);
+        let mut at = 0u32;
+        for (_, n) in &self.chains {
+            start.push(at);
+            at += n;
+        }
+        start.push(at);
+        let mut fill = start.clone();
+        let mut slots = vec![0u32; at as usize];
+        for i in 0..self.len as u32 {
+            let c = self.step(i).chain;
+            if c != NONE {
+                slots[fill[c as usize] as usize] = i;
+                fill[c as usize] += 1;
+            }
+        }
+        drop(fill);
+        let mut ids: Vec<&str> = vec![""; self.chains.len()];
+        for (id, i) in &self.index {
+            ids[*i as usize] = id;
+        }
         let mut rows = Vec::new();
         let mut warnings = Vec::new();
-        for acc in &self.chains {
-            if acc.steps.is_empty() || acc.linked_by == LinkedBy::Natural && acc.steps.len() < 2 {
+        let mut acc = summary::SummaryAcc::default();
+        let mut steps: Vec<StepView<'_>> = Vec::new();
+        for (c, &(linked_by, n)) in self.chains.iter().enumerate() {
+            if n == 0 || linked_by == LinkedBy::Natural && n < 2 {
                 continue;
             }
-            let mut steps: Vec<&Step> = acc.steps.iter().collect();
+            steps.clear();
+            let range = start[c] as usize..start[c + 1] as usize;
+            steps.extend(slots[range].iter().map(|&i| self.view(i)));
             let ordered = outcome::order(&mut steps);
-            warnings.extend(outcome::warnings(&acc.id, &steps, ordered));
+            warnings.extend(outcome::warnings(ids[c], &steps, ordered));
             let contract = steps
                 .iter()
-                .find_map(|s| s.contract)
+                .find_map(StepView::contract)
                 .map(|i| self.contracts[i as usize].clone());
-            rows.push(outcome::row(
-                &acc.id,
-                acc.linked_by,
-                contract,
-                &steps,
-                budget,
-            ));
+            let mut row = outcome::row(ids[c], linked_by, contract, &steps, budget);
+            acc.add(&row);
             each(&steps);
+            match keep {
+                Keep::All => rows.push(row),
+                Keep::Notable
+                    if row.outcome == outcome::Outcome::Unrecovered || !row.flags.is_empty() =>
+                {
+                    row.sources = Vec::new();
+                    row.effects = Vec::new();
+                    rows.push(row);
+                }
+                Keep::Notable | Keep::None => {}
+            }
         }
-        let summary = summary::ChainSummary::of(&rows);
         ChainReport {
             rows,
-            summary,
+            summary: acc.summary(),
             warnings,
+            acc,
         }
     }
 
-    /// Steps kept, over every chain (for measurements: a step is a few dozen bytes plus
-    /// its pointers).
+    /// Steps kept, over every chain (for measurements: a step is 64 bytes plus 4 a
+    /// pointer).
     pub fn steps(&self) -> usize {
-        self.chains.iter().map(|c| c.steps.len()).sum()
+        self.chains.iter().map(|c| c.1 as usize).sum()
+    }
+
+    /// The bytes the set holds on the heap (its steps, tables and indexes; estimated from
+    /// capacities, the names' bytes counted): what `docs/chains.md#memory` reports.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let map = |n: usize, entry: usize| n * (entry + 1) * 8 / 7;
+        let steps = self.chunks.iter().map(|c| c.capacity()).sum::<usize>() * size_of::<Step>();
+        let names = self.index.keys().map(|k| k.len()).sum::<usize>()
+            + self
+                .pointer_names
+                .iter()
+                .map(|p| p.len() + 16)
+                .sum::<usize>()
+            + self.files.iter().map(|p| p.len() + 16).sum::<usize>();
+        steps
+            + self.free.capacity() * 4
+            + self.chains.capacity() * size_of::<(LinkedBy, u32)>()
+            + map(self.index.capacity(), size_of::<(Box<str>, u32)>())
+            + self.pointer_ids.capacity() * 4
+            + self.pointer_names.capacity() * 16
+            + map(self.pointer_index.capacity(), size_of::<(Arc<str>, u32)>())
+            + self
+                .by_source
+                .as_ref()
+                .map_or(0, |m| map(m.capacity(), size_of::<((u32, u64), u32)>()))
+            + names
     }
 }
 
@@ -268,16 +594,20 @@ pub struct Attempt {
 }
 
 impl Attempt {
-    fn of(s: &Step) -> Attempt {
+    fn of(s: &StepView<'_>) -> Attempt {
         Attempt {
-            source: s.source.clone(),
-            attempt: s.attempt,
-            stage: s.stage,
-            decision: s.decision,
-            reason: s.reason.clone(),
-            pointer: s.first_pointer.clone(),
-            pointers: s.pointers.clone(),
-            tokens: s.tokens,
+            source: s.source(),
+            attempt: s.attempt(),
+            stage: s.stage(),
+            decision: s.decision(),
+            reason: s.reason().cloned(),
+            pointer: s.first_pointer().map(Into::into),
+            pointers: s
+                .pointer_ids()
+                .iter()
+                .map(|&p| s.pointer(p).into())
+                .collect(),
+            tokens: s.tokens(),
         }
     }
 }
@@ -294,6 +624,10 @@ pub struct ChainReport {
     /// run's workspace warnings).
     #[serde(skip)]
     pub warnings: Vec<Warning>,
+    /// What the summary was made of, for [`ChainReport::append`] (the rows may not all be
+    /// kept: [`Keep`]).
+    #[serde(skip)]
+    pub acc: summary::SummaryAcc,
 }
 
 impl ChainReport {
@@ -302,7 +636,8 @@ impl ChainReport {
     pub fn append(&mut self, other: ChainReport) {
         self.rows.extend(other.rows);
         self.warnings.extend(other.warnings);
-        self.summary = summary::ChainSummary::of(&self.rows);
+        self.acc.merge(other.acc);
+        self.summary = self.acc.summary();
     }
 }
 
@@ -509,11 +844,8 @@ mod tests {
             live.finish(&Budget::default()).rows[0].outcome,
             Outcome::Recovered
         );
-        assert_eq!(
-            live.remove(&RecordRef::new(std::sync::Arc::<str>::from("x"), Some(2)))
-                .as_deref(),
-            Some("a")
-        );
+        assert!(live.remove(&RecordRef::new(std::sync::Arc::<str>::from("x"), Some(2))));
+        assert!(!live.remove(&RecordRef::new(std::sync::Arc::<str>::from("x"), Some(2))));
         assert_eq!(live.finish(&Budget::default()).rows[0].attempts, 1);
     }
 
@@ -541,5 +873,151 @@ mod tests {
             (100, 100, 100)
         );
         assert!(r.warnings.is_empty());
+    }
+
+    /// Chains `a0` .. `a{n-1}`, 3 attempts each: failing at `/p{k}` twice, then ready.
+    fn three_attempt_chains(n: usize) -> Vec<Verdict> {
+        let mut out = Vec::new();
+        for c in 0..n {
+            for a in 1..=3u64 {
+                let p = format!("/p{}", c % 7);
+                let errors: Vec<(&str, &str, Decision)> = if a < 3 {
+                    vec![("SCHEMA_MISMATCH", &p, RG)]
+                } else {
+                    Vec::new()
+                };
+                out.push(v(
+                    &format!("a{c}"),
+                    Some(a),
+                    ("f", c * 3 + a as usize),
+                    &errors,
+                    &format!("{a:02x}"),
+                    Some(a * 10),
+                ));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn rows_not_kept_still_count_in_the_summary_and_reports_append() {
+        let mut set = ChainSet::default();
+        let mut vs = three_attempt_chains(5);
+        // chain a4 never recovers: notable
+        vs.pop();
+        for v in &vs {
+            set.add(v);
+        }
+        let b = Budget::default();
+        let all = set.finish(&b);
+        let none = set.finish_keeping(&b, Keep::None);
+        let notable = set.finish_keeping(&b, Keep::Notable);
+        assert_eq!(all.rows.len(), 5);
+        assert!(none.rows.is_empty());
+        assert_eq!(
+            notable
+                .rows
+                .iter()
+                .map(|r| r.chain.as_str())
+                .collect::<Vec<_>>(),
+            ["a4"]
+        );
+        assert!(notable.rows[0].sources.is_empty() && notable.rows[0].effects.is_empty());
+        assert_eq!((none.summary.chains, none.summary.recovered), (5, 4));
+        assert_eq!(none.summary, all.summary);
+        assert_eq!(notable.summary, all.summary);
+        // two workspaces: the summary over both, kept rows or not
+        let mut twice = set.finish_keeping(&b, Keep::None);
+        twice.append(set.finish_keeping(&b, Keep::None));
+        let mut rows = all.rows.clone();
+        rows.extend(all.rows.clone());
+        assert_eq!(twice.summary, summary::ChainSummary::of(&rows));
+        assert_eq!(twice.summary.chains, 10);
+    }
+
+    #[test]
+    fn a_live_set_edited_over_and_over_reports_what_a_fresh_set_reports() {
+        // every capture replaced many times (the pointer ids of the old steps compacted
+        // away), some removed: the same rows as a set fed the last verdicts once
+        let vs = three_attempt_chains(400);
+        let mut live = ChainSet::live();
+        for round in 0..6 {
+            for (i, v) in vs.iter().enumerate() {
+                let mut v = v.clone();
+                if round < 5 {
+                    // an earlier edit: failing everywhere, at another pointer
+                    v = super::tests::v(
+                        &v.chain.as_ref().unwrap().id,
+                        v.chain.as_ref().unwrap().attempt,
+                        (&**v.source.file(), v.source.line().unwrap()),
+                        &[("SCHEMA_MISMATCH", &format!("/old{round}/{i}"), RG)],
+                        "ff",
+                        None,
+                    );
+                }
+                live.add(&v);
+            }
+        }
+        let gone = RecordRef::new(std::sync::Arc::<str>::from("f"), Some(3));
+        assert!(live.remove(&gone));
+        let mut fresh = ChainSet::default();
+        for v in vs.iter().filter(|v| v.source != gone) {
+            fresh.add(v);
+        }
+        let b = Budget::default();
+        assert_eq!(live.steps(), vs.len() - 1);
+        assert_eq!(live.finish(&b).rows, fresh.finish(&b).rows);
+        // the garbage was compacted: the ids in use, not every edit's
+        assert!(
+            live.pointer_ids.len() < 3 * vs.len(),
+            "{}",
+            live.pointer_ids.len()
+        );
+        assert_eq!(std::mem::size_of::<Step>(), 64);
+    }
+
+    /// The bytes a set keeps per attempt (`docs/chains.md#memory`, BENCHMARKS.md): 1M
+    /// attempts in 200k chains, failing at one or two of 7 pointers, as a batch set and a
+    /// live set. A measurement, not a check: `cargo test --lib chain_memory -- --ignored
+    /// --nocapture`.
+    #[test]
+    #[ignore = "a measurement: prints the bytes per attempt"]
+    fn chain_memory() {
+        for live in [false, true] {
+            let mut set = if live {
+                ChainSet::live()
+            } else {
+                ChainSet::default()
+            };
+            let mut n = 0usize;
+            for c in 0..200_000usize {
+                for a in 1..=5u64 {
+                    let p = format!("/p{}", (c + a as usize) % 7);
+                    let q = format!("/q{}", c % 3);
+                    let errors: Vec<(&str, &str, Decision)> = match a {
+                        1 | 2 => vec![("SCHEMA_MISMATCH", &p, RG), ("SCHEMA_MISMATCH", &q, RG)],
+                        3 => vec![("SCHEMA_MISMATCH", &p, RG)],
+                        _ => Vec::new(),
+                    };
+                    n += 1;
+                    set.add(&v(
+                        &format!("loop-{c:07}"),
+                        Some(a),
+                        ("captures/log.jsonl", n),
+                        &errors,
+                        &format!("{n:016x}"),
+                        Some(500),
+                    ));
+                }
+            }
+            let bytes = set.heap_bytes();
+            println!(
+                "{} set: {} attempts, {} bytes, {:.1} bytes per attempt",
+                if live { "live" } else { "batch" },
+                set.steps(),
+                bytes,
+                bytes as f64 / set.steps() as f64
+            );
+        }
     }
 }

@@ -2,8 +2,8 @@
 //! `recovered` or `unrecovered`, the `wasted` and `over-budget` flags, and the feedback's
 //! effects.
 
-use super::effect::{Effect, effect};
-use super::{CHAIN_ATTEMPTS, CHAIN_ORDER, LinkedBy, Step};
+use super::effect::{Effect, classify};
+use super::{CHAIN_ATTEMPTS, CHAIN_ORDER, LinkedBy, StepView};
 use crate::core::config::Budget;
 use crate::core::escape::quote;
 use crate::core::verdict::{Decision, Reason, Stage, Warning};
@@ -143,22 +143,18 @@ pub enum Ordered {
 /// Orders a chain's steps (`docs/chains.md#order`): by `order` when every step has a
 /// usable one, else by attempt number, then file name, then line; ties by attempt number,
 /// then place, so the result never depends on the order they were added in.
-pub fn order(steps: &mut [&Step]) -> Ordered {
-    let attempt = |s: &Step| s.attempt.unwrap_or(u64::MAX);
-    if !steps.is_empty() && steps.iter().all(|s| s.order.is_some()) {
+pub fn order(steps: &mut [StepView<'_>]) -> Ordered {
+    let attempt = |s: &StepView<'_>| s.attempt().unwrap_or(u64::MAX);
+    if !steps.is_empty() && steps.iter().all(|s| s.order().is_some()) {
         steps.sort_by(|a, b| {
-            let (x, y) = (a.order.unwrap_or(0.0), b.order.unwrap_or(0.0));
+            let (x, y) = (a.order().unwrap_or(0.0), b.order().unwrap_or(0.0));
             x.total_cmp(&y)
                 .then(attempt(a).cmp(&attempt(b)))
-                .then_with(|| a.source.cmp(&b.source))
+                .then_with(|| a.cmp_source(b))
         });
         Ordered::ByOrder
     } else {
-        steps.sort_by(|a, b| {
-            attempt(a)
-                .cmp(&attempt(b))
-                .then_with(|| a.source.cmp(&b.source))
-        });
+        steps.sort_by(|a, b| attempt(a).cmp(&attempt(b)).then_with(|| a.cmp_source(b)));
         Ordered::ByAttempt
     }
 }
@@ -175,16 +171,15 @@ fn some<T: std::fmt::Display>(items: &[T]) -> String {
 /// The workspace warnings of one ordered chain: unusable order values (`CHAIN_ORDER`), and
 /// attempt numbers that repeat, skip, are missing on some attempts, cannot be read, or
 /// disagree with `order` (`CHAIN_ATTEMPTS`). Nothing is renumbered or dropped.
-pub fn warnings(id: &str, steps: &[&Step], ordered: Ordered) -> Vec<Warning> {
+pub fn warnings(id: &str, steps: &[StepView<'_>], ordered: Ordered) -> Vec<Warning> {
     let name = quote(id, 80);
     let mut out = Vec::new();
     let order_problems: Vec<String> = steps
         .iter()
         .filter_map(|s| {
-            s.problem
-                .as_deref()
+            s.problem()
                 .filter(|p| p.starts_with("`order`"))
-                .map(|p| format!("{}: {p}", s.source))
+                .map(|p| format!("{}: {p}", s.source()))
         })
         .collect();
     if !order_problems.is_empty() {
@@ -203,16 +198,15 @@ pub fn warnings(id: &str, steps: &[&Step], ordered: Ordered) -> Vec<Warning> {
     let unread: Vec<String> = steps
         .iter()
         .filter_map(|s| {
-            s.problem
-                .as_deref()
+            s.problem()
                 .filter(|p| !p.starts_with("`order`"))
-                .map(|p| format!("{}: {p}", s.source))
+                .map(|p| format!("{}: {p}", s.source()))
         })
         .collect();
     if !unread.is_empty() {
         issues.push(some(&unread));
     }
-    let mut numbers: Vec<u64> = steps.iter().filter_map(|s| s.attempt).collect();
+    let mut numbers: Vec<u64> = steps.iter().filter_map(StepView::attempt).collect();
     if !numbers.is_empty() {
         let without = steps.len() - numbers.len();
         if without > 0 {
@@ -239,8 +233,8 @@ pub fn warnings(id: &str, steps: &[&Step], ordered: Ordered) -> Vec<Warning> {
             if run > 1 {
                 let at: Vec<String> = steps
                     .iter()
-                    .filter(|s| s.attempt == Some(n))
-                    .map(|s| s.source.to_string())
+                    .filter(|s| s.attempt() == Some(n))
+                    .map(|s| s.source().to_string())
                     .collect();
                 repeated.push(format!("attempt {n} appears {run} times ({})", some(&at)));
             }
@@ -282,16 +276,16 @@ pub fn row(
     id: &str,
     linked_by: LinkedBy,
     contract: Option<String>,
-    steps: &[&Step],
+    steps: &[StepView<'_>],
     budget: &Budget,
 ) -> ChainRow {
     let n = steps.len();
     let first = steps[0];
     let last = steps[n - 1];
-    let ready = |s: &Step| s.stage == Stage::Ready;
-    let outcome = if !ready(last) {
+    let ready = |s: &StepView<'_>| s.stage() == Stage::Ready;
+    let outcome = if !ready(&last) {
         Outcome::Unrecovered
-    } else if ready(first) {
+    } else if ready(&first) {
         Outcome::FirstPass
     } else {
         Outcome::Recovered
@@ -300,15 +294,15 @@ pub fn row(
         let last_fail = steps.iter().rposition(|s| !ready(s)).unwrap_or(0);
         last_fail + 2
     });
-    let first_failure = (!ready(first)).then(|| FirstFailure {
-        stage: first.stage,
-        reason: first.reason.clone().unwrap_or(Reason::INVALID_CAPTURE),
-        pointer: first.first_pointer.as_deref().map(str::to_owned),
+    let first_failure = (!ready(&first)).then(|| FirstFailure {
+        stage: first.stage(),
+        reason: first.reason().cloned().unwrap_or(Reason::INVALID_CAPTURE),
+        pointer: first.first_pointer().map(str::to_owned),
     });
-    let sum = |steps: &[&Step]| {
+    let sum = |steps: &[StepView<'_>]| {
         steps
             .iter()
-            .filter_map(|s| s.tokens)
+            .filter_map(StepView::tokens)
             .fold(None, |acc: Option<u64>, t| {
                 Some(acc.unwrap_or(0).saturating_add(t))
             })
@@ -322,10 +316,10 @@ pub fn row(
     let mut effect_counts = BTreeMap::new();
     for (i, pair) in steps.windows(2).enumerate() {
         let (prev, next) = (pair[0], pair[1]);
-        let why = match prev.decision {
+        let why = match prev.decision() {
             Decision::Reject => Some(Waste::AfterReject),
             Decision::Recheck => Some(Waste::AfterRecheck),
-            Decision::Regenerate if prev.digest.is_some() && prev.digest == next.digest => {
+            Decision::Regenerate if prev.digest().is_some() && prev.digest() == next.digest() => {
                 Some(Waste::SameProposal)
             }
             _ => None,
@@ -337,19 +331,23 @@ pub fn row(
                 wasted.push(Wasted {
                     attempt: i + 2,
                     why,
-                    after: prev.reason.clone(),
+                    after: prev.reason().cloned(),
                 });
             }
         }
-        if prev.decision == Decision::Regenerate {
-            let next_pointers: &[Box<str>] = if ready(next) { &[] } else { &next.pointers };
-            for p in &prev.pointers {
-                let e = effect(p, prev.stage, next.stage, next_pointers);
+        if prev.decision() == Decision::Regenerate {
+            let next_pointers: &[u32] = if ready(&next) {
+                &[]
+            } else {
+                next.pointer_ids()
+            };
+            for &p in prev.pointer_ids() {
+                let e = classify(next_pointers.contains(&p), prev.stage(), next.stage());
                 *effect_counts.entry(e).or_insert(0) += 1;
                 if effects.len() < MAX_LISTED {
                     effects.push(PointerEffect {
                         attempt: i + 1,
-                        pointer: p.to_string(),
+                        pointer: prev.pointer(p).to_owned(),
                         effect: e,
                     });
                 }
@@ -382,9 +380,9 @@ pub fn row(
         outcome,
         recovered_at,
         first_failure,
-        last_stage: last.stage,
-        last_decision: last.decision,
-        last_reason: last.reason.clone(),
+        last_stage: last.stage(),
+        last_decision: last.decision(),
+        last_reason: last.reason().cloned(),
         tokens,
         tokens_to_recover,
         flags,
@@ -397,7 +395,7 @@ pub fn row(
         sources: steps
             .iter()
             .take(MAX_LISTED)
-            .map(|s| s.source.to_string())
+            .map(|s| s.source().to_string())
             .collect(),
     }
 }

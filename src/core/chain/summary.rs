@@ -114,81 +114,135 @@ pub struct ChainSummary {
     pub budget_advice: Vec<BudgetAdvice>,
 }
 
-impl ChainSummary {
-    /// The summary over `rows`.
-    pub fn of(rows: &[ChainRow]) -> ChainSummary {
-        let mut s = ChainSummary {
-            chains: rows.len(),
-            ..ChainSummary::default()
-        };
-        type Key = (Stage, Reason, Option<String>);
-        let mut failures: BTreeMap<Key, (usize, Vec<u64>, Vec<u64>)> = BTreeMap::new();
-        let mut unrecovered: BTreeMap<Reason, usize> = BTreeMap::new();
-        let mut advice: BTreeMap<Option<String>, Vec<u64>> = BTreeMap::new();
-        for r in rows {
-            s.attempts += r.attempts;
-            match r.outcome {
-                Outcome::FirstPass => s.first_pass += 1,
-                Outcome::Recovered => s.recovered += 1,
-                Outcome::Unrecovered => {
-                    s.unrecovered += 1;
-                    let reason = r.last_reason.clone().unwrap_or(Reason::INVALID_CAPTURE);
-                    *unrecovered.entry(reason).or_insert(0) += 1;
+/// A first failure (stage, reason, pointer) -> its chains, and the recovered ones' attempts
+/// and tokens to recover.
+type Failures = BTreeMap<(Stage, Reason, Option<String>), (usize, Vec<u64>, Vec<u64>)>;
+
+/// The summary's makings, fed one row at a time ([`SummaryAcc::add`]): the counts, and per
+/// first failure and per contract the recovered chains' attempts and tokens (16 bytes a
+/// recovered chain), so that a run need not keep its rows to summarize them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SummaryAcc {
+    counts: ChainSummary,
+    failures: Failures,
+    unrecovered: BTreeMap<Reason, usize>,
+    advice: BTreeMap<Option<String>, Vec<u64>>,
+}
+
+impl SummaryAcc {
+    /// Counts one chain's row.
+    pub fn add(&mut self, r: &ChainRow) {
+        let s = &mut self.counts;
+        s.chains += 1;
+        s.attempts += r.attempts;
+        match r.outcome {
+            Outcome::FirstPass => s.first_pass += 1,
+            Outcome::Recovered => s.recovered += 1,
+            Outcome::Unrecovered => {
+                s.unrecovered += 1;
+                let reason = r.last_reason.clone().unwrap_or(Reason::INVALID_CAPTURE);
+                *self.unrecovered.entry(reason).or_insert(0) += 1;
+            }
+        }
+        if r.wasted_count > 0 {
+            s.wasted_chains += 1;
+        }
+        for (why, n) in &r.wasted_by {
+            *s.wasted_attempts.entry(*why).or_insert(0) += n;
+        }
+        if !r.over_budget.is_empty() {
+            s.over_budget += 1;
+        }
+        if let Some(f) = &r.first_failure {
+            let key = (f.stage, f.reason.clone(), f.pointer.clone());
+            let e = match self.failures.get_mut(&key) {
+                Some(e) => e,
+                None => self.failures.entry(key).or_default(),
+            };
+            e.0 += 1;
+            if let Some(k) = r.recovered_at {
+                e.1.push(k as u64);
+                if let Some(t) = r.tokens_to_recover {
+                    e.2.push(t);
                 }
-            }
-            if r.wasted_count > 0 {
-                s.wasted_chains += 1;
-            }
-            for (why, n) in &r.wasted_by {
-                *s.wasted_attempts.entry(*why).or_insert(0) += n;
-            }
-            if !r.over_budget.is_empty() {
-                s.over_budget += 1;
-            }
-            if let Some(f) = &r.first_failure {
-                let e = failures
-                    .entry((f.stage, f.reason.clone(), f.pointer.clone()))
-                    .or_default();
-                e.0 += 1;
-                if let Some(k) = r.recovered_at {
-                    e.1.push(k as u64);
-                    if let Some(t) = r.tokens_to_recover {
-                        e.2.push(t);
+                match self.advice.get_mut(&r.contract) {
+                    Some(v) => v.push(k as u64),
+                    None => {
+                        self.advice.insert(r.contract.clone(), vec![k as u64]);
                     }
-                    advice.entry(r.contract.clone()).or_default().push(k as u64);
                 }
             }
         }
-        let mut by: Vec<FailureRow> = failures
-            .into_iter()
+    }
+
+    /// Adds another run's makings (`check` over several workspaces).
+    pub fn merge(&mut self, other: SummaryAcc) {
+        let (s, o) = (&mut self.counts, other.counts);
+        s.chains += o.chains;
+        s.first_pass += o.first_pass;
+        s.recovered += o.recovered;
+        s.unrecovered += o.unrecovered;
+        s.attempts += o.attempts;
+        s.wasted_chains += o.wasted_chains;
+        s.over_budget += o.over_budget;
+        for (why, n) in o.wasted_attempts {
+            *s.wasted_attempts.entry(why).or_insert(0) += n;
+        }
+        for (k, (n, att, tok)) in other.failures {
+            let e = self.failures.entry(k).or_default();
+            e.0 += n;
+            e.1.extend(att);
+            e.2.extend(tok);
+        }
+        for (r, n) in other.unrecovered {
+            *self.unrecovered.entry(r).or_insert(0) += n;
+        }
+        for (c, ks) in other.advice {
+            self.advice.entry(c).or_default().extend(ks);
+        }
+    }
+
+    /// The summary of what was added.
+    pub fn summary(&self) -> ChainSummary {
+        let mut s = self.counts.clone();
+        let mut by: Vec<FailureRow> = self
+            .failures
+            .iter()
             .map(
                 |((stage, reason, pointer), (chains, att, tok))| FailureRow {
-                    stage,
-                    reason,
-                    pointer,
-                    chains,
+                    stage: *stage,
+                    reason: reason.clone(),
+                    pointer: pointer.clone(),
+                    chains: *chains,
                     recovered: att.len(),
-                    recovery_rate: (att.len() as f64 / chains as f64 * 10_000.0).round() / 10_000.0,
-                    attempts_to_recover: Spread::of(att),
-                    tokens_to_recover: Spread::of(tok),
+                    recovery_rate: (att.len() as f64 / *chains as f64 * 10_000.0).round()
+                        / 10_000.0,
+                    attempts_to_recover: Spread::of(att.clone()),
+                    tokens_to_recover: Spread::of(tok.clone()),
                 },
             )
             .collect();
         // most chains first; the key's order breaks ties
         by.sort_by_key(|b| std::cmp::Reverse(b.chains));
         s.by_first_failure = by;
-        let mut un: Vec<ReasonCount> = unrecovered
-            .into_iter()
-            .map(|(reason, chains)| ReasonCount { reason, chains })
+        let mut un: Vec<ReasonCount> = self
+            .unrecovered
+            .iter()
+            .map(|(reason, chains)| ReasonCount {
+                reason: reason.clone(),
+                chains: *chains,
+            })
             .collect();
         un.sort_by_key(|b| std::cmp::Reverse(b.chains));
         s.unrecovered_by_reason = un;
-        s.budget_advice = advice
-            .into_iter()
-            .map(|(contract, mut ks)| {
+        s.budget_advice = self
+            .advice
+            .iter()
+            .map(|(contract, ks)| {
+                let mut ks = ks.clone();
                 ks.sort_unstable();
                 BudgetAdvice {
-                    contract,
+                    contract: contract.clone(),
                     recoveries: ks.len(),
                     p90: nearest_rank(&ks, 90),
                     p95: nearest_rank(&ks, 95),
@@ -197,6 +251,17 @@ impl ChainSummary {
             })
             .collect();
         s
+    }
+}
+
+impl ChainSummary {
+    /// The summary over `rows`.
+    pub fn of(rows: &[ChainRow]) -> ChainSummary {
+        let mut acc = SummaryAcc::default();
+        for r in rows {
+            acc.add(r);
+        }
+        acc.summary()
     }
 }
 

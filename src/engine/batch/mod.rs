@@ -186,6 +186,9 @@ pub struct BatchOptions {
     pub quiet: bool,
     /// Passing records are counted in the summary but not delivered.
     pub skip_passing: bool,
+    /// Which chain rows the summary's chain report keeps (the summary counts them all):
+    /// a format that prints none need not hold them (`docs/chains.md#memory`).
+    pub chain_rows: crate::core::chain::Keep,
 }
 
 /// `check --schema`: plain JSON instances (each `.json` file or JSONL line is one raw
@@ -214,8 +217,12 @@ pub fn check_workspaces(
     out: &mut dyn Deliver,
 ) -> Result<Summary, BatchError> {
     let mut summary = Summary::default();
-    let (warnings, chains) =
-        workspace_mode(paths, render(opts), &mut delivery(opts, &mut summary, out))?;
+    let (warnings, chains) = workspace_mode(
+        paths,
+        render(opts),
+        opts.chain_rows,
+        &mut delivery(opts, &mut summary, out),
+    )?;
     summary.warnings = warnings;
     summary.chains = chains;
     Ok(summary)
@@ -691,6 +698,7 @@ type WorkspaceEnd = (
 fn workspace_mode(
     paths: &[PathBuf],
     render: Option<Render>,
+    keep: crate::core::chain::Keep,
     emit: &mut Emit<'_>,
 ) -> Result<WorkspaceEnd, BatchError> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
@@ -841,9 +849,9 @@ fn workspace_mode(
         warnings.extend(ws.unmatched_joins(&matched));
         warnings.extend(ws.request_warnings(Some(&marks)));
         if !set.is_empty() {
-            let mut report = set.finish(&ws.config.budget);
+            let mut report = set.finish_keeping(&ws.config.budget, keep);
             warnings.append(&mut report.warnings);
-            if !report.rows.is_empty() {
+            if report.summary.chains > 0 {
                 match &mut chains {
                     Some(c) => c.append(report),
                     None => chains = Some(report),
