@@ -3,9 +3,9 @@
 //!
 //! [`link`] says which chain a capture is an attempt of (the pipeline puts it on the
 //! verdict as [`Verdict::chain`](crate::core::verdict::Verdict::chain)); a [`ChainSet`] is
-//! fed the verdicts as they come, in any order, and keeps per attempt only a small
-//! [`Step`] (never the verdict); [`ChainSet::finish`] orders each chain's steps and gives
-//! the [`ChainReport`]: one [`outcome::ChainRow`] per chain and the [`summary::ChainSummary`].
+//! fed the verdicts as they come, in any order, and keeps per attempt only a small step
+//! (`Step`: 64 bytes, never the verdict); [`ChainSet::finish`] orders each chain's steps
+//! and gives the [`ChainReport`]: one [`outcome::ChainRow`] per chain and the [`summary::ChainSummary`].
 
 pub mod effect;
 pub mod link;
@@ -85,7 +85,7 @@ struct Step {
     flags: u8,
 }
 
-/// One attempt as the outcome reads it: a [`Step`] and the tables its indexes point into.
+/// One attempt as the outcome reads it: a step (`Step`) and the tables its indexes point into.
 #[derive(Clone, Copy)]
 pub struct StepView<'a> {
     step: &'a Step,
