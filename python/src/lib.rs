@@ -91,7 +91,8 @@ impl Workspace {
 
     /// One record's verdict as the JSON text `check --format json` prints for it, or `None`
     /// when the record is no capture (an MCP message other than a tools/call, a batch
-    /// input request). `record` is a `str` or `bytes`; `source` is where it would lie in
+    /// input request). A record of several captures gives the part its source names
+    /// (`SOURCE#N`), else its first (`check_all_json` gives them all). `record` is a `str` or `bytes`; `source` is where it would lie in
     /// the workspace (`captures/a.json`, `logs/x.jsonl:3`; default `<python>`).
     #[pyo3(signature = (record, source=None))]
     fn check_json(
@@ -102,6 +103,27 @@ impl Workspace {
     ) -> PyResult<Option<String>> {
         let bytes = record_bytes(record)?;
         Ok(py.detach(|| self.text_of(bytes, source.as_deref())))
+    }
+
+    /// Every verdict text of one record, one per capture it holds, in the record's order:
+    /// none for a record that is no capture, one for most records, one per part for a
+    /// record of several captures (an OTLP line of several LLM spans, a promptfoo results
+    /// file), each part's source `SOURCE#N` (`docs/record-shapes.md`).
+    #[pyo3(signature = (record, source=None))]
+    fn check_all_json(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        source: Option<String>,
+    ) -> PyResult<Vec<String>> {
+        let bytes = record_bytes(record)?;
+        Ok(py.detach(|| {
+            self.checker
+                .check_all(&self.raw(bytes, source.as_deref()))
+                .iter()
+                .map(verdict_text)
+                .collect()
+        }))
     }
 
     /// The verdict texts of many records, checked in parallel on the library's thread pool

@@ -34,6 +34,9 @@ def file_bytes(path):
 
 
 def split_source(source):
+    """(file, line) of a verdict's source; a part of a record of several captures
+    (`FILE#N`, `FILE:LINE#N`) lies in its record's file and line."""
+    source = source.partition("#")[0]
     file, _, line = source.rpartition(":")
     if file and line.isdigit() and ".json" in file:
         return file, int(line)
@@ -67,20 +70,31 @@ def test_check_is_byte_identical_to_the_cli(cli, ws_dir):
     records = records_of(ws_dir, files)
     got = {}
     for source, data in records:
-        text = ws.check_json(data, source=source)
-        if text is not None:
-            got[source] = text
+        # every capture of the record: one, or one per part (`SOURCE#N`)
+        for text in ws.check_all_json(data, source=source):
+            got[json.loads(text)["source"]] = text
+        first = ws.check_json(data, source=source)
+        if first is None:
+            assert ws.check_all_json(data, source=source) == []
     # every capture the CLI reports, and nothing else, with the same text byte for byte
     assert sorted(got) == sorted(by_source)
     for source, text in got.items():
         assert text == by_source[source], source
+    # a part named by its source is the verdict of that part
+    data_of = dict(records)
+    for source in by_source:
+        if "#" in source:
+            base = source.partition("#")[0]
+            assert ws.check_json(data_of[base], source=source) == by_source[source], source
     # the dict is the parsed text; check_many gives the same texts, in order
     assert [ws.check(d, source=s) for s, d in records[:5]] == [
         None if t is None else json.loads(t)
         for t in (ws.check_json(d, source=s) for s, d in records[:5])
     ]
     many = ws.check_many_json([d for _, d in records], [s for s, _ in records])
-    assert [t for t in many if t is not None] == [got[s] for s, _ in records if s in got]
+    assert [t for t in many if t is not None] == [
+        t for t in (ws.check_json(d, source=s) for s, d in records) if t is not None
+    ]
 
 
 def test_the_samples_cover_every_shape(cli):

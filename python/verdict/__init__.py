@@ -79,7 +79,10 @@ class Workspace:
     def check(self, record: Record, source: Optional[str] = None) -> Optional[dict]:
         """The verdict of one record (a dict, or a JSON str or bytes of any shape ``check``
         reads) as a dict, equal to one verdict of ``check --format json``; ``None`` when
-        the record is no capture. See ``check_json`` for ``source``."""
+        the record is no capture. A record of several captures (an OTLP line of several
+        LLM spans, a promptfoo results file) gives the part its ``source`` names
+        (``SOURCE#N``), else its first: ``check_all`` gives them all. See ``check_json``
+        for ``source``."""
         text = record_text(record)
         out = self._native.check_json(text, source)
         if out is None:
@@ -87,6 +90,23 @@ class Workspace:
         verdict = json.loads(out)
         self._remember(verdict, text, source)
         return verdict
+
+    def check_all_json(self, record: Record, source: Optional[str] = None) -> List[str]:
+        """Every verdict text of one record, one per capture it holds, in the record's
+        order: none for a record that is no capture, one for most records, one per part
+        for a record of several captures (an OTLP line of several LLM spans, a promptfoo
+        results file), each part's ``source`` ``SOURCE#N``."""
+        return self._native.check_all_json(record_text(record), source)
+
+    def check_all(self, record: Record, source: Optional[str] = None) -> List[dict]:
+        """``check_all_json`` as dicts, each remembered for ``feedback``."""
+        text = record_text(record)
+        out = []
+        for t in self._native.check_all_json(text, source):
+            v = json.loads(t)
+            self._remember(v, text, v.get("source", source))
+            out.append(v)
+        return out
 
     def check_many_json(
         self, records: Iterable[Record], sources: Optional[Sequence[Optional[str]]] = None
