@@ -855,30 +855,7 @@ impl Session {
             let fps = &fps;
             let late = &mut late;
             let mut flush = |chunk: &mut Vec<(capture::RawRecord, Locator)>| {
-                // none for a record that is not a capture (an MCP message other than a
-                // tools/call); one per part of a record of several captures
-                let done: Vec<Vec<(Evaluation, u64)>> = chunk
-                    .par_iter()
-                    .map(|(r, _)| {
-                        ws.evaluate_all(r)
-                            .into_iter()
-                            .map(|mut ev| {
-                                plan.mark(&mut ev.verdict);
-                                let h = verdict_hash(&ev.verdict);
-                                (ev, h)
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let done = chunk.drain(..).zip(done).flat_map(|((_, loc), evs)| {
-                    evs.into_iter().map(move |(ev, hash)| {
-                        let loc = Locator {
-                            part: ev.verdict.source.part(),
-                            ..loc.clone()
-                        };
-                        (loc, ev, hash)
-                    })
-                });
+                let done = evaluate_located(&ws, std::mem::take(chunk), |v| plan.mark(v));
                 for (loc, ev, hash) in done {
                     let line = loc.line.unwrap_or(0);
                     let part = loc.part.unwrap_or(0);
@@ -1069,31 +1046,10 @@ impl Session {
             );
             let shared = &self.shared;
             // every part of a record of several captures (the shared ids name records)
-            let done: Vec<Vec<(Evaluation, u64)>> = got
-                .par_iter()
-                .map(|(r, _)| {
-                    ws.evaluate_all(r)
-                        .into_iter()
-                        .map(|mut ev| {
-                            shared.mark(&mut ev.verdict);
-                            let h = verdict_hash(&ev.verdict);
-                            (ev, h)
-                        })
-                        .collect()
-                })
-                .collect();
+            let done = evaluate_located(&ws, got, |v| shared.mark(v));
             let Some(st) = self.files.get_mut(&*file) else {
                 continue;
             };
-            let done = got.into_iter().zip(done).flat_map(|((_, loc), evs)| {
-                evs.into_iter().map(move |(ev, hash)| {
-                    let loc = Locator {
-                        part: ev.verdict.source.part(),
-                        ..loc.clone()
-                    };
-                    (loc, ev, hash)
-                })
-            });
             for (loc, ev, hash) in done {
                 let Some(i) = st.find(loc.line.unwrap_or(0), loc.part.unwrap_or(0)) else {
                     continue;
@@ -1185,4 +1141,42 @@ fn absolute(p: &Path) -> PathBuf {
             _ => p.to_path_buf(),
         }
     })
+}
+
+/// Every capture of each record, evaluated on the pool, in the records' order: none for a
+/// record that is not a capture (an MCP message other than a tools/call), one per part of a
+/// record of several captures (`docs/record-shapes.md`), each with its record's locator
+/// narrowed to the part its verdict's source names, and its verdict's hash. `mark` adds
+/// what the run knows beyond the record (the shared-id warning) before the hash is taken.
+fn evaluate_located(
+    ws: &Workspace,
+    records: Vec<(capture::RawRecord, Locator)>,
+    mark: impl Fn(&mut Verdict) + Sync,
+) -> Vec<(Locator, Evaluation, u64)> {
+    let done: Vec<Vec<(Evaluation, u64)>> = records
+        .par_iter()
+        .map(|(r, _)| {
+            ws.evaluate_all(r)
+                .into_iter()
+                .map(|mut ev| {
+                    mark(&mut ev.verdict);
+                    let h = verdict_hash(&ev.verdict);
+                    (ev, h)
+                })
+                .collect()
+        })
+        .collect();
+    records
+        .into_iter()
+        .zip(done)
+        .flat_map(|((_, loc), evs)| {
+            evs.into_iter().map(move |(ev, hash)| {
+                let loc = Locator {
+                    part: ev.verdict.source.part(),
+                    ..loc.clone()
+                };
+                (loc, ev, hash)
+            })
+        })
+        .collect()
 }
