@@ -114,7 +114,7 @@ fn check_json_and_human_carry_the_repairs_and_the_rates() {
         .unwrap();
     assert_eq!(
         lines[at + 1],
-        "      repair: would be ready after strip-fence (not applied)"
+        "      repair: would pass after `strip-fence` (not applied)"
     );
     assert!(
         lines.contains(&"rates: parse success 71.4% (15 of 21 completed), schema pass 60.0% (9 of 15 parsed), repairable 16.7% (4 of 24 failing)"),
@@ -244,13 +244,13 @@ fn sarif_github_and_junit_carry_the_repair_of_a_failing_capture() {
     let text = String::from_utf8(o.stdout).unwrap();
     let error = text.lines().find(|l| l.starts_with("::error")).unwrap();
     assert!(
-        error.ends_with("; repair: would be ready after strip-fence (not applied)"),
+        error.ends_with("; repair: would pass after `strip-fence` (not applied)"),
         "{error}"
     );
     let o = verdict_in(&ws, &["check", "--format", "junit", "."]);
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(
-        text.contains("repair: would be ready after strip-fence (not applied)&#10;</failure>"),
+        text.contains("repair: would pass after `strip-fence` (not applied)&#10;</failure>"),
         "{text}"
     );
 }

@@ -96,22 +96,12 @@ pub(crate) fn expect_mismatch(v: &Verdict) -> Option<String> {
     Some(format!("expected {want}, got {got}"))
 }
 
-/// A verdict's `repair` in words, for the text formats (`docs/repairs.md`): `would be
-/// ready after strip-fence (not applied)`, or `after unquote-number it would be
-/// business/EXCEEDS_REMAINING (reject; not applied)`; `None` without one. Names only: no
-/// model text.
+/// A verdict's `repair` in words, for the text formats: [`Repair::sentence`]
+/// (`docs/repairs.md#in-words`), the same sentence the workbench shows; `None` without one.
+///
+/// [`Repair::sentence`]: crate::core::repair::Repair::sentence
 pub(crate) fn repair_note(v: &Verdict) -> Option<String> {
-    let r = v.repair.as_ref()?;
-    Some(if r.would_be.is_ready() {
-        format!("would be ready after {} (not applied)", r.name)
-    } else {
-        format!(
-            "after {} it would be {} ({}; not applied)",
-            r.name,
-            r.would_be.label(),
-            r.would_be.decision
-        )
-    })
+    v.repair.as_ref().map(crate::core::repair::Repair::sentence)
 }
 
 /// The eval tool's own outcome of a capture, shown beside the verdict's

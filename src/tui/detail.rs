@@ -384,20 +384,13 @@ fn error_row(f: &Finding) -> ErrorRow {
     }
 }
 
-/// The error table's line for a verdict's repair (names, stages and reasons only; escaped
-/// all the same), and whether the repaired copy would be ready.
+/// The error table's line for a verdict's repair: [`Repair::sentence`]
+/// (`docs/repairs.md#in-words`), escaped all the same, and whether the repaired copy would
+/// be ready.
+///
+/// [`Repair::sentence`]: crate::core::repair::Repair::sentence
 pub(crate) fn repair_line(r: &crate::core::repair::Repair) -> (String, bool) {
-    let text = if r.would_be.is_ready() {
-        format!("would pass after `{}` (not applied)", r.name)
-    } else {
-        format!(
-            "after `{}` it would be {} ({}; not applied)",
-            r.name,
-            r.would_be.label(),
-            r.would_be.decision
-        )
-    };
-    (esc(&text), r.would_be.is_ready())
+    (esc(&r.sentence()), r.would_be.is_ready())
 }
 
 impl Detail {

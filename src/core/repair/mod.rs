@@ -153,6 +153,24 @@ pub struct Repair {
 }
 
 impl Repair {
+    /// The one sentence every front end gives a verdict's repair (`docs/repairs.md#in-words`):
+    /// `` would pass after `drop-unknown` (not applied) `` when the copy would be ready, else
+    /// `` after `unquote-number` it would be business/EXCEEDS_REMAINING (reject; not
+    /// applied) ``. Names, stages and reasons only (a rule's reason is the contract's text,
+    /// not the model's). `core::feedback` keeps its own model-facing wording.
+    pub fn sentence(&self) -> String {
+        if self.would_be.is_ready() {
+            format!("would pass after `{}` (not applied)", self.name)
+        } else {
+            format!(
+                "after `{}` it would be {} ({}; not applied)",
+                self.name,
+                self.would_be.label(),
+                self.would_be.decision
+            )
+        }
+    }
+
     /// The compact form the counts keep ([`RepairMark`]).
     pub fn mark(&self) -> RepairMark {
         RepairMark {
@@ -474,6 +492,24 @@ mod tests {
             );
         }
         assert_eq!(RepairName::parse("strip_fence"), None);
+    }
+
+    #[test]
+    fn one_sentence_names_the_repair_and_what_would_remain() {
+        let ready = Repair {
+            name: RepairName::DropUnknown,
+            would_be: WouldBe::of(&[]),
+        };
+        assert_eq!(
+            ready.sentence(),
+            "would pass after `drop-unknown` (not applied)"
+        );
+        let v = refund(&proposal("\"9000\""));
+        let r = v.repair.expect("unquote-number applies");
+        assert_eq!(
+            r.sentence(),
+            "after `unquote-number` it would be business/EXCEEDS_REMAINING (reject; not applied)"
+        );
     }
 
     #[test]
