@@ -292,6 +292,203 @@ fn drift_view(
     }
 }
 
+/// One line of a side of the Repair tab: a sign (`-` removed or dropped, `~` changed, `+`
+/// added, ` ` kept) and its pieces (escaped text, whether the repair touched it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SideLine {
+    /// `' '`, `'-'`, `'~'` or `'+'`.
+    pub sign: char,
+    /// The line's text in pieces, escaped, each marked when the repair dropped or changed
+    /// it.
+    pub pieces: Vec<(String, bool)>,
+}
+
+/// The Repair tab of a capture with a `repair` (`docs/repairs.md#the-repair-tab`): the
+/// repair's name and would-be outcome, the changed pointers, then the original (the raw
+/// output for a parse-stage repair, else the proposal) beside the repaired copy, rebuilt
+/// for this capture by `core::repair::rebuild`. Every string is escaped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepairView {
+    /// The heading lines: `` `drop-unknown`: would be ready (ready-for-commit); not
+    /// applied ``, then what changed (`removed /approved`).
+    pub lines: Vec<(String, Role)>,
+    /// The left column's title (`raw output` or `proposal`).
+    pub original_title: String,
+    /// The original, its dropped text or changed pointers marked.
+    pub original: Vec<SideLine>,
+    /// The right column's title.
+    pub copy_title: String,
+    /// The repaired copy, pretty-printed, its changed pointers marked.
+    pub copy: Vec<SideLine>,
+}
+
+/// The lines of pretty JSON `text`, each pointer of `marks` marked with its sign.
+fn signed_json(text: &str, marks: &[(String, char)]) -> Vec<SideLine> {
+    let targets: Vec<Option<&str>> = marks.iter().map(|(p, _)| Some(p.as_str())).collect();
+    let view = JsonView::new(text, &targets);
+    view.lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let sign = view
+                .marks
+                .iter()
+                .zip(marks)
+                .find(|(r, _)| r.as_ref().is_some_and(|r| r.contains(&i)))
+                .map_or(' ', |(_, (_, c))| *c);
+            SideLine {
+                sign,
+                pieces: vec![(line, sign != ' ')],
+            }
+        })
+        .collect()
+}
+
+/// `text` split at `\n`, escaped, the bytes of `dropped` marked; a line with a dropped
+/// character other than whitespace gets `-`.
+fn signed_text(text: &str, dropped: &[std::ops::Range<usize>]) -> Vec<SideLine> {
+    let mut out = Vec::new();
+    let mut offset = 0usize;
+    for line in text.split('\n') {
+        let mut pieces: Vec<(String, bool)> = Vec::new();
+        let mut sign = ' ';
+        for (i, c) in line.char_indices() {
+            let marked = dropped.iter().any(|r| r.contains(&(offset + i)));
+            if marked && !c.is_whitespace() {
+                sign = '-';
+            }
+            let mut buf = [0u8; 4];
+            let e = escape_control(c.encode_utf8(&mut buf)).into_owned();
+            match pieces.last_mut() {
+                Some((s, m)) if *m == marked => s.push_str(&e),
+                _ => pieces.push((e, marked)),
+            }
+        }
+        offset += line.len() + 1;
+        out.push(SideLine { sign, pieces });
+    }
+    out
+}
+
+/// Why a capture has no Repair tab, in one line.
+fn no_repair(v: &crate::core::verdict::Verdict) -> String {
+    let label = esc(&v.outcome().label());
+    match v.stage {
+        Stage::Ready => "no repair: the capture is ready".to_string(),
+        Stage::Parse | Stage::Schema => {
+            format!("no repair: no allowed repair would change {label} (docs/repairs.md#the-table)")
+        }
+        _ => format!("no repair: repairs apply to parse and schema failures, not {label}"),
+    }
+}
+
+/// The Repair tab of `ev`, its copy rebuilt with the capture's contract, or why there is
+/// none.
+fn repair_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<RepairView, String> {
+    use crate::core::repair::rebuild::{ChangeKind, rebuild};
+    let v = &ev.verdict;
+    let Some(r) = &v.repair else {
+        return Err(no_repair(v));
+    };
+    let ws = ws.ok_or_else(|| "the workspace is loading".to_string())?;
+    let validator = v
+        .contract
+        .as_deref()
+        .and_then(|n| ws.contracts.get(n))
+        .and_then(|c| c.compiled.as_ref().ok())
+        .ok_or_else(|| {
+            "no repaired copy: the capture's contract is not a compiled contract of the workspace"
+                .to_string()
+        })?;
+    let built = rebuild(
+        r.name,
+        validator,
+        ev.raw_output.as_deref(),
+        ev.proposal.as_ref(),
+    )
+    .map_err(|e| format!("no repaired copy: {}", esc(&e)))?;
+    let outcome = if r.would_be.is_ready() {
+        format!(
+            "`{}`: would be ready ({}); not applied",
+            r.name, r.would_be.decision
+        )
+    } else {
+        format!(
+            "`{}`: would be {} ({}); not applied",
+            r.name,
+            r.would_be.label(),
+            r.would_be.decision
+        )
+    };
+    let mut lines = vec![(esc(&outcome), Role::Heading)];
+    let copy_text = pretty(&built.copy);
+    let (original_title, original, copy) = if built.changes.is_empty() {
+        let text = ev.raw_output.as_deref().unwrap_or_default();
+        let before = built.dropped.first().is_some_and(|d| d.start == 0);
+        let after = built
+            .dropped
+            .last()
+            .is_some_and(|d| d.end == text.len() && d.start > 0);
+        let what = match (before, after) {
+            (true, true) => "before and after",
+            (true, false) => "before",
+            _ => "after",
+        };
+        lines.push((
+            format!("dropped: the text {what} the value (marked -)"),
+            Role::Highlight,
+        ));
+        (
+            "raw output".to_string(),
+            signed_text(text, &built.dropped),
+            signed_json(&copy_text, &[]),
+        )
+    } else {
+        let word = |k: ChangeKind| match k {
+            ChangeKind::Removed => ("removed", '-'),
+            ChangeKind::Changed => ("changed", '~'),
+            ChangeKind::Added => ("added", '+'),
+        };
+        let said: Vec<String> = built
+            .changes
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {}",
+                    word(c.kind).0,
+                    crate::tui::filter::pointer_label(&c.pointer)
+                )
+            })
+            .collect();
+        lines.push((esc(&said.join(" · ")), Role::Highlight));
+        let left: Vec<(String, char)> = built
+            .changes
+            .iter()
+            .filter(|c| c.kind != ChangeKind::Added)
+            .map(|c| (c.pointer.clone(), word(c.kind).1))
+            .collect();
+        let right: Vec<(String, char)> = built
+            .changes
+            .iter()
+            .filter(|c| c.kind != ChangeKind::Removed)
+            .map(|c| (c.pointer.clone(), word(c.kind).1))
+            .collect();
+        let original = ev.proposal.as_ref().map(pretty).unwrap_or_default();
+        (
+            "proposal".to_string(),
+            signed_json(&original, &left),
+            signed_json(&copy_text, &right),
+        )
+    };
+    Ok(RepairView {
+        lines,
+        original_title,
+        original,
+        copy_title: format!("after {} (not applied)", r.name),
+        copy,
+    })
+}
+
 /// Everything the detail pane shows for one capture.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Detail {
@@ -321,6 +518,8 @@ pub struct Detail {
     pub response: Vec<(String, Role)>,
     /// Contract tab, or why there is none.
     pub contract: Result<ContractView, String>,
+    /// Repair tab, or why there is none (`no repair: ...`).
+    pub repair_tab: Result<RepairView, String>,
     /// Context tab.
     pub context: Vec<(String, Role)>,
     /// Feedback tab.
@@ -425,6 +624,7 @@ impl Detail {
             raw: raw_view(ev, 0),
             response: response_lines(ev),
             contract: contract_view(ws, ev),
+            repair_tab: repair_view(ws, ev),
             context: context_lines(ev),
             feedback_text: ws.map(|ws| feedback(ws, ev).message),
             feedback: match ws {

@@ -3,7 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-/// The detail tabs, in key order (`1`..`9`). A new tab is a variant here, in [`Tab::ALL`]
+/// The detail tabs, in key order (`1`..`9`, then `0`). A new tab is a variant here, in [`Tab::ALL`]
 /// and the tables below, a binding in [`KEYMAP`], and its draw function in `ui::tabs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Tab {
@@ -26,11 +26,14 @@ pub enum Tab {
     /// The self-correction chain the capture is an attempt of: its attempts, the feedback's
     /// effects, the diffs between consecutive proposals (`docs/chains.md`).
     Chain,
+    /// The verdict's repair: the original beside the repaired copy, the changed pointers
+    /// marked (`docs/repairs.md#the-repair-tab`).
+    Repair,
 }
 
 impl Tab {
     /// Every tab in order.
-    pub const ALL: [Tab; 9] = [
+    pub const ALL: [Tab; 10] = [
         Tab::Diff,
         Tab::Proposal,
         Tab::Raw,
@@ -40,6 +43,7 @@ impl Tab {
         Tab::Feedback,
         Tab::History,
         Tab::Chain,
+        Tab::Repair,
     ];
 
     /// The tab's title.
@@ -54,28 +58,35 @@ impl Tab {
             Tab::Feedback => "Feedback",
             Tab::History => "History",
             Tab::Chain => "Chain",
+            Tab::Repair => "Repair",
         }
     }
 
     /// A short title for narrow terminals (at 80 columns every tab keeps its short title:
-    /// ` Diff Prop Raw Resp Contr Ctx Fdbk Hist Chn`, 43 columns of the detail pane's 44).
+    /// ` Diff Prop Raw Rsp Ctr Ctx Fbk Hist Chn Rep`, 43 columns of the detail pane's 44).
     pub fn short_title(self) -> &'static str {
         match self {
             Tab::Diff => "Diff",
             Tab::Proposal => "Prop",
             Tab::Raw => "Raw",
-            Tab::Response => "Resp",
-            Tab::Contract => "Contr",
+            Tab::Response => "Rsp",
+            Tab::Contract => "Ctr",
             Tab::Context => "Ctx",
-            Tab::Feedback => "Fdbk",
+            Tab::Feedback => "Fbk",
             Tab::History => "Hist",
             Tab::Chain => "Chn",
+            Tab::Repair => "Rep",
         }
     }
 
     /// 0-based position.
     pub fn index(self) -> usize {
         Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
+    }
+
+    /// The digit of its default key, as the tab bar shows it (`1`..`9`, `0` for the tenth).
+    pub fn digit(self) -> char {
+        char::from_digit(((self.index() + 1) % 10) as u32, 10).unwrap_or('0')
     }
 }
 
@@ -152,6 +163,9 @@ impl Action {
             Action::ShowTab(Tab::History) => "tab: verdict flips this session",
             Action::ShowTab(Tab::Chain) => {
                 "tab: the capture's chain: attempts, feedback effects, proposal diffs"
+            }
+            Action::ShowTab(Tab::Repair) => {
+                "tab: the repair's copy beside the original, changed pointers marked"
             }
             Action::Filter => {
                 "filter: fuzzy text, stage: reason: decision: contract: pointer: flipped unmet (! negates)"
@@ -280,7 +294,7 @@ pub const KEYMAP: &[Binding] = &[
         &[Key::Char('1')],
         "1",
         Action::ShowTab(Tab::Diff),
-        Some("1-9 tabs"),
+        Some("0-9 tabs"),
     ),
     b(&[Key::Char('2')], "2", Action::ShowTab(Tab::Proposal), None),
     b(&[Key::Char('3')], "3", Action::ShowTab(Tab::Raw), None),
@@ -290,6 +304,7 @@ pub const KEYMAP: &[Binding] = &[
     b(&[Key::Char('7')], "7", Action::ShowTab(Tab::Feedback), None),
     b(&[Key::Char('8')], "8", Action::ShowTab(Tab::History), None),
     b(&[Key::Char('9')], "9", Action::ShowTab(Tab::Chain), None),
+    b(&[Key::Char('0')], "0", Action::ShowTab(Tab::Repair), None),
     b(&[Key::Char('/')], "/", Action::Filter, Some("filter")),
     b(&[Key::Code(KeyCode::Esc)], "Esc", Action::Clear, None),
     b(&[Key::Char('t')], "t", Action::Triage, Some("triage")),
@@ -356,6 +371,7 @@ impl Action {
             Action::ShowTab(Tab::Feedback) => "show_tab_feedback",
             Action::ShowTab(Tab::History) => "show_tab_history",
             Action::ShowTab(Tab::Chain) => "show_tab_chain",
+            Action::ShowTab(Tab::Repair) => "show_tab_repair",
             Action::Filter => "filter",
             Action::Clear => "clear",
             Action::Triage => "triage",

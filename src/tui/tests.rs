@@ -41,6 +41,7 @@ mod history;
 mod hostile;
 mod list;
 mod overlays;
+mod repair;
 mod screen;
 mod triage;
 

@@ -29,6 +29,7 @@ pub mod decode_string;
 pub mod drop_trailing;
 pub mod drop_unknown;
 pub mod enum_case;
+pub mod rebuild;
 pub mod strip_fence;
 pub mod unquote_number;
 

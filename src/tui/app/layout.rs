@@ -113,22 +113,20 @@ pub fn areas_with(area: Rect, errors: usize, header: u16) -> Areas {
 /// The tab bar's labels (` 1 Diff `...), in order, short ones when `width` is too narrow
 /// for the full titles, short ones one space apart (` 1 Diff 2 Prop`) when it is too
 /// narrow for those, short ones without their number key (` Diff`, ` Prop`...; the
-/// footer says `1-9 tabs`) when it is too narrow for those, and only numbers (the `active`
+/// footer says `0-9 tabs`) when it is too narrow for those, and only numbers (the `active`
 /// tab keeps its short title) when it is too narrow even for that; shared by drawing and
 /// mouse clicks.
 pub fn tab_labels(width: u16, active: Tab) -> Vec<(Tab, String)> {
     let full: Vec<(Tab, String)> = Tab::ALL
         .into_iter()
-        .enumerate()
-        .map(|(i, t)| (t, format!(" {} {} ", i + 1, t.title())))
+        .map(|t| (t, format!(" {} {} ", t.digit(), t.title())))
         .collect();
     if full.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
         return full;
     }
     let short: Vec<(Tab, String)> = Tab::ALL
         .into_iter()
-        .enumerate()
-        .map(|(i, t)| (t, format!(" {} {} ", i + 1, t.short_title())))
+        .map(|t| (t, format!(" {} {} ", t.digit(), t.short_title())))
         .collect();
     if short.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
         return short;
@@ -136,8 +134,7 @@ pub fn tab_labels(width: u16, active: Tab) -> Vec<(Tab, String)> {
     // the short ones one space apart, still with their number key
     let tight: Vec<(Tab, String)> = Tab::ALL
         .into_iter()
-        .enumerate()
-        .map(|(i, t)| (t, format!(" {} {}", i + 1, t.short_title())))
+        .map(|t| (t, format!(" {} {}", t.digit(), t.short_title())))
         .collect();
     if tight.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
         return tight;
@@ -151,12 +148,11 @@ pub fn tab_labels(width: u16, active: Tab) -> Vec<(Tab, String)> {
     }
     Tab::ALL
         .into_iter()
-        .enumerate()
-        .map(|(i, t)| {
+        .map(|t| {
             if t == active {
-                (t, format!(" {} {} ", i + 1, t.short_title()))
+                (t, format!(" {} {} ", t.digit(), t.short_title()))
             } else {
-                (t, format!(" {} ", i + 1))
+                (t, format!(" {} ", t.digit()))
             }
         })
         .collect()

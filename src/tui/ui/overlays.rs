@@ -89,8 +89,8 @@ pub fn draw_review(f: &mut Frame, area: Rect, t: &Theme, change: Option<&Contrac
 
 /// Draws the help overlay over `area`, from `keymap`.
 pub fn draw_help(f: &mut Frame, area: Rect, t: &Theme, keymap: &Keymap) {
-    // wide enough for the tabs row (` tabs   1 Diff  2 Proposal ... 9 Chain`)
-    let w = 104.min(area.width.saturating_sub(2));
+    // wide enough for the tabs row (` tabs   1 Diff  2 Proposal ... 9 Chain  0 Repair`)
+    let w = 114.min(area.width.saturating_sub(2));
     let rows = help_rows(keymap);
     let h = (rows.len() as u16 + 4).min(area.height.saturating_sub(2));
     let r = Rect::new(
@@ -132,7 +132,7 @@ pub fn draw_help(f: &mut Frame, area: Rect, t: &Theme, keymap: &Keymap) {
 }
 
 /// The help overlay's rows (keys, what they do), from the keymap; the tab keys share one
-/// row (`1-9  tabs: 1 Diff  2 Proposal ...`).
+/// row (`tabs  1 Diff  2 Proposal ... 0 Repair`).
 pub fn help_rows(keymap: &Keymap) -> Vec<(String, String)> {
     let mut rows = Vec::new();
     let mut tabs: Vec<String> = Vec::new();

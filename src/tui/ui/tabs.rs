@@ -3,7 +3,9 @@
 use super::message;
 use crate::tui::app::History;
 use crate::tui::app::layout::{RawRow, raw_rows};
-use crate::tui::detail::{Detail, DiffKind, DiffView, DriftView, JsonView, RawView, Role};
+use crate::tui::detail::{
+    Detail, DiffKind, DiffView, DriftView, JsonView, RawView, RepairView, Role, SideLine,
+};
 use crate::tui::keymap::Tab;
 use crate::tui::theme::Theme;
 use ratatui::Frame;
@@ -46,7 +48,84 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, v: View, m: Models<'_
         Tab::Feedback => scrolled(f, r, role_lines(t, &d.feedback), s, true),
         Tab::History => draw_history(f, r, t, m.history, &d.source, s),
         Tab::Chain => scrolled(f, r, role_lines(t, &m.chain.lines), s, false),
+        Tab::Repair => draw_repair(f, r, t, &d.repair_tab, s),
     }
+}
+
+/// A side of the Repair tab: each line's sign, then its pieces, the touched ones (and the
+/// sign) in `touched`.
+fn side_lines(lines: &[SideLine], touched: Style) -> Vec<Line<'_>> {
+    lines
+        .iter()
+        .map(|l| {
+            let mut spans = vec![Span::styled(
+                l.sign.to_string(),
+                if l.sign == ' ' { Style::new() } else { touched },
+            )];
+            spans.extend(
+                l.pieces.iter().map(|(s, m)| {
+                    Span::styled(s.as_str(), if *m { touched } else { Style::new() })
+                }),
+            );
+            Line::from(spans)
+        })
+        .collect()
+}
+
+/// The Repair tab: the repair and its would-be outcome, what changed, then the original
+/// (left) beside the repaired copy (right), each line signed (`-` dropped or removed, `~`
+/// changed, `+` added) and its touched text highlighted; both columns wrap and scroll
+/// together by `scroll` lines.
+pub fn draw_repair(
+    f: &mut Frame,
+    r: Rect,
+    t: &Theme,
+    view: &Result<RepairView, String>,
+    scroll: usize,
+) {
+    let v = match view {
+        Err(m) => return message(t, f, r, m),
+        Ok(v) => v,
+    };
+    let head = role_lines(t, &v.lines);
+    let wanted: usize = head
+        .iter()
+        .map(|l| l.width().max(1).div_ceil(r.width.max(1) as usize))
+        .sum();
+    let h = (wanted as u16).min(r.height / 2);
+    let [top, titles, body] = Layout::vertical([
+        Constraint::Length(h),
+        Constraint::Length(1),
+        Constraint::Fill(1),
+    ])
+    .areas(r);
+    f.render_widget(Paragraph::new(head).wrap(Wrap { trim: false }), top);
+    let halves = || {
+        Layout::horizontal([
+            Constraint::Fill(1),
+            Constraint::Length(1),
+            Constraint::Fill(1),
+        ])
+    };
+    let [lt, _, rt] = halves().areas(titles);
+    let [lb, sep, rb] = halves().areas(body);
+    f.render_widget(
+        Paragraph::new(Span::styled(v.original_title.as_str(), t.bold())),
+        lt,
+    );
+    f.render_widget(
+        Paragraph::new(Span::styled(v.copy_title.as_str(), t.bold())),
+        rt,
+    );
+    scrolled(f, lb, side_lines(&v.original, t.removed()), scroll, true);
+    f.render_widget(
+        Paragraph::new(vec![
+            Line::from(Span::styled("│", t.border()));
+            body.height as usize
+        ]),
+        sep,
+    );
+    scrolled(f, rb, side_lines(&v.copy, t.added()), scroll, true);
 }
 
 /// `lines` in `r`, scrolled by `scroll` lines (never past the last line), wrapped when
