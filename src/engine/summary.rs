@@ -92,6 +92,9 @@ pub struct CaptureSummary {
     /// The content hash of the generation schema its request sent, when a server contract
     /// checked it beside that schema: its drift variant (`core::drift::key_of`).
     pub sent: Option<u64>,
+    /// The verdict's `repair` (`docs/repairs.md`): what the workbench's triage tree groups by
+    /// when it groups by repair.
+    pub repair: Option<crate::core::repair::Repair>,
 }
 
 impl CaptureSummary {
@@ -117,6 +120,7 @@ impl CaptureSummary {
             first_has_pointer: v.errors.first().is_some_and(|f| f.pointer.is_some()),
             message: v.errors.first().map(|f| f.message.clone()),
             sent: crate::core::drift::key_of(ev).map(|k| k.4),
+            repair: v.repair.clone(),
         }
     }
 

@@ -1,5 +1,7 @@
 //! The `/` filter: field tokens (`stage:schema`, `reason:intent`, `decision:recheck`,
-//! `contract:refund`, `pointer:/amount_minor`, `flipped`, each negated with a leading `!`) and fuzzy
+//! `contract:refund`, `pointer:/amount_minor`, `repair:drop-unknown` (`repair:none`: no
+//! repair), `would:ready` (the repair's would-be outcome), `flipped`, each negated with a
+//! leading `!`) and fuzzy
 //! text (nucleo-matcher) over a capture's id, reason, pointers, first message and source.
 
 use crate::core::pipeline::Evaluation;
@@ -15,6 +17,10 @@ enum Field {
     Decision,
     Contract,
     Pointer,
+    /// The verdict's repair by name (`repair:none`: it has none).
+    Repair,
+    /// The repair's would-be outcome (`would:ready`, `would:business/exceeds_remaining`).
+    Would,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,6 +145,8 @@ impl Query {
                     "decision" => Field::Decision,
                     "contract" => Field::Contract,
                     "pointer" => Field::Pointer,
+                    "repair" => Field::Repair,
+                    "would" => Field::Would,
                     _ => return None,
                 };
                 Some((f, v))
@@ -240,6 +248,7 @@ impl Query {
                 v.decision,
                 v.reason.as_ref().map(|r| r.as_str()),
                 v.contract.as_deref(),
+                v.repair.as_ref(),
             )
             && self.pointers_match(&pointers)
             && self.text_matches(haystack, m)
@@ -250,14 +259,15 @@ impl Query {
         self.flipped.is_none_or(|f| f == flipped) && self.unmet.is_none_or(|u| u == unmet)
     }
 
-    /// Whether the `stage:`, `decision:`, `reason:` and `contract:` tokens hold for this
-    /// outcome.
+    /// Whether the `stage:`, `decision:`, `reason:`, `contract:`, `repair:` and `would:`
+    /// tokens hold for this outcome and repair.
     pub fn kind_matches(
         &self,
         stage: Stage,
         decision: Decision,
         reason: Option<&str>,
         contract: Option<&str>,
+        repair: Option<&crate::core::repair::Repair>,
     ) -> bool {
         self.tokens.iter().all(|t| {
             let prefix = |s: &str| s.to_lowercase().starts_with(&t.value);
@@ -266,6 +276,9 @@ impl Query {
                 Field::Decision => prefix(decision.as_str()),
                 Field::Reason => reason.is_some_and(prefix),
                 Field::Contract => contract.is_some_and(prefix),
+                Field::Repair if t.value == "none" => repair.is_none(),
+                Field::Repair => repair.is_some_and(|r| prefix(r.name.as_str())),
+                Field::Would => repair.is_some_and(|r| prefix(&r.would_be.label())),
                 Field::Pointer => return true,
             };
             hit != t.negate
@@ -366,12 +379,15 @@ pub fn narrows(old: &str, new: &str) -> bool {
             "decision" => Some("decision"),
             "contract" => Some("contract"),
             "pointer" => Some("pointer"),
+            "repair" => Some("repair"),
+            "would" => Some("would"),
             _ => None,
         }
     }
     let k = kind(last);
     k == kind(grown)
         && k != Some("pointer")
+        && k != Some("repair")
         && k != Some("flag")
         && !last.ends_with('$')
         && !last.ends_with('\\')
@@ -482,6 +498,26 @@ mod tests {
         assert!(hit("a8000", &a) && !hit("a8000", &b));
         assert!(hit("amount !dup", &a) && !hit("!dup", &b));
         assert!(hit("", &a));
+    }
+
+    #[test]
+    fn repair_and_would_tokens() {
+        use crate::core::repair::{Repair, RepairName, WouldBe};
+        let mut a = ev("a", Stage::Schema, Reason::SCHEMA_MISMATCH, "/amount_minor");
+        a.verdict.repair = Some(Repair {
+            name: RepairName::UnquoteNumber,
+            would_be: WouldBe {
+                stage: Stage::Business,
+                decision: Decision::Reject,
+                reason: Some(Reason::new("EXCEEDS_REMAINING")),
+            },
+        });
+        let b = ev("b", Stage::Schema, Reason::SCHEMA_MISMATCH, "/x");
+        assert!(hit("repair:unquote-number", &a) && !hit("repair:unquote-number", &b));
+        assert!(hit("repair:none", &b) && !hit("repair:none", &a));
+        assert!(hit("!repair:none", &a) && !hit("repair:drop-unknown", &a));
+        assert!(hit("would:business/exceeds_remaining", &a) && hit("would:business", &a));
+        assert!(!hit("would:ready", &a) && !hit("would:business", &b));
     }
 
     #[test]

@@ -117,6 +117,8 @@ pub enum Action {
     Clear,
     /// Toggle the triage tree.
     Triage,
+    /// Show the triage tree grouped by repair (repair > would-be outcome), or back by stage.
+    TriageByRepair,
     /// Toggle the chain tree: the list grouped by self-correction chain.
     Chains,
     /// Open the selected triage group (or focus the detail).
@@ -168,10 +170,13 @@ impl Action {
                 "tab: the repair's copy beside the original, changed pointers marked"
             }
             Action::Filter => {
-                "filter: fuzzy text, stage: reason: decision: contract: pointer: flipped unmet (! negates)"
+                "filter: fuzzy text, stage: reason: decision: contract: pointer: repair: would: flipped unmet (! negates)"
             }
             Action::Clear => "clear the filter / close triage, the chain tree or help",
             Action::Triage => "triage tree: stage > reason > pointer",
+            Action::TriageByRepair => {
+                "triage tree by repair: repair > would-be outcome (again: by stage)"
+            }
             Action::Chains => "chain tree: the list grouped by chain (Enter expands a chain)",
             Action::Open => {
                 "open the triage group as a filtered list (in the list: focus the detail)"
@@ -308,6 +313,7 @@ pub const KEYMAP: &[Binding] = &[
     b(&[Key::Char('/')], "/", Action::Filter, Some("filter")),
     b(&[Key::Code(KeyCode::Esc)], "Esc", Action::Clear, None),
     b(&[Key::Char('t')], "t", Action::Triage, Some("triage")),
+    b(&[Key::Char('b')], "b", Action::TriageByRepair, None),
     b(&[Key::Char('c')], "c", Action::Chains, None),
     b(&[Key::Code(KeyCode::Enter)], "Enter", Action::Open, None),
     b(
@@ -375,6 +381,7 @@ impl Action {
             Action::Filter => "filter",
             Action::Clear => "clear",
             Action::Triage => "triage",
+            Action::TriageByRepair => "triage_by_repair",
             Action::Chains => "chains",
             Action::Open => "open",
             Action::NextError => "next_error",

@@ -165,6 +165,9 @@ pub struct Kind {
     /// The content hash of the schema its request sent, beside a server contract (its
     /// drift variant, `docs/requests.md#the-drift-report`).
     pub sent: Option<u64>,
+    /// The verdict's `repair`, name and would-be outcome (the triage tree by repair, the
+    /// `repair:` and `would:` filter tokens).
+    pub repair: Option<crate::core::repair::Repair>,
 }
 
 impl Kind {
@@ -175,6 +178,7 @@ impl Kind {
             contract: s.contract.clone(),
             first_has_pointer: s.first_has_pointer,
             sent: s.sent,
+            repair: s.repair.clone(),
         }
     }
 }
@@ -616,6 +620,7 @@ mod tests {
             first_has_pointer: false,
             message: None,
             sent: None,
+            repair: None,
         };
         let mut store = Store::default();
         for (source, id) in [

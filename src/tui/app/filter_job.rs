@@ -346,6 +346,7 @@ impl FilterJob {
                     k.outcome.decision,
                     k.outcome.reason.as_ref().map(|r| r.as_str()),
                     k.contract.as_deref(),
+                    k.repair.as_ref(),
                 )
             })
             .collect();

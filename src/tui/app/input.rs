@@ -115,6 +115,15 @@ impl App {
                     self.follow();
                 }
             }
+            Action::TriageByRepair => {
+                self.triage.by_repair = !self.triage.by_repair || !self.modes.triage();
+                self.triage.cursor = 0;
+                self.triage.offset = 0;
+                self.modes.set_triage(true);
+                self.modes.focus = Focus::List;
+                self.triage.build(&self.list.store);
+                self.follow();
+            }
             Action::Chains => {
                 if self.modes.chains() {
                     self.modes.mode = super::Mode::List;

@@ -1,5 +1,6 @@
-//! The triage tree (stage > reason > pointer): its nodes, built from the rows' outcomes, and
-//! the tree's cursor.
+//! The triage tree (stage > reason > pointer, or by repair: repair > would-be outcome,
+//! `docs/repairs.md#in-the-workbench`): its nodes, built from the rows' outcomes, and the
+//! tree's cursor.
 
 use crate::core::verdict::Stage;
 use crate::tui::filter::pointer_label;
@@ -31,12 +32,19 @@ pub struct Triage {
     pub cursor: usize,
     /// First visible node.
     pub offset: usize,
+    /// Grouped by repair (repair > would-be outcome) rather than by stage.
+    pub by_repair: bool,
 }
 
 impl Triage {
     /// Rebuilds the tree from the rows of `store`: stages in pipeline order, reasons and
     /// pointers within a stage largest first. The cursor stays (clamped).
     pub fn build(&mut self, store: &Store) {
+        if self.by_repair {
+            self.tree = by_repair(store);
+            self.cursor = self.cursor.min(self.tree.len().saturating_sub(1));
+            return;
+        }
         type Pointers = BTreeMap<String, usize>;
         type Reasons = BTreeMap<String, (usize, Pointers)>;
         let mut stages: BTreeMap<Stage, (usize, Reasons)> = BTreeMap::new();
@@ -114,4 +122,80 @@ impl Triage {
     pub fn follow(&mut self, h: usize) {
         self.offset = super::scroll::following(self.cursor, self.offset, h);
     }
+}
+
+/// The tree by repair over the failing rows of `store` (every row that is not ready): each
+/// repair of the table that some capture has, in table order, with its would-be outcomes
+/// (largest first), then `not repairable` (the failing captures without one). Each node's
+/// query is the filter of its captures (`repair:drop-unknown`, `repair:unquote-number
+/// would:business/exceeds_remaining`, `!stage:ready repair:none`).
+fn by_repair(store: &Store) -> Vec<TriageNode> {
+    use crate::core::repair::{Applies, RepairName, TABLE};
+    let mut kinds: HashMap<u32, usize> = HashMap::new();
+    for r in &store.rows {
+        *kinds.entry(r.kind).or_default() += 1;
+    }
+    /// Per would-be outcome label: its count and stage.
+    type Outcomes = BTreeMap<String, (usize, Stage)>;
+    let mut repairs: BTreeMap<RepairName, (usize, Outcomes)> = BTreeMap::new();
+    let mut not_repairable = 0usize;
+    for (kind, n) in kinds {
+        let k = &store.kinds[kind as usize];
+        if k.outcome.stage == Stage::Ready {
+            continue;
+        }
+        match &k.repair {
+            Some(r) => {
+                let e = repairs.entry(r.name).or_default();
+                e.0 += n;
+                let w =
+                    e.1.entry(r.would_be.label())
+                        .or_insert((0, r.would_be.stage));
+                w.0 += n;
+            }
+            None => not_repairable += n,
+        }
+    }
+    let esc = |s: &str| crate::core::text::escape_control(s).into_owned();
+    let mut tree = Vec::new();
+    for (name, (count, outcomes)) in repairs {
+        let stage = match TABLE[name.index()].applies {
+            Applies::Parse(_) => Stage::Parse,
+            Applies::Schema(_) => Stage::Schema,
+        };
+        let rq = format!("repair:{name}");
+        tree.push(TriageNode {
+            depth: 0,
+            label: name.to_string(),
+            count,
+            query: rq.clone(),
+            stage,
+        });
+        let mut outcomes: Vec<_> = outcomes.into_iter().collect();
+        outcomes.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(&b.0)));
+        for (label, (count, stage)) in outcomes {
+            let query = if label.chars().any(char::is_whitespace) {
+                rq.clone()
+            } else {
+                format!("{rq} would:{}", label.to_lowercase())
+            };
+            tree.push(TriageNode {
+                depth: 1,
+                label: format!("would be {}", esc(&label)),
+                count,
+                query,
+                stage,
+            });
+        }
+    }
+    if not_repairable > 0 {
+        tree.push(TriageNode {
+            depth: 0,
+            label: "not repairable".to_string(),
+            count: not_repairable,
+            query: "!stage:ready repair:none".to_string(),
+            stage: Stage::Schema,
+        });
+    }
+    tree
 }

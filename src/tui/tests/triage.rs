@@ -69,3 +69,50 @@ fn an_arrow_bound_to_triage_opens_the_tree_under_the_filter_prompt() {
     assert_eq!(app.modes.mode, Mode::List);
     assert_eq!(app.filter.text, "ts");
 }
+
+#[test]
+fn b_groups_the_triage_tree_by_repair_and_enter_opens_a_group() {
+    let mut app = refund(120, 30);
+    keys(&mut app, "b");
+    assert!(app.modes.triage() && app.triage.by_repair);
+    let tree: Vec<(u8, &str, usize, &str)> = app
+        .triage
+        .tree
+        .iter()
+        .map(|n| (n.depth, n.label.as_str(), n.count, n.query.as_str()))
+        .collect();
+    assert_eq!(
+        tree,
+        vec![
+            (0, "strip-fence", 1, "repair:strip-fence"),
+            (1, "would be ready", 1, "repair:strip-fence would:ready"),
+            (0, "drop-trailing", 1, "repair:drop-trailing"),
+            (1, "would be ready", 1, "repair:drop-trailing would:ready"),
+            (0, "unquote-number", 1, "repair:unquote-number"),
+            (1, "would be ready", 1, "repair:unquote-number would:ready"),
+            (0, "drop-unknown", 1, "repair:drop-unknown"),
+            (1, "would be ready", 1, "repair:drop-unknown would:ready"),
+            (0, "not repairable", 20, "!stage:ready repair:none"),
+        ]
+    );
+    let s = screen(&app);
+    assert!(s.contains(" Triage repair > would-be outcome "), "{s}");
+    // each node opens its captures: drop-unknown's is extra-field-approved alone
+    keys(&mut app, "jjjjjj");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.filter.text, "repair:drop-unknown");
+    let ids: Vec<&str> = (0..app.list.view.len())
+        .filter_map(|p| app.list.id_at(p))
+        .collect();
+    assert_eq!(ids, ["extra-field-approved"]);
+    // `not repairable`: the 20 failing captures without a repair
+    keys(&mut app, "b");
+    keys(&mut app, "G");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.filter.text, "!stage:ready repair:none");
+    assert_eq!(app.list.view.len(), 20);
+    // again: back by stage
+    keys(&mut app, "bb");
+    assert!(app.modes.triage() && !app.triage.by_repair);
+    assert_eq!(app.triage.tree[0].query, "stage:response");
+}

@@ -152,7 +152,14 @@ pub fn draw_tree(f: &mut Frame, r: Rect, t: &Theme, triage: &Triage, focused: bo
         t,
         Line::from(vec![
             Span::styled(" Triage ", t.bold()),
-            Span::styled("stage > reason > pointer ", t.dim()),
+            Span::styled(
+                if triage.by_repair {
+                    "repair > would-be outcome "
+                } else {
+                    "stage > reason > pointer "
+                },
+                t.dim(),
+            ),
         ]),
         focused,
     );
