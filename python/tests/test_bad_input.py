@@ -104,3 +104,34 @@ def test_feedback_of_a_verdict_it_never_gave_is_a_value_error():
     assert v["decision"] == "regenerate"
     assert ws.feedback(v) == ws.feedback(record=verdict.output_record('{"order_id": 1}', id="fb"))
     assert ws.feedback(v).startswith("Your previous output does not meet the required JSON Schema (schema stage, SCHEMA_MISMATCH).")
+
+
+def test_a_record_nested_100k_deep_is_the_clis_verdict_on_every_thread(cli, refund):
+    # the record itself, and a proposal inside `output`: each 100,000 levels deep, checked on
+    # the caller's thread (check_json) and on the pool's (check_many_json), whose stacks are
+    # smaller: the CLI's verdicts (nesting is too deep), never a stack overflow
+    d = 100_000
+    record = b"[" * d + b"]" * d
+    proposal = json.dumps({"id": "deep", "output": '{"a":' * d + "1" + "}" * d}).encode()
+    (refund / "captures" / "deep-record.json").write_bytes(record)
+    (refund / "captures" / "deep-output.json").write_bytes(proposal)
+    ws = verdict.Workspace(refund)
+    for data, rel, reason in (
+        (record, "captures/deep-record.json", "INVALID_CAPTURE"),
+        (proposal, "captures/deep-output.json", "TOO_DEEP"),
+    ):
+        expected = cli_line(cli, refund, rel)
+        assert json.loads(expected)["reason"] == reason
+        assert "nesting is too deep" in json.loads(expected)["errors"][0]["message"]
+        assert ws.check_json(data, source=rel) == expected
+        assert ws.check_many_json([data] * 4, [rel] * 4) == [expected] * 4
+
+
+def test_invalid_utf8_bytes_among_many_get_the_clis_verdict(cli, refund):
+    data = b'{"id": "bad-\xff", "output": "{}"}'
+    (refund / "captures" / "bad.json").write_bytes(data)
+    expected = cli_line(cli, refund, "captures/bad.json")
+    ws = verdict.Workspace(refund)
+    got = ws.check_many([b'{"id": "ok", "output": "{}"}', data], [None, "captures/bad.json"])
+    assert got[1] == json.loads(expected)
+    assert got[0]["id"] == "ok" and got[0]["reason"] == "SCHEMA_MISMATCH"

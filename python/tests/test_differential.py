@@ -9,7 +9,7 @@ import json
 import pytest
 
 import verdict
-from conftest import SAMPLES
+from conftest import REPO, SAMPLES
 
 
 def cli_verdicts(cli, ws_dir):
@@ -118,3 +118,27 @@ def test_a_shared_id_carries_the_warning_the_cli_gives(cli):
     v = verdict.Workspace(ws_dir).check(data, source=source)
     assert [w["code"] for w in v["warnings"]] == [w["code"] for w in first["warnings"]]
     assert "DUPLICATE_ID" in [w["code"] for w in v["warnings"]]
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_check_many_gives_check_many_jsons_verdicts_and_leaves_the_gc_as_it_was(enabled):
+    # check_many decodes with the garbage collector paused (docs/python.md#speed)
+    import gc
+
+    ws = verdict.Workspace(REPO / "samples" / "refund")
+    records = ['{"id": "a", "output": "{}"}', '{"jsonrpc": "2.0", "method": "ping", "id": 1}',
+               {"id": "b", "output": '{"order_id": 1}'}]
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        got = ws.check_many(records)
+        assert gc.isenabled() is enabled
+        with pytest.raises(TypeError):
+            ws.check_many([5])
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+    texts = ws.check_many_json(records)
+    assert texts[1] is None
+    assert got == [None if t is None else json.loads(t) for t in texts]
+    assert [v["id"] for v in got if v] == ["a", "b"]

@@ -8,6 +8,7 @@ verdicts come back as the text ``check`` prints, so Python and the CLI can never
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections import OrderedDict
@@ -120,11 +121,19 @@ class Workspace:
         self, records: Iterable[Record], sources: Optional[Sequence[Optional[str]]] = None
     ) -> List[Optional[dict]]:
         """``check`` of many records, in order, validated in parallel with the GIL
-        released (``None`` for a record that is no capture)."""
-        return [
-            None if t is None else json.loads(t)
-            for t in self.check_many_json(records, sources)
-        ]
+        released (``None`` for a record that is no capture).
+
+        The verdicts are decoded with the cyclic garbage collector paused: they hold no
+        cycles, and 100,000 new dicts would otherwise run its collections again and again
+        (two thirds of the decoding's CPU; docs/python.md#speed)."""
+        texts = self.check_many_json(records, sources)
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return [None if t is None else json.loads(t) for t in texts]
+        finally:
+            if paused:
+                gc.enable()
 
     def check_output(
         self,
