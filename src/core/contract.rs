@@ -246,13 +246,36 @@ impl Contracts {
         }
 
         let options = base_options(config, &offline);
+        // the files a contract reaches, counted before its registry is built (a registry
+        // indexes, and a compile inlines, every file its `$ref`s reach)
+        let graph = FileGraph::new(
+            loaded
+                .iter()
+                .chain(extra.iter())
+                .filter(|l| l.label.is_none()),
+        );
         let mut by_name = BTreeMap::new();
         for l in loaded {
             let mut reached = std::collections::BTreeSet::new();
             // this contract's own view of the files: which unusable ones its `$ref`s reach
             let files = files.for_contract();
+            let too_many = match &l.parsed {
+                Ok(schema) => {
+                    let limit = schema_budget::MAX_SCHEMA_FILES_REACHED;
+                    (graph.reached(&l, schema, limit) > limit).then(|| {
+                        vec![contract_error(format!(
+                            "{}: the schema's $refs reach more than {limit} other schema files \
+                             (the limit MAX_SCHEMA_FILES_REACHED); not compiled \
+                             (docs/verdicts.md#limits)",
+                            l.shown()
+                        ))]
+                    })
+                }
+                Err(_) => None,
+            };
             let registry = match &l.parsed {
-                // over the budget as written: `compile` refuses it before any `$ref`
+                // over a budget: `compile` is not reached, or refuses it before any `$ref`
+                Ok(_) if too_many.is_some() => build_registry(std::iter::empty(), &offline),
                 Ok(schema) if schema_budget::document_nodes(schema) > config.max_schema_nodes => {
                     build_registry(std::iter::empty(), &offline)
                 }
@@ -262,6 +285,7 @@ impl Contracts {
             let compiled = match (&l.parsed, &registry) {
                 (Err(f), _) => Err(vec![f.clone()]),
                 (Ok(_), _) if broken.contains_key(&l.uri) => Err(broken[&l.uri].clone()),
+                (Ok(_), _) if too_many.is_some() => Err(too_many.clone().unwrap_or_default()),
                 (Ok(_), Err(f)) => Err(vec![f.clone()]),
                 // a `$ref` reaches a broken schema file: name it, not "not available offline"
                 (Ok(schema), Ok(_)) if !files.hit().is_empty() => {
@@ -793,6 +817,96 @@ impl Files {
             self.texts.get(uri.as_str()).hash(&mut h);
         }
         h.finish()
+    }
+}
+
+/// The schema files as a graph of their `$ref`s, built once per load: which files each
+/// file's `$ref`s name (every `$ref` of the document, resolved against its base and looked
+/// up by every URI a file has, as [`Files`] serves them). It bounds, before any registry is
+/// built, how many files a contract reaches ([`schema_budget::MAX_SCHEMA_FILES_REACHED`]).
+struct FileGraph {
+    /// A file's index by every URI that names it (its `file://` URI, its `$id`s).
+    by_uri: std::collections::HashMap<String, usize>,
+    /// The files each file's `$ref`s name (itself left out).
+    edges: Vec<Vec<usize>>,
+}
+
+/// The files (served keys, no fragment) the `$ref`s of `schema` name, resolved against `base`.
+fn ref_targets(schema: &Value, base: &str) -> Vec<String> {
+    let Ok(base) = referencing::uri::from_str(base) else {
+        return Vec::new();
+    };
+    refs_raw(schema)
+        .into_iter()
+        .filter(|(_, r)| !r.starts_with('#'))
+        .filter_map(|(_, r)| referencing::uri::resolve_against(&base.borrow(), &r).ok())
+        .map(|t| {
+            let t = t.as_str();
+            served_key(t.split('#').next().unwrap_or(t))
+        })
+        .collect()
+}
+
+/// The base a file's own `$ref`s resolve against: its absolute `$id`, else its `file://` URI.
+fn ref_base(l: &Loaded) -> &str {
+    match &l.id {
+        Some(id) if id.contains(':') && l.label.is_none() => id.as_str(),
+        _ => l.uri.as_str(),
+    }
+}
+
+impl FileGraph {
+    fn new<'a>(files: impl Iterator<Item = &'a Loaded> + Clone) -> FileGraph {
+        let mut by_uri = std::collections::HashMap::new();
+        for (i, l) in files.clone().enumerate() {
+            by_uri.entry(served_key(&l.uri)).or_insert(i);
+            if let Ok(v) = &l.parsed {
+                if let Some(id) = l.id.as_ref().filter(|id| id.contains(':')) {
+                    by_uri.entry(served_key(id)).or_insert(i);
+                }
+                for (_, id) in ids_of(l, v) {
+                    by_uri.entry(served_key(&id)).or_insert(i);
+                }
+            }
+        }
+        let edges = files
+            .enumerate()
+            .map(|(i, l)| match &l.parsed {
+                Ok(v) => {
+                    let mut e: Vec<usize> = ref_targets(v, ref_base(l))
+                        .iter()
+                        .filter_map(|k| by_uri.get(k).copied())
+                        .filter(|&j| j != i)
+                        .collect();
+                    e.sort_unstable();
+                    e.dedup();
+                    e
+                }
+                Err(_) => Vec::new(),
+            })
+            .collect();
+        FileGraph { by_uri, edges }
+    }
+
+    /// How many other files `l`'s `$ref`s reach, transitively, counting at most `limit` + 1
+    /// (the walk stops there): the work is at most that many files' edges.
+    fn reached(&self, l: &Loaded, schema: &Value, limit: usize) -> usize {
+        let own = self.by_uri.get(&served_key(&l.uri)).copied();
+        let mut seen = std::collections::HashSet::new();
+        let mut todo: Vec<usize> = ref_targets(schema, ref_base(l))
+            .iter()
+            .filter_map(|k| self.by_uri.get(k).copied())
+            .collect();
+        while let Some(i) = todo.pop() {
+            if Some(i) == own || !seen.insert(i) {
+                continue;
+            }
+            if seen.len() > limit {
+                break;
+            }
+            todo.extend(self.edges[i].iter().copied());
+        }
+        seen.len()
     }
 }
 

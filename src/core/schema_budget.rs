@@ -34,6 +34,16 @@ use std::collections::HashMap;
 /// thread that runs them (2 MiB, in debug builds too).
 pub const MAX_SCHEMA_DEPTH: usize = 1_000;
 
+/// The most other schema files a contract's `$ref`s may reach, transitively, as the
+/// resolver follows them (every `$ref` of every file reached, whole documents or parts of
+/// them): a contract reaching more is `CONTRACT_ERROR` before its registry is built or it is
+/// compiled (`docs/verdicts.md#limits`). Counted over the workspace's own files
+/// (`core::contract`), in time linear in what is counted. Fixed: without it each contract
+/// of a chain of files (each `$ref`-ing the next) indexed and compiled every file after it,
+/// the square of the chain's length (3,000 files: 195 s of CPU in a debug build; 1,000 files,
+/// every contract within [`MAX_SCHEMA_DEPTH`]: 48 s and 490 MB).
+pub const MAX_SCHEMA_FILES_REACHED: usize = 100;
+
 /// Default `max_schema_nodes`: the most nodes a contract's schema may have with every
 /// `$ref` inlined (see the module docs): a larger one is `CONTRACT_ERROR` before it is
 /// compiled.
