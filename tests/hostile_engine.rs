@@ -1055,3 +1055,140 @@ fn watch_reports_a_removed_captures_folder_and_a_new_one_apart() {
     assert_eq!(removed, ["captures/c.json"]);
     assert_eq!(seen, ["captures/d.json"]);
 }
+
+/// A one-line OTLP `TracesData` of chat spans in trace `t1` with these `spanId`s, each
+/// answering `{}`.
+fn trace_line(span_ids: &[&str]) -> String {
+    let spans: Vec<serde_json::Value> = span_ids
+        .iter()
+        .map(|id| {
+            serde_json::json!({"traceId": "t1", "spanId": id, "name": "chat", "kind": 3,
+                "attributes": [
+                    {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                    {"key": "gen_ai.output.messages", "value": {"stringValue":
+                        r#"[{"role":"assistant","parts":[{"type":"text","content":"{}"}],"finish_reason":"stop"}]"#}}
+                ],
+                "status": {"code": 1}})
+        })
+        .collect();
+    serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).to_string()
+}
+
+/// The DUPLICATE_ID warnings (source, message) of `check --format json`, in source order.
+fn check_json_dups(root: &Path) -> Vec<(String, String)> {
+    let out = run_bin(
+        &["check", "--format", "json", "."],
+        root,
+        Duration::from_secs(30),
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut got: Vec<(String, String)> = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|v| {
+            let source = v["source"].as_str().unwrap().to_string();
+            v["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|w| w["code"] == "DUPLICATE_ID")
+                .map(move |w| (source.clone(), w["message"].as_str().unwrap().to_string()))
+        })
+        .collect();
+    got.sort();
+    got
+}
+
+/// The DUPLICATE_ID warnings (source, message) of one batch of `watch --json` (up to its
+/// summary line), in source order.
+fn watch_batch_dups(w: &common::watch::WatchJson, what: &str) -> Vec<(String, String)> {
+    let mut got: Vec<(String, String)> = w
+        .batch(what, Duration::from_secs(30))
+        .iter()
+        .filter(|l| l["type"] == "verdict")
+        .filter_map(|l| {
+            let d = &l["data"];
+            let m = d["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|w| w["code"] == "DUPLICATE_ID")?;
+            Some((
+                d["source"].as_str().unwrap().to_string(),
+                m["message"].as_str().unwrap().to_string(),
+            ))
+        })
+        .collect();
+    got.sort();
+    got
+}
+
+/// Spans sharing a `traceId/spanId`, in one OTLP record and in two: each span's warning
+/// names the other captures by their full source, part included (`FILE:LINE#N`), and
+/// `check --format json`, `watch --json` (first pass, and after a line taking the id is
+/// appended) and the TUI's detail of every row agree. Before the fix, the shared ids named
+/// records: two spans of one record were one source (no warning at all), and a span's
+/// twin in another record was named `captures/t.jsonl:1`, not `captures/t.jsonl:1#3`.
+#[test]
+fn spans_sharing_an_id_name_each_other_by_part_in_check_watch_and_the_tui() {
+    let msg = |id: &str, others: &str| {
+        format!(
+            "id `{id}` is also the id of {others}: `verdict feedback {id}` is ambiguous (give \
+             each capture its own id, or name it by its source)"
+        )
+    };
+    let s = |a: &str, b: String| (a.to_string(), b);
+    let log = format!(
+        "{}\n{}\n",
+        trace_line(&["s1", "s1", "s2"]),
+        trace_line(&["s2"])
+    );
+    let ws = workspace(&[("t.jsonl", &log)]);
+    let first = vec![
+        s("captures/t.jsonl:1#1", msg("t1/s1", "captures/t.jsonl:1#2")),
+        s("captures/t.jsonl:1#2", msg("t1/s1", "captures/t.jsonl:1#1")),
+        s("captures/t.jsonl:1#3", msg("t1/s2", "captures/t.jsonl:2")),
+        s("captures/t.jsonl:2", msg("t1/s2", "captures/t.jsonl:1#3")),
+    ];
+    assert_eq!(check_json_dups(ws.path()), first);
+    let w = common::watch::WatchJson::start(ws.path(), &["--debounce-ms", "150"]);
+    assert_eq!(watch_batch_dups(&w, "the first pass"), first);
+    let mut t = Tui::open(ws.path());
+    assert_eq!(tui_dups(&mut t), first);
+    assert_tui_matches_check(&mut t, "first run");
+
+    // a third record, of two spans, one taking `s1`: every span of `s1` names it
+    std::fs::write(
+        ws.path().join("captures/t.jsonl"),
+        format!("{log}{}\n", trace_line(&["s3", "s1"])),
+    )
+    .unwrap();
+    let then = vec![
+        s(
+            "captures/t.jsonl:1#1",
+            msg("t1/s1", "captures/t.jsonl:1#2, captures/t.jsonl:3#2"),
+        ),
+        s(
+            "captures/t.jsonl:1#2",
+            msg("t1/s1", "captures/t.jsonl:1#1, captures/t.jsonl:3#2"),
+        ),
+        s("captures/t.jsonl:1#3", msg("t1/s2", "captures/t.jsonl:2")),
+        s("captures/t.jsonl:2", msg("t1/s2", "captures/t.jsonl:1#3")),
+        s(
+            "captures/t.jsonl:3#2",
+            msg("t1/s1", "captures/t.jsonl:1#1, captures/t.jsonl:1#2"),
+        ),
+    ];
+    assert_eq!(check_json_dups(ws.path()), then);
+    // watch re-reports the captures whose warning changed (and the new ones)
+    let batch = watch_batch_dups(&w, "the appended line");
+    assert_eq!(
+        batch,
+        [then[0].clone(), then[1].clone(), then[4].clone()],
+        "the appended line"
+    );
+    t.changed(&["captures/t.jsonl"]);
+    assert_eq!(tui_dups(&mut t), then);
+    assert_tui_matches_check(&mut t, "appended line");
+}

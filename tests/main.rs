@@ -12,6 +12,7 @@
 mod common;
 
 mod bad_input;
+mod bench_otlp;
 mod bounds;
 mod capture_schema;
 mod chains;

@@ -318,11 +318,23 @@ impl Workspace {
     /// part of a record of several, [`Payload::Parts`]), as [`Workspace::record_id`] reads
     /// them.
     pub fn record_ids(&self, raw: &RawRecord) -> Vec<String> {
+        self.record_parts(raw)
+            .into_iter()
+            .map(|(_, id)| id)
+            .collect()
+    }
+
+    /// [`Workspace::record_ids`] with the part each id is the capture of: `None` for a
+    /// record that is one capture, `Some(N)` (1-based) for part N of a record of several
+    /// ([`Payload::Parts`]; its verdict's source is `FILE:LINE#N`), so the duplicate-id
+    /// pre-pass names each capture by its verdict's full source
+    /// (`docs/verdicts.md#duplicate-ids`).
+    pub fn record_parts(&self, raw: &RawRecord) -> Vec<(Option<u32>, String)> {
         let Ok(text) = &raw.text else {
-            return vec![default_id(raw)];
+            return vec![(None, default_id(raw))];
         };
         match raw.kind {
-            RecordKind::Sse => vec![capture_file::sse_capture(text, &default_id(raw)).id],
+            RecordKind::Sse => vec![(None, capture_file::sse_capture(text, &default_id(raw)).id)],
             RecordKind::Json => match self.read_capture(text, &raw.source, raw.source.file()) {
                 Ok(Capture {
                     payload: Payload::Parts(parts),
@@ -331,16 +343,19 @@ impl Workspace {
                     let whole = raw.source.with_part(None);
                     (1u32..)
                         .zip(parts)
-                        .map(|(part, p)| match p {
-                            Ok(c) => c.id,
-                            Err(e) => {
-                                e.id.unwrap_or_else(|| whole.with_part(Some(part)).to_string())
-                            }
+                        .map(|(part, p)| {
+                            let id = match p {
+                                Ok(c) => c.id,
+                                Err(e) => {
+                                    e.id.unwrap_or_else(|| whole.with_part(Some(part)).to_string())
+                                }
+                            };
+                            (Some(part), id)
                         })
                         .collect()
                 }
-                Ok(c) => vec![c.id],
-                Err(e) => vec![e.id.unwrap_or_else(|| default_id(raw))],
+                Ok(c) => vec![(None, c.id)],
+                Err(e) => vec![(None, e.id.unwrap_or_else(|| default_id(raw)))],
             },
         }
     }

@@ -362,21 +362,23 @@ fn unescape(raw: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// Captures by id fingerprint, compactly (16 bytes each): what [`Shared`] is built from.
+/// Captures by id fingerprint, compactly (24 bytes each): what [`Shared`] is built from.
 #[derive(Debug, Default)]
 pub struct Members {
     files: Vec<Arc<str>>,
     by_name: HashMap<Arc<str>, u32>,
-    /// (fingerprint, file number, line; 0 for a `.json` file)
-    list: Vec<(u64, u32, u32)>,
+    /// (fingerprint, file number, line; 0 for a `.json` file, part; 0 for a record that is
+    /// one capture)
+    list: Vec<(u64, u32, u32, u32)>,
 }
 
 impl Members {
-    /// Adds the capture at `source` whose id has fingerprint `fp`.
+    /// Adds the capture at `source` (its full source: a part of a record of several
+    /// captures is `captures/log.jsonl:9#2`) whose id has fingerprint `fp`.
     pub fn push(&mut self, fp: u64, source: &RecordRef) {
         let file = self.file(source.file());
         let line = source.line().map_or(0, |l| l as u32);
-        self.list.push((fp, file, line));
+        self.list.push((fp, file, line, source.part().unwrap_or(0)));
     }
 
     /// The fingerprints of the captures (one per capture, in the order pushed).
@@ -404,10 +406,11 @@ impl Members {
             }
             let mut sources: Vec<RecordRef> = run
                 .iter()
-                .map(|&(_, f, line)| {
-                    RecordRef::new(
+                .map(|&(_, f, line, part)| {
+                    RecordRef::new_part(
                         self.files[f as usize].clone(),
                         (line != 0).then_some(line as usize),
+                        (part != 0).then_some(part),
                     )
                 })
                 .collect();
@@ -422,7 +425,9 @@ impl Members {
 }
 
 /// The ids that more than one capture has: by [`fingerprint`], the sources of the captures
-/// that have it, ordered by file then line (`captures/a.json`, `captures/log.jsonl:3`).
+/// that have it, ordered by file, line, then part (`captures/a.json`,
+/// `captures/log.jsonl:3`, `captures/log.jsonl:9#1`, `captures/log.jsonl:9#2`): two spans
+/// of one trace record that share an id are two captures.
 /// Holds shared ids only: empty in a workspace whose ids are all distinct.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Shared(HashMap<u64, Vec<RecordRef>>);
@@ -464,11 +469,10 @@ impl Shared {
         let Some(sources) = self.group(fingerprint(&v.id)) else {
             return;
         };
-        // the sources name records: a part of a record of several captures
-        // (`captures/log.jsonl:9#2`) is found by its record, and names the others by theirs
-        let own = v.source.with_part(None);
-        if sources.binary_search(&own).is_ok() {
-            let w = warning(&v.id, &own, sources);
+        // the sources name captures: a part of a record of several captures is found by its
+        // full source (`captures/log.jsonl:9#2`) and names the others by theirs
+        if sources.binary_search(&v.source).is_ok() {
+            let w = warning(&v.id, &v.source, sources);
             v.warnings.push(w);
         }
     }
@@ -808,7 +812,7 @@ impl Scan {
             if f.log {
                 log_blocks(f, max_bytes, |block, bytes| {
                     // a record of several captures (`Payload::Parts`) has an id per part
-                    let fps: Vec<Vec<(u32, u64)>> = block
+                    let fps: Vec<Vec<(u32, u32, u64)>> = block
                         .par_iter()
                         .filter_map(|&(line, span)| {
                             let text = span.map(|(a, b)| &bytes[a..b]);
@@ -821,12 +825,14 @@ impl Scan {
                             );
                             let raw = match text {
                                 Some(t) => RawRecord::json(source, capture::decode(t.to_vec())),
-                                None => return Some(vec![(line, fingerprint(source.as_str()))]),
+                                None => {
+                                    return Some(vec![(line, 0, fingerprint(source.as_str()))]);
+                                }
                             };
                             Some(
-                                ws.record_ids(&raw)
+                                ws.record_parts(&raw)
                                     .iter()
-                                    .map(|id| (line, fingerprint(id)))
+                                    .map(|(part, id)| (line, part.unwrap_or(0), fingerprint(id)))
                                     .collect(),
                             )
                         })
@@ -834,15 +840,16 @@ impl Scan {
                     out.list.extend(
                         fps.into_iter()
                             .flatten()
-                            .map(|(line, fp)| (fp, file_no, line)),
+                            .map(|(line, part, fp)| (fp, file_no, line, part)),
                     );
                 });
             } else {
                 capture::for_each_record(&f.path, &f.name, max_bytes, |r| {
                     let text = r.text.as_deref().ok().map(str::as_bytes);
                     if is_wanted(0, text) {
-                        for id in ws.record_ids(&r) {
-                            out.list.push((fingerprint(&id), file_no, 0));
+                        for (part, id) in ws.record_parts(&r) {
+                            out.list
+                                .push((fingerprint(&id), file_no, 0, part.unwrap_or(0)));
                         }
                     }
                 });

@@ -1045,7 +1045,7 @@ impl Session {
                 },
             );
             let shared = &self.shared;
-            // every part of a record of several captures (the shared ids name records)
+            // every part of a record of several captures (each marked by its full source)
             let done = evaluate_located(&ws, got, |v| shared.mark(v));
             let Some(st) = self.files.get_mut(&*file) else {
                 continue;

@@ -790,7 +790,8 @@ fn workspace_mode(
         let check = |raw: &RawRecord| {
             let mut vs = verdicts_of(&ws, &dups, raw);
             // the pre-pass finds every shared id only if each verdict id is one of the
-            // candidates its byte scan reads, and `record_ids` is the pipeline's reading
+            // candidates its byte scan reads, and `record_parts` is the pipeline's reading (the
+            // part of each capture too: the shared ids name captures by their full source)
             #[cfg(debug_assertions)]
             {
                 for v in &vs {
@@ -803,9 +804,11 @@ fn workspace_mode(
                 }
                 if !vs.is_empty() {
                     assert_eq!(
-                        vs.iter().map(|v| v.id.clone()).collect::<Vec<_>>(),
-                        ws.record_ids(raw),
-                        "Workspace::record_ids disagrees with the pipeline on {}",
+                        vs.iter()
+                            .map(|v| (v.source.part(), v.id.clone()))
+                            .collect::<Vec<_>>(),
+                        ws.record_parts(raw),
+                        "Workspace::record_parts disagrees with the pipeline on {}",
                         raw.source
                     );
                 }
