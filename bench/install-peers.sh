@@ -34,6 +34,26 @@ inst_npm() {
     status "ajv-cli+@sourcemeta/jsonschema" ok; else status "ajv-cli+@sourcemeta/jsonschema" "FAILED (see install.log)"; fi
 }
 
+# `install-peers.sh viewers`: the log viewers of bench/viewers.py instead (issue 19 item 4):
+# tmux and lnav from Debian, jless from crates.io, visidata from PyPI (its own venv), fx from npm
+if [ "${1:-}" = viewers ]; then
+  for p in tmux lnav; do
+    command -v "$p" >/dev/null && { status "$p" "already installed"; continue; }
+    (apt-get install -y "$p" >>"$LOG" 2>&1 || { apt-get update >>"$LOG" 2>&1 && apt-get install -y "$p" >>"$LOG" 2>&1; }) \
+      && status "$p" ok || status "$p" "FAILED (see install.log)"
+  done
+  if [ -x "$TOOLS/vd-venv/bin/vd" ]; then status visidata "already installed"
+  elif { python3 -m venv "$TOOLS/vd-venv" && "$TOOLS/vd-venv/bin/pip" install -q visidata; } >>"$LOG" 2>&1; then
+    status visidata ok; else status visidata "FAILED (see install.log)"; fi
+  mkdir -p "$TOOLS/npm"
+  if [ -x "$TOOLS/npm/node_modules/.bin/fx" ]; then status fx "already installed"
+  elif (cd "$TOOLS/npm" && { [ -f package.json ] || npm init -y >/dev/null; } && npm install --no-audit --no-fund fx) >>"$LOG" 2>&1; then
+    status fx ok; else status fx "FAILED (see install.log)"; fi
+  inst_cargo jless jless
+  cat "$TOOLS/install-status.txt"
+  exit 0
+fi
+
 inst_pip &
 inst_npm &
 inst_cargo jsonschema-cli jsonschema

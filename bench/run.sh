@@ -11,7 +11,9 @@
 # (results in bench/results/<date>-watch<WATCH_M>.md); WATCH_M (captures, one file each; default
 # SIZE, else 100000), WATCH_DEBOUNCE (ms, comma-separated; "200,50"), WATCH_SAVES (30),
 # WATCH_CONTRACT_SAVES (10).
-# WORKLOADS (default "validate-jsonl validate-files pipeline"): which timed workloads to run.
+# WORKLOADS (default "validate-jsonl validate-files pipeline"): which timed workloads to run;
+# `viewers` (bench/viewers.py: the TUI against lnav, jless, fx, visidata in tmux) is not in the
+# default; VIEWER_ROUNDS (1) its rounds.
 # SHORT_RUNS (default 30): rounds of the validate-jsonl table, whose runs take ~0.1 s.
 # Writes bench/results/<UTC date>.md (suffix -sizeN when not the full sizes, and -NAME with
 # NAME=..., so a second run on one day does not overwrite the first).
@@ -178,6 +180,20 @@ measure $WL "verdict check --format jsonl" "$VERDICT" check --format jsonl --col
 measure $WL "verdict check --format jsonl -q" "$VERDICT" check --format jsonl -q --color never "$W"
 measure $WL "verdict check (human)" "$VERDICT" check --color never "$W"
 run_queue $WL
+fi
+
+# 6a. the TUI against the log viewers (bench/viewers.py; not in the default WORKLOADS): each
+# tool in tmux on the M-record log, interleaved over VIEWER_ROUNDS rounds (default 1)
+if want viewers; then
+  bash "$BENCH/install-peers.sh" viewers >&2
+  say "viewers: verdict, lnav, jless, fx, visidata on $L"
+  PATH="$TOOLS/cargo/bin:$TOOLS/npm/node_modules/.bin:$TOOLS/vd-venv/bin:$PATH" \
+    python3 "$BENCH/viewers.py" --workspace "$W" --verdict "$VERDICT" --rounds "${VIEWER_ROUNDS:-1}" \
+    --json "$WORK/viewers.json" > "$WORK/viewers.md" || say "viewers: the driver reported a failure"
+  mkdir -p "$BENCH/results"
+  { echo "# viewers, $DATE, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(nproc) cores"; echo
+    cat "$WORK/viewers.md"; } > "$BENCH/results/$DATE-viewers.md"
+  say "wrote $BENCH/results/$DATE-viewers.md"
 fi
 
 # 6b. watch latency (after the timed runs, so its 100,000 files do not disturb them)
