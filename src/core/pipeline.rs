@@ -25,7 +25,8 @@ use std::sync::Arc;
 pub struct Evaluation {
     /// The verdict.
     pub verdict: Verdict,
-    /// The capture record, when it could be read.
+    /// The capture record, when it could be read; its `meta` (with the provider's `model`
+    /// and `usage` added) is moved to the verdict's ([`Verdict::meta`]), so it is `None` here.
     pub capture: Option<Capture>,
     /// The proposal's raw text, when it came as text; for a record that is not a capture
     /// (`INVALID_CAPTURE`, `capture` is `None`), the record's own text.
@@ -282,7 +283,6 @@ impl Workspace {
             fill_meta(&mut capture, info);
         }
         verdict.response = run.info;
-        verdict.meta = capture.meta.clone();
         if let Some(c) = &run.contract {
             verdict.warnings = c.warnings();
         }
@@ -295,6 +295,9 @@ impl Workspace {
             verdict.apply_expect(x.clone());
         }
         verdict.chain = self.chain_link(&capture, text, &ev);
+        // moved, not copied (a map clone per capture, about 1% of `check`); screens
+        // read it from the verdict ([`Evaluation::capture`])
+        verdict.meta = capture.meta.take();
         ev.verdict = verdict;
         ev.capture = Some(capture);
         Some(ev)

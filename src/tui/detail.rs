@@ -818,7 +818,7 @@ fn response_lines(ev: &Evaluation) -> Vec<(String, Role)> {
     if let Some(u) = v.response.as_ref().and_then(|r| r.usage.as_ref()) {
         json_block(&mut out, "usage", u);
     }
-    if let Some(m) = ev.capture.as_ref().and_then(|c| c.meta.as_ref()) {
+    if let Some(m) = &v.meta {
         json_block(&mut out, "meta", &Value::Object(m.clone()));
     }
     out
