@@ -204,6 +204,31 @@ fn jsonl_prints_one_chain_line_per_chain_after_the_captures() {
     );
 }
 
+#[test]
+fn two_workspaces_print_every_chain_line_after_every_capture_and_in_workspace_order() {
+    // the rows are made again from each workspace's chain set when they are printed
+    // (`docs/chains.md#memory`): the order stays the one of the rows kept before
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    common::copy_dir(&sample(), &a);
+    common::copy_dir(&sample(), &b);
+    let o = verdict_in(tmp.path(), &["check", "--format", "jsonl", "a", "b"]);
+    let lines: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types.len(), 50 + 20 + 1);
+    assert!(types[..50].iter().all(|t| *t == "verdict"), "{types:?}");
+    assert!(types[50..70].iter().all(|t| *t == "chain"), "{types:?}");
+    assert_eq!(types[70], "summary");
+    let rows: Vec<Value> = lines[50..70].iter().map(|l| l["data"].clone()).collect();
+    let one = check_chains()["rows"].as_array().unwrap().clone();
+    assert_eq!(rows, [one.clone(), one].concat());
+    let summary = &lines[70]["data"];
+    assert_eq!(summary["captures"], 50, "{summary}");
+}
+
 /// A seeded shuffle (no dependency): xorshift64*.
 fn shuffle<T>(v: &mut [T], seed: &mut u64) {
     for i in (1..v.len()).rev() {

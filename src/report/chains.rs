@@ -4,7 +4,7 @@
 //! [`for_terminal`].
 
 use crate::core::chain::ChainReport;
-use crate::core::chain::outcome::Waste;
+use crate::core::chain::outcome::{ChainRow, Waste};
 use crate::core::chain::summary::{ChainSummary, Spread};
 use crate::core::escape::for_terminal;
 use std::io::{self, Write};
@@ -56,16 +56,40 @@ fn write_columns(
     columns: &[(&str, Align)],
     rows: &[Vec<String>],
 ) -> io::Result<()> {
-    let width = |i: usize| {
-        rows.iter()
-            .map(|r| r[i].chars().count())
-            .chain([columns[i].0.chars().count()])
-            .max()
-            .unwrap_or(0)
-    };
-    let widths: Vec<usize> = (0..columns.len()).map(width).collect();
-    let header: Vec<String> = columns.iter().map(|(h, _)| (*h).to_owned()).collect();
-    for cells in std::iter::once(&header).chain(rows) {
+    write_columns_each(out, None, columns, &mut |f| {
+        rows.iter().try_for_each(|r| f(r))
+    })
+}
+
+/// What takes a row's cells, one row at a time.
+type Cells<'a> = dyn FnMut(&[String]) -> io::Result<()> + 'a;
+
+/// [`write_columns`] over rows handed to the given function one at a time, twice (once for
+/// the widths, once to write them), so that none is kept, after an empty line and `title`
+/// when there is one; nothing at all is written when there is no row.
+fn write_columns_each(
+    out: &mut dyn Write,
+    title: Option<&str>,
+    columns: &[(&str, Align)],
+    rows: &mut dyn FnMut(&mut Cells<'_>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut widths: Vec<usize> = columns.iter().map(|c| c.0.chars().count()).collect();
+    let mut any = false;
+    rows(&mut |cells| {
+        any = true;
+        for (w, cell) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(cell.chars().count());
+        }
+        Ok(())
+    })?;
+    if !any {
+        return Ok(());
+    }
+    if let Some(title) = title {
+        writeln!(out)?;
+        writeln!(out, "{title}")?;
+    }
+    let mut line_of = |cells: &[String]| {
         let mut line = String::from("  ");
         for (i, cell) in cells.iter().enumerate() {
             let pad = " ".repeat(widths[i] - cell.chars().count());
@@ -85,9 +109,11 @@ fn write_columns(
                 line.push_str("  ");
             }
         }
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(())
+        writeln!(out, "{}", line.trim_end())
+    };
+    let header: Vec<String> = columns.iter().map(|(h, _)| (*h).to_owned()).collect();
+    line_of(&header)?;
+    rows(&mut |cells| line_of(cells))
 }
 
 /// The table of `verdict chains` (`docs/chains.md#the-summary`): the funnel, per first
@@ -183,21 +209,27 @@ pub fn write_table(out: &mut dyn Write, r: &ChainReport) -> io::Result<()> {
             &rows,
         )?;
     }
-    let notable: Vec<_> = r
-        .rows
-        .iter()
-        .filter(|row| {
-            row.outcome == crate::core::chain::outcome::Outcome::Unrecovered
-                || !row.flags.is_empty()
-        })
-        .collect();
-    if !notable.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "unrecovered or flagged chains")?;
-        let rows: Vec<Vec<String>> = notable
-            .iter()
-            .map(|row| {
-                vec![
+    // the unrecovered or flagged chains, then why each flagged one is: their rows made
+    // again for each pass over them (`ChainReport::each_row`), none kept
+    let notable = |row: &ChainRow| {
+        row.outcome == crate::core::chain::outcome::Outcome::Unrecovered || !row.flags.is_empty()
+    };
+    write_columns_each(
+        out,
+        Some("unrecovered or flagged chains"),
+        &[
+            ("chain", Left),
+            ("outcome", Left),
+            ("attempts", Right),
+            ("last", Left),
+            ("flags", Left),
+        ],
+        &mut |f| {
+            r.each_row(|row| {
+                if !notable(row) {
+                    return Ok(());
+                }
+                f(&[
                     for_terminal(&row.chain).into_owned(),
                     row.outcome.as_str().to_owned(),
                     row.attempts.to_string(),
@@ -205,24 +237,17 @@ pub fn write_table(out: &mut dyn Write, r: &ChainReport) -> io::Result<()> {
                         for_terminal(r.as_str()).into_owned()
                     }),
                     row.flags.join(", "),
-                ]
+                ])
             })
-            .collect();
-        write_columns(
-            out,
-            &[
-                ("chain", Left),
-                ("outcome", Left),
-                ("attempts", Right),
-                ("last", Left),
-                ("flags", Left),
-            ],
-            &rows,
-        )?;
-        // why the flagged ones are flagged: each wasted attempt, each budget overrun
-        let mut why: Vec<Vec<String>> = Vec::new();
-        for row in &notable {
-            let chain = for_terminal(&row.chain).into_owned();
+        },
+    )?;
+    // why the flagged ones are flagged: each wasted attempt, each budget overrun
+    let mut why = |f: &mut Cells<'_>| {
+        r.each_row(|row| {
+            if !notable(row) {
+                return Ok(());
+            }
+            let chain = for_terminal(&row.chain);
             for w in &row.wasted {
                 let after = w.after.as_ref().map_or(String::new(), |r| format!(" {r}"));
                 let what = match w.why {
@@ -230,21 +255,23 @@ pub fn write_table(out: &mut dyn Write, r: &ChainReport) -> io::Result<()> {
                     Waste::AfterRecheck => format!("after recheck{}", for_terminal(&after)),
                     Waste::SameProposal => "the same proposal as the attempt before".into(),
                 };
-                why.push(vec![
-                    chain.clone(),
+                f(&[
+                    chain.clone().into_owned(),
                     format!("attempt {} wasted: {what}", w.attempt),
-                ]);
+                ])?;
             }
             for b in &row.over_budget {
-                why.push(vec![chain.clone(), format!("over budget: {b}")]);
+                f(&[chain.clone().into_owned(), format!("over budget: {b}")])?;
             }
-        }
-        if !why.is_empty() {
-            writeln!(out)?;
-            writeln!(out, "why they are flagged")?;
-            write_columns(out, &[("chain", Left), ("why", Left)], &why)?;
-        }
-    }
+            Ok(())
+        })
+    };
+    write_columns_each(
+        out,
+        Some("why they are flagged"),
+        &[("chain", Left), ("why", Left)],
+        &mut why,
+    )?;
     Ok(())
 }
 

@@ -132,10 +132,13 @@ impl<W: Write> Sink for JsonLines<W> {
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
         // one `chain` line per chain, after every capture (`docs/chains.md#the-report`)
-        for row in summary.chains.iter().flat_map(|c| &c.rows) {
-            self.out.write_all(b"{\"type\":\"chain\",\"data\":")?;
-            serde_json::to_writer(&mut self.out, row)?;
-            self.out.write_all(b"}\n")?;
+        // (made one at a time: `ChainReport::each_row`)
+        if let Some(chains) = &summary.chains {
+            chains.each_row(|row| {
+                self.out.write_all(b"{\"type\":\"chain\",\"data\":")?;
+                serde_json::to_writer(&mut self.out, row)?;
+                self.out.write_all(b"}\n")
+            })?;
         }
         self.out.write_all(b"{\"type\":\"summary\",\"data\":")?;
         if self.instances {

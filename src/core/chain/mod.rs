@@ -225,6 +225,42 @@ pub enum Keep {
     None,
 }
 
+impl Keep {
+    /// `row` as this keeps it, or `None` when it is not kept.
+    fn keeps(self, mut row: outcome::ChainRow) -> Option<outcome::ChainRow> {
+        match self {
+            Keep::All => Some(row),
+            Keep::Notable
+                if row.outcome == outcome::Outcome::Unrecovered || !row.flags.is_empty() =>
+            {
+                row.sources = Vec::new();
+                row.effects = Vec::new();
+                Some(row)
+            }
+            Keep::Notable | Keep::None => None,
+        }
+    }
+}
+
+/// A finished set whose rows a [`ChainReport`] makes again when it gives them
+/// ([`ChainSet::finish_later`]).
+#[derive(Debug)]
+struct Later {
+    set: ChainSet,
+    budget: Budget,
+    keep: Keep,
+}
+
+/// The finished sets of a report, in row order (equal when they are the same sets).
+#[derive(Debug, Clone, Default)]
+pub struct LaterRows(Vec<Arc<Later>>);
+
+impl PartialEq for LaterRows {
+    fn eq(&self, other: &LaterRows) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+}
+
 /// The chains of one workspace, fed verdicts in any order ([`ChainSet::add`]), or updated
 /// and removed by source for a live session ([`ChainSet::live`]).
 #[derive(Debug, Clone, Default)]
@@ -468,6 +504,22 @@ impl ChainSet {
         (report, attempts)
     }
 
+    /// [`ChainSet::finish_keeping`] that keeps the set instead of the rows: the summary and
+    /// the warnings now, each row `keep` says made again, one at a time, when the report
+    /// gives them ([`ChainReport::each_row`]: `check --format json` and `jsonl`, `verdict
+    /// chains`). A row is about a kilobyte, a step 64 bytes (`docs/chains.md#memory`).
+    pub fn finish_later(self, budget: &Budget, keep: Keep) -> ChainReport {
+        let mut report = self.finish_keeping(budget, Keep::None);
+        if keep != Keep::None && report.summary.chains > 0 {
+            report.later.0.push(Arc::new(Later {
+                set: self,
+                budget: *budget,
+                keep,
+            }));
+        }
+        report
+    }
+
     /// The report, handing each reported chain's ordered steps to `each` (in row order).
     fn finish_each(
         &self,
@@ -475,6 +527,37 @@ impl ChainSet {
         keep: Keep,
         mut each: impl FnMut(&[StepView<'_>]),
     ) -> ChainReport {
+        let mut rows = Vec::new();
+        let mut warnings = Vec::new();
+        let mut acc = summary::SummaryAcc::default();
+        let walked: Result<(), std::convert::Infallible> =
+            self.walk(budget, |id, steps, ordered, row| {
+                warnings.extend(outcome::warnings(id, steps, ordered));
+                acc.add(&row);
+                each(steps);
+                if let Some(row) = keep.keeps(row) {
+                    rows.push(row);
+                }
+                Ok(())
+            });
+        let Ok(()) = walked;
+        ChainReport {
+            rows,
+            summary: acc.summary(),
+            warnings,
+            acc,
+            later: LaterRows::default(),
+        }
+    }
+
+    /// Every reported chain in row order (the order its first attempt was added; a natural
+    /// link seen once left out): its id, its ordered steps, how they were ordered and its
+    /// row, handed to `f` one at a time; stops at `f`'s first error.
+    fn walk<E>(
+        &self,
+        budget: &Budget,
+        mut f: impl FnMut(&str, &[StepView<'_>], outcome::Ordered, outcome::ChainRow) -> Result<(), E>,
+    ) -> Result<(), E> {
         // the slots grouped by chain (a counting sort: 4 bytes a step)
         let mut start: Vec<u32> = Vec::with_capacity(self.chains.len() + 1);
         let mut at = 0u32;
@@ -497,9 +580,6 @@ impl ChainSet {
         for (id, i) in &self.index {
             ids[*i as usize] = id;
         }
-        let mut rows = Vec::new();
-        let mut warnings = Vec::new();
-        let mut acc = summary::SummaryAcc::default();
         let mut steps: Vec<StepView<'_>> = Vec::new();
         for (c, &(linked_by, n)) in self.chains.iter().enumerate() {
             if n == 0 || linked_by == LinkedBy::Natural && n < 2 {
@@ -509,32 +589,14 @@ impl ChainSet {
             let range = start[c] as usize..start[c + 1] as usize;
             steps.extend(slots[range].iter().map(|&i| self.view(i)));
             let ordered = outcome::order(&mut steps);
-            warnings.extend(outcome::warnings(ids[c], &steps, ordered));
             let contract = steps
                 .iter()
                 .find_map(StepView::contract)
                 .map(|i| self.contracts[i as usize].clone());
-            let mut row = outcome::row(ids[c], linked_by, contract, &steps, budget);
-            acc.add(&row);
-            each(&steps);
-            match keep {
-                Keep::All => rows.push(row),
-                Keep::Notable
-                    if row.outcome == outcome::Outcome::Unrecovered || !row.flags.is_empty() =>
-                {
-                    row.sources = Vec::new();
-                    row.effects = Vec::new();
-                    rows.push(row);
-                }
-                Keep::Notable | Keep::None => {}
-            }
+            let row = outcome::row(ids[c], linked_by, contract, &steps, budget);
+            f(ids[c], &steps, ordered, row)?;
         }
-        ChainReport {
-            rows,
-            summary: acc.summary(),
-            warnings,
-            acc,
-        }
+        Ok(())
     }
 
     /// Steps kept, over every chain (for measurements: a step is 64 bytes plus 4 a
@@ -613,21 +675,23 @@ impl Attempt {
 }
 
 /// The chain report of a run (`docs/chains.md#the-report`): `check --format json`'s
-/// `chains` object (`rows` and `summary`); the warnings go to the run's workspace warnings.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// `chains` object (`rows` and `summary`, serialized with every row of
+/// [`ChainReport::each_row`]); the warnings go to the run's workspace warnings.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChainReport {
-    /// One row per chain, in the order their first attempt was read.
+    /// The rows kept, one per chain, in the order their first attempt was read (none of
+    /// those [`ChainSet::finish_later`] makes again when they are given).
     pub rows: Vec<outcome::ChainRow>,
-    /// The summary over the rows.
+    /// The summary over every row.
     pub summary: summary::ChainSummary,
     /// `CHAIN_ATTEMPTS` and `CHAIN_ORDER` warnings (not serialized here: they are the
     /// run's workspace warnings).
-    #[serde(skip)]
     pub warnings: Vec<Warning>,
     /// What the summary was made of, for [`ChainReport::append`] (the rows may not all be
     /// kept: [`Keep`]).
-    #[serde(skip)]
     pub acc: summary::SummaryAcc,
+    /// The sets whose rows are made again when they are given, after [`ChainReport::rows`].
+    pub later: LaterRows,
 }
 
 impl ChainReport {
@@ -636,8 +700,92 @@ impl ChainReport {
     pub fn append(&mut self, other: ChainReport) {
         self.rows.extend(other.rows);
         self.warnings.extend(other.warnings);
+        self.later.0.extend(other.later.0);
         self.acc.merge(other.acc);
         self.summary = self.acc.summary();
+    }
+
+    /// Hands every row to `f` in report order: the kept [`ChainReport::rows`], then those
+    /// of each set [`ChainSet::finish_later`] kept, made again one at a time (none of them
+    /// kept: memory stays the set's). Stops at `f`'s first error.
+    ///
+    /// # Errors
+    /// `f`'s.
+    pub fn each_row<E>(
+        &self,
+        mut f: impl FnMut(&outcome::ChainRow) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for row in &self.rows {
+            f(row)?;
+        }
+        for later in &self.later.0 {
+            later
+                .set
+                .walk(&later.budget, |_, _, _, row| match later.keep.keeps(row) {
+                    Some(row) => f(&row),
+                    None => Ok(()),
+                })?;
+        }
+        Ok(())
+    }
+
+    /// The bytes the report holds on the heap: its kept rows (their strings and lists,
+    /// estimated from capacities) and the sets it makes rows of again. For the
+    /// measurement in `docs/chains.md#memory`.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let s = |x: &String| x.capacity();
+        let rows: usize = self
+            .rows
+            .iter()
+            .map(|r| {
+                r.chain.capacity()
+                    + r.contract.as_ref().map_or(0, s)
+                    + r.first_failure
+                        .as_ref()
+                        .map_or(0, |f| f.pointer.as_ref().map_or(0, s))
+                    + r.flags.capacity() * 16
+                    + r.wasted.capacity() * size_of::<outcome::Wasted>()
+                    + r.over_budget.iter().map(|b| b.capacity() + 24).sum::<usize>()
+                    + r.effects
+                        .iter()
+                        .map(|e| e.pointer.capacity() + size_of::<outcome::PointerEffect>())
+                        .sum::<usize>()
+                    + r.sources.iter().map(|x| x.capacity() + 24).sum::<usize>()
+                    // a BTreeMap node per non-empty map
+                    + (r.wasted_by.len().min(1) + r.effect_counts.len().min(1)) * 200
+            })
+            .sum();
+        self.rows.capacity() * size_of::<outcome::ChainRow>()
+            + rows
+            + self
+                .later
+                .0
+                .iter()
+                .map(|l| l.set.heap_bytes())
+                .sum::<usize>()
+    }
+}
+
+impl Serialize for ChainReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("ChainReport", 2)?;
+        st.serialize_field("rows", &Rows(self))?;
+        st.serialize_field("summary", &self.summary)?;
+        st.end()
+    }
+}
+
+/// A report's rows as a JSON array, made one at a time ([`ChainReport::each_row`]).
+struct Rows<'a>(&'a ChainReport);
+
+impl Serialize for Rows<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(None)?;
+        self.0.each_row(|row| seq.serialize_element(row))?;
+        seq.end()
     }
 }
 
@@ -936,6 +1084,73 @@ mod tests {
     }
 
     #[test]
+    fn a_report_made_later_gives_the_rows_summary_and_json_of_one_that_kept_them() {
+        let mut vs = three_attempt_chains(5);
+        // chain a4 never recovers: notable
+        vs.pop();
+        let b = Budget {
+            max_attempts: Some(2),
+            ..Budget::default()
+        };
+        let (mut one, mut two) = (ChainSet::default(), ChainSet::default());
+        for v in &vs {
+            one.add(v);
+        }
+        for v in vs.iter().rev() {
+            two.add(v);
+        }
+        for keep in [Keep::All, Keep::Notable] {
+            let mut kept = one.finish_keeping(&b, keep);
+            kept.append(two.finish_keeping(&b, keep));
+            let mut later = one.clone().finish_later(&b, keep);
+            later.append(two.clone().finish_later(&b, keep));
+            assert!(later.rows.is_empty());
+            assert_eq!(later.later.0.len(), 2);
+            let mut given = Vec::new();
+            later
+                .each_row(|r| {
+                    given.push(r.clone());
+                    Ok::<(), ()>(())
+                })
+                .unwrap();
+            assert_eq!(given, kept.rows, "{keep:?}");
+            assert_eq!(later.summary, kept.summary);
+            assert_eq!(later.warnings, kept.warnings);
+            assert_eq!(
+                serde_json::to_string_pretty(&later).unwrap(),
+                serde_json::to_string_pretty(&kept).unwrap()
+            );
+        }
+        // the second set was read backwards: its chains come in that order
+        let all = two.finish(&b);
+        let chains: Vec<&str> = all.rows.iter().map(|r| r.chain.as_str()).collect();
+        assert_eq!(chains, ["a4", "a3", "a2", "a1", "a0"]);
+        let later = two.clone().finish_later(&b, Keep::Notable);
+        let mut notable = Vec::new();
+        later
+            .each_row(|r| {
+                notable.push((r.chain.clone(), r.flags.clone(), r.sources.len()));
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        // a4 (2 attempts) never recovers; the others are over max_attempts 2
+        assert_eq!(notable.len(), 5);
+        assert_eq!(notable[0], ("a4".to_string(), Vec::<&str>::new(), 0));
+        assert_eq!(notable[1], ("a3".to_string(), vec!["over-budget"], 0));
+        // nothing kept for None, and an error stops the rows
+        assert!(two.clone().finish_later(&b, Keep::None).later.0.is_empty());
+        let mut n = 0;
+        assert_eq!(
+            later.each_row(|_| {
+                n += 1;
+                if n == 2 { Err("stop") } else { Ok(()) }
+            }),
+            Err("stop")
+        );
+        assert_eq!(n, 2);
+    }
+
+    #[test]
     fn a_live_set_edited_over_and_over_reports_what_a_fresh_set_reports() {
         // every capture replaced many times (the pointer ids of the old steps compacted
         // away), some removed: the same rows as a set fed the last verdicts once
@@ -1011,13 +1226,32 @@ mod tests {
                 }
             }
             let bytes = set.heap_bytes();
+            let steps = set.steps();
             println!(
                 "{} set: {} attempts, {} bytes, {:.1} bytes per attempt",
                 if live { "live" } else { "batch" },
-                set.steps(),
+                steps,
                 bytes,
-                bytes as f64 / set.steps() as f64
+                bytes as f64 / steps as f64
             );
+            if live {
+                continue;
+            }
+            // what a finished report holds beside the set, by how it keeps its rows
+            // (`check --format json`/`jsonl`, `verdict chains`; `docs/chains.md#memory`)
+            let b = Budget {
+                max_attempts: Some(4),
+                ..Budget::default()
+            };
+            for keep in [Keep::All, Keep::Notable] {
+                let kept = set.finish_keeping(&b, keep).heap_bytes();
+                let later = set.clone().finish_later(&b, keep).heap_bytes();
+                println!(
+                    "report keeping rows ({keep:?}): {kept} bytes, {:.1} per attempt; made later: {later} bytes (the set), {:.1} per attempt",
+                    kept as f64 / steps as f64,
+                    later as f64 / steps as f64
+                );
+            }
         }
     }
 }

@@ -852,7 +852,9 @@ fn workspace_mode(
         warnings.extend(ws.unmatched_joins(&matched));
         warnings.extend(ws.request_warnings(Some(&marks)));
         if !set.is_empty() {
-            let mut report = set.finish_keeping(&ws.config.budget, keep);
+            // the rows are made again when the report prints them, one at a time
+            // (`ChainReport::each_row`): the set weighs less than its rows
+            let mut report = set.finish_later(&ws.config.budget, keep);
             warnings.append(&mut report.warnings);
             if report.summary.chains > 0 {
                 match &mut chains {

@@ -90,23 +90,37 @@ impl ChainTree {
     }
 
     /// Expands or collapses the selected chain (on an attempt: its chain, the cursor
-    /// going to the chain's row).
+    /// going to the chain's row) in place: its attempts inserted after its row, or taken
+    /// out, in one splice (O(attempts) and a move of the rows after it, never a rebuild
+    /// of the tree nor a search of it).
     pub fn toggle(&mut self) {
         let Some(v) = self.view.clone() else { return };
         let Some(&node) = self.nodes.get(self.cursor) else {
             return;
         };
-        let i = match node {
-            ChainNode::Chain(i) | ChainNode::Attempt(i, _) => i,
+        // the chain's row: the selected one, or the one `k + 1` rows above its attempt
+        // (a chain's attempts follow its row, in order)
+        let (i, at) = match node {
+            ChainNode::Chain(i) => (i, self.cursor),
+            ChainNode::Attempt(i, k) => (i, self.cursor.saturating_sub(k as usize + 1)),
         };
-        let id = v.report.rows[i as usize].chain.clone();
-        if !self.expanded.remove(&id) {
+        debug_assert_eq!(self.nodes.get(at), Some(&ChainNode::Chain(i)));
+        let id = &v.report.rows[i as usize].chain;
+        let shown = self.nodes[at + 1..]
+            .iter()
+            .take_while(|n| matches!(n, ChainNode::Attempt(c, _) if *c == i))
+            .count();
+        if self.expanded.remove(id) {
+            self.nodes.drain(at + 1..at + 1 + shown);
+        } else {
             self.expanded.insert(id.clone());
+            let n = v.attempts[i as usize].len() as u32;
+            self.nodes.splice(
+                at + 1..at + 1 + shown,
+                (0..n).map(|k| ChainNode::Attempt(i, k)),
+            );
         }
-        self.build();
-        if let Some(p) = self.position_of(&(id, None)) {
-            self.cursor = p;
-        }
+        self.cursor = at;
     }
 
     /// The source of the capture the selected row stands for: the attempt's, or a chain's

@@ -113,6 +113,60 @@ fn c_groups_the_list_by_chain_and_enter_expands_a_chain_to_its_attempts() {
 }
 
 #[test]
+fn enter_expands_and_collapses_a_chain_in_place_keeping_the_cursor_and_the_other_chains() {
+    use crate::tui::app::chains::ChainNode::{Attempt as A, Chain as C};
+    let mut e = EngineApp::new(120, 32);
+    e.keys("c");
+    let chains: Vec<_> = (0..10).map(C).collect();
+    assert_eq!(e.app.chains.tree.nodes, chains);
+    // the last chain (refund-b3-same-proposal, 2 attempts), then the third
+    // (loop-recovered-3, 3 attempts) expanded
+    e.keys("G");
+    e.key(KeyCode::Enter);
+    assert_eq!(e.app.chains.tree.cursor, 9);
+    assert_eq!(
+        e.app.chains.tree.nodes,
+        [&chains[..], &[A(9, 0), A(9, 1)]].concat()
+    );
+    e.keys("gjj");
+    e.key(KeyCode::Enter);
+    assert_eq!(e.app.chains.tree.cursor, 2);
+    let both = [
+        &chains[..3],
+        &[A(2, 0), A(2, 1), A(2, 2)],
+        &chains[3..],
+        &[A(9, 0), A(9, 1)],
+    ]
+    .concat();
+    assert_eq!(e.app.chains.tree.nodes, both);
+    // what a rebuild of the tree from the expanded chains gives
+    let mut rebuilt = crate::tui::app::ChainTree {
+        view: e.app.chains.tree.view.clone(),
+        expanded: e.app.chains.tree.expanded.clone(),
+        ..crate::tui::app::ChainTree::default()
+    };
+    rebuilt.build();
+    assert_eq!(rebuilt.nodes, both);
+    // Enter on the third attempt collapses its chain, the cursor on the chain's row; the
+    // last chain stays expanded
+    e.keys("jjj");
+    assert_eq!(e.app.chains.tree.nodes[e.app.chains.tree.cursor], A(2, 2));
+    e.key(KeyCode::Enter);
+    assert_eq!(e.app.chains.tree.cursor, 2);
+    assert_eq!(
+        e.app.chains.tree.nodes,
+        [&chains[..], &[A(9, 0), A(9, 1)]].concat()
+    );
+    // and on the last chain's second attempt: the tree as it started
+    e.keys("G");
+    assert_eq!(e.app.chains.tree.nodes[e.app.chains.tree.cursor], A(9, 1));
+    e.key(KeyCode::Enter);
+    assert_eq!(e.app.chains.tree.cursor, 9);
+    assert_eq!(e.app.chains.tree.nodes, chains);
+    assert!(e.app.chains.tree.expanded.is_empty());
+}
+
+#[test]
 fn the_chain_tab_lists_the_attempts_the_effects_and_the_proposal_diffs() {
     let mut e = EngineApp::new(120, 50);
     e.keys("cjj");
