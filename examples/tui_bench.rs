@@ -2,7 +2,9 @@
 //! model, draws into ratatui's `TestBackend`, and prints a markdown table of
 //!
 //! * time to the first frame and to the full load, peak resident memory (`VmHWM`) against
-//!   the size of the capture files;
+//!   the size of the capture files, and the most captures the engine had sent that the
+//!   model had not yet applied (waiting in the channel: what a front end slower than the
+//!   engine holds on top of its rows, BENCHMARKS.md "Where the TUI's memory went");
 //! * frame render time (median, p99) with everything loaded;
 //! * keypress to frame (`App::update(key)` + draw; median, p99) for `j`, `PgDn`, `G`/`g`,
 //!   and typing a filter (`/`, then `s`, `c`, `h`, then Backspace);
@@ -162,7 +164,16 @@ fn main() {
         .map(|m| m.len())
         .sum();
     let (tx, rx) = channel();
-    let engine = Engine::spawn(root.clone(), ws.clone(), move |e| tx.send(e).is_ok());
+    // captures the engine sent in its batches, against those the model applied: the
+    // difference is what waits in the channel
+    let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let sent_by_engine = sent.clone();
+    let engine = Engine::spawn(root.clone(), ws.clone(), move |e| {
+        if let EngineEvent::Batch { captures, .. } = &e {
+            sent_by_engine.fetch_add(captures.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+        tx.send(e).is_ok()
+    });
     let mut b = Bench {
         app: App::new(root.display().to_string(), Some(ws), Rect::new(0, 0, w, h)),
         term: Terminal::new(TestBackend::new(w, h)).unwrap(),
@@ -176,12 +187,18 @@ fn main() {
     // the event loop: drain what arrived, draw, about 60 frames a second
     let mut first_rows = None;
     let mut load_frames = Vec::new();
+    let mut max_waiting = 0usize;
     while b.app.run.progress.running || b.app.run.progress.total == 0 {
         match b.rx.recv_timeout(Duration::from_millis(16)) {
             Ok(e) => b.app.update(Msg::Engine(e)),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(_) => break,
         }
+        // sampled before the waiting events are applied
+        let waiting = sent
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .saturating_sub(b.app.run.progress.done);
+        max_waiting = max_waiting.max(waiting);
         b.drain();
         b.submit();
         load_frames.push(b.draw());
@@ -379,6 +396,9 @@ fn main() {
         hwm as f64 * 100.0 / bytes.max(1) as f64
     );
     println!("| RSS after loading | {} |", mb(rss));
+    println!(
+        "| most captures sent by the engine and not yet applied (in the channel) | {max_waiting} |"
+    );
     println!(
         "| the list's store (rows, text, line index) | {} ({:.0} bytes per capture) |",
         mb(store as u64),

@@ -601,6 +601,46 @@ mod tests {
         assert_eq!(std::mem::size_of::<Row>(), 40);
     }
 
+    /// The bytes the store keeps per capture, counted from its buffers' capacities
+    /// ([`Store::heap_bytes`]), for a log loaded as the engine gives it (`Started`'s total
+    /// reserved first, then the rows in line order): a 40-byte row, the 32 bytes of text
+    /// reserved per row (an 8-byte id; a 36-byte message on one capture in ten) and a
+    /// 4-byte line index entry, 76 bytes (BENCHMARKS.md "The TUI at 1,000,000 captures").
+    /// A new field in a row, a text kept per row or a second index makes this fail.
+    #[test]
+    fn a_loaded_log_keeps_76_bytes_per_capture() {
+        let n = 10_000usize;
+        let mut store = Store::default();
+        store.reserve(n);
+        for i in 0..n {
+            let failing = i % 10 == 3;
+            let s = CaptureSummary {
+                loc: Locator::of_source(&format!("captures/log.jsonl:{}", i + 1)),
+                id: format!("c{i:07}"),
+                contract: Some("refund-v1".into()),
+                outcome: Outcome {
+                    stage: crate::core::verdict::Stage::Ready,
+                    decision: crate::core::verdict::Decision::ReadyForCommit,
+                    reason: None,
+                    expect_met: None,
+                    repair: None,
+                },
+                pointers: if failing {
+                    vec!["/expected_version".into()]
+                } else {
+                    Vec::new()
+                },
+                first_has_pointer: failing,
+                message: failing.then(|| "expected_version: 3 is less than 16".into()),
+                sent: None,
+            };
+            assert!(matches!(store.put(&s, 1), Put::Inserted(_)));
+        }
+        assert_eq!(store.len(), n);
+        // rows, text, the dense line index (lines 1..=n and the unused line 0)
+        assert_eq!(store.heap_bytes(), n * 40 + n * 32 + (n + 1) * 4);
+    }
+
     /// The parts of a record of several captures (`log.jsonl:1#2`) are rows of their own,
     /// found, named and re-read by their part, beside the line's own rows.
     #[test]
