@@ -633,6 +633,7 @@ mod tests {
                 first_has_pointer: failing,
                 message: failing.then(|| "expected_version: 3 is less than 16".into()),
                 sent: None,
+                repair: None,
             };
             assert!(matches!(store.put(&s, 1), Put::Inserted(_)));
         }
