@@ -309,8 +309,9 @@ pub struct SideLine {
 /// for this capture by `core::repair::rebuild`. Every string is escaped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RepairView {
-    /// The heading lines: `` `drop-unknown`: would be ready (ready-for-commit); not
-    /// applied ``, then what changed (`removed /approved`).
+    /// The heading lines: the repair's one sentence ([`crate::core::repair::Repair::sentence`],
+    /// `` would pass after `drop-unknown` (not applied) ``), then what changed
+    /// (`removed /approved`).
     pub lines: Vec<(String, Role)>,
     /// The left column's title (`raw output` or `proposal`).
     pub original_title: String,
@@ -407,19 +408,8 @@ fn repair_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<RepairView, St
         ev.proposal.as_ref(),
     )
     .map_err(|e| format!("no repaired copy: {}", esc(&e)))?;
-    let outcome = if r.would_be.is_ready() {
-        format!(
-            "`{}`: would be ready ({}); not applied",
-            r.name, r.would_be.decision
-        )
-    } else {
-        format!(
-            "`{}`: would be {} ({}); not applied",
-            r.name,
-            r.would_be.label(),
-            r.would_be.decision
-        )
-    };
+    // the one sentence of every front end (docs/repairs.md#in-words)
+    let outcome = r.sentence();
     let mut lines = vec![(esc(&outcome), Role::Heading)];
     let copy_text = pretty(&built.copy);
     let (original_title, original, copy) = if built.changes.is_empty() {

@@ -39,7 +39,7 @@ fn amount_as_string_marks_the_changed_amount() {
         v.lines,
         vec![
             (
-                "`unquote-number`: would be ready (ready-for-commit); not applied".to_string(),
+                "would pass after `unquote-number` (not applied)".to_string(),
                 Role::Heading
             ),
             ("changed /amount_minor".to_string(), Role::Highlight),
@@ -100,7 +100,7 @@ fn fenced_json_shows_the_fence_removed() {
         v.lines,
         vec![
             (
-                "`strip-fence`: would be ready (ready-for-commit); not applied".to_string(),
+                "would pass after `strip-fence` (not applied)".to_string(),
                 Role::Heading
             ),
             (
