@@ -358,17 +358,24 @@ fn signed_text(text: &str, dropped: &[std::ops::Range<usize>]) -> Vec<SideLine> 
             if marked && !c.is_whitespace() {
                 sign = '-';
             }
-            let mut buf = [0u8; 4];
-            let e = escape_control(c.encode_utf8(&mut buf)).into_owned();
-            match pieces.last_mut() {
-                Some((s, m)) if *m == marked => s.push_str(&e),
-                _ => pieces.push((e, marked)),
-            }
+            push_char(&mut pieces, c, marked);
         }
         offset += line.len() + 1;
         out.push(SideLine { sign, pieces });
     }
     out
+}
+
+/// `c`, its control characters escaped (`escape_control`), appended to `pieces`: to the last
+/// piece when that one is marked alike, else as a new piece. The runs of marked and unmarked
+/// text of the Raw view and of the Repair tab's text side.
+fn push_char(pieces: &mut Vec<(String, bool)>, c: char, marked: bool) {
+    let mut buf = [0u8; 4];
+    let e = escape_control(c.encode_utf8(&mut buf));
+    match pieces.last_mut() {
+        Some((s, m)) if *m == marked => s.push_str(&e),
+        _ => pieces.push((e.into_owned(), marked)),
+    }
 }
 
 /// Why a capture has no Repair tab, in one line.
@@ -700,12 +707,7 @@ fn marked_lines(text: &str, span: Option<crate::core::verdict::Span>) -> RawView
             if marked && at == span.map_or(usize::MAX, |s| s.start) {
                 error_line = n;
             }
-            let mut buf = [0u8; 4];
-            let e = escape_control(c.encode_utf8(&mut buf)).into_owned();
-            match pieces.last_mut() {
-                Some((s, m)) if *m == marked => s.push_str(&e),
-                _ => pieces.push((e, marked)),
-            }
+            push_char(&mut pieces, c, marked);
         }
         offset += line.len() + 1;
         lines.push(pieces);

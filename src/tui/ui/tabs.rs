@@ -87,7 +87,32 @@ pub fn draw_repair(
         Err(m) => return message(t, f, r, m),
         Ok(v) => v,
     };
-    let head = role_lines(t, &v.lines);
+    side_by_side(
+        f,
+        r,
+        t,
+        role_lines(t, &v.lines),
+        (&v.original_title, side_lines(&v.original, t.removed())),
+        (&v.copy_title, side_lines(&v.copy, t.added())),
+        scroll,
+        true,
+    );
+}
+
+/// A heading (wrapped, taking what it needs, at most half of `r`), then two titled columns
+/// side by side with a `│` rule between them; both columns scroll together by `scroll` lines
+/// and wrap when `wrap`. The layout of the Repair tab and of the Contract tab's drift view.
+#[allow(clippy::too_many_arguments)]
+fn side_by_side(
+    f: &mut Frame,
+    r: Rect,
+    t: &Theme,
+    head: Vec<Line<'_>>,
+    (left_title, left): (&str, Vec<Line<'_>>),
+    (right_title, right): (&str, Vec<Line<'_>>),
+    scroll: usize,
+    wrap: bool,
+) {
     let wanted: usize = head
         .iter()
         .map(|l| l.width().max(1).div_ceil(r.width.max(1) as usize))
@@ -109,15 +134,9 @@ pub fn draw_repair(
     };
     let [lt, _, rt] = halves().areas(titles);
     let [lb, sep, rb] = halves().areas(body);
-    f.render_widget(
-        Paragraph::new(Span::styled(v.original_title.as_str(), t.bold())),
-        lt,
-    );
-    f.render_widget(
-        Paragraph::new(Span::styled(v.copy_title.as_str(), t.bold())),
-        rt,
-    );
-    scrolled(f, lb, side_lines(&v.original, t.removed()), scroll, true);
+    f.render_widget(Paragraph::new(Span::styled(left_title, t.bold())), lt);
+    f.render_widget(Paragraph::new(Span::styled(right_title, t.bold())), rt);
+    scrolled(f, lb, left, scroll, wrap);
     f.render_widget(
         Paragraph::new(vec![
             Line::from(Span::styled("│", t.border()));
@@ -125,7 +144,7 @@ pub fn draw_repair(
         ]),
         sep,
     );
-    scrolled(f, rb, side_lines(&v.copy, t.added()), scroll, true);
+    scrolled(f, rb, right, scroll, wrap);
 }
 
 /// `lines` in `r`, scrolled by `scroll` lines (never past the last line), wrapped when
@@ -336,47 +355,17 @@ fn draw_contract(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, scroll: usize, e
 /// sent schema (left) and the server contract (right) side by side, each numbered, the
 /// differing pointers highlighted; both columns scroll together by `scroll` lines.
 pub fn draw_drift(f: &mut Frame, r: Rect, t: &Theme, d: &DriftView, scroll: usize) {
-    let head = role_lines(t, &d.lines);
-    // the heading takes what it needs, at most half the tab
-    let wanted: usize = head
-        .iter()
-        .map(|l| l.width().max(1).div_ceil(r.width.max(1) as usize))
-        .sum();
-    let h = (wanted as u16).min(r.height / 2);
-    let [top, titles, body] = Layout::vertical([
-        Constraint::Length(h),
-        Constraint::Length(1),
-        Constraint::Fill(1),
-    ])
-    .areas(r);
-    f.render_widget(Paragraph::new(head).wrap(Wrap { trim: false }), top);
-    let halves = || {
-        Layout::horizontal([
-            Constraint::Fill(1),
-            Constraint::Length(1),
-            Constraint::Fill(1),
-        ])
-    };
-    let [lt, _, rt] = halves().areas(titles);
-    let [lb, sep, rb] = halves().areas(body);
-    f.render_widget(
-        Paragraph::new(Span::styled(d.sent_title.as_str(), t.bold())),
-        lt,
-    );
-    f.render_widget(
-        Paragraph::new(Span::styled(d.server_title.as_str(), t.bold())),
-        rt,
-    );
     // no current error: every differing pointer is marked alike
-    scrolled(f, lb, json_lines(t, &d.sent, usize::MAX), scroll, false);
-    f.render_widget(
-        Paragraph::new(vec![
-            Line::from(Span::styled("│", t.border()));
-            body.height as usize
-        ]),
-        sep,
+    side_by_side(
+        f,
+        r,
+        t,
+        role_lines(t, &d.lines),
+        (&d.sent_title, json_lines(t, &d.sent, usize::MAX)),
+        (&d.server_title, json_lines(t, &d.server, usize::MAX)),
+        scroll,
+        false,
     );
-    scrolled(f, rb, json_lines(t, &d.server, usize::MAX), scroll, false);
 }
 
 /// The History tab: this capture's flips this session.
