@@ -605,6 +605,8 @@ impl Detail {
                 _ => "no proposal: the output is not one strict JSON value (see Raw)".to_string(),
             }),
         };
+        // the Feedback tab's lines and the text `y` copies: one feedback, made once
+        let fb = ws.map(|ws| feedback(ws, ev));
         Detail {
             source: v.source.to_string(),
             // a native record's shape beside its id: `request-7 · openai-batch`
@@ -623,10 +625,8 @@ impl Detail {
             contract: contract_view(ws, ev),
             repair_tab: repair_view(ws, ev),
             context: context_lines(ev),
-            feedback_text: ws.map(|ws| feedback(ws, ev).message),
-            feedback: match ws {
-                Some(ws) => {
-                    let fb = feedback(ws, ev);
+            feedback: match &fb {
+                Some(fb) => {
                     let mut out = vec![(
                         format!(
                             "decision {}  ·  regenerate with this feedback: {}",
@@ -640,6 +640,7 @@ impl Detail {
                 }
                 None => vec![("the workspace is loading".into(), Role::Dim)],
             },
+            feedback_text: fb.map(|fb| fb.message),
         }
     }
 }
