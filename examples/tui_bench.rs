@@ -318,8 +318,8 @@ fn main() {
     let mut chain_rows: Vec<(String, (Duration, Duration, Duration))> = Vec::new();
     let chains = b.app.chains.tree.view.as_ref().map(|v| {
         (
-            v.report.rows.len(),
-            v.attempts.iter().map(Vec::len).sum::<usize>(),
+            v.heads.len(),
+            v.heads.iter().map(|h| h.attempts as usize).sum::<usize>(),
         )
     });
     if b.app.chains.tree.any() {

@@ -4,13 +4,13 @@
 //! feeds, so the rows are `check`'s rows) and ask it for the report after a run or a batch
 //! of changes.
 
-use crate::core::chain::outcome::ChainRow;
-use crate::core::chain::{Attempt, ChainReport, ChainSet, LinkedBy};
+use crate::core::chain::outcome::{ChainRow, Outcome};
+use crate::core::chain::{Attempt, ChainGroups, ChainReport, ChainSet, LinkedBy};
 use crate::core::config::Budget;
 use crate::core::record_ref::RecordRef;
 use crate::core::verdict::Verdict;
 use crate::engine::ids::DUPLICATE_ID;
-use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Whether `v`'s only link is a batch line's own id seen once (no other capture shares it:
 /// its verdict has no `DUPLICATE_ID` warning): no chain, and nothing is kept for it, as
@@ -26,13 +26,13 @@ pub fn lone(v: &Verdict) -> bool {
 /// A live session's chain set: verdicts added and replaced by source, captures removed.
 #[derive(Debug, Clone)]
 pub struct LiveChains {
-    set: ChainSet,
+    set: Arc<ChainSet>,
 }
 
 impl Default for LiveChains {
     fn default() -> LiveChains {
         LiveChains {
-            set: ChainSet::live(),
+            set: Arc::new(ChainSet::live()),
         }
     }
 }
@@ -42,15 +42,15 @@ impl LiveChains {
     /// [`lone`] natural one, takes out the step its capture had.
     pub fn add(&mut self, v: &Verdict) {
         if lone(v) {
-            self.set.remove(&v.source);
+            Arc::make_mut(&mut self.set).remove(&v.source);
         } else {
-            self.set.add(v);
+            Arc::make_mut(&mut self.set).add(v);
         }
     }
 
     /// Takes out the step of a capture that disappeared.
     pub fn remove(&mut self, source: &RecordRef) {
-        self.set.remove(source);
+        Arc::make_mut(&mut self.set).remove(source);
     }
 
     /// Whether no capture of a chain was added.
@@ -68,51 +68,115 @@ impl LiveChains {
         self.set.finish(budget)
     }
 
-    /// The report with every chain's attempts, for the terminal workbench.
+    /// The chains for the terminal workbench (sharing the set until the next change).
     pub fn view(&self, budget: &Budget) -> ChainsView {
-        let (report, attempts) = self.set.finish_with_attempts(budget);
-        ChainsView::new(report, attempts)
+        ChainsView::new(self.set.clone(), budget)
     }
+}
+
+/// What a collapsed chain row shows ([`ChainsView::heads`]): its set index, id, outcome,
+/// attempt count and flags; the rest of its row and its attempts are made on demand
+/// ([`ChainsView::chain`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainHead {
+    /// The chain's index in the set ([`ChainSet::one`]).
+    pub index: u32,
+    /// The chain's id.
+    pub chain: String,
+    /// Its outcome.
+    pub outcome: Outcome,
+    /// How many attempts.
+    pub attempts: u32,
+    /// `wasted` and `over-budget`, those that apply.
+    pub flags: Vec<&'static str>,
 }
 
 /// The chains as the terminal workbench shows them (`docs/chains.md#in-the-terminal-workbench`):
-/// the rows and summary `check` reports, every chain's attempts in chain order, and which
-/// chain and position each capture is.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// the summary `check` reports, per chain what its collapsed row shows, and the live set
+/// they were made from (shared with the engine until its next change: a step is 64 bytes),
+/// from which a chain's full row and attempts are made when they are shown. Memory: about
+/// 80 bytes a chain and 4 a capture besides the set (`docs/chains.md#memory`).
+#[derive(Debug, Clone, Default)]
 pub struct ChainsView {
-    /// The report: one row per chain, the summary.
+    /// The report: its summary and warnings (no rows: [`ChainsView::heads`]).
     pub report: ChainReport,
-    /// Per row (same index), its attempts in chain order.
-    pub attempts: Vec<Vec<Attempt>>,
-    /// A capture's `source` (`captures/a.jsonl:3`) -> (row index, position in its chain).
-    pub by_source: HashMap<String, (u32, u32)>,
+    /// Per chain (report order), what its collapsed row shows.
+    pub heads: Vec<ChainHead>,
+    /// A set index -> its position in `heads` (`u32::MAX`: not reported).
+    row_of: Vec<u32>,
+    set: Arc<ChainSet>,
+    groups: ChainGroups,
+    budget: Budget,
+}
+
+impl PartialEq for ChainsView {
+    fn eq(&self, other: &ChainsView) -> bool {
+        self.report == other.report && self.heads == other.heads
+    }
 }
 
 impl ChainsView {
-    /// The view of a report and its attempts ([`ChainSet::finish_with_attempts`]).
-    pub fn new(report: ChainReport, attempts: Vec<Vec<Attempt>>) -> ChainsView {
-        let mut by_source = HashMap::new();
-        for (i, chain) in attempts.iter().enumerate() {
-            for (k, a) in chain.iter().enumerate() {
-                by_source.insert(a.source.to_string(), (i as u32, k as u32));
-            }
-        }
+    /// The view of a live set under `budget`.
+    pub fn new(set: Arc<ChainSet>, budget: &Budget) -> ChainsView {
+        let groups = set.groups();
+        let mut heads = Vec::new();
+        let mut acc = crate::core::chain::summary::SummaryAcc::default();
+        let mut warnings = Vec::new();
+        let mut row_of = vec![u32::MAX; groups.chains()];
+        let walked: Result<(), std::convert::Infallible> =
+            set.walk_indexed(&groups, budget, |c, id, steps, ordered, row| {
+                warnings.extend(crate::core::chain::outcome::warnings(id, steps, ordered));
+                acc.add(&row);
+                row_of[c as usize] = heads.len() as u32;
+                heads.push(ChainHead {
+                    index: c,
+                    chain: row.chain,
+                    outcome: row.outcome,
+                    attempts: row.attempts as u32,
+                    flags: row.flags,
+                });
+                Ok(())
+            });
+        let Ok(()) = walked;
+        let report = ChainReport {
+            rows: Vec::new(),
+            summary: acc.summary(),
+            warnings,
+            acc,
+            later: Default::default(),
+        };
         ChainsView {
             report,
-            attempts,
-            by_source,
+            heads,
+            row_of,
+            set,
+            groups,
+            budget: *budget,
         }
     }
 
-    /// The chain of the capture at `source` and its position (0-based) in it.
-    pub fn of_source(&self, source: &str) -> Option<(&ChainRow, &[Attempt], usize)> {
-        let &(i, k) = self.by_source.get(source)?;
-        let i = i as usize;
-        Some((&self.report.rows[i], &self.attempts[i], k as usize))
+    /// Row `i`'s full row and its attempts in chain order (made now: O(its attempts)).
+    pub fn chain(&self, i: usize) -> Option<(ChainRow, Vec<Attempt>)> {
+        let h = self.heads.get(i)?;
+        Some(self.set.one(&self.groups, h.index, &h.chain, &self.budget))
+    }
+
+    /// The row index of the chain of the capture at `source`.
+    pub fn row_of_source(&self, source: &str) -> Option<usize> {
+        let c = self.set.chain_of(&RecordRef::parse(source))?;
+        let i = *self.row_of.get(c as usize)?;
+        (i != u32::MAX).then_some(i as usize)
+    }
+
+    /// The chain of the capture at `source`, its attempts and its position (0-based) in it.
+    pub fn of_source(&self, source: &str) -> Option<(ChainRow, Vec<Attempt>, usize)> {
+        let (row, attempts) = self.chain(self.row_of_source(source)?)?;
+        let k = attempts.iter().position(|a| a.source == source)?;
+        Some((row, attempts, k))
     }
 
     /// Whether there is no chain.
     pub fn is_empty(&self) -> bool {
-        self.report.rows.is_empty()
+        self.heads.is_empty()
     }
 }

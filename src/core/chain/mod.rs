@@ -558,7 +558,13 @@ impl ChainSet {
         budget: &Budget,
         mut f: impl FnMut(&str, &[StepView<'_>], outcome::Ordered, outcome::ChainRow) -> Result<(), E>,
     ) -> Result<(), E> {
-        // the slots grouped by chain (a counting sort: 4 bytes a step)
+        self.walk_indexed(&self.groups(), budget, |_, id, steps, ordered, row| {
+            f(id, steps, ordered, row)
+        })
+    }
+
+    /// The slots grouped by chain (a counting sort: 4 bytes a step, 4 a chain).
+    pub fn groups(&self) -> ChainGroups {
         let mut start: Vec<u32> = Vec::with_capacity(self.chains.len() + 1);
         let mut at = 0u32;
         for (_, n) in &self.chains {
@@ -575,7 +581,58 @@ impl ChainSet {
                 fill[c as usize] += 1;
             }
         }
-        drop(fill);
+        ChainGroups { start, slots }
+    }
+
+    /// Live mode: the index of the chain the capture at `source` is a step of.
+    pub fn chain_of(&self, source: &RecordRef) -> Option<u32> {
+        let file = *self.file_index.get(&**source.file())?;
+        let slot = *self
+            .by_source
+            .as_ref()?
+            .get(&(file, source.line().unwrap_or(0) as u64))?;
+        Some(self.step(slot).chain).filter(|&c| c != NONE)
+    }
+
+    /// One chain's row and its attempts in chain order, made from its steps alone (O(its
+    /// attempts)): chain `c` (an index [`ChainSet::walk_indexed`] gave, `id` its id) of
+    /// `groups` ([`ChainSet::groups`] of this set as it is). The same row and attempts the
+    /// whole report gives it.
+    pub fn one(
+        &self,
+        groups: &ChainGroups,
+        c: u32,
+        id: &str,
+        budget: &Budget,
+    ) -> (outcome::ChainRow, Vec<Attempt>) {
+        let c = c as usize;
+        let range = groups.start[c] as usize..groups.start[c + 1] as usize;
+        let mut steps: Vec<StepView<'_>> =
+            groups.slots[range].iter().map(|&i| self.view(i)).collect();
+        outcome::order(&mut steps);
+        let contract = steps
+            .iter()
+            .find_map(StepView::contract)
+            .map(|i| self.contracts[i as usize].clone());
+        let row = outcome::row(id, self.chains[c].0, contract, &steps, budget);
+        (row, steps.iter().map(Attempt::of).collect())
+    }
+
+    /// [`ChainSet::walk`] over `groups` ([`ChainSet::groups`] of this set), with each
+    /// chain's index in the set (what [`ChainSet::one`] takes).
+    pub fn walk_indexed<E>(
+        &self,
+        groups: &ChainGroups,
+        budget: &Budget,
+        mut f: impl FnMut(
+            u32,
+            &str,
+            &[StepView<'_>],
+            outcome::Ordered,
+            outcome::ChainRow,
+        ) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let (start, slots) = (&groups.start, &groups.slots);
         let mut ids: Vec<&str> = vec![""; self.chains.len()];
         for (id, i) in &self.index {
             ids[*i as usize] = id;
@@ -594,7 +651,7 @@ impl ChainSet {
                 .find_map(StepView::contract)
                 .map(|i| self.contracts[i as usize].clone());
             let row = outcome::row(ids[c], linked_by, contract, &steps, budget);
-            f(ids[c], &steps, ordered, row)?;
+            f(c as u32, ids[c], &steps, ordered, row)?;
         }
         Ok(())
     }
@@ -630,6 +687,21 @@ impl ChainSet {
                 .as_ref()
                 .map_or(0, |m| map(m.capacity(), size_of::<((u32, u64), u32)>()))
             + names
+    }
+}
+
+/// A set's step slots grouped by chain ([`ChainSet::groups`]): chain `c`'s slots are
+/// `slots[start[c]..start[c + 1]]`, in the order they were added.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChainGroups {
+    start: Vec<u32>,
+    slots: Vec<u32>,
+}
+
+impl ChainGroups {
+    /// How many chains (reported or not).
+    pub fn chains(&self) -> usize {
+        self.start.len().saturating_sub(1)
     }
 }
 

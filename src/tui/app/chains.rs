@@ -4,8 +4,9 @@
 //! (the same core as `check`'s report), which the header's chain funnel and the Chain tab
 //! read too.
 
+use crate::core::chain::Attempt;
 use crate::engine::chains::ChainsView;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// One row of the chain tree.
@@ -26,6 +27,9 @@ pub struct ChainTree {
     pub view: Option<Arc<ChainsView>>,
     /// The chains expanded to their attempts, by id.
     pub expanded: HashSet<String>,
+    /// The attempts of the expanded chains, by row index (made from the view when a chain
+    /// is expanded or the view changes: the view keeps no chain's attempts).
+    pub attempts: HashMap<u32, Vec<Attempt>>,
     /// The rows in display order.
     pub nodes: Vec<ChainNode>,
     /// Selected row.
@@ -57,18 +61,16 @@ impl ChainTree {
     fn current_key(&self) -> Option<(String, Option<u32>)> {
         let v = self.view.as_ref()?;
         match *self.nodes.get(self.cursor)? {
-            ChainNode::Chain(i) => Some((v.report.rows[i as usize].chain.clone(), None)),
-            ChainNode::Attempt(i, k) => Some((v.report.rows[i as usize].chain.clone(), Some(k))),
+            ChainNode::Chain(i) => Some((v.heads[i as usize].chain.clone(), None)),
+            ChainNode::Attempt(i, k) => Some((v.heads[i as usize].chain.clone(), Some(k))),
         }
     }
 
     fn position_of(&self, key: &(String, Option<u32>)) -> Option<usize> {
         let v = self.view.as_ref()?;
         self.nodes.iter().position(|n| match *n {
-            ChainNode::Chain(i) => key.1.is_none() && v.report.rows[i as usize].chain == key.0,
-            ChainNode::Attempt(i, k) => {
-                key.1 == Some(k) && v.report.rows[i as usize].chain == key.0
-            }
+            ChainNode::Chain(i) => key.1.is_none() && v.heads[i as usize].chain == key.0,
+            ChainNode::Attempt(i, k) => key.1 == Some(k) && v.heads[i as usize].chain == key.0,
         })
     }
 
@@ -77,11 +79,16 @@ impl ChainTree {
     /// (clamped).
     pub fn build(&mut self) {
         self.nodes.clear();
+        self.attempts.clear();
         let Some(v) = &self.view else { return };
-        for (i, row) in v.report.rows.iter().enumerate() {
+        self.nodes.reserve(v.heads.len());
+        for (i, head) in v.heads.iter().enumerate() {
             self.nodes.push(ChainNode::Chain(i as u32));
-            if self.expanded.contains(&row.chain) {
-                let n = v.attempts[i].len() as u32;
+            if self.expanded.contains(&head.chain)
+                && let Some((_, attempts)) = v.chain(i)
+            {
+                let n = attempts.len() as u32;
+                self.attempts.insert(i as u32, attempts);
                 self.nodes
                     .extend((0..n).map(|k| ChainNode::Attempt(i as u32, k)));
             }
@@ -105,16 +112,19 @@ impl ChainTree {
             ChainNode::Attempt(i, k) => (i, self.cursor.saturating_sub(k as usize + 1)),
         };
         debug_assert_eq!(self.nodes.get(at), Some(&ChainNode::Chain(i)));
-        let id = &v.report.rows[i as usize].chain;
+        let id = &v.heads[i as usize].chain;
         let shown = self.nodes[at + 1..]
             .iter()
             .take_while(|n| matches!(n, ChainNode::Attempt(c, _) if *c == i))
             .count();
         if self.expanded.remove(id) {
+            self.attempts.remove(&i);
             self.nodes.drain(at + 1..at + 1 + shown);
         } else {
             self.expanded.insert(id.clone());
-            let n = v.attempts[i as usize].len() as u32;
+            let attempts = v.chain(i as usize).map(|(_, a)| a).unwrap_or_default();
+            let n = attempts.len() as u32;
+            self.attempts.insert(i, attempts);
             self.nodes.splice(
                 at + 1..at + 1 + shown,
                 (0..n).map(|k| ChainNode::Attempt(i, k)),
@@ -131,8 +141,20 @@ impl ChainTree {
             ChainNode::Chain(i) => (i, 0),
             ChainNode::Attempt(i, k) => (i, k),
         };
-        let a = v.attempts.get(i as usize)?.get(k as usize)?;
-        Some(a.source.to_string())
+        let made;
+        let attempts = match self.attempts.get(&i) {
+            Some(a) => a,
+            None => {
+                made = v.chain(i as usize)?.1;
+                &made
+            }
+        };
+        Some(attempts.get(k as usize)?.source.to_string())
+    }
+
+    /// The attempt at row `c`, position `k` of an expanded chain.
+    pub fn attempt(&self, c: u32, k: u32) -> Option<&Attempt> {
+        self.attempts.get(&c)?.get(k as usize)
     }
 
     /// Moves the cursor by `delta` rows (clamped).
@@ -203,7 +225,7 @@ impl ChainPane {
             .as_ref()
             .filter(|(c, _)| *c == row.chain)
             .map(|(_, p)| p.as_slice());
-        self.tab = ChainTab::new(row, attempts, at, proposals);
+        self.tab = ChainTab::new(&row, &attempts, at, proposals);
         if proposals.is_some() || !shown || self.asked.as_deref() == Some(row.chain.as_str()) {
             return None;
         }

@@ -217,3 +217,82 @@ fn a_capture_in_no_chain_says_so_and_a_workspace_without_chains_has_no_chain_fun
     assert!(s.contains("this capture is in no chain"), "{s}");
     assert!(!s.contains("first-pass"), "{s}");
 }
+
+/// The chain tree's rows as text (one per node: a chain's id and attempt count, an
+/// attempt's position and source).
+fn tree_rows(app: &App) -> Vec<String> {
+    use crate::tui::app::chains::ChainNode;
+    let t = &app.chains.tree;
+    let v = t.view.as_ref().unwrap();
+    t.nodes
+        .iter()
+        .map(|n| match *n {
+            ChainNode::Chain(c) => {
+                let h = &v.heads[c as usize];
+                format!("{} {} {}", h.chain, h.outcome.as_str(), h.attempts)
+            }
+            ChainNode::Attempt(c, k) => {
+                format!("  {} {}", k + 1, t.attempt(c, k).unwrap().source)
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn an_update_that_takes_out_one_attempt_changes_only_its_chain_and_an_expanded_chain_shows_its_current_attempts()
+ {
+    let mut evs = Vec::new();
+    let mut app = app_with(&sample("chains"), "samples/chains", 120, 32, |e| {
+        evs = e.clone();
+    });
+    app.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('c'),
+        KeyModifiers::NONE,
+    )));
+    app.chains.tree.cursor = 2;
+    app.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    let before = tree_rows(&app);
+    assert_eq!(before[2], "loop-recovered-3 recovered 3");
+    assert_eq!(
+        before[3..6],
+        [
+            "  1 captures/agent-loop.jsonl:3",
+            "  2 captures/agent-loop.jsonl:9",
+            "  3 captures/agent-loop.jsonl:14",
+        ]
+    );
+    // 7 chains, one expanded
+    assert_eq!(before.len(), 10);
+    // the engine's next change: the chain's second attempt disappeared
+    let mut chains = crate::engine::chains::LiveChains::default();
+    for e in &evs {
+        chains.add(&e.verdict);
+    }
+    chains.remove(&crate::core::record_ref::RecordRef::parse(
+        "captures/agent-loop.jsonl:9",
+    ));
+    let budget = app.workspace.as_ref().unwrap().config.budget;
+    let generation = app.run.progress.generation;
+    app.update(Msg::Engine(EngineEvent::Chains {
+        generation,
+        chains: Arc::new(chains.view(&budget)),
+    }));
+    let after = tree_rows(&app);
+    assert_eq!(after.len(), 9);
+    assert_eq!(after[..2], before[..2]);
+    assert_eq!(after[2], "loop-recovered-3 recovered 2");
+    assert_eq!(
+        after[3..5],
+        [
+            "  1 captures/agent-loop.jsonl:3",
+            "  2 captures/agent-loop.jsonl:14",
+        ]
+    );
+    assert_eq!(after[5..], before[6..]);
+    // collapsed and expanded again (Enter): the chain's current attempts
+    app.chains.tree.cursor = 2;
+    app.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    assert_eq!(tree_rows(&app).len(), 7);
+    app.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    assert_eq!(tree_rows(&app), after);
+}

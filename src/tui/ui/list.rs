@@ -208,7 +208,7 @@ pub fn draw_tree(f: &mut Frame, r: Rect, t: &Theme, triage: &Triage, focused: bo
 /// stage and reason, the capture's source).
 pub fn draw_chains(f: &mut Frame, r: Rect, t: &Theme, tree: &ChainTree, focused: bool) {
     use crate::tui::chain::{attempt_label, outcome_glyph};
-    let n = tree.view.as_ref().map_or(0, |v| v.report.rows.len());
+    let n = tree.view.as_ref().map_or(0, |v| v.heads.len());
     let block = pane(
         t,
         Line::from(vec![
@@ -232,7 +232,7 @@ pub fn draw_chains(f: &mut Frame, r: Rect, t: &Theme, tree: &ChainTree, focused:
         .map(|(i, node)| {
             let mut line = match *node {
                 ChainNode::Chain(c) => {
-                    let row = &v.report.rows[c as usize];
+                    let row = &v.heads[c as usize];
                     let open = if tree.expanded.contains(&row.chain) {
                         "▾"
                     } else {
@@ -261,7 +261,9 @@ pub fn draw_chains(f: &mut Frame, r: Rect, t: &Theme, tree: &ChainTree, focused:
                     ])
                 }
                 ChainNode::Attempt(c, k) => {
-                    let a = &v.attempts[c as usize][k as usize];
+                    let Some(a) = tree.attempt(c, k) else {
+                        return Line::default();
+                    };
                     let left = format!(
                         "   {:>3} {} {} ",
                         k + 1,
