@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+use std::sync::{Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -260,7 +261,104 @@ pub struct Engine {
     thread: Option<JoinHandle<()>>,
     /// Set on drop: the running job stops at its next check.
     cancel: Arc<AtomicBool>,
+    /// The batch queue's bound, for an engine from [`Engine::spawn_bounded`].
+    acks: Option<Acks>,
 }
+
+/// The acknowledged queue between the engine and a front end:
+/// the engine sends an [`EngineEvent::Batch`] only while fewer than `limit` of the batches it
+/// sent are unconsumed, and waits otherwise; the front end calls [`Acks::applied`] once for
+/// each batch it took off its channel (applied or dropped as stale), which wakes the engine.
+/// The wait also ends when the engine is dropped (quit, or the front end going away): the
+/// run then stops. Only batches are counted; every other event goes out at once. Cloning
+/// gives another handle on the same counter.
+#[derive(Clone, Debug)]
+pub struct Acks {
+    inner: Arc<AcksInner>,
+}
+
+#[derive(Debug)]
+struct AcksInner {
+    /// Batches sent and not yet acknowledged.
+    unconsumed: Mutex<usize>,
+    /// Signalled on an acknowledgement and on cancel.
+    changed: Condvar,
+    /// The most batches unconsumed at once (at least 1).
+    limit: usize,
+}
+
+impl Acks {
+    /// A counter that lets at most `limit` batches (at least 1) be unconsumed at once.
+    pub fn new(limit: usize) -> Acks {
+        Acks {
+            inner: Arc::new(AcksInner {
+                unconsumed: Mutex::new(0),
+                changed: Condvar::new(),
+                limit: limit.max(1),
+            }),
+        }
+    }
+
+    /// The front end took one batch off its channel: one more may be sent.
+    pub fn applied(&self) {
+        let mut n = self
+            .inner
+            .unconsumed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *n = n.saturating_sub(1);
+        self.inner.changed.notify_all();
+    }
+
+    /// How many batches are sent and not yet acknowledged.
+    pub fn unconsumed(&self) -> usize {
+        *self
+            .inner
+            .unconsumed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The engine's side: waits until fewer than the limit are unconsumed, then counts one
+    /// more. False (nothing counted) when `cancel` is set, before or during the wait.
+    fn acquire(&self, cancel: &AtomicBool) -> bool {
+        let mut n = self
+            .inner
+            .unconsumed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        loop {
+            // read under the lock: [`Acks::wake`] takes it before it notifies, so a cancel
+            // set after this check wakes the wait below
+            if cancel.load(Ordering::SeqCst) {
+                return false;
+            }
+            if *n < self.inner.limit {
+                *n += 1;
+                return true;
+            }
+            n = self
+                .inner
+                .changed
+                .wait(n)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Wakes a waiting engine (after its cancel flag was set).
+    fn wake(&self) {
+        let _n = self
+            .inner
+            .unconsumed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        self.inner.changed.notify_all();
+    }
+}
+
+/// How many [`EngineEvent::Batch`]es the terminal workbench lets wait unconsumed
+/// ([`Acks`]): at most 4 x 2,048 summaries between the engine and the model.
+pub const TUI_BATCHES_IN_FLIGHT: usize = 4;
 
 /// How long dropping an [`Engine`] waits for its thread to stop.
 pub const STOP_GRACE: Duration = Duration::from_millis(50);
@@ -309,18 +407,53 @@ impl Engine {
         workspace: Arc<Workspace>,
         emit: impl Fn(EngineEvent) -> bool + Send + 'static,
     ) -> Engine {
+        Engine::start(root, workspace, None, emit)
+    }
+
+    /// [`Engine::spawn`] with an acknowledged batch queue ([`Acks`]): at most `limit`
+    /// batches (at least 1) sent and not yet acknowledged through [`Engine::acks`]; the
+    /// engine waits for an acknowledgement (or its drop) before sending another.
+    pub fn spawn_bounded(
+        root: PathBuf,
+        workspace: Arc<Workspace>,
+        limit: usize,
+        emit: impl Fn(EngineEvent) -> bool + Send + 'static,
+    ) -> Engine {
+        Engine::start(root, workspace, Some(Acks::new(limit)), emit)
+    }
+
+    fn start(
+        root: PathBuf,
+        workspace: Arc<Workspace>,
+        acks: Option<Acks>,
+        emit: impl Fn(EngineEvent) -> bool + Send + 'static,
+    ) -> Engine {
         let (tx, rx) = channel::<Job>();
         let cancel = Arc::new(AtomicBool::new(false));
         let stop = cancel.clone();
+        let gate = acks.clone();
         let thread = std::thread::Builder::new()
             .name("verdict-engine".into())
-            .spawn(move || run(root, workspace, rx, stop, emit))
+            .spawn(move || run(root, workspace, rx, stop, gate, emit))
             .expect("spawn the engine thread");
         Engine {
             jobs: Some(tx),
             thread: Some(thread),
             cancel,
+            acks,
         }
+    }
+
+    /// The batch queue's counter, for an engine from [`Engine::spawn_bounded`]; `None` for
+    /// an unbounded one.
+    pub fn acks(&self) -> Option<Acks> {
+        self.acks.clone()
+    }
+
+    /// Whether the engine thread has ended (it ends when the engine is dropped, or when
+    /// `emit` returns false).
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
     }
 
     /// Queues a job. A job still pending when a newer one arrives is replaced.
@@ -334,6 +467,10 @@ impl Engine {
 impl Drop for Engine {
     fn drop(&mut self) {
         self.cancel.store(true, Ordering::SeqCst);
+        // an engine waiting for the front end to take a batch stops waiting
+        if let Some(a) = &self.acks {
+            a.wake();
+        }
         self.jobs.take();
         if let Some(t) = self.thread.take() {
             let deadline = Instant::now() + STOP_GRACE;
@@ -425,6 +562,8 @@ struct State {
     chains: crate::engine::chains::LiveChains,
     /// Set when the engine is dropped: stop before the next capture.
     cancel: Arc<AtomicBool>,
+    /// The bound on unconsumed batches, if any.
+    acks: Option<Acks>,
 }
 
 impl State {
@@ -498,6 +637,7 @@ fn run(
     workspace: Arc<Workspace>,
     rx: Receiver<Job>,
     cancel: Arc<AtomicBool>,
+    acks: Option<Acks>,
     emit: impl Fn(EngineEvent) -> bool,
 ) {
     let mut queue = Queue {
@@ -514,6 +654,7 @@ fn run(
         run_shared: Shared::default(),
         chains: Default::default(),
         cancel,
+        acks,
     };
     while let Some(job) = queue.next() {
         let (generation, reload) = match job {
@@ -772,6 +913,12 @@ fn validate_all(
             }
         }
         let captures = done.into_iter().map(|(s, ..)| s).collect();
+        // the acknowledged queue: wait while the front end has enough batches unconsumed
+        if let Some(a) = &st.acks
+            && !a.acquire(&st.cancel)
+        {
+            return Some(RunEnd::Stop);
+        }
         if !emit(EngineEvent::Batch {
             generation,
             captures,
@@ -1093,6 +1240,89 @@ mod tests {
             "batches of {batches:?} records of {size} bytes, over {cut} bytes"
         );
         assert_eq!(batches.len() as u64, files.div_ceil(per), "{batches:?}");
+    }
+
+    /// A copy of the refund sample with 400 more log lines (7 batches of 64 records).
+    fn many_records() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/refund");
+        copy_dir(&src, dir.path());
+        let cases = std::fs::read_to_string(src.join("captures/cases.jsonl")).unwrap();
+        let line = cases.lines().next().unwrap();
+        let many: String = (0..400).map(|_| format!("{line}\n")).collect();
+        std::fs::write(dir.path().join("captures/many.jsonl"), many).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_bounded_engine_stops_while_batches_are_unconsumed_and_resumes_when_applied() {
+        let dir = many_records();
+        let ws = Arc::new(Workspace::open(dir.path()).unwrap());
+        let (tx, rx) = channel();
+        let engine =
+            Engine::spawn_bounded(dir.path().to_path_buf(), ws, 2, move |e| tx.send(e).is_ok());
+        let acks = engine.acks().unwrap();
+        engine.submit(Job::ValidateAll {
+            generation: 1,
+            reload: true,
+        });
+        let (mut received, mut acked, mut captures) = (0usize, 0usize, 0usize);
+        loop {
+            match rx.recv_timeout(Duration::from_secs(60)).unwrap() {
+                EngineEvent::Batch { captures: c, .. } => {
+                    received += 1;
+                    captures += c.len();
+                    // never a third batch while two are unacknowledged
+                    assert!(received - acked <= 2, "{received} sent, {acked} applied");
+                    assert_eq!(acks.unconsumed(), received - acked);
+                    if received - acked == 2 {
+                        // the engine waits now: acknowledge one, it sends one more
+                        acked += 1;
+                        acks.applied();
+                    }
+                }
+                EngineEvent::Finished { .. } => break,
+                EngineEvent::Failed { message, .. } => panic!("{message}"),
+                _ => {}
+            }
+        }
+        assert_eq!(captures, 425);
+        assert_eq!(received, 7);
+        assert_eq!(acked, 6);
+    }
+
+    #[test]
+    fn dropping_an_engine_waiting_for_acknowledgements_ends_its_thread() {
+        let dir = many_records();
+        let ws = Arc::new(Workspace::open(dir.path()).unwrap());
+        let (tx, rx) = channel();
+        let engine =
+            Engine::spawn_bounded(dir.path().to_path_buf(), ws, 1, move |e| tx.send(e).is_ok());
+        let acks = engine.acks().unwrap();
+        engine.submit(Job::ValidateAll {
+            generation: 1,
+            reload: true,
+        });
+        loop {
+            if let EngineEvent::Batch { .. } = rx.recv_timeout(Duration::from_secs(60)).unwrap() {
+                break;
+            }
+        }
+        // one batch unacknowledged: the engine waits and sends nothing more
+        assert_eq!(acks.unconsumed(), 1);
+        drop(engine);
+        // the thread ends (dropping `emit`, which holds the sender): the channel closes
+        // with no further batch and no `Finished`
+        loop {
+            match rx.recv_timeout(Duration::from_secs(60)) {
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(e) => panic!("the engine did not stop: {e}"),
+                Ok(EngineEvent::Batch { .. } | EngineEvent::Finished { .. }) => {
+                    panic!("the engine went on after its drop")
+                }
+                Ok(_) => {}
+            }
+        }
     }
 
     #[test]

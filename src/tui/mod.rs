@@ -6,7 +6,13 @@
 //!   forwards crossterm events, the [`crate::engine`] thread validates in batches tagged
 //!   with a generation (older generations are dropped);
 //! - the loop drains every pending message, then draws once with [`ui::draw`], a pure
-//!   function of the state that never does I/O or validation.
+//!   function of the state that never does I/O or validation;
+//! - the engine's batches go through an acknowledged queue ([`crate::engine::worker::Acks`]):
+//!   the engine sends one only while fewer than
+//!   [`TUI_BATCHES_IN_FLIGHT`] are unconsumed, and [`drain`] acknowledges each it takes, so
+//!   a model that lags the engine holds a bounded number of batches in the channel; the
+//!   channel itself stays unbounded, so the signal forwarder, the watcher and the input
+//!   thread never block.
 
 pub mod app;
 pub mod chain;
@@ -23,6 +29,7 @@ pub mod ui;
 use crate::core::workspace::Workspace;
 use crate::engine::Engine;
 use crate::engine::watcher::{self, WatchEvent};
+use crate::engine::worker::{Acks, TUI_BATCHES_IN_FLIGHT};
 use app::{App, Effect, Msg, WatchState};
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
 use ratatui::DefaultTerminal;
@@ -65,9 +72,13 @@ pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
         signals.forward(move |s| tx.send(Msg::Signal(s)).is_ok())?;
     }
     let engine_tx = tx.clone();
-    let engine = Engine::spawn(root.to_path_buf(), ws.clone(), move |e| {
-        engine_tx.send(Msg::Engine(e)).is_ok()
-    });
+    let engine = Engine::spawn_bounded(
+        root.to_path_buf(),
+        ws.clone(),
+        TUI_BATCHES_IN_FLIGHT,
+        move |e| engine_tx.send(Msg::Engine(e)).is_ok(),
+    );
+    let acks = engine.acks();
     // watch before the first run, so nothing saved meanwhile is missed
     let (wtx, wrx) = channel::<WatchEvent>();
     let watcher = watcher::watch(root, watcher::DEFAULT_DEBOUNCE, wtx);
@@ -114,7 +125,7 @@ pub fn run(root: &Path, config_file: Option<&Path>) -> anyhow::Result<()> {
                 run_effect(&mut terminal, &gate, &mut app, effect)?;
             }
             let busy = app.busy();
-            if !drain(&rx, &mut app, !busy, &mut signals) || app.out.quit {
+            if !drain(&rx, &mut app, acks.as_ref(), !busy, &mut signals) || app.out.quit {
                 break;
             }
             for s in signals.drain(..) {
@@ -448,10 +459,13 @@ pub fn editor_command(editor: &str, path: &Path, line: usize) -> Option<(String,
 }
 
 /// Waits for one message (when `wait`), then applies every pending one; signals go to
-/// `signals` for the loop (and end the draining). False when the channel closed.
+/// `signals` for the loop (and end the draining). Each engine batch taken off the channel
+/// is acknowledged on `acks` once the model applied it (or dropped it as stale). False
+/// when the channel closed.
 fn drain(
     rx: &Receiver<Msg>,
     app: &mut App,
+    acks: Option<&Acks>,
     wait: bool,
     signals: &mut Vec<signals::Signal>,
 ) -> bool {
@@ -461,7 +475,11 @@ fn drain(
             false
         }
         m => {
+            let batch = matches!(m, Msg::Engine(crate::engine::EngineEvent::Batch { .. }));
             app.update(m);
+            if batch && let Some(a) = acks {
+                a.applied();
+            }
             !app.out.quit
         }
     };
