@@ -182,15 +182,20 @@ fn kind(attrs: &Map<String, Value>) -> Option<Kind> {
 /// without a hex `traceId` or `spanId`), as the `INVALID_CAPTURE` of the record.
 fn capture_spans(obj: &Map<String, Value>) -> Result<Vec<(Kind, Span)>, RecordError> {
     let fail = |path: &str, problem: &str| broken(FORMAT, path, problem, None);
-    let list = |v: Option<&Value>, path: &str| -> Result<Vec<Value>, RecordError> {
+    // borrowed: only the spans that become captures are copied, not the record's tree
+    fn list<'a>(
+        v: Option<&'a Value>,
+        path: &str,
+        fail: &dyn Fn(&str, &str) -> RecordError,
+    ) -> Result<&'a [Value], RecordError> {
         match v {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Array(a)) => Ok(a.clone()),
+            None | Some(Value::Null) => Ok(&[]),
+            Some(Value::Array(a)) => Ok(a),
             Some(v) => Err(fail(path, &must_be("an array", v))),
         }
-    };
+    }
     let mut out = Vec::new();
-    for (r, rs) in list(obj.get("resourceSpans"), "resourceSpans")?
+    for (r, rs) in list(obj.get("resourceSpans"), "resourceSpans", &fail)?
         .iter()
         .enumerate()
     {
@@ -203,12 +208,15 @@ fn capture_spans(obj: &Map<String, Value>) -> Result<Vec<(Kind, Span)>, RecordEr
                 rs.get("instrumentationLibrarySpans"),
             ),
         };
-        for (s, ss) in list(scopes, &format!("{rpath}.{key}"))?.iter().enumerate() {
+        for (s, ss) in list(scopes, &format!("{rpath}.{key}"), &fail)?
+            .iter()
+            .enumerate()
+        {
             let spath = format!("{rpath}.{key}[{s}].spans");
-            for (k, span) in list(ss.get("spans"), &spath)?.into_iter().enumerate() {
+            for (k, span) in list(ss.get("spans"), &spath, &fail)?.iter().enumerate() {
                 let path = format!("{spath}[{k}]");
                 let Value::Object(span) = span else {
-                    return Err(fail(&path, &must_be("an object", &span)));
+                    return Err(fail(&path, &must_be("an object", span)));
                 };
                 let attrs = key_values(span.get("attributes"));
                 let Some(kind) = kind(&attrs) else {
@@ -230,7 +238,7 @@ fn capture_spans(obj: &Map<String, Value>) -> Result<Vec<(Kind, Span)>, RecordEr
                     Span {
                         path,
                         id,
-                        raw: span,
+                        raw: span.clone(),
                         attrs,
                     },
                 ));
