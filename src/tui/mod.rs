@@ -9,7 +9,7 @@
 //!   function of the state that never does I/O or validation;
 //! - the engine's batches go through an acknowledged queue ([`crate::engine::worker::Acks`]):
 //!   the engine sends one only while fewer than
-//!   [`TUI_BATCHES_IN_FLIGHT`] are unconsumed, and [`drain`] acknowledges each it takes, so
+//!   [`TUI_BATCHES_IN_FLIGHT`] are unconsumed, and `drain` acknowledges each it takes, so
 //!   a model that lags the engine holds a bounded number of batches in the channel; the
 //!   channel itself stays unbounded, so the signal forwarder, the watcher and the input
 //!   thread never block.

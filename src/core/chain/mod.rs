@@ -618,7 +618,7 @@ impl ChainSet {
         (row, steps.iter().map(Attempt::of).collect())
     }
 
-    /// [`ChainSet::walk`] over `groups` ([`ChainSet::groups`] of this set), with each
+    /// `ChainSet::walk` over `groups` ([`ChainSet::groups`] of this set), with each
     /// chain's index in the set (what [`ChainSet::one`] takes).
     pub fn walk_indexed<E>(
         &self,
