@@ -1254,18 +1254,34 @@ mod tests {
         dir
     }
 
-    #[test]
-    fn a_bounded_engine_stops_while_batches_are_unconsumed_and_resumes_when_applied() {
+    /// An engine over `many_records` that lets `limit` batches wait unconsumed, validating
+    /// everything (generation 1): the folder (kept alive), the engine, its acknowledgements
+    /// and its events.
+    fn bounded_run(
+        limit: usize,
+    ) -> (
+        tempfile::TempDir,
+        Engine,
+        Acks,
+        std::sync::mpsc::Receiver<EngineEvent>,
+    ) {
         let dir = many_records();
         let ws = Arc::new(Workspace::open(dir.path()).unwrap());
         let (tx, rx) = channel();
-        let engine =
-            Engine::spawn_bounded(dir.path().to_path_buf(), ws, 2, move |e| tx.send(e).is_ok());
+        let engine = Engine::spawn_bounded(dir.path().to_path_buf(), ws, limit, move |e| {
+            tx.send(e).is_ok()
+        });
         let acks = engine.acks().unwrap();
         engine.submit(Job::ValidateAll {
             generation: 1,
             reload: true,
         });
+        (dir, engine, acks, rx)
+    }
+
+    #[test]
+    fn a_bounded_engine_stops_while_batches_are_unconsumed_and_resumes_when_applied() {
+        let (_dir, _engine, acks, rx) = bounded_run(2);
         let (mut received, mut acked, mut captures) = (0usize, 0usize, 0usize);
         loop {
             match rx.recv_timeout(Duration::from_secs(60)).unwrap() {
@@ -1293,16 +1309,7 @@ mod tests {
 
     #[test]
     fn dropping_an_engine_waiting_for_acknowledgements_ends_its_thread() {
-        let dir = many_records();
-        let ws = Arc::new(Workspace::open(dir.path()).unwrap());
-        let (tx, rx) = channel();
-        let engine =
-            Engine::spawn_bounded(dir.path().to_path_buf(), ws, 1, move |e| tx.send(e).is_ok());
-        let acks = engine.acks().unwrap();
-        engine.submit(Job::ValidateAll {
-            generation: 1,
-            reload: true,
-        });
+        let (_dir, engine, acks, rx) = bounded_run(1);
         loop {
             if let EngineEvent::Batch { .. } = rx.recv_timeout(Duration::from_secs(60)).unwrap() {
                 break;
