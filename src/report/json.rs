@@ -161,7 +161,7 @@ pub fn verdict_json(item: &Item) -> Vec<u8> {
 /// One verdict as compact JSON (no newline), appended to `out`: the text every JSON report
 /// prints for it before [`JsonSafe`](crate::core::escape::JsonSafe) escapes the output.
 pub fn write_verdict(v: &Verdict, out: &mut Vec<u8>) {
-    serde_json::to_writer(out, v).expect("a verdict serializes");
+    crate::report::verdict_bytes::verdict(v, out);
 }
 
 /// One verdict's text exactly as `check --format json` prints it on its line (and

@@ -12,6 +12,7 @@ pub mod junit;
 pub mod lint;
 pub mod review;
 pub mod sarif;
+mod verdict_bytes;
 
 pub use crate::core::item::{Item, Renderer};
 use crate::core::summary::Summary;

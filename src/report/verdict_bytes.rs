@@ -1,0 +1,387 @@
+//! A verdict as compact JSON, written without serde's serializer for the parts every
+//! verdict has: the fixed keys are written as bytes, a string value is copied between its
+//! quotes when it holds nothing JSON escapes (a control character, `"`, `\`), and only such
+//! a string goes through `serde_json` (its own escaping, so the bytes are the same); numbers
+//! through `itoa`, as `serde_json` writes them. The optional parts a schema-mode verdict never
+//! has (`expect`, `repair`, `response`, `meta`, `generation`, `chain`) are written by
+//! `serde_json`. The text is byte for byte `serde_json::to_vec(verdict)` (the tests below).
+
+use crate::core::verdict::{Branch, Finding, LineCol, Span, Verdict, Warning};
+use serde::Serialize;
+
+/// Appends `v` as compact JSON (no newline) to `out`: exactly `serde_json::to_writer`'s text.
+pub(crate) fn verdict(v: &Verdict, out: &mut Vec<u8>) {
+    // every field by name: a field added to `Verdict` does not compile here until it is written
+    let Verdict {
+        id,
+        source,
+        contract,
+        contract_from,
+        format,
+        provider,
+        stage,
+        decision,
+        reason,
+        errors,
+        warnings,
+        expect,
+        repair,
+        response,
+        meta,
+        generation,
+        chain,
+        next_action,
+    } = v;
+    out.extend_from_slice(b"{\"id\":");
+    string(out, id);
+    out.extend_from_slice(b",\"source\":");
+    string(out, source.as_str());
+    out.extend_from_slice(b",\"contract\":");
+    nullable(out, contract.as_deref());
+    if let Some(s) = contract_from {
+        out.extend_from_slice(b",\"contract_from\":");
+        string(out, s);
+    }
+    if let Some(s) = format {
+        out.extend_from_slice(b",\"format\":");
+        string(out, s);
+    }
+    if let Some(s) = provider {
+        out.extend_from_slice(b",\"provider\":");
+        string(out, s);
+    }
+    out.extend_from_slice(b",\"stage\":");
+    string(out, stage.as_str());
+    out.extend_from_slice(b",\"decision\":");
+    string(out, decision.as_str());
+    out.extend_from_slice(b",\"reason\":");
+    nullable(out, reason.as_ref().map(|r| r.as_str()));
+    out.extend_from_slice(b",\"errors\":");
+    findings(out, errors);
+    out.extend_from_slice(b",\"warnings\":[");
+    for (i, w) in warnings.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        warning(out, w);
+    }
+    out.push(b']');
+    if let Some(x) = expect {
+        out.extend_from_slice(b",\"expect\":");
+        serde(out, x);
+    }
+    if let Some(x) = repair {
+        out.extend_from_slice(b",\"repair\":");
+        serde(out, x);
+    }
+    if let Some(x) = response {
+        out.extend_from_slice(b",\"response\":");
+        serde(out, x);
+    }
+    if let Some(x) = meta {
+        out.extend_from_slice(b",\"meta\":");
+        serde(out, x);
+    }
+    if let Some(x) = generation {
+        out.extend_from_slice(b",\"generation\":");
+        serde(out, x);
+    }
+    if let Some(x) = chain {
+        out.extend_from_slice(b",\"chain\":");
+        serde(out, x);
+    }
+    out.extend_from_slice(b",\"next_action\":");
+    string(out, next_action);
+    out.push(b'}');
+}
+
+/// `[finding, ...]`.
+fn findings(out: &mut Vec<u8>, list: &[Finding]) {
+    out.push(b'[');
+    for (i, f) in list.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        finding(out, f);
+    }
+    out.push(b']');
+}
+
+fn finding(out: &mut Vec<u8>, f: &Finding) {
+    let Finding {
+        stage,
+        reason,
+        decision,
+        pointer,
+        schema_path,
+        keyword,
+        message,
+        at,
+        span,
+        branches,
+        hint,
+    } = f;
+    out.extend_from_slice(b"{\"stage\":");
+    string(out, stage.as_str());
+    out.extend_from_slice(b",\"reason\":");
+    string(out, reason.as_str());
+    out.extend_from_slice(b",\"decision\":");
+    string(out, decision.as_str());
+    out.extend_from_slice(b",\"pointer\":");
+    nullable(out, pointer.as_deref());
+    out.extend_from_slice(b",\"schema_path\":");
+    nullable(out, schema_path.as_deref());
+    if let Some(s) = keyword {
+        out.extend_from_slice(b",\"keyword\":");
+        string(out, s);
+    }
+    out.extend_from_slice(b",\"message\":");
+    string(out, message);
+    if let Some(at) = at {
+        out.extend_from_slice(b",\"at\":");
+        line_col(out, *at);
+    }
+    if let Some(Span { start, end }) = span {
+        out.extend_from_slice(b",\"span\":{\"start\":");
+        number(out, *start as u64);
+        out.extend_from_slice(b",\"end\":");
+        number(out, *end as u64);
+        out.push(b'}');
+    }
+    if !branches.is_empty() {
+        out.extend_from_slice(b",\"branches\":[");
+        for (i, Branch { index, errors }) in branches.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"index\":");
+            number(out, *index as u64);
+            out.extend_from_slice(b",\"errors\":");
+            findings(out, errors);
+            out.push(b'}');
+        }
+        out.push(b']');
+    }
+    if let Some(s) = hint {
+        out.extend_from_slice(b",\"hint\":");
+        string(out, s);
+    }
+    out.push(b'}');
+}
+
+fn warning(out: &mut Vec<u8>, w: &Warning) {
+    let Warning {
+        code,
+        severity,
+        file,
+        pointer,
+        at,
+        message,
+    } = w;
+    out.extend_from_slice(b"{\"code\":");
+    string(out, code);
+    if let Some(s) = severity {
+        out.extend_from_slice(b",\"severity\":");
+        string(out, s);
+    }
+    if let Some(s) = file {
+        out.extend_from_slice(b",\"file\":");
+        string(out, s);
+    }
+    if let Some(s) = pointer {
+        out.extend_from_slice(b",\"pointer\":");
+        string(out, s);
+    }
+    if let Some(at) = at {
+        out.extend_from_slice(b",\"at\":");
+        line_col(out, *at);
+    }
+    out.extend_from_slice(b",\"message\":");
+    string(out, message);
+    out.push(b'}');
+}
+
+fn line_col(out: &mut Vec<u8>, at: LineCol) {
+    out.extend_from_slice(b"{\"line\":");
+    number(out, u64::from(at.line));
+    out.extend_from_slice(b",\"column\":");
+    number(out, u64::from(at.column));
+    out.push(b'}');
+}
+
+fn number(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// `null`, or the string.
+fn nullable(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => string(out, s),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// A JSON string: copied between quotes when no byte needs an escape, else `serde_json`'s.
+fn string(out: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    if escapes(b) {
+        serde(out, s);
+    } else {
+        out.reserve(b.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(b);
+        out.push(b'"');
+    }
+}
+
+/// Whether any byte of `b` is one JSON escapes in a string: below 0x20, `"` or `\`. Eight
+/// bytes at a time (SWAR: a byte below `n` sets its high bit in `x - n * 0x01..01` where
+/// it was clear in `x`; exact for whether any byte is, which is all that is asked).
+fn escapes(b: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGH;
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(c);
+        let x = u64::from_le_bytes(word);
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let slash = x ^ (ONES * u64::from(b'\\'));
+        if below(x, 0x20) | below(quote, 1) | below(slash, 1) != 0 {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&c| c < 0x20 || c == b'"' || c == b'\\')
+}
+
+fn serde<T: Serialize + ?Sized>(out: &mut Vec<u8>, x: &T) {
+    serde_json::to_writer(out, x).expect("a verdict serializes");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::record_ref::RecordRef;
+    use crate::core::verdict::{Decision, Reason, Stage};
+
+    fn same(v: &Verdict) {
+        let mut ours = Vec::new();
+        verdict(v, &mut ours);
+        let theirs = serde_json::to_vec(v).expect("serializes");
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&theirs)
+        );
+    }
+
+    #[test]
+    fn escapes_finds_every_byte_json_escapes() {
+        for len in 0..20 {
+            for at in 0..len {
+                for byte in 0u8..=255 {
+                    let mut b = vec![b'a'; len];
+                    b[at] = byte;
+                    let want = byte < 0x20 || byte == b'"' || byte == b'\\';
+                    assert_eq!(escapes(&b), want, "{len} {at} {byte}");
+                }
+            }
+            assert!(!escapes(&vec![0x7f; len]));
+            assert!(!escapes(&vec![0xff; len]));
+            assert_eq!(escapes(&vec![0x1f; len]), len > 0);
+        }
+    }
+
+    #[test]
+    fn stage_and_decision_names_are_serdes() {
+        for s in Stage::ALL {
+            assert_eq!(
+                serde_json::to_string(&s).expect("serializes"),
+                format!("\"{}\"", s.as_str())
+            );
+        }
+        for d in Decision::ALL {
+            assert_eq!(
+                serde_json::to_string(&d).expect("serializes"),
+                format!("\"{}\"", d.as_str())
+            );
+        }
+    }
+
+    #[test]
+    fn every_field_is_written_as_serde_writes_it() {
+        let odd = "tab\t quote\" back\\ nl\n \u{1} \u{1f} \u{7f} \u{85} é 🙂 \u{2028}";
+        let src = RecordRef::new("in/\"log\"\t.jsonl", Some(9));
+        let ready = Verdict::from_errors(src.to_string(), src.clone(), None, Vec::new());
+        same(&ready);
+        let mut f = Finding::new(Stage::Schema, Reason::SCHEMA_MISMATCH, odd)
+            .with_pointer("/a~1b/0")
+            .with_hint(odd)
+            .with_span(
+                Span {
+                    start: 0,
+                    end: usize::MAX,
+                },
+                LineCol {
+                    line: u32::MAX,
+                    column: 1,
+                },
+            );
+        f.schema_path = Some("/properties/a\"".into());
+        f.keyword = Some("minimum".into());
+        let inner = Finding::new(Stage::Schema, Reason::new("OWN_CODE"), "inner");
+        f.branches = vec![
+            Branch {
+                index: 0,
+                errors: vec![inner.clone(), inner.clone()],
+            },
+            Branch {
+                index: 7,
+                errors: Vec::new(),
+            },
+        ];
+        let mut v = Verdict::from_errors(
+            odd.into(),
+            src,
+            Some(odd.into()),
+            vec![f, inner.with_decision(Decision::Reject)],
+        );
+        same(&v);
+        v.contract_from = Some("route 2".into());
+        v.format = Some("capture".into());
+        v.provider = Some(odd.into());
+        v.warnings = vec![
+            Warning::capture("GENERATION_GAP", None, odd.into()),
+            Warning {
+                code: "FORMAT_NOT_ASSERTED".into(),
+                severity: Some("warning".into()),
+                file: Some("s.schema.json".into()),
+                pointer: Some("/x".into()),
+                at: Some(LineCol { line: 3, column: 4 }),
+                message: String::new(),
+            },
+        ];
+        v.apply_expect(crate::core::verdict::Expect {
+            stage: Some(Stage::Ready),
+            decision: None,
+            reason: Some(None),
+        });
+        v.response = Some(crate::core::verdict::ResponseInfo {
+            provider: "openai-chat".into(),
+            stream: true,
+            stop_reason: Some("length".into()),
+            usage: Some(serde_json::json!({"prompt_tokens": 3})),
+            ..Default::default()
+        });
+        let mut meta = serde_json::Map::new();
+        meta.insert(odd.into(), serde_json::json!([1, 2.5, null, "x"]));
+        v.meta = Some(meta);
+        same(&v);
+        v.next_action = String::new();
+        v.reason = Some(Reason::new(""));
+        same(&v);
+    }
+}
