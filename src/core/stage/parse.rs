@@ -164,9 +164,25 @@ pub fn locate_findings(text: &str, findings: &mut [Finding]) {
     if wanted.is_empty() {
         return;
     }
-    let spans = locate_all_in_strict(text, &wanted);
+    // the root alone (`required`, `additionalProperties`, `type` of the whole instance):
+    // its span is the text between the JSON whitespace around it, no scan needed
+    let spans = if wanted.iter().all(|p| p.is_empty()) {
+        vec![Some(root_span(text)); wanted.len()]
+    } else {
+        locate_all_in_strict(text, &wanted)
+    };
     let lines = LineIndex::new(text);
     assign(findings, &mut spans.into_iter(), &lines);
+}
+
+/// The span of the one value of `text`, a text that parsed with [`parse_strict`]: from its
+/// first byte that is not JSON whitespace (RFC 8259 section 2: space, tab, line feed,
+/// carriage return) to after its last one, what [`locate_all_in_strict`] gives for `""`.
+fn root_span(text: &str) -> Span {
+    let ws = [' ', '\t', '\n', '\r'];
+    let end = text.trim_end_matches(ws).len();
+    let start = end - text[..end].trim_start_matches(ws).len();
+    Span { start, end }
 }
 
 /// Fallback when the scanner finds nothing wrong but `serde_json` did (should not happen):

@@ -939,3 +939,41 @@ fn every_one_of_100_000_findings_is_located() {
     }
     assert_eq!(&text[spans[7].start..spans[7].end], "\"é\"");
 }
+
+#[test]
+fn the_root_span_is_the_scanners() {
+    for text in [
+        "{}",
+        "1",
+        "  [1, {\"a\": [2]}]\n",
+        "\t\"s \\\" \u{a0}\"\r\n",
+        "\u{a0}",
+        " \n\r\t{\"a\":{\"b\":null}} \t\n",
+        "\"\u{2028}\"\u{2028}",
+    ] {
+        if parse_strict(text).is_err() {
+            // a text that does not parse is never located (the no-break space, U+2028 after)
+            assert!(
+                text.contains('\u{a0}') || text.ends_with('\u{2028}'),
+                "{text:?}"
+            );
+            continue;
+        }
+        assert_eq!(
+            Some(root_span(text)),
+            locate_all_in_strict(text, &[""])[0],
+            "{text:?}"
+        );
+    }
+    // findings at the root only: the same spans and positions as the scan gives
+    let text = "\n  {\"a\": 1}  \n";
+    let mut findings = vec![
+        Finding::new(Stage::Schema, Reason::SCHEMA_MISMATCH, "x").with_pointer(""),
+        Finding::new(Stage::Schema, Reason::SCHEMA_MISMATCH, "y").with_pointer(""),
+    ];
+    locate_findings(text, &mut findings);
+    for f in &findings {
+        assert_eq!(f.span, Some(Span { start: 3, end: 11 }));
+        assert_eq!(f.at, Some(LineCol { line: 2, column: 3 }));
+    }
+}
