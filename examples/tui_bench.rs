@@ -26,6 +26,11 @@
 // a benchmark/example: a failed setup step may panic
 #![allow(clippy::unwrap_used)]
 
+/// The binary's allocator (src/main.rs), so the memory figures are the workbench's.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
