@@ -203,6 +203,10 @@ def one(name, spec, last, rid, a, m):
         row["note"] = "not installed"
         return row
     lastre = re.compile(r"(?<![/\w])" + re.escape(last) + r"\b")
+    if name == "lnav":
+        # lnav echoes the search in its prompt and status lines (`search: c0999999`,
+        # `1 hits for "c0999999"`): only the record's own line is the end marker
+        lastre = re.compile(r'"id":"' + re.escape(last) + r'"')
     r = Run(name, argv, a.max_rss * 1024 ** 2)
     try:
         d = r.t0 + a.timeout
