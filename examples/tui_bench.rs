@@ -1,5 +1,7 @@
 //! The TUI at scale (`BENCHMARKS.md`): loads a workspace through the real engine into the real
-//! model, draws into ratatui's `TestBackend`, and prints a markdown table of
+//! model, draws into ratatui's `TestBackend`, and prints a markdown table. The engine is the
+//! workbench's: `Engine::spawn_bounded` with `TUI_BATCHES_IN_FLIGHT`, each batch acknowledged
+//! once the model applied it, so the bench measures what users run. The table holds
 //!
 //! * time to the first frame and to the full load, peak resident memory (`VmHWM`) against
 //!   the size of the capture files, and the most captures the engine had sent that the
@@ -24,6 +26,11 @@
 // a benchmark/example: a failed setup step may panic
 #![allow(clippy::unwrap_used)]
 
+/// The binary's allocator (src/main.rs), so the memory figures are the workbench's.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -33,6 +40,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 use verdict::core::workspace::Workspace;
+use verdict::engine::worker::{Acks, TUI_BATCHES_IN_FLIGHT};
 use verdict::engine::{Engine, EngineEvent};
 use verdict::tui::app::{App, Msg};
 use verdict::tui::ui;
@@ -71,6 +79,8 @@ struct Bench {
     term: Terminal<TestBackend>,
     engine: Engine,
     rx: Receiver<EngineEvent>,
+    /// The acknowledged batch queue, as the workbench's event loop uses it.
+    acks: Acks,
 }
 
 impl Bench {
@@ -88,10 +98,20 @@ impl Bench {
         }
     }
 
+    /// Applies one engine event and acknowledges it when it is a batch (as the
+    /// workbench's `drain` does).
+    fn apply(&mut self, e: EngineEvent) {
+        let batch = matches!(e, EngineEvent::Batch { .. });
+        self.app.update(Msg::Engine(e));
+        if batch {
+            self.acks.applied();
+        }
+    }
+
     /// Applies every engine event already waiting.
     fn drain(&mut self) {
         while let Ok(e) = self.rx.try_recv() {
-            self.app.update(Msg::Engine(e));
+            self.apply(e);
         }
     }
 
@@ -122,7 +142,7 @@ impl Bench {
         let deadline = Instant::now() + Duration::from_secs(10);
         while self.app.detail.loading().is_some() && Instant::now() < deadline {
             if let Ok(e) = self.rx.recv_timeout(Duration::from_millis(100)) {
-                self.app.update(Msg::Engine(e));
+                self.apply(e);
             }
             self.submit();
         }
@@ -168,17 +188,22 @@ fn main() {
     // difference is what waits in the channel
     let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let sent_by_engine = sent.clone();
-    let engine = Engine::spawn(root.clone(), ws.clone(), move |e| {
+    // the workbench's engine: at most TUI_BATCHES_IN_FLIGHT batches unacknowledged
+    let engine = Engine::spawn_bounded(root.clone(), ws.clone(), TUI_BATCHES_IN_FLIGHT, move |e| {
         if let EngineEvent::Batch { captures, .. } = &e {
             sent_by_engine.fetch_add(captures.len(), std::sync::atomic::Ordering::Relaxed);
         }
         tx.send(e).is_ok()
     });
+    let acks = engine
+        .acks()
+        .expect("a bounded engine has acknowledgements");
     let mut b = Bench {
         app: App::new(root.display().to_string(), Some(ws), Rect::new(0, 0, w, h)),
         term: Terminal::new(TestBackend::new(w, h)).unwrap(),
         engine,
         rx,
+        acks,
     };
     b.app.request_validation(false);
     b.draw();
@@ -190,7 +215,7 @@ fn main() {
     let mut max_waiting = 0usize;
     while b.app.run.progress.running || b.app.run.progress.total == 0 {
         match b.rx.recv_timeout(Duration::from_millis(16)) {
-            Ok(e) => b.app.update(Msg::Engine(e)),
+            Ok(e) => b.apply(e),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(_) => break,
         }
