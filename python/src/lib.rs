@@ -18,6 +18,12 @@ use verdict::core::record_ref::RecordRef;
 use verdict::engine::batch::Checker;
 use verdict::report::json::verdict_text;
 
+/// The CLI's allocator (`src/main.rs`): mimalloc for the library's many small JSON and CEL
+/// allocations (BENCHMARKS.md, "The Python package"). Python's own objects keep CPython's
+/// allocator; only the native module's Rust allocations go through it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// How many records `check_many` validates at a time before it builds their dicts: the
 /// Rust verdicts of one chunk are alive at once, not those of every record.
 const MANY_CHUNK: usize = 4096;
