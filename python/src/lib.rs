@@ -3,18 +3,30 @@
 //! as `verdict check` opens it), a record's verdict is [`Checker::check`], and its JSON
 //! text is [`verdict_text`], the text `check --format json` prints, so Python and the CLI
 //! can never disagree. The Python wrapper (`python/verdict/__init__.py`) turns dicts into
-//! record text and verdict text into dicts.
+//! record text; `Workspace.check_many` builds each verdict's dict from the verdict itself
+//! with `pythonize` (its serde serialization, the one [`verdict_text`] writes), with no
+//! text in between.
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyDictMethods, PyString};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use verdict::core::capture::record_of_bytes;
 use verdict::core::record_ref::RecordRef;
 use verdict::engine::batch::Checker;
 use verdict::report::json::verdict_text;
+
+/// The CLI's allocator (`src/main.rs`): mimalloc for the library's many small JSON and CEL
+/// allocations (BENCHMARKS.md, "The Python package"). Python's own objects keep CPython's
+/// allocator; only the native module's Rust allocations go through it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// How many records `check_many` validates at a time before it builds their dicts: the
+/// Rust verdicts of one chunk are alive at once, not those of every record.
+const MANY_CHUNK: usize = 4096;
 
 create_exception!(
     _verdict,
@@ -46,6 +58,30 @@ fn record_bytes(record: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
         "a record is a dict, a JSON str or bytes, not {}",
         record.get_type().name()?
     )))
+}
+
+/// The record bytes and sources of a `check_many*` call: one source (or `None`) per record
+/// when `sources` is given (else `ValueError`), else `None` for each.
+#[allow(clippy::type_complexity)]
+fn many_inputs(
+    records: &[Bound<'_, PyAny>],
+    sources: Option<Vec<Option<String>>>,
+) -> PyResult<(Vec<Vec<u8>>, Vec<Option<String>>)> {
+    if let Some(s) = &sources
+        && s.len() != records.len()
+    {
+        return Err(PyValueError::new_err(format!(
+            "{} records but {} sources",
+            records.len(),
+            s.len()
+        )));
+    }
+    let bytes = records
+        .iter()
+        .map(record_bytes)
+        .collect::<PyResult<Vec<_>>>()?;
+    let sources = sources.unwrap_or_else(|| vec![None; bytes.len()]);
+    Ok((bytes, sources))
 }
 
 impl Workspace {
@@ -136,20 +172,7 @@ impl Workspace {
         records: Vec<Bound<'_, PyAny>>,
         sources: Option<Vec<Option<String>>>,
     ) -> PyResult<Vec<Option<String>>> {
-        if let Some(s) = &sources
-            && s.len() != records.len()
-        {
-            return Err(PyValueError::new_err(format!(
-                "{} records but {} sources",
-                records.len(),
-                s.len()
-            )));
-        }
-        let bytes = records
-            .iter()
-            .map(record_bytes)
-            .collect::<PyResult<Vec<_>>>()?;
-        let sources = sources.unwrap_or_else(|| vec![None; bytes.len()]);
+        let (bytes, sources) = many_inputs(&records, sources)?;
         Ok(py.detach(|| {
             bytes
                 .into_par_iter()
@@ -157,6 +180,43 @@ impl Workspace {
                 .map(|(b, s)| self.text_of(b, s.as_deref()))
                 .collect()
         }))
+    }
+
+    /// The verdicts of many records as dicts, in order (`None` for a record that is no
+    /// capture): each equal to `json.loads` of its `check_many_json` text. Validated in
+    /// parallel with the GIL released, 4,096 records at a time; each chunk's
+    /// dicts are then built with the GIL held from the verdicts themselves (`pythonize`:
+    /// the serde serialization `check --format json` writes as text).
+    #[pyo3(signature = (records, sources=None))]
+    fn check_many<'py>(
+        &self,
+        py: Python<'py>,
+        records: Vec<Bound<'py, PyAny>>,
+        sources: Option<Vec<Option<String>>>,
+    ) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
+        let (mut bytes, mut sources) = many_inputs(&records, sources)?;
+        drop(records);
+        let mut out = Vec::with_capacity(bytes.len());
+        while !bytes.is_empty() {
+            let rest_b = bytes.split_off(bytes.len().min(MANY_CHUNK));
+            let rest_s = sources.split_off(sources.len().min(MANY_CHUNK));
+            let chunk = std::mem::replace(&mut bytes, rest_b);
+            let chunk_sources = std::mem::replace(&mut sources, rest_s);
+            let verdicts: Vec<Option<verdict::core::verdict::Verdict>> = py.detach(|| {
+                chunk
+                    .into_par_iter()
+                    .zip(chunk_sources.into_par_iter())
+                    .map(|(b, s)| self.checker.check(&self.raw(b, s.as_deref())))
+                    .collect()
+            });
+            for v in &verdicts {
+                out.push(match v {
+                    Some(v) => Some(pythonize::pythonize_custom::<InternedKeys, _>(py, v)?),
+                    None => None,
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The self-correction message of `verdict feedback` for one record (what to re-inject
@@ -187,4 +247,49 @@ fn _verdict(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WorkspaceError", m.py().get_type::<WorkspaceError>())?;
     m.add("DEFAULT_SOURCE", DEFAULT_SOURCE)?;
     Ok(())
+}
+
+/// pythonize's Python types for `check_many`'s verdict dicts: its own (`dict`, `list`), but
+/// each struct field name interned (`PyUnicode_InternInPlace`), so the 100,000 dicts share
+/// one `str` per key name where pythonize (as `json.loads` per document) makes one per
+/// dict: a quarter less peak memory at 100,000 verdicts, and less CPU (BENCHMARKS.md). A
+/// `serde_json::Map`'s keys (`meta`'s) stay pythonize's own.
+struct InternedKeys;
+
+impl pythonize::PythonizeTypes for InternedKeys {
+    type Map = pyo3::types::PyDict;
+    type NamedMap = InternedKeys;
+    type List = pyo3::types::PyList;
+}
+
+impl pythonize::PythonizeNamedMappingType for InternedKeys {
+    type Builder<'py> = Bound<'py, pyo3::types::PyDict>;
+
+    fn builder<'py>(
+        py: Python<'py>,
+        _len: usize,
+        _name: &'static str,
+    ) -> PyResult<Self::Builder<'py>> {
+        Ok(pyo3::types::PyDict::new(py))
+    }
+
+    fn push_field<'py>(
+        builder: &mut Self::Builder<'py>,
+        name: Bound<'py, PyString>,
+        value: Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        let py = builder.py();
+        let mut ptr = name.into_ptr();
+        // SAFETY: ptr is an owned reference to a str; InternInPlace swaps it for the
+        // interned one, keeping it owned
+        let name = unsafe {
+            pyo3::ffi::PyUnicode_InternInPlace(&mut ptr);
+            Bound::from_owned_ptr(py, ptr)
+        };
+        builder.set_item(name, value)
+    }
+
+    fn finish<'py>(builder: Self::Builder<'py>) -> PyResult<Bound<'py, pyo3::types::PyMapping>> {
+        Ok(builder.into_mapping())
+    }
 }

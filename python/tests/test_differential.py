@@ -95,6 +95,18 @@ def test_check_is_byte_identical_to_the_cli(cli, ws_dir):
     assert [t for t in many if t is not None] == [
         t for t in (ws.check_json(d, source=s) for s, d in records) if t is not None
     ]
+    # check_many builds its dicts from the verdicts (no text in between): each is json.loads
+    # of the CLI's line, and json.dumps gives the same text for both (the same keys in the
+    # same order, the same types: 1 is not 1.0, nor True)
+    dicts = ws.check_many([d for _, d in records], [s for s, _ in records])
+    assert [d is None for d in dicts] == [t is None for t in many]
+    got = {d["source"]: d for d in dicts if d is not None}
+    assert sorted(got) == sorted({json.loads(t)["source"] for t in many if t is not None})
+    for d, t in zip(dicts, many):
+        if d is not None:
+            assert d == json.loads(t), d["source"]
+            assert json.dumps(d, ensure_ascii=False) == json.dumps(json.loads(t), ensure_ascii=False)
+            assert d == json.loads(by_source[d["source"]]), d["source"]
 
 
 def test_the_samples_cover_every_shape(cli):

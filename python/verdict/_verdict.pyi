@@ -1,7 +1,7 @@
 """Type stubs of the native module (python/src/lib.rs)."""
 
 import os
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 DEFAULT_SOURCE: str
 
@@ -18,4 +18,7 @@ class Workspace:
     def check_many_json(
         self, records: Sequence[Union[str, bytes]], sources: Optional[Sequence[Optional[str]]] = None
     ) -> List[Optional[str]]: ...
+    def check_many(
+        self, records: Sequence[Union[str, bytes]], sources: Optional[Sequence[Optional[str]]] = None
+    ) -> List[Optional[Dict[str, Any]]]: ...
     def feedback_text(self, record: Union[str, bytes], source: Optional[str] = None) -> str: ...
