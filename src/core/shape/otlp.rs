@@ -290,6 +290,16 @@ pub fn span_ids(text: &[u8]) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The ids the main pass names the captures of the record `text` by, when it reads the
+/// record as the shape it has and that shape is OTLP/JSON (a JSON object with
+/// `resourceSpans` and no `jsonrpc`): its LLM and tool spans' `TRACEID/SPANID` ([`span_ids`];
+/// none when it holds no such span or is broken, when it is named by its source). `None`
+/// for a text that is not such a record. Every other member of the record (the attributes'
+/// `key`s, ids in resource attributes) names none of its captures.
+pub fn record_span_ids(text: &[u8]) -> Option<Vec<String>> {
+    std::str::from_utf8(text).ok().and_then(ids::record_ids)
+}
+
 fn read(obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, RecordError> {
     let mut spans = capture_spans(obj)?;
     let read_span = |(kind, span): (Kind, Span)| match kind {

@@ -39,10 +39,27 @@ type Ids = Result<Vec<String>, Broken>;
 /// when the text is not a JSON object with `resourceSpans`, is not JSON, or is a record the
 /// main pass finds broken.
 pub(super) fn span_ids(text: &str) -> Option<Vec<String>> {
+    read(text)?.0?.ok()
+}
+
+/// The ids of the record `text` as the main pass names its captures when it reads the
+/// record as the shape it has: `Some` when the text is a JSON object with `resourceSpans`
+/// and no `jsonrpc` (which would make it an MCP message), holding the span ids (none when
+/// the record is broken or holds no LLM or tool span: then its only name is its source);
+/// `None` for any other text.
+pub(super) fn record_ids(text: &str) -> Option<Vec<String>> {
+    match read(text)? {
+        (Some(ids), false) => Some(ids.unwrap_or_default()),
+        _ => None,
+    }
+}
+
+/// [`Top`] of the whole text: `None` when it is not one JSON value.
+fn read(text: &str) -> Option<(Option<Ids>, bool)> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let ids = Top.deserialize(&mut de).ok()?;
+    let read = Top.deserialize(&mut de).ok()?;
     de.end().ok()?;
-    ids?.ok()
+    Some(read)
 }
 
 /// Implements the `Visitor` methods of every scalar (and `null` unless `$unit` is given) to
@@ -164,29 +181,33 @@ impl<'de> de::Deserialize<'de> for MaybeStr<'de> {
     }
 }
 
-/// The record: `resourceSpans`, if it has it.
+/// The record: `resourceSpans`, if it has it, and whether it has a `jsonrpc` member.
 struct Top;
 
 impl<'de> DeserializeSeed<'de> for Top {
-    type Value = Option<Ids>;
+    type Value = (Option<Ids>, bool);
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for Top {
-    type Value = Option<Ids>;
+    type Value = (Option<Ids>, bool);
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any valid JSON value")
     }
-    scalars!(None);
+    scalars!((None, false));
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        drain_seq(seq).map(|()| None)
+        drain_seq(seq).map(|()| (None, false))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out = None;
+        let mut jsonrpc = false;
         while let Some(Key(k)) = map.next_key()? {
-            if k == "resourceSpans" {
+            if k == "jsonrpc" {
+                jsonrpc = true;
+                map.next_value::<IgnoredAny>()?;
+            } else if k == "resourceSpans" {
                 if out.is_some() {
                     return Err(repeated(&k));
                 }
@@ -195,7 +216,7 @@ impl<'de> Visitor<'de> for Top {
                 map.next_value::<IgnoredAny>()?;
             }
         }
-        Ok(out)
+        Ok((out, jsonrpc))
     }
 }
 
