@@ -14,7 +14,7 @@ use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 use verdict::core::capture::RawRecord;
 use verdict::core::workspace::Workspace;
-use verdict::engine::ids::{candidates, is_candidate};
+use verdict::engine::ids::{candidates, candidates_in, is_candidate, is_candidate_in};
 
 /// The message of the warning on a capture with id `id` that `others` share.
 fn msg(id: &str, others: &str) -> String {
@@ -160,6 +160,11 @@ fn every_exact_id_is_a_candidate() {
                 let Some(v) = ws.check(&raw) else { continue };
                 assert_eq!(v.id, id, "{}", raw.source);
                 assert!(is_candidate(&id, &raw), "{name}: {id:?} of {}", raw.source);
+                assert!(
+                    is_candidate_in(&ws, &id, &raw),
+                    "{name}: {id:?} of {}",
+                    raw.source
+                );
                 n += 1;
             }
         }
@@ -251,6 +256,7 @@ fn every_exact_id_is_a_candidate() {
             assert_eq!(id, want, "{text}");
             assert_eq!(ws.check(&raw).expect("a capture").id, id, "{text}");
             assert!(is_candidate(&id, &raw), "{id:?} of {text}");
+            assert!(is_candidate_in(&ws, &id, &raw), "{id:?} of {text}");
         }
     }
     // MCP messages (`FILE#ID`, `FILE#ID/result`, `FILE#ID/error`, or the source) and an
@@ -825,4 +831,39 @@ fn an_id_spelling_an_id_less_lines_source_is_shared_with_it() {
             ),
         ]
     );
+}
+
+/// An OTLP/JSON record read as the shape it has is named by its LLM and tool spans only:
+/// its candidates in such a file are their `TRACEID/SPANID`s, not the `key` of every
+/// attribute (shared by every OTLP record of a workspace, they would make each a suspect to
+/// parse); where a `[[source]]` may force another shape, and for an MCP message holding
+/// `resourceSpans`, every id member is still a candidate.
+#[test]
+fn otlp_records_are_named_by_their_spans_only() {
+    let f = "captures/t.jsonl";
+    let all = |text: &str, shaped: bool| {
+        let mut out = Vec::new();
+        candidates_in(text.as_bytes(), f, shaped, &mut |c| {
+            out.push(String::from_utf8_lossy(c).into_owned())
+        });
+        out
+    };
+    let otlp = r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}]},"scopeSpans":[{"spans":[{"traceId":"t1","spanId":"s1","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}]},{"traceId":"t1","spanId":"h1","attributes":[{"key":"http.request.method","value":{"stringValue":"GET"}}]}]}]}]}"#;
+    assert_eq!(all(otlp, true), ["t1/s1"]);
+    assert_eq!(
+        all(otlp, false),
+        [
+            "t1/s1",
+            "service.name",
+            "gen_ai.operation.name",
+            "http.request.method"
+        ]
+    );
+    // broken (a capture span without its spanId): named by its source, no candidate
+    let broken = r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t1","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}]}]}]}],"id":"x"}"#;
+    assert!(all(broken, true).is_empty());
+    // an MCP message is read as MCP whatever else it holds
+    let mcp = r#"{"jsonrpc":"2.0","id":"r1","result":{},"resourceSpans":[]}"#;
+    assert_eq!(all(mcp, true), all(mcp, false));
+    assert!(all(mcp, true).contains(&"r1".to_owned()));
 }

@@ -1329,3 +1329,175 @@ fn chains_from_traces_on_the_sample() {
         1764583202.0
     );
 }
+
+/// The ids the main pass gives the captures of the record `text`: each part's id (a broken
+/// part keeps its span's), the record's own, none for a record that holds no capture or
+/// breaks the shape as a whole (it is named by its source).
+fn main_pass_ids(text: &str) -> Vec<String> {
+    use verdict::core::capture::{Payload, parse_record};
+    let source = verdict::core::record_ref::RecordRef::new("captures/t.jsonl", Some(1));
+    match parse_record(text, &source) {
+        Ok(c) => match c.payload {
+            Payload::Parts(parts) => parts
+                .into_iter()
+                .map(|p| match p {
+                    Ok(c) => c.id,
+                    Err(e) => e.id.expect("a broken span keeps its id"),
+                })
+                .collect(),
+            Payload::NotACapture => Vec::new(),
+            _ => vec![c.id],
+        },
+        Err(e) => e.id.into_iter().collect(),
+    }
+}
+
+/// The duplicate-id pre-pass reads an OTLP record's span ids without building the record
+/// (`otlp::span_ids`): they are exactly the main pass's capture ids, on every OTLP record
+/// of samples/traces and on records built to trip a typed reading (escapes in ids and in
+/// member names, every AnyValue kind of the attributes that decide a span's kind, repeated
+/// attribute keys, member order, spans that are not captures, records the main pass
+/// rejects).
+#[test]
+fn span_ids_are_the_main_pass_capture_ids() {
+    use verdict::core::shape::otlp::span_ids;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/traces");
+    let mut records = Vec::new();
+    for file in [
+        "otel/collector.jsonl",
+        "otel/export.json",
+        "openinference/phoenix.jsonl",
+        "retries/otel-retries.jsonl",
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        if file.ends_with(".json") {
+            records.push(text);
+        } else {
+            records.extend(
+                text.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(str::to_owned),
+            );
+        }
+    }
+    let mut ids = 0;
+    for text in &records {
+        let want = main_pass_ids(text);
+        assert_eq!(span_ids(text.as_bytes()), want, "{text}");
+        ids += want.len();
+    }
+    assert_eq!((records.len(), ids), (18, 17), "the samples' OTLP records");
+
+    let op = |v: Value| json!({"key": "gen_ai.operation.name", "value": v});
+    let one =
+        |span: Value| json!({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).to_string();
+    let with = |attrs: Value| one(json!({"traceId": "t1", "spanId": "s1", "attributes": attrs}));
+    let cases: Vec<(String, &[&str])> = vec![
+        // escapes: in the ids, and in member names
+        (
+            r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t\u0031\"x\\","spanId":"s\u00e9","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}]}]}]}]}"#.into(),
+            &["t1\"x\\/sé"],
+        ),
+        (
+            r#"{"resource\u0053pans":[{"scope\u0053pans":[{"sp\u0061ns":[{"\u0074raceId":"t","spanI\u0064":"s","attribute\u0073":[{"k\u0065y":"gen_ai.operation.n\u0061me","v\u0061lue":{"stringV\u0061lue":"ch\u0061t"}}]}]}]}]}"#.into(),
+            &["t/s"],
+        ),
+        // AnyValue kinds of gen_ai.operation.name: plain, string, intValue that is no
+        // number, other kinds that are no string, an empty AnyValue, stringValue first
+        (with(json!([op(json!("chat"))])), &["t1/s1"]),
+        (with(json!([op(json!({"intValue": "chat"}))])), &["t1/s1"]),
+        (with(json!([op(json!({"intValue": 7}))])), &[]),
+        (with(json!([op(json!({"intValue": "7"}))])), &[]),
+        (with(json!([op(json!({"doubleValue": "chat"}))])), &["t1/s1"]),
+        (with(json!([op(json!({"boolValue": "chat"}))])), &["t1/s1"]),
+        (with(json!([op(json!({"bytesValue": "chat"}))])), &["t1/s1"]),
+        (with(json!([op(json!({"arrayValue": {"values": [{"stringValue": "chat"}]}}))])), &[]),
+        (with(json!([op(json!({"kvlistValue": {"values": []}}))])), &[]),
+        (with(json!([op(json!({}))])), &[]),
+        (with(json!([op(json!({"other": "chat"}))])), &[]),
+        (with(json!([op(json!({"intValue": 1, "stringValue": "chat"}))])), &["t1/s1"]),
+        (with(json!([op(json!({"stringValue": "execute_tool"}))])), &["t1/s1"]),
+        (with(json!([op(json!({"stringValue": "embeddings"}))])), &[]),
+        // a value before its key; a missing value; a key that is no string
+        (with(json!([{"value": {"stringValue": "chat"}, "key": "gen_ai.operation.name"}])), &["t1/s1"]),
+        (with(json!([{"key": "gen_ai.operation.name"}])), &[]),
+        (with(json!([{"key": 5, "value": "chat"}, "x", 3])), &[]),
+        // a later attribute of the same key wins
+        (with(json!([op(json!("embeddings")), op(json!("chat"))])), &["t1/s1"]),
+        (with(json!([op(json!("chat")), op(json!("embeddings"))])), &[]),
+        // the object form of attributes
+        (with(json!({"gen_ai.operation.name": {"stringValue": "chat"}})), &["t1/s1"]),
+        // OpenLLMetry's llm.request.type, shadowed by any gen_ai.operation.name
+        (with(json!([{"key": "llm.request.type", "value": {"stringValue": "chat"}}])), &["t1/s1"]),
+        (
+            with(json!([op(json!({"intValue": 1})), {"key": "llm.request.type", "value": {"stringValue": "chat"}}])),
+            &[],
+        ),
+        // OpenInference: LLM and TOOL spans are captures, any other kind shadows GenAI
+        (with(json!([{"key": "openinference.span.kind", "value": {"stringValue": "LLM"}}])), &["t1/s1"]),
+        (with(json!([{"key": "openinference.span.kind", "value": {"stringValue": "TOOL"}}])), &["t1/s1"]),
+        (
+            with(json!([{"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}}, op(json!("chat"))])),
+            &[],
+        ),
+        // not GenAI spans; no attributes; attributes of another kind
+        (with(json!([{"key": "http.request.method", "value": {"stringValue": "POST"}}])), &[]),
+        (one(json!({"traceId": "t1", "spanId": "s1"})), &[]),
+        (with(json!("chat")), &[]),
+        (with(Value::Null), &[]),
+        // member order: attributes before the ids, spans before their scope's other members
+        (
+            r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}],"name":"n","spanId":"b","traceId":"a"}],"scope":{"name":"x"}}],"resource":{}}]}"#.into(),
+            &["a/b"],
+        ),
+        // several spans and scopes in file order; a non-object resource or scope is skipped
+        (
+            json!({"resourceSpans": [7, {"scopeSpans": [null, {"spans": [
+                {"traceId": "t", "spanId": "1", "attributes": [op(json!("chat"))]},
+                {"traceId": "t", "spanId": "2", "attributes": []},
+                {"traceId": "t", "spanId": "3", "attributes": [op(json!("execute_tool"))]}
+            ]}]}, {"scopeSpans": [{"spans": [{"traceId": "u", "spanId": "4", "attributes": [op(json!("chat"))]}]}]}]})
+            .to_string(),
+            &["t/1", "t/3", "u/4"],
+        ),
+        // old exports: instrumentationLibrarySpans, unless scopeSpans is there (even null)
+        (
+            json!({"resourceSpans": [{"instrumentationLibrarySpans": [{"spans": [{"traceId": "t", "spanId": "1", "attributes": [op(json!("chat"))]}]}]}]}).to_string(),
+            &["t/1"],
+        ),
+        (
+            json!({"resourceSpans": [{"instrumentationLibrarySpans": [{"spans": [{"traceId": "t", "spanId": "1", "attributes": [op(json!("chat"))]}]}], "scopeSpans": null}]}).to_string(),
+            &[],
+        ),
+        (
+            json!({"resourceSpans": [{"instrumentationLibrarySpans": "junk", "scopeSpans": [{"spans": [{"traceId": "t", "spanId": "1", "attributes": [op(json!("chat"))]}]}]}]}).to_string(),
+            &["t/1"],
+        ),
+        // records the main pass rejects as a whole: named by their source, no span ids
+        (one(json!({"spanId": "s1", "attributes": [op(json!("chat"))]})), &[]),
+        (one(json!({"traceId": "", "spanId": "s1", "attributes": [op(json!("chat"))]})), &[]),
+        (one(json!({"traceId": 5, "spanId": "s1", "attributes": [op(json!("chat"))]})), &[]),
+        (one(json!("a span")), &[]),
+        (json!({"resourceSpans": {"scopeSpans": []}}).to_string(), &[]),
+        (json!({"resourceSpans": [{"scopeSpans": [{"spans": {}}]}]}).to_string(), &[]),
+        (json!({"resourceSpans": [{"scopeSpans": 3}]}).to_string(), &[]),
+        (json!({"resourceSpans": null}).to_string(), &[]),
+        // a span the main pass reads but finds broken keeps its id
+        (
+            with(json!([op(json!("chat")), {"key": "gen_ai.output.messages", "value": {"stringValue": "[not json"}}])),
+            &["t1/s1"],
+        ),
+        // a non-capture span needs no ids
+        (
+            json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": []}, {"traceId": "t", "spanId": "2", "attributes": [op(json!("chat"))]}]}]}]}).to_string(),
+            &["t/2"],
+        ),
+        // not JSON, or no OTLP record
+        (r#"{"resourceSpans": [}"#.into(), &[]),
+    ];
+    for (text, want) in &cases {
+        assert_eq!(main_pass_ids(text), *want, "main pass: {text}");
+        assert_eq!(span_ids(text.as_bytes()), *want, "pre-pass: {text}");
+    }
+    assert!(span_ids(br#"{"id": "x", "output": "{}"}"#).is_empty());
+}

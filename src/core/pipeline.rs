@@ -428,6 +428,12 @@ impl Workspace {
         self.read_capture_value(value, source, rel)
     }
 
+    /// Whether the records of the file `rel` are read as the shapes they have (no
+    /// `[[source]]` matching it forces a format; `docs/config.md#source`).
+    pub fn reads_shapes(&self, rel: &str) -> bool {
+        self.forced_format(rel).is_none()
+    }
+
     /// The format the first `[[source]]` matching the file `rel` forces.
     fn forced_format<'a>(&'a self, rel: &'a str) -> Option<&'a str> {
         self.config

@@ -87,9 +87,26 @@ pub const ID_MEMBERS: &[&str] = &[
 /// anything else it may find more or fewer, which is harmless, since a record that is not
 /// strict JSON is named by its source.
 pub fn candidates(text: &[u8], file: &str, each: &mut dyn FnMut(&[u8])) {
+    candidates_in(text, file, false, each);
+}
+
+/// [`candidates`] of a record in a file whose records are read as the shapes they have
+/// (`shaped`: no `[[source]]` forces a format on it, [`Workspace::reads_shapes`]): an
+/// OTLP/JSON record that the shape detection reads as one (an object with `resourceSpans`
+/// and no `jsonrpc`) has its span ids as its only candidates
+/// ([`crate::core::shape::otlp::record_span_ids`]), since no other member of it names a
+/// capture (the `key` of every attribute would otherwise make every OTLP record of a
+/// workspace a suspect, to be parsed twice). Without `shaped`, as [`candidates`].
+pub fn candidates_in(text: &[u8], file: &str, shaped: bool, each: &mut dyn FnMut(&[u8])) {
     use crate::core::prescan::holds;
     // an OTLP/JSON record's span capture is named `TRACEID/SPANID`, two members joined
     if holds!(text, b"resourceSpans") {
+        if shaped && let Some(ids) = crate::core::shape::otlp::record_span_ids(text) {
+            for id in ids {
+                each(id.as_bytes());
+            }
+            return;
+        }
         for id in crate::core::shape::otlp::span_ids(text) {
             each(id.as_bytes());
         }
@@ -251,6 +268,16 @@ fn tokenize(text: &[u8], file: &str, each: &mut dyn FnMut(&[u8])) {
 /// source): what must hold of its exact id ([`Workspace::record_id`]) for [`Scan`] to miss
 /// no shared id.
 pub fn is_candidate(id: &str, raw: &RawRecord) -> bool {
+    candidate_of(id, raw, false)
+}
+
+/// [`is_candidate`] among the candidates the pre-pass of the workspace `ws` reads
+/// ([`candidates_in`], as the file's `[[source]]` tables make it).
+pub fn is_candidate_in(ws: &Workspace, id: &str, raw: &RawRecord) -> bool {
+    candidate_of(id, raw, ws.reads_shapes(raw.source.file()))
+}
+
+fn candidate_of(id: &str, raw: &RawRecord, shaped: bool) -> bool {
     if id == raw.source.as_str() {
         return true;
     }
@@ -263,7 +290,7 @@ pub fn is_candidate(id: &str, raw: &RawRecord) -> bool {
         return false;
     };
     let mut found = false;
-    candidates(text.as_bytes(), raw.source.file(), &mut |c| {
+    candidates_in(text.as_bytes(), raw.source.file(), shaped, &mut |c| {
         found |= c == id.as_bytes();
     });
     found
@@ -632,19 +659,26 @@ fn log_blocks(
 /// `0..names.len()`.
 pub struct Candidates {
     names: Vec<Arc<str>>,
+    /// Per file: its records are read as the shapes they have ([`candidates_in`]).
+    shaped: Vec<bool>,
     by_name: HashMap<Arc<str>, u32>,
 }
 
 impl Candidates {
-    /// The hook for the files named `names` (workspace-relative, as sources name them), the
-    /// file numbered `i` being `names[i]`.
-    pub fn new(names: Vec<Arc<str>>) -> Candidates {
+    /// The hook for the files named `names` (workspace-relative, as sources name them) of
+    /// the workspace `ws`, the file numbered `i` being `names[i]`.
+    pub fn new(ws: &Workspace, names: Vec<Arc<str>>) -> Candidates {
         let by_name = names
             .iter()
             .enumerate()
             .map(|(i, n)| (n.clone(), i as u32))
             .collect();
-        Candidates { names, by_name }
+        let shaped = names.iter().map(|n| ws.reads_shapes(n)).collect();
+        Candidates {
+            names,
+            shaped,
+            by_name,
+        }
     }
 }
 
@@ -654,7 +688,8 @@ impl crate::core::prescan::Hook for Candidates {
     fn record(&self, file: u32, line: u32, text: Option<&[u8]>, found: &mut Found) {
         let Some(text) = text else { return };
         let start = found.open.len();
-        candidates(text, &self.names[file as usize], &mut |c| {
+        let f = file as usize;
+        candidates_in(text, &self.names[f], self.shaped[f], &mut |c| {
             found.open.push(fingerprint_bytes(c));
             if let Some(at) = names_record(c, &self.by_name) {
                 found.named.push(at);
@@ -701,7 +736,7 @@ impl Scan {
                 hook: Some(i as u32),
             })
             .collect();
-        let hook = Candidates::new(files.iter().map(|f| ws.relative(f).into()).collect());
+        let hook = Candidates::new(ws, files.iter().map(|f| ws.relative(f).into()).collect());
         let pre = crate::core::prescan::read(
             ws,
             &targets,
@@ -791,7 +826,7 @@ impl Scan {
         }
         let suspect_text = |file: &str, text: &[u8]| {
             let mut hit = false;
-            candidates(text, file, &mut |c| {
+            candidates_in(text, file, ws.reads_shapes(file), &mut |c| {
                 let fp = fingerprint_bytes(c);
                 hit |= several.binary_search(&fp).is_ok() || known.is_some_and(|k| k(fp));
             });

@@ -75,7 +75,7 @@ pub fn run(ws: &Workspace, all: &[PathBuf], checked: &[PathBuf], progress: &Prog
         }
         names.push(rel.into());
     }
-    let hook = ids::Candidates::new(names);
+    let hook = ids::Candidates::new(ws, names);
     let pre = prescan::read(ws, &targets, true, &hook, progress);
     let records: Vec<(Arc<str>, usize)> = pre
         .files

@@ -33,6 +33,8 @@ use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Finding, Reason, ResponseInfo, TokenUsage};
 use serde_json::{Map, Value};
 
+mod ids;
+
 /// The `format` of a GenAI span of an OTLP/JSON export.
 pub(crate) const FORMAT: &str = "otlp";
 
@@ -56,7 +58,7 @@ pub(super) struct Span {
     pub path: String,
     /// `traceId/spanId` (`docs/record-shapes.md#traces`).
     pub id: String,
-    /// The span object as written.
+    /// The span object as written, without its `attributes` (moved into `attrs`).
     pub raw: Map<String, Value>,
     /// `attributes`, each AnyValue decoded ([`any_value`]).
     pub attrs: Map<String, Value>,
@@ -81,71 +83,91 @@ enum Kind {
 /// `bytesValue` its (base64) string, an empty AnyValue null. A value that is not an
 /// AnyValue object is kept as it is (some exporters write plain values).
 pub(crate) fn any_value(v: &Value) -> Value {
-    let Value::Object(o) = v else {
-        return v.clone();
+    any_value_owned(v.clone())
+}
+
+/// [`any_value`] of a value the caller gives up: its strings and lists are moved, not
+/// copied.
+fn any_value_owned(v: Value) -> Value {
+    let Value::Object(mut o) = v else {
+        return v;
     };
-    if let Some(s) = o.get("stringValue") {
-        return s.clone();
+    if let Some(s) = o.remove("stringValue") {
+        return s;
     }
-    if let Some(i) = o.get("intValue") {
+    if let Some(i) = o.remove("intValue") {
         return match i {
-            Value::String(s) => s
-                .trim()
-                .parse::<i64>()
-                .map(Value::from)
-                .unwrap_or_else(|_| i.clone()),
-            other => other.clone(),
+            Value::String(s) => match s.trim().parse::<i64>() {
+                Ok(n) => Value::from(n),
+                Err(_) => Value::String(s),
+            },
+            other => other,
         };
     }
-    if let Some(d) = o.get("doubleValue") {
+    if let Some(d) = o.remove("doubleValue") {
         return match d {
-            Value::String(s) => s
+            Value::String(s) => match s
                 .trim()
                 .parse::<f64>()
                 .ok()
                 .and_then(serde_json::Number::from_f64)
-                .map_or_else(|| d.clone(), Value::Number),
-            other => other.clone(),
+            {
+                Some(n) => Value::Number(n),
+                None => Value::String(s),
+            },
+            other => other,
         };
     }
-    if let Some(b) = o.get("boolValue") {
-        return b.clone();
+    if let Some(b) = o.remove("boolValue") {
+        return b;
     }
-    if let Some(a) = o.get("arrayValue") {
-        return Value::Array(
-            a.get("values")
-                .and_then(Value::as_array)
-                .map(|vs| vs.iter().map(any_value).collect())
-                .unwrap_or_default(),
-        );
+    if let Some(a) = o.remove("arrayValue") {
+        return Value::Array(match a {
+            Value::Object(mut a) => match a.remove("values") {
+                Some(Value::Array(vs)) => vs.into_iter().map(any_value_owned).collect(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        });
     }
-    if let Some(kv) = o.get("kvlistValue") {
-        return Value::Object(key_values(kv.get("values")));
+    if let Some(kv) = o.remove("kvlistValue") {
+        return Value::Object(key_values_owned(match kv {
+            Value::Object(mut kv) => kv.remove("values"),
+            _ => None,
+        }));
     }
-    if let Some(b) = o.get("bytesValue") {
-        return b.clone();
+    if let Some(b) = o.remove("bytesValue") {
+        return b;
     }
     if o.is_empty() {
         return Value::Null;
     }
-    v.clone()
+    Value::Object(o)
 }
 
 /// A list of OTLP `KeyValue`s (`[{key, value}]`) as an object, each value decoded; an
 /// object given instead of the list is taken as it is, its values decoded.
 pub(crate) fn key_values(list: Option<&Value>) -> Map<String, Value> {
+    key_values_owned(list.cloned())
+}
+
+/// [`key_values`] of a list the caller gives up (its values are moved, not copied).
+fn key_values_owned(list: Option<Value>) -> Map<String, Value> {
     let mut out = Map::new();
     match list {
         Some(Value::Array(items)) => {
             for kv in items {
-                if let Some(k) = kv.get("key").and_then(Value::as_str) {
-                    out.insert(k.to_owned(), kv.get("value").map_or(Value::Null, any_value));
+                if let Value::Object(mut kv) = kv
+                    && let Some(Value::String(k)) = kv.remove("key")
+                {
+                    let v = kv.remove("value").map_or(Value::Null, any_value_owned);
+                    out.insert(k, v);
                 }
             }
         }
         Some(Value::Object(o)) => {
             for (k, v) in o {
-                out.insert(k.clone(), any_value(v));
+                out.insert(k, any_value_owned(v));
             }
         }
         _ => {}
@@ -175,56 +197,63 @@ fn kind(attrs: &Map<String, Value>) -> Option<Kind> {
     }
 }
 
-/// The LLM and tool spans of a `TracesData` (its captures), in file order.
+/// The LLM and tool spans of a `TracesData` (its captures), in file order, moved out of
+/// the record (the other spans are dropped).
 ///
 /// # Errors
 /// A container that is not what OTLP/JSON makes it (`resourceSpans` not an array, a span
 /// without a hex `traceId` or `spanId`), as the `INVALID_CAPTURE` of the record.
-fn capture_spans(obj: &Map<String, Value>) -> Result<Vec<(Kind, Span)>, RecordError> {
+fn capture_spans(mut obj: Map<String, Value>) -> Result<Vec<(Kind, Span)>, RecordError> {
     let fail = |path: &str, problem: &str| broken(FORMAT, path, problem, None);
-    // borrowed: only the spans that become captures are copied, not the record's tree
-    fn list<'a>(
-        v: Option<&'a Value>,
+    fn list(
+        v: Option<Value>,
         path: &str,
         fail: &dyn Fn(&str, &str) -> RecordError,
-    ) -> Result<&'a [Value], RecordError> {
+    ) -> Result<Vec<Value>, RecordError> {
         match v {
-            None | Some(Value::Null) => Ok(&[]),
+            None | Some(Value::Null) => Ok(Vec::new()),
             Some(Value::Array(a)) => Ok(a),
-            Some(v) => Err(fail(path, &must_be("an array", v))),
+            Some(v) => Err(fail(path, &must_be("an array", &v))),
         }
     }
     let mut out = Vec::new();
-    for (r, rs) in list(obj.get("resourceSpans"), "resourceSpans", &fail)?
-        .iter()
+    for (r, rs) in list(obj.remove("resourceSpans"), "resourceSpans", &fail)?
+        .into_iter()
         .enumerate()
     {
         let rpath = format!("resourceSpans[{r}]");
         // `instrumentationLibrarySpans`: OTLP before 0.15, still in old exports
-        let (key, scopes) = match rs.get("scopeSpans") {
-            Some(s) => ("scopeSpans", Some(s)),
-            None => (
-                "instrumentationLibrarySpans",
-                rs.get("instrumentationLibrarySpans"),
-            ),
+        let (key, scopes) = match rs {
+            Value::Object(mut rs) => match rs.remove("scopeSpans") {
+                Some(s) => ("scopeSpans", Some(s)),
+                None => (
+                    "instrumentationLibrarySpans",
+                    rs.remove("instrumentationLibrarySpans"),
+                ),
+            },
+            _ => ("scopeSpans", None),
         };
         for (s, ss) in list(scopes, &format!("{rpath}.{key}"), &fail)?
-            .iter()
+            .into_iter()
             .enumerate()
         {
             let spath = format!("{rpath}.{key}[{s}].spans");
-            for (k, span) in list(ss.get("spans"), &spath, &fail)?.iter().enumerate() {
+            let spans = match ss {
+                Value::Object(mut ss) => ss.remove("spans"),
+                _ => None,
+            };
+            for (k, span) in list(spans, &spath, &fail)?.into_iter().enumerate() {
                 let path = format!("{spath}[{k}]");
-                let Value::Object(span) = span else {
-                    return Err(fail(&path, &must_be("an object", span)));
+                let Value::Object(mut span) = span else {
+                    return Err(fail(&path, &must_be("an object", &span)));
                 };
-                let attrs = key_values(span.get("attributes"));
+                let attrs = key_values_owned(span.remove("attributes"));
                 let Some(kind) = kind(&attrs) else {
                     continue;
                 };
-                let hex = |key: &str| -> Result<String, RecordError> {
+                let hex = |key: &str| -> Result<&str, RecordError> {
                     match span.get(key) {
-                        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+                        Some(Value::String(s)) if !s.is_empty() => Ok(s),
                         Some(Value::String(_)) => {
                             Err(fail(&format!("{path}.{key}"), "must not be empty"))
                         }
@@ -238,7 +267,7 @@ fn capture_spans(obj: &Map<String, Value>) -> Result<Vec<(Kind, Span)>, RecordEr
                     Span {
                         path,
                         id,
-                        raw: span.clone(),
+                        raw: span,
                         attrs,
                     },
                 ));
@@ -249,25 +278,30 @@ fn capture_spans(obj: &Map<String, Value>) -> Result<Vec<(Kind, Span)>, RecordEr
 }
 
 /// The ids the LLM and tool spans of an OTLP/JSON record text would get
-/// (`TRACEID/SPANID`), for the duplicate-id pre-pass; none when the text is not such a
-/// record.
+/// (`TRACEID/SPANID`), in file order, for the duplicate-id pre-pass; none when the text is
+/// not such a record or the main pass finds it broken. Read without building the record:
+/// only the spans' ids and the attributes that decide what a span is are read (the `ids`
+/// module); on a text that is not strict JSON it may give ids the main pass does not
+/// (more candidates, which the pre-pass allows).
 pub fn span_ids(text: &[u8]) -> Vec<String> {
-    let Some(Ok(Value::Object(obj))) = std::str::from_utf8(text)
+    std::str::from_utf8(text)
         .ok()
-        .map(crate::core::stage::parse::parse_strict)
-    else {
-        return Vec::new();
-    };
-    if obj.get("resourceSpans").is_none() {
-        return Vec::new();
-    }
-    capture_spans(&obj)
-        .map(|spans| spans.into_iter().map(|(_, s)| s.id).collect())
+        .and_then(ids::span_ids)
         .unwrap_or_default()
 }
 
+/// The ids the main pass names the captures of the record `text` by, when it reads the
+/// record as the shape it has and that shape is OTLP/JSON (a JSON object with
+/// `resourceSpans` and no `jsonrpc`): its LLM and tool spans' `TRACEID/SPANID` ([`span_ids`];
+/// none when it holds no such span or is broken, when it is named by its source). `None`
+/// for a text that is not such a record. Every other member of the record (the attributes'
+/// `key`s, ids in resource attributes) names none of its captures.
+pub fn record_span_ids(text: &[u8]) -> Option<Vec<String>> {
+    std::str::from_utf8(text).ok().and_then(ids::record_ids)
+}
+
 fn read(obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, RecordError> {
-    let mut spans = capture_spans(&obj)?;
+    let mut spans = capture_spans(obj)?;
     let read_span = |(kind, span): (Kind, Span)| match kind {
         Kind::Inference => inference(span),
         Kind::Tool => tool(span),

@@ -796,7 +796,7 @@ fn workspace_mode(
             {
                 for v in &vs {
                     assert!(
-                        ids::is_candidate(&v.id, raw),
+                        ids::is_candidate_in(&ws, &v.id, raw),
                         "the id {:?} of {} is not among the candidates `ids::candidates` reads",
                         v.id,
                         raw.source
