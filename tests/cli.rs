@@ -977,6 +977,49 @@ fn schema_mode_validates_json_files_and_jsonl_lines() {
     );
 }
 
+/// A log of long lines is read in blocks of about a megabyte of text, not of 2,048 lines
+/// (`LINE_BLOCK_BYTES`): the lines of several blocks are all reported, once each and in
+/// order, with their own line numbers.
+#[test]
+fn check_reads_a_log_of_long_lines_in_order_across_blocks() {
+    let schema = r#"{"type": "object", "properties": {"n": {"type": "integer"},
+  "pad": {"type": "string"}}, "required": ["n", "pad"], "additionalProperties": false}"#;
+    let pad = "x".repeat(6000);
+    let mut log = String::new();
+    for i in 0..700usize {
+        // every 9th line fails (`n` is a string)
+        if i % 9 == 0 {
+            log.push_str(&format!("{{\"n\": \"{i}\", \"pad\": \"{pad}\"}}\n"));
+        } else {
+            log.push_str(&format!("{{\"n\": {i}, \"pad\": \"{pad}\"}}\n"));
+        }
+    }
+    assert!(log.len() > 4 << 20, "more than four blocks of text");
+    let d = tree(&[("s.schema.json", schema), ("in/log.jsonl", &log)]);
+    let o = verdict_in(
+        d.path(),
+        &[
+            "check",
+            "--schema",
+            "s.schema.json",
+            "--format",
+            "jsonl",
+            "in",
+        ],
+    );
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let lines: Vec<Value> = crate::common::jsonl_verdicts(&stdout(&o));
+    assert_eq!(lines.len(), 700);
+    for (i, v) in lines.iter().enumerate() {
+        assert_eq!(v["source"], format!("in/log.jsonl:{}", i + 1), "{v}");
+        assert_eq!(
+            v["errors"].as_array().map(Vec::len) != Some(0),
+            i % 9 == 0,
+            "{v}"
+        );
+    }
+}
+
 /// `check --schema` reads a JSONL log on a fast path (a passing line is validated in place
 /// and printed from a template); one file per instance takes the full path. Both must print
 /// the same report, byte for byte, once the ids name the same instance.

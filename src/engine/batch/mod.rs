@@ -56,6 +56,13 @@ pub enum CheckError {
 /// Records per batch handed from the reader thread to the evaluators.
 const BATCH: usize = 2048;
 
+/// The bytes of text a log's block of lines holds at most (one line past it is let through
+/// alone), below the [`IN_FLIGHT`] cut: the records a line makes weigh many times its text
+/// once parsed (an OTLP line of 5 KB is a `TracesData` of a few spans, each a verdict), so a
+/// block of [`BATCH`] long lines would keep tens of megabytes in each stage of the pipeline.
+/// Lines of a few hundred bytes (capture records) still make blocks of [`BATCH`] lines.
+const LINE_BLOCK_BYTES: u64 = 1 << 20;
+
 /// Lines per task of the fast path (a task gathers its passing lines into runs).
 const FAST_CHUNK: usize = 256;
 
@@ -598,7 +605,8 @@ fn read_batches(
                 i += 1;
                 continue;
             };
-            if !read_log_blocks(file, name.into(), max_bytes, cut, tx, gate) {
+            let block_cut = cut.min(LINE_BLOCK_BYTES);
+            if !read_log_blocks(file, name.into(), max_bytes, block_cut, tx, gate) {
                 return;
             }
             i += 1;
@@ -638,7 +646,7 @@ fn read_batches(
 }
 
 /// Reads one log (its file, or a compressed log's decompressed stream) into [`LineBlock`]s
-/// of up to [`BATCH`] lines or `cut` bytes and sends them, each once the [`Gate`] lets it
+/// of up to [`BATCH`] lines or `cut` bytes ([`LINE_BLOCK_BYTES`] at most) and sends them, each once the [`Gate`] lets it
 /// through; false when the receiver is gone (stop reading).
 fn read_log_blocks(
     file: impl std::io::Read,
