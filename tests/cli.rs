@@ -996,17 +996,7 @@ fn check_reads_a_log_of_long_lines_in_order_across_blocks() {
     }
     assert!(log.len() > 4 << 20, "more than four blocks of text");
     let d = tree(&[("s.schema.json", schema), ("in/log.jsonl", &log)]);
-    let o = verdict_in(
-        d.path(),
-        &[
-            "check",
-            "--schema",
-            "s.schema.json",
-            "--format",
-            "jsonl",
-            "in",
-        ],
-    );
+    let o = schema_jsonl_of_in(d.path());
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     let lines: Vec<Value> = crate::common::jsonl_verdicts(&stdout(&o));
     assert_eq!(lines.len(), 700);
@@ -1099,17 +1089,7 @@ fn schema_mode_jsonl_fast_path_prints_what_the_full_path_prints() {
         }
     }
     // the report itself: every instance in order, the passing ones as `check` prints them
-    let o = verdict_in(
-        d.path(),
-        &[
-            "check",
-            "--schema",
-            "s.schema.json",
-            "--format",
-            "jsonl",
-            "in",
-        ],
-    );
+    let o = schema_jsonl_of_in(d.path());
     let lines: Vec<Value> = crate::common::jsonl_verdicts(&stdout(&o));
     assert_eq!(lines.len(), 2600);
     assert_eq!(
@@ -1570,4 +1550,19 @@ fn no_captures_names_the_folders_it_searched() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("(searched ./logs (missing))"), "{err}");
+}
+
+/// `check --schema s.schema.json --format jsonl in` run in `dir`.
+fn schema_jsonl_of_in(dir: &std::path::Path) -> std::process::Output {
+    verdict_in(
+        dir,
+        &[
+            "check",
+            "--schema",
+            "s.schema.json",
+            "--format",
+            "jsonl",
+            "in",
+        ],
+    )
 }

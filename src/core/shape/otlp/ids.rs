@@ -62,6 +62,30 @@ fn read(text: &str) -> Option<(Option<Ids>, bool)> {
     Some(read)
 }
 
+/// Implements `DeserializeSeed` for each visitor named, as `deserialize_any` with itself (a
+/// seed's value is its visitor's).
+macro_rules! seeds_by_visitor {
+    ($($t:ty),*) => {$(
+        impl<'de> DeserializeSeed<'de> for $t {
+            type Value = <$t as Visitor<'de>>::Value;
+            fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+    )*};
+}
+
+seeds_by_visitor!(Top, Resource, Scope, Span, Attributes, KeyValue);
+
+/// The `Visitor::expecting` of every visitor here: any JSON value is taken.
+macro_rules! expecting {
+    () => {
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any valid JSON value")
+        }
+    };
+}
+
 /// Implements the `Visitor` methods of every scalar (and `null` unless `$unit` is given) to
 /// return `$v`.
 macro_rules! scalars {
@@ -184,18 +208,9 @@ impl<'de> de::Deserialize<'de> for MaybeStr<'de> {
 /// The record: `resourceSpans`, if it has it, and whether it has a `jsonrpc` member.
 struct Top;
 
-impl<'de> DeserializeSeed<'de> for Top {
-    type Value = (Option<Ids>, bool);
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl<'de> Visitor<'de> for Top {
     type Value = (Option<Ids>, bool);
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
+    expecting!();
     scalars!((None, false));
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         drain_seq(seq).map(|()| (None, false))
@@ -233,9 +248,7 @@ impl<'de, T: DeserializeSeed<'de, Value = Ids> + Copy> DeserializeSeed<'de> for 
 
 impl<'de, T: DeserializeSeed<'de, Value = Ids> + Copy> Visitor<'de> for List<T> {
     type Value = Ids;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
+    expecting!();
     scalars!(@ Err(Broken));
     fn visit_unit<E>(self) -> Result<Ids, E> {
         Ok(Ok(Vec::new()))
@@ -262,18 +275,9 @@ impl<'de, T: DeserializeSeed<'de, Value = Ids> + Copy> Visitor<'de> for List<T> 
 #[derive(Clone, Copy)]
 struct Resource;
 
-impl<'de> DeserializeSeed<'de> for Resource {
-    type Value = Ids;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Ids, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl<'de> Visitor<'de> for Resource {
     type Value = Ids;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
+    expecting!();
     scalars!(Ok(Vec::new()));
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Ids, A::Error> {
         drain_seq(seq).map(|()| Ok(Vec::new()))
@@ -302,18 +306,9 @@ impl<'de> Visitor<'de> for Resource {
 #[derive(Clone, Copy)]
 struct Scope;
 
-impl<'de> DeserializeSeed<'de> for Scope {
-    type Value = Ids;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Ids, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl<'de> Visitor<'de> for Scope {
     type Value = Ids;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
+    expecting!();
     scalars!(Ok(Vec::new()));
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Ids, A::Error> {
         drain_seq(seq).map(|()| Ok(Vec::new()))
@@ -340,18 +335,9 @@ impl<'de> Visitor<'de> for Scope {
 #[derive(Clone, Copy)]
 struct Span;
 
-impl<'de> DeserializeSeed<'de> for Span {
-    type Value = Ids;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Ids, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl<'de> Visitor<'de> for Span {
     type Value = Ids;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
+    expecting!();
     scalars!(Err(Broken));
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Ids, A::Error> {
         drain_seq(seq).map(|()| Err(Broken))
@@ -398,13 +384,6 @@ impl<'de> Visitor<'de> for Span {
 /// each value decoded as [`super::key_values`] decodes it (a later one of a key wins).
 struct Attributes;
 
-impl<'de> DeserializeSeed<'de> for Attributes {
-    type Value = Map<String, Value>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 /// The decoded value of the raw AnyValue `raw` ([`super::any_value`]).
 fn decode<E: de::Error>(raw: &RawValue) -> Result<Value, E> {
     let v: Value = serde_json::from_str(raw.get()).map_err(E::custom)?;
@@ -413,9 +392,7 @@ fn decode<E: de::Error>(raw: &RawValue) -> Result<Value, E> {
 
 impl<'de> Visitor<'de> for Attributes {
     type Value = Map<String, Value>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
+    expecting!();
     scalars!(Map::new());
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out = Map::new();
@@ -446,18 +423,9 @@ impl<'de> Visitor<'de> for Attributes {
 #[derive(Clone, Copy)]
 struct KeyValue;
 
-impl<'de> DeserializeSeed<'de> for KeyValue {
-    type Value = Option<(String, Value)>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl<'de> Visitor<'de> for KeyValue {
     type Value = Option<(String, Value)>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
+    expecting!();
     scalars!(None);
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         drain_seq(seq).map(|()| None)
