@@ -40,7 +40,11 @@ if [ ! -x "$venv/bin/maturin" ] || [ ! -x "$venv/bin/pytest" ]; then
 fi
 wheels="$(mktemp -d)"
 trap 'rm -rf "$wheels"' EXIT
-(cd python && "$venv/bin/maturin" build --locked --quiet --out "$wheels")
+(cd python && "$venv/bin/maturin" build --locked --quiet --out "$wheels") || {
+  echo "the wheel did not build; the disk where it builds and /tmp:" >&2
+  df -Ph "$target" /tmp >&2
+  exit 1
+}
 "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/verdict-*.whl
 # from a folder outside python/, so the installed wheel is imported, not the source tree
 repo="$PWD"
