@@ -27,9 +27,9 @@ Rows (CPU is user + sys of the whole process, all threads; wall from a monotonic
   `verdict`, opens the same workspace (the same pre-pass), reads the log as `str` lines,
   builds one source per line (`captures/log.jsonl:N`, so every verdict equals the CLI's),
   and calls the method on all of them at once: `check_many_json` returns the verdict
-  texts, `check_many` also `json.loads` each into a dict; `check_many(dicts)` is handed
-  the records as dicts (parsed before the clock starts: a pipeline that holds dicts), so
-  it also `json.dumps` each. Reported as the whole process (beside the CLI's) and as its
+  texts, `check_many` the verdicts as dicts (built in the native module); `check_many(dicts)`
+  is handed the records as dicts (parsed before the clock starts: a pipeline that holds
+  dicts), which the native module writes as JSON text. Reported as the whole process (beside the CLI's) and as its
   phases (open, read + split + sources, the call).
   The first round checks that the `check_many_json` texts are the CLI's lines, byte for byte.
 - per call: `ws.check(record)` on one small ready record and one small failing one (the

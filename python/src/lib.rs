@@ -2,15 +2,18 @@
 //! behaviour of its own: a [`Workspace`] is the library's [`Checker`] (the workspace opened
 //! as `verdict check` opens it), a record's verdict is [`Checker::check`], and its JSON
 //! text is [`verdict_text`], the text `check --format json` prints, so Python and the CLI
-//! can never disagree. The Python wrapper (`python/verdict/__init__.py`) turns dicts into
-//! record text; `Workspace.check_many` builds each verdict's dict from the verdict itself
-//! with `pythonize` (its serde serialization, the one [`verdict_text`] writes), with no
-//! text in between.
+//! can never disagree. A record handed over as a `dict` is written as JSON text here
+//! ([`record`]: compact, as `serde_json` writes it); `Workspace.check_many` builds each
+//! verdict's dict from the verdict itself ([`topy`]: its serde serialization, the one
+//! [`verdict_text`] writes), with no text in between.
+
+mod record;
+mod topy;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDictMethods, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use verdict::core::capture::record_of_bytes;
@@ -45,8 +48,12 @@ struct Workspace {
     checker: Checker,
 }
 
-/// A record given from Python as its bytes: a `str` (its UTF-8) or `bytes` (as they are).
+/// A record given from Python as its bytes: a `str` (its UTF-8), `bytes` (as they are) or a
+/// `dict` (its compact JSON text: [`record`]).
 fn record_bytes(record: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(d) = record.cast::<PyDict>() {
+        return record::dict_json(d);
+    }
     if let Ok(s) = record.cast::<PyString>() {
         // (`to_str` is not in the limited API before 3.10)
         return Ok(s.to_cow()?.into_owned().into_bytes());
@@ -185,8 +192,9 @@ impl Workspace {
     /// The verdicts of many records as dicts, in order (`None` for a record that is no
     /// capture): each equal to `json.loads` of its `check_many_json` text. Validated in
     /// parallel with the GIL released, 4,096 records at a time; each chunk's
-    /// dicts are then built with the GIL held from the verdicts themselves (`pythonize`:
-    /// the serde serialization `check --format json` writes as text).
+    /// dicts are then built with the GIL held from the verdicts themselves (their serde
+    /// serialization, the one `check --format json` writes as text: [`topy`]), the
+    /// repeated names and short strings of the call shared.
     #[pyo3(signature = (records, sources=None))]
     fn check_many<'py>(
         &self,
@@ -196,6 +204,7 @@ impl Workspace {
     ) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
         let (mut bytes, mut sources) = many_inputs(&records, sources)?;
         drop(records);
+        let mut build = topy::Builder::new(py);
         let mut out = Vec::with_capacity(bytes.len());
         while !bytes.is_empty() {
             let rest_b = bytes.split_off(bytes.len().min(MANY_CHUNK));
@@ -211,7 +220,7 @@ impl Workspace {
             });
             for v in &verdicts {
                 out.push(match v {
-                    Some(v) => Some(pythonize::pythonize_custom::<InternedKeys, _>(py, v)?),
+                    Some(v) => Some(build.build(v)?),
                     None => None,
                 });
             }
@@ -240,56 +249,26 @@ impl Workspace {
     }
 }
 
-/// The native module: `Workspace` and `WorkspaceError`.
+/// A record as the text `check` reads from Python: a `dict` as its compact JSON (the text
+/// `max_capture_bytes` counts: [`record`], with `json.dumps`' errors), a `str` or `bytes`
+/// as it is. Anything else is a `TypeError`.
+#[pyfunction]
+fn record_json<'py>(record: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if record.cast::<PyString>().is_ok() || record.cast::<PyBytes>().is_ok() {
+        return Ok(record.clone());
+    }
+    let bytes = record_bytes(record)?;
+    // a dict's text is UTF-8: every str in it was encoded as such
+    let text = String::from_utf8(bytes).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(PyString::new(record.py(), &text).into_any())
+}
+
+/// The native module: `Workspace`, `WorkspaceError`, `DEFAULT_SOURCE`, `record_json`.
 #[pymodule]
 fn _verdict(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Workspace>()?;
     m.add("WorkspaceError", m.py().get_type::<WorkspaceError>())?;
     m.add("DEFAULT_SOURCE", DEFAULT_SOURCE)?;
+    m.add_function(wrap_pyfunction!(record_json, m)?)?;
     Ok(())
-}
-
-/// pythonize's Python types for `check_many`'s verdict dicts: its own (`dict`, `list`), but
-/// each struct field name interned (`PyUnicode_InternInPlace`), so the 100,000 dicts share
-/// one `str` per key name where pythonize (as `json.loads` per document) makes one per
-/// dict: a quarter less peak memory at 100,000 verdicts, and less CPU (BENCHMARKS.md). A
-/// `serde_json::Map`'s keys (`meta`'s) stay pythonize's own.
-struct InternedKeys;
-
-impl pythonize::PythonizeTypes for InternedKeys {
-    type Map = pyo3::types::PyDict;
-    type NamedMap = InternedKeys;
-    type List = pyo3::types::PyList;
-}
-
-impl pythonize::PythonizeNamedMappingType for InternedKeys {
-    type Builder<'py> = Bound<'py, pyo3::types::PyDict>;
-
-    fn builder<'py>(
-        py: Python<'py>,
-        _len: usize,
-        _name: &'static str,
-    ) -> PyResult<Self::Builder<'py>> {
-        Ok(pyo3::types::PyDict::new(py))
-    }
-
-    fn push_field<'py>(
-        builder: &mut Self::Builder<'py>,
-        name: Bound<'py, PyString>,
-        value: Bound<'py, PyAny>,
-    ) -> PyResult<()> {
-        let py = builder.py();
-        let mut ptr = name.into_ptr();
-        // SAFETY: ptr is an owned reference to a str; InternInPlace swaps it for the
-        // interned one, keeping it owned
-        let name = unsafe {
-            pyo3::ffi::PyUnicode_InternInPlace(&mut ptr);
-            Bound::from_owned_ptr(py, ptr)
-        };
-        builder.set_item(name, value)
-    }
-
-    fn finish<'py>(builder: Self::Builder<'py>) -> PyResult<Bound<'py, pyo3::types::PyMapping>> {
-        Ok(builder.into_mapping())
-    }
 }

@@ -89,11 +89,16 @@ def test_a_record_of_100_mb_is_the_clis_invalid_capture(cli, refund):
     assert ws.check_many_json([data, b'{"output": "{}"}'], ["captures/huge.json", None])[0] == expected
 
 
-def test_a_dict_with_a_non_finite_number_is_the_text_json_dumps_gives():
+def test_a_dict_with_a_non_finite_number_is_the_verdict_of_its_compact_text():
+    # written NaN as json.dumps writes it, in the compact text (docs/python.md#dict-records)
     ws = verdict.Workspace(REPO / "samples" / "refund")
     v = ws.check({"id": "nan", "output": "{}", "meta": {"x": float("nan")}})
     assert (v["stage"], v["reason"]) == ("input", "INVALID_CAPTURE")
-    assert v == ws.check('{"id": "nan", "output": "{}", "meta": {"x": NaN}}')
+    assert v["errors"][0]["message"] == (
+        'record is not valid JSON at 1:39: non-standard number "NaN": JSON has no NaN or '
+        "Infinity, expected a finite number"
+    )
+    assert v == ws.check('{"id":"nan","output":"{}","meta":{"x":NaN}}')
 
 
 def test_feedback_of_a_verdict_it_never_gave_is_a_value_error():

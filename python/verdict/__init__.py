@@ -2,8 +2,9 @@
 
 ``Workspace(path)`` opens a workspace as ``verdict check PATH`` does; ``ws.check(record)``
 gives the verdict ``check --format json`` gives for that record, as a dict. Nothing here
-judges anything: records go to the native module (the library crate) as JSON text and
-verdicts come back as the text ``check`` prints, so Python and the CLI can never disagree.
+judges anything: records go to the native module (the library crate) as JSON text (a dict
+written as compact JSON there) and verdicts come back as the text ``check`` prints, or as
+dicts built from the verdicts themselves, so Python and the CLI can never disagree.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
 
 from verdict._verdict import DEFAULT_SOURCE, WorkspaceError
 from verdict._verdict import Workspace as _Native
+from verdict._verdict import record_json as _record_json
 
 __all__ = ["Workspace", "WorkspaceError", "DEFAULT_SOURCE", "record_text"]
 
@@ -26,15 +28,15 @@ FEEDBACK_MEMORY = 1024
 
 
 def record_text(record: Record) -> Union[str, bytes]:
-    """A record as the text ``check`` would read: a dict as its JSON (``json.dumps``,
-    non-ASCII kept), a str or bytes as it is. Anything else is a ``TypeError``."""
-    if isinstance(record, (str, bytes)):
-        return record
-    if isinstance(record, Mapping):
-        return json.dumps(record, ensure_ascii=False)
-    raise TypeError(
-        f"a record is a dict, a JSON str or bytes, not {type(record).__name__}"
-    )
+    """A record as the text ``check`` reads: a dict as its compact JSON, written in the
+    native module (no spaces, non-ASCII kept: the text ``max_capture_bytes`` counts), a
+    str or bytes as it is. What ``json.dumps`` refuses is refused with its exception
+    (``TypeError`` for a set, bytes or another type, or a key that is no str, int,
+    float, bool or None; ``ValueError`` for a cycle; ``RecursionError`` for nesting too
+    deep); a NaN or infinite float is written as ``json.dumps`` writes it, which is no JSON:
+    the record's verdict is ``INVALID_CAPTURE``. Anything else is a ``TypeError``
+    (docs/python.md#dict-records)."""
+    return _record_json(record)
 
 
 def _key(verdict: Mapping[str, Any]) -> str:
@@ -114,8 +116,8 @@ class Workspace:
     ) -> List[Optional[str]]:
         """``check_json`` of many records, in order, validated in parallel on the
         library's thread pool with the GIL released."""
-        texts = [record_text(r) for r in records]
-        return self._native.check_many_json(texts, None if sources is None else list(sources))
+        recs = records if isinstance(records, list) else list(records)
+        return self._native.check_many_json(recs, None if sources is None else list(sources))
 
     def check_many(
         self, records: Iterable[Record], sources: Optional[Sequence[Optional[str]]] = None
@@ -124,16 +126,17 @@ class Workspace:
         released (``None`` for a record that is no capture).
 
         Each verdict's dict is built in the native module from the verdict itself (no JSON
-        text in between), equal to ``json.loads`` of its ``check_many_json`` text. The
-        cyclic garbage collector is paused meanwhile (dicts turned into their JSON text
-        included): the verdicts hold no cycles, and 100,000 new dicts would otherwise run
-        its collections again and again over every object alive (docs/python.md#speed)."""
+        text in between), equal to ``json.loads`` of its ``check_many_json`` text; dict
+        records are written as JSON text there too (``record_text``). The cyclic garbage
+        collector is paused meanwhile: the verdicts hold no cycles, and 100,000 new dicts
+        would otherwise run its collections again and again over every object alive
+        (docs/python.md#speed)."""
         paused = gc.isenabled()
         gc.disable()
         try:
-            texts = [record_text(r) for r in records]
+            recs = records if isinstance(records, list) else list(records)
             srcs = None if sources is None else list(sources)
-            return self._native.check_many(texts, srcs)
+            return self._native.check_many(recs, srcs)
         finally:
             if paused:
                 gc.enable()
