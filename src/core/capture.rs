@@ -575,6 +575,27 @@ pub fn parse_record_as(
     source: &RecordRef,
     forced: Option<&crate::core::shape::Shape>,
 ) -> Result<Capture, RecordError> {
+    if forced.is_none() {
+        // a record of record keys only is read without a map of its members or a pass
+        // over the shapes: the same capture or error `shape::read` gives it
+        match parse::record_members(text, &RECORD_KEYS) {
+            Ok(parse::Members::Named(members)) if is_capture_record(&members) => {
+                return read_members(*members, source.as_str());
+            }
+            Ok(parse::Members::Named(members)) => {
+                return crate::core::shape::read(
+                    Value::Object(members_object(*members)),
+                    source,
+                    None,
+                );
+            }
+            Ok(parse::Members::Other(value)) => {
+                return crate::core::shape::read(value, source, None);
+            }
+            // the parse stage's own reading names the problem
+            Err(_) => {}
+        }
+    }
     let value = parse::parse_strict(text).map_err(|f| record_parse_error(&f))?;
     crate::core::shape::read(value, source, forced)
 }
@@ -596,73 +617,145 @@ pub(crate) fn record_parse_error(f: &crate::core::verdict::Finding) -> RecordErr
     }
 }
 
+/// A capture record's members by the place of their name in [`RECORD_KEYS`].
+pub(crate) type Members = [Option<Value>; RECORD_KEYS.len()];
+
+/// The places of [`RECORD_KEYS`] in [`Members`].
+mod at {
+    pub(super) const ID: usize = 0;
+    pub(super) const CONTRACT: usize = 1;
+    pub(super) const RESPONSE: usize = 2;
+    pub(super) const OUTPUT: usize = 3;
+    pub(super) const STATUS: usize = 4;
+    pub(super) const STATUS_DETAIL: usize = 5;
+    pub(super) const PROVIDER: usize = 6;
+    pub(super) const TOOL: usize = 7;
+    pub(super) const CONTEXT: usize = 8;
+    pub(super) const INTENT: usize = 9;
+    pub(super) const EXPECT: usize = 10;
+    pub(super) const META: usize = 11;
+    pub(super) const REQUEST: usize = 12;
+    pub(super) const CHAIN: usize = 13;
+    pub(super) const ATTEMPT: usize = 14;
+}
+
 /// Reads a record object as a capture record (`docs/capture-record.md`); `default_id` is
 /// the id of a record with none.
 ///
 /// # Errors
 /// As [`parse_record`], for a capture record.
 pub(crate) fn read_capture(
-    mut obj: Map<String, Value>,
+    obj: Map<String, Value>,
     default_id: &str,
 ) -> Result<Capture, RecordError> {
-    let id = obj.get("id").and_then(Value::as_str).map(str::to_string);
-    let expect = obj.get("expect").and_then(|e| parse_expect(e).ok());
-    check_record(&mut obj, default_id).map_err(|finding| RecordError {
+    if let Some(finding) = unknown_key(&obj) {
+        return Err(RecordError {
+            finding,
+            id: obj.get("id").and_then(Value::as_str).map(str::to_string),
+            expect: obj.get("expect").and_then(|e| parse_expect(e).ok()),
+            format: Some("capture"),
+        });
+    }
+    let mut members: Members = Default::default();
+    for (k, v) in obj {
+        let i = RECORD_KEYS
+            .iter()
+            .position(|r| *r == k)
+            .expect("every key is a record key (unknown_key)");
+        members[i] = Some(v);
+    }
+    read_members(members, default_id)
+}
+
+/// [`read_capture`] of a record whose members are all named in [`RECORD_KEYS`], by their
+/// places ([`Members`]).
+///
+/// # Errors
+/// As [`read_capture`].
+pub(crate) fn read_members(mut members: Members, default_id: &str) -> Result<Capture, RecordError> {
+    check_record(&mut members, default_id).map_err(|finding| RecordError {
         finding,
-        id,
-        expect,
+        // `id` and `expect` are only read by the checks, never taken
+        id: members[at::ID]
+            .as_ref()
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        expect: members[at::EXPECT]
+            .as_ref()
+            .and_then(|e| parse_expect(e).ok()),
         format: Some("capture"),
     })
 }
 
-fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Capture, Finding> {
-    for key in obj.keys() {
-        if !RECORD_KEYS.contains(&key.as_str()) {
-            let mut f = invalid(format!(
-                "unknown key `{key}` in capture record (free-form data belongs in `meta`)"
-            ));
-            f.pointer = None;
-            if let Some(h) = hint_for(key, RECORD_KEYS) {
-                f = f.with_hint(h);
-            } else if !obj.contains_key("response") && !obj.contains_key("output") {
-                // no capture key at all: most likely a plain JSON instance
-                f = f.with_hint(
-                    "this looks like a plain JSON value, not a capture record or a provider log record: to validate plain JSON files, run `verdict check --schema SCHEMA FILE..`",
-                );
-            }
-            return Err(f);
-        }
+/// Whether a capture record read from `members` is read as a capture record: a record
+/// whose member names are all record keys is one unless it is a Vertex AI batch line
+/// (`request`, `response` and `status`; `crate::core::shape::SHAPES` detects that shape
+/// first, and no other shape before the capture record takes a record of only these names).
+pub(crate) fn is_capture_record(members: &Members) -> bool {
+    !(members[at::REQUEST].is_some()
+        && members[at::RESPONSE].is_some()
+        && members[at::STATUS].is_some())
+}
+
+/// The members as the record's object.
+pub(crate) fn members_object(members: Members) -> Map<String, Value> {
+    RECORD_KEYS
+        .iter()
+        .zip(members)
+        .filter_map(|(k, v)| Some(((*k).to_owned(), v?)))
+        .collect()
+}
+
+/// The `INVALID_CAPTURE` of a capture record's first key outside [`RECORD_KEYS`].
+fn unknown_key(obj: &Map<String, Value>) -> Option<Finding> {
+    let key = obj.keys().find(|k| !RECORD_KEYS.contains(&k.as_str()))?;
+    let mut f = invalid(format!(
+        "unknown key `{key}` in capture record (free-form data belongs in `meta`)"
+    ));
+    f.pointer = None;
+    if let Some(h) = hint_for(key, RECORD_KEYS) {
+        f = f.with_hint(h);
+    } else if !obj.contains_key("response") && !obj.contains_key("output") {
+        // no capture key at all: most likely a plain JSON instance
+        f = f.with_hint(
+            "this looks like a plain JSON value, not a capture record or a provider log record: to validate plain JSON files, run `verdict check --schema SCHEMA FILE..`",
+        );
     }
-    let string = |obj: &Map<String, Value>, key: &str| -> Result<Option<String>, Finding> {
-        match obj.get(key) {
+    Some(f)
+}
+
+fn check_record(obj: &mut Members, default_id: &str) -> Result<Capture, Finding> {
+    let string = |obj: &Members, key: usize| -> Result<Option<String>, Finding> {
+        match &obj[key] {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(v) => Err(invalid(format!(
-                "`{key}` must be a string, found {}",
+                "`{}` must be a string, found {}",
+                RECORD_KEYS[key],
                 json_kind(v)
             ))),
         }
     };
-    let object =
-        |obj: &mut Map<String, Value>, key: &str| -> Result<Option<Map<String, Value>>, Finding> {
-            match obj.remove(key) {
-                None => Ok(None),
-                Some(Value::Object(m)) => Ok(Some(m)),
-                Some(v) => Err(invalid(format!(
-                    "`{key}` must be an object, found {}",
-                    json_kind(&v)
-                ))),
-            }
-        };
-    let id = string(obj, "id")?.unwrap_or_else(|| default_id.to_string());
+    let object = |obj: &mut Members, key: usize| -> Result<Option<Map<String, Value>>, Finding> {
+        match obj[key].take() {
+            None => Ok(None),
+            Some(Value::Object(m)) => Ok(Some(m)),
+            Some(v) => Err(invalid(format!(
+                "`{}` must be an object, found {}",
+                RECORD_KEYS[key],
+                json_kind(&v)
+            ))),
+        }
+    };
+    let id = string(obj, at::ID)?.unwrap_or_else(|| default_id.to_string());
     if id.is_empty() {
         return Err(invalid("`id` must not be empty"));
     }
-    let contract = string(obj, "contract")?;
-    let provider = string(obj, "provider")?;
-    let tool = string(obj, "tool")?;
-    let status = string(obj, "status")?;
-    let status_detail = match obj.get("status_detail") {
+    let contract = string(obj, at::CONTRACT)?;
+    let provider = string(obj, at::PROVIDER)?;
+    let tool = string(obj, at::TOOL)?;
+    let status = string(obj, at::STATUS)?;
+    let status_detail = match &obj[at::STATUS_DETAIL] {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(Value::Number(n)) => Some(n.to_string()),
@@ -673,15 +766,15 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
             )));
         }
     };
-    let expect = match obj.get("expect") {
+    let expect = match &obj[at::EXPECT] {
         None => None,
         Some(e) => Some(parse_expect(e)?),
     };
-    let chain = string(obj, "chain")?;
+    let chain = string(obj, at::CHAIN)?;
     if chain.as_deref() == Some("") {
         return Err(invalid("`chain` must not be empty"));
     }
-    let attempt = match obj.get("attempt") {
+    let attempt = match &obj[at::ATTEMPT] {
         None => None,
         Some(v) => Some(attempt_number(v).ok_or_else(|| {
             invalid(format!(
@@ -699,10 +792,10 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
             "`attempt` goes with `chain` (the chain the capture is an attempt of)",
         ));
     }
-    let context = object(obj, "context")?;
-    let intent = object(obj, "intent")?;
-    let meta = object(obj, "meta")?;
-    let request = match obj.remove("request") {
+    let context = object(obj, at::CONTEXT)?;
+    let intent = object(obj, at::INTENT)?;
+    let meta = object(obj, at::META)?;
+    let request = match obj[at::REQUEST].take() {
         None => None,
         Some(v @ Value::Object(_)) => Some(CaptureRequest {
             body: v,
@@ -716,7 +809,7 @@ fn check_record(obj: &mut Map<String, Value>, default_id: &str) -> Result<Captur
             )));
         }
     };
-    let payload = match (obj.remove("response"), obj.remove("output")) {
+    let payload = match (obj[at::RESPONSE].take(), obj[at::OUTPUT].take()) {
         (Some(_), Some(_)) => {
             return Err(invalid(
                 "a capture record has exactly one of `response` and `output`, found both",
@@ -904,5 +997,82 @@ mod read_line_tests {
                 assert_eq!(got, want, "{text:?}, max {max}, buffer {cap}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod record_members_tests {
+    use super::*;
+
+    /// What [`parse_record`] gave before the members were read into places: the strict
+    /// parse, then the pass over the record shapes.
+    fn by_shapes(text: &str, source: &RecordRef) -> Result<Capture, RecordError> {
+        let value = parse::parse_strict(text).map_err(|f| record_parse_error(&f))?;
+        crate::core::shape::read(value, source, None)
+    }
+
+    #[test]
+    fn records_read_by_their_members_read_as_the_shapes_read_them() {
+        let texts = [
+            r#"{"id":"c1","output":"{\"a\":1}","context":{"order":{"x":[1,2.5,"s",null]}},"intent":{"a":1},"meta":{"m":"x"}}"#,
+            r#"{"output":"{}","status":"incomplete","status_detail":"max_output_tokens","expect":{"stage":"response"}}"#,
+            r#"{"id":"c2","response":{"id":"r","object":"response","output":[]},"provider":"openai-responses","tool":"t"}"#,
+            r#"{"id":"c3","output":"x","chain":"k","attempt":2,"contract":"refund-v1","request":{"model":"m"}}"#,
+            r#"{"id":"","output":"x"}"#,
+            r#"{"id":7,"output":"x","expect":{"reason":"X"}}"#,
+            r#"{"id":"c4","output":"x","context":[1]}"#,
+            r#"{"id":"c5","output":"x","intent":"no","expect":{"decision":"reject"}}"#,
+            r#"{"id":"c6","output":"x","response":{}}"#,
+            r#"{"id":"c7"}"#,
+            r#"{}"#,
+            r#"{"id":"c8","output":"x","attempt":2}"#,
+            r#"{"id":"c9","output":"x","chain":"","attempt":0}"#,
+            r#"{"id":"c10","output":"x","status_detail":429,"provider":"openai-chat"}"#,
+            r#"{"id":"c11","output":"x","expect":{"stage":"nope"}}"#,
+            r#"{"id":"c12","output":"x","request":"s"}"#,
+            r#"{"id":"c13","response":{"candidates":[]},"status":"completed"}"#,
+            // a Vertex AI batch line: the shape before the capture record's
+            r#"{"request":{"contents":[]},"response":{"candidates":[]},"status":""}"#,
+            // another member name: read as the shapes read it
+            r#"{"id":"c14","output":"x","note":1}"#,
+            r#"{"id":"c15","outptu":"x"}"#,
+            r#"{"custom_id":"b1","response":{"status_code":200,"body":{}},"error":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"id":"r1","object":"chat.completion","choices":[]}"#,
+            r#"{"a":1}"#,
+            // not strict JSON, or not an object
+            r#"{"id":"c16","output":"x","id":"c17"}"#,
+            r#"{"id":"c18","output":"x","context":{"a":1,"a":2}}"#,
+            r#"{"id":"c19","output":"x","note":1,"note":2}"#,
+            r#"{"id":"c20","output":"x","note":1,"id":"c21"}"#,
+            r#"{"id":"c22","output":"x","meta":{"n":1e999}}"#,
+            r#"{"id":"c23","output":"x","meta":{"n":0.30000000000000000001}}"#,
+            r#"{"id":"c24","output":"x"} trailing"#,
+            r#"{"id":"c25","output":"x""#,
+            r#"[{"type":"message_start","message":{"id":"m"}}]"#,
+            r#"[1,2]"#,
+            r#""a string""#,
+            r#"3"#,
+            r#"null"#,
+            r#"true"#,
+            "",
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            let source = RecordRef::new("captures/log.jsonl", Some(i + 1));
+            assert_eq!(
+                parse_record(text, &source),
+                by_shapes(text, &source),
+                "{text}"
+            );
+        }
+        // the records above take each way of the reading at least once
+        let named = |t: &str| {
+            matches!(
+                parse::record_members(t, &RECORD_KEYS),
+                Ok(parse::Members::Named(m)) if is_capture_record(&m)
+            )
+        };
+        assert!(named(texts[0]) && named(texts[16]));
+        assert!(!named(texts[17]) && !named(texts[18]) && !named(texts[24]));
     }
 }

@@ -72,7 +72,8 @@ fn push_for_terminal(out: &mut String, s: &str, quoted: bool) {
 /// terminal or hide in it. Returns the input unchanged (borrowed) when there is nothing to
 /// escape.
 pub fn for_terminal(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(drives_terminal) {
+    // printable ASCII (most messages) is a byte test, no character decoded
+    if s.bytes().all(|b| matches!(b, b' '..=b'~')) || !s.chars().any(drives_terminal) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);

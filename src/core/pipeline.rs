@@ -1201,10 +1201,10 @@ impl Workspace {
                 .as_ref()
                 .and_then(|r| r.intent_fields.as_deref());
             let mut errors = crate::core::verdict::cap_findings(intent::compare(value, i, fields));
-            if let Some(text) = raw {
-                parse::locate_findings(text, &mut errors);
-            }
             if !errors.is_empty() {
+                if let Some(text) = raw {
+                    parse::locate_findings(text, &mut errors);
+                }
                 return errors;
             }
         }

@@ -36,6 +36,8 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
+mod fast;
+
 /// One compiled rule.
 pub struct Rule {
     /// 1-based position in the file.
@@ -57,6 +59,9 @@ pub struct Rule {
     /// The rule's (and its `message_expression`'s) comprehension work as terms `k · N^e`
     /// ([`cost_terms`]), `N` the values of one capture.
     cost: Vec<(f64, i32)>,
+    /// The rule for the direct evaluator ([`fast`]), when every part of it is one that
+    /// evaluator knows: then a capture it can decide does not go through the interpreter.
+    fast: Option<fast::Fast>,
 }
 
 /// The most comprehension steps (`all`, `exists`, `exists_one`, `map`, `filter` iterations)
@@ -499,6 +504,7 @@ impl RuleSet {
                     }
                     c
                 },
+                fast: fast::compile(program.expression()),
                 program,
                 message,
                 message_expression,
@@ -569,13 +575,33 @@ impl RuleSet {
         } else {
             0.0
         };
-        self.run(&binding.context(), n)
+        let vars = fast::Vars {
+            proposal,
+            context: context.unwrap_or(empty_object()),
+            intent: intent.unwrap_or(empty_object()),
+        };
+        // the CEL context is made for the first rule the direct evaluator cannot decide
+        let ctx = std::cell::OnceCell::new();
+        self.run_with(Some(&vars), || ctx.get_or_init(|| binding.context()), n)
     }
 
     /// The rules in order against one CEL context: the first failure, or `None`.
     /// Each rule is first checked against [`MAX_RULE_STEPS`] for a capture of `n` values: a
     /// rule over it does not run and is `RULE_ERROR`.
+    #[cfg(test)]
     fn run(&self, ctx: &Context<'_, '_>, n: f64) -> Option<Finding> {
+        self.run_with(None, || ctx, n)
+    }
+
+    /// [`RuleSet::run`], each rule first given to the direct evaluator ([`fast`]) on
+    /// `vars` when there are any: the interpreter runs (on `ctx()`, made when first asked
+    /// for) only the rules it cannot decide and the message expressions of failing rules.
+    fn run_with<'c>(
+        &self,
+        vars: Option<&fast::Vars<'_>>,
+        ctx: impl Fn() -> &'c Context<'c, 'c>,
+        n: f64,
+    ) -> Option<Finding> {
         for rule in &self.rules {
             let steps = rule.estimated_steps(n);
             let outcome = if steps > MAX_RULE_STEPS {
@@ -588,11 +614,19 @@ impl RuleSet {
                     ),
                 )
             } else {
-                match rule.program.execute(ctx) {
+                let decided = match (&rule.fast, vars) {
+                    (Some(f), Some(vars)) => fast::eval(f, vars),
+                    _ => None,
+                };
+                let result = match decided {
+                    Some(b) => Ok(cel::Value::Bool(b)),
+                    None => rule.program.execute(ctx()),
+                };
+                match result {
                     Ok(cel::Value::Bool(true)) => continue,
                     Ok(cel::Value::Bool(false)) => {
                         let message = match &rule.message_expression {
-                            Some(p) => match p.execute(ctx) {
+                            Some(p) => match p.execute(ctx()) {
                                 Ok(cel::Value::String(s)) => s.to_string(),
                                 Ok(other) => format!(
                                     "{} (message_expression gave {}, not a string)",
@@ -1350,6 +1384,43 @@ mod binding_tests {
         "context.order",
         "intent.nope",
         "undeclared.x == 1",
+        // the direct evaluator's kinds (`fast`): each answered or left to the interpreter
+        "proposal.amount != null && proposal.s != null && proposal.t != null",
+        "proposal.n != null",
+        "null == proposal.n && proposal.n == null && !(proposal.n != null)",
+        "proposal.s == 1 || proposal.amount == 's' || proposal.t == 1 || proposal.n == false",
+        "proposal.amount == proposal.f",
+        "proposal.amount != proposal.big",
+        "proposal.amount == proposal.nested",
+        "proposal.t == true && proposal.s == 'refund' && proposal.amount == 1500",
+        "proposal.amount <= context.order.paid - context.order.refunded",
+        "proposal.amount >= intent.amount && proposal.amount > 1499 && proposal.amount < 1501",
+        "proposal.s <= 'z'",
+        "proposal.neg - 9223372036854775807 < 0",
+        "proposal.i64max + proposal.neg > 0",
+        "proposal.amount - proposal.f > 0",
+        "'refund' in context.actor.allowed_actions",
+        "'x' in context.actor.allowed_actions || 'view' in context.actor.allowed_actions",
+        "'a' in proposal.lines",
+        "'a' in [1, 'b', null, true, 1.5]",
+        "'b' in ['a', 'b']",
+        "1 in proposal.nested.list",
+        "'order' in context",
+        "proposal.missing && false",
+        "false && proposal.missing",
+        "true || proposal.missing",
+        "proposal.missing || true",
+        "proposal.amount && true",
+        "true && proposal.amount",
+        "proposal.t ? proposal.amount == 1500 : proposal.missing",
+        "proposal.n ? true : false",
+        "!proposal.t || !has(context.order)",
+        "has(proposal.amount) && has(context.actor.user_id) && !has(intent.x)",
+        "has(context.actor.allowed_actions.x)",
+        "has(proposal.missing.x)",
+        "context.order.owner_id == context.actor.user_id && context.order.currency == intent.currency",
+        "proposal.amount",
+        "proposal.amount + 1",
     ];
 
     fn rules(rule: &str, message_expression: Option<&str>) -> RuleSet {
@@ -1384,6 +1455,55 @@ mod binding_tests {
             same(&rs, &json!([1, 2]), c.as_object(), None);
             same(&rs, &json!(null), None, i.as_object());
         }
+    }
+
+    /// The refund sample's rules are all the direct evaluator's, and on a capture of that
+    /// contract it decides each of them (the interpreter runs none).
+    #[test]
+    fn the_refund_rules_are_decided_without_the_interpreter() {
+        let rs = RuleSet::load(
+            "refund-v1.rules.toml",
+            include_str!("../../samples/refund/schemas/refund-v1.rules.toml"),
+        )
+        .unwrap();
+        assert_eq!(rs.rules.len(), 5);
+        let proposal = json!({"schema_version": "refund-v1", "order_id": "O-1", "amount_minor": 500,
+            "currency": "EUR", "expected_version": 3});
+        let context = json!({"actor": {"user_id": "U-1", "allowed_actions": ["refund", "view"]},
+            "order": {"order_id": "O-1", "owner_id": "U-1", "currency": "EUR", "paid_minor": 1000,
+                "refunded_minor": 200, "version": 3}});
+        let vars = fast::Vars {
+            proposal: &proposal,
+            context: context.as_object().unwrap(),
+            intent: empty_object(),
+        };
+        let decided: Vec<Option<bool>> = rs
+            .rules
+            .iter()
+            .map(|r| fast::eval(r.fast.as_ref().expect(&r.source), &vars))
+            .collect();
+        assert_eq!(decided, vec![Some(true); 5]);
+        // the amount over the remainder (800): EXCEEDS_REMAINING is decided false
+        let over = json!({"schema_version": "refund-v1", "order_id": "O-1", "amount_minor": 801,
+            "currency": "EUR", "expected_version": 3});
+        let vars = fast::Vars {
+            proposal: &over,
+            ..vars
+        };
+        let decided: Vec<Option<bool>> = rs
+            .rules
+            .iter()
+            .map(|r| fast::eval(r.fast.as_ref().unwrap(), &vars))
+            .collect();
+        assert_eq!(
+            decided,
+            vec![Some(true), Some(true), Some(true), Some(false), Some(true)]
+        );
+        assert_eq!(
+            rs.evaluate(&over, context.as_object(), None)
+                .map(|f| f.message),
+            Some("amount 801 exceeds the refundable remainder 800".to_owned())
+        );
     }
 
     #[test]

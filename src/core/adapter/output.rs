@@ -55,7 +55,8 @@ fn transient_detail(d: &str) -> bool {
 }
 
 fn run(output: &Value, status: &str, detail: Option<&str>) -> Result<Proposal, Finding> {
-    let head = format!("status {}{}", quote(status), detail_part(detail));
+    // made only for a status that is a finding (a completed output is most records)
+    let head = || format!("status {}{}", quote(status), detail_part(detail));
     match status {
         "completed" => match output {
             Value::String(s) if s.trim().is_empty() => Err(response_finding(
@@ -70,28 +71,31 @@ fn run(output: &Value, status: &str, detail: Option<&str>) -> Result<Proposal, F
         },
         "refusal" => Err(response_finding(
             Reason::REFUSAL,
-            format!("{head}: the model declined"),
+            format!("{}: the model declined", head()),
         )),
         "incomplete" => Err(match detail {
             Some(d) if is_truncation(d.trim()) || is_truncation(&d.trim().to_ascii_lowercase()) => {
                 response_finding(
                     Reason::TRUNCATED_OUTPUT,
-                    format!("{head}: the output hit the token limit"),
+                    format!("{}: the output hit the token limit", head()),
                 )
             }
             Some(d) if is_filter(d.trim()) || is_filter(&d.trim().to_ascii_uppercase()) => {
                 response_finding(
                     Reason::CONTENT_FILTERED,
-                    format!("{head}: a content filter stopped the output"),
+                    format!("{}: a content filter stopped the output", head()),
                 )
             }
             _ => response_finding(
                 Reason::INCOMPLETE,
-                format!("{head}: the output did not finish"),
+                format!("{}: the output did not finish", head()),
             ),
         }),
         "request_error" => {
-            let f = response_finding(Reason::REQUEST_ERROR, format!("{head}: the request failed"));
+            let f = response_finding(
+                Reason::REQUEST_ERROR,
+                format!("{}: the request failed", head()),
+            );
             Err(match detail {
                 Some(d) if transient_detail(d) => f.with_decision(Decision::Retry),
                 _ => f,

@@ -26,6 +26,14 @@ pub fn compare(
                     check(Some(proposal), &whole, p, &mut findings);
                     continue;
                 }
+                // one member name with nothing escaped (`/amount_minor`, most pointers):
+                // the member itself, no pointer parsed
+                if let Some(name) = p.strip_prefix('/').filter(|n| !n.contains(['/', '~'])) {
+                    if let Some(want) = intent.get(name) {
+                        check(pointer::child(proposal, name), want, p, &mut findings);
+                    }
+                    continue;
+                }
                 // the intent does not state this field: nothing was confirmed, nothing to compare
                 let Some(want) = resolve_map(intent, p) else {
                     continue;

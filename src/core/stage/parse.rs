@@ -43,6 +43,19 @@ pub fn from_str_no_duplicates(text: &str) -> Result<Value, serde_json::Error> {
     strict::from_str(text)
 }
 
+/// [`from_str_no_duplicates`] of a text whose top-level object, when it is one, has members
+/// of known names: those are read into their places in `names`, no map built
+/// (`strict::Members`). It fails on the texts [`from_str_no_duplicates`] fails on; its error
+/// is not the one to report ([`parse_strict`] the text for that).
+pub(crate) fn record_members<const N: usize>(
+    text: &str,
+    names: &'static [&'static str; N],
+) -> Result<strict::Members<N>, serde_json::Error> {
+    strict::record_members(text, names)
+}
+
+pub(crate) use strict::Members;
+
 /// Parses `text` as exactly one strict RFC 8259 JSON value.
 ///
 /// Errors (all stage `parse`): `INVALID_JSON`, `TRUNCATED_JSON`, `DUPLICATE_KEY` (with the

@@ -444,3 +444,121 @@ impl<'de> Visitor<'de> for Top<'_> {
         Ok(Some(Pruned { skeleton, kept }))
     }
 }
+
+/// What [`record_members`] read: the members of a top-level object whose every member name
+/// is one of `names`, by the name's place in `names`; or, for any other text that parses,
+/// the [`Value`] [`from_str`] builds.
+#[derive(Debug)]
+pub(crate) enum Members<const N: usize> {
+    /// A top-level object, every member name one of the names, none repeated: each
+    /// member's value (built as [`from_str`] builds it) at its name's place.
+    Named(Box<[Option<Value>; N]>),
+    /// Any other value (an object with another member name included), as [`from_str`]
+    /// builds it.
+    Other(Value),
+}
+
+/// Reads `text` as [`from_str`] does (the same limits, the same checks), a top-level object
+/// whose member names are all among `names` read into their places, without a map of its
+/// members (a capture record's members are known: `crate::core::capture::RECORD_KEYS`).
+/// An error is [`from_str`]'s error of the text only in that both fail on the same texts:
+/// the caller reports a failing text's problem by reading it again.
+pub(crate) fn record_members<const N: usize>(
+    text: &str,
+    names: &'static [&'static str; N],
+) -> Result<Members<N>, serde_json::Error> {
+    exactly(text, |de| MembersSeed { names }.deserialize(de))
+}
+
+struct MembersSeed<const N: usize> {
+    names: &'static [&'static str; N],
+}
+
+impl<'de, const N: usize> DeserializeSeed<'de> for MembersSeed<N> {
+    type Value = Members<N>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Members<N>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, const N: usize> Visitor<'de> for MembersSeed<N> {
+    type Value = Members<N>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Members<N>, E> {
+        StrictSeed.visit_bool(v).map(Members::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Members<N>, E> {
+        StrictSeed.visit_i64(v).map(Members::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Members<N>, E> {
+        StrictSeed.visit_u64(v).map(Members::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Members<N>, E> {
+        StrictSeed.visit_f64(v).map(Members::Other)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Members<N>, E> {
+        StrictSeed.visit_str(v).map(Members::Other)
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Members<N>, E> {
+        StrictSeed.visit_string(v).map(Members::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Members<N>, E> {
+        StrictSeed.visit_unit().map(Members::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Members<N>, A::Error> {
+        StrictSeed.visit_seq(seq).map(Members::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Members<N>, A::Error> {
+        let mut slots: Box<[Option<Value>; N]> = Box::new(std::array::from_fn(|_| None));
+        while let Some(key) = access.next_key::<Key<'de>>()? {
+            let Some(i) = self.names.iter().position(|n| *n == key.0) else {
+                // another name: the whole object as a map, as `StrictSeed` builds it
+                let mut map = Map::new();
+                for (i, v) in slots.iter_mut().enumerate() {
+                    if let Some(v) = v.take() {
+                        map.insert(self.names[i].to_owned(), v);
+                    }
+                }
+                let value = access.next_value_seed(StrictSeed)?;
+                map.insert(key.0.into_owned(), value);
+                while let Some(key) = access.next_key::<String>()? {
+                    let value = access.next_value_seed(StrictSeed)?;
+                    match map.entry(key) {
+                        Entry::Vacant(slot) => {
+                            slot.insert(value);
+                        }
+                        Entry::Occupied(slot) => {
+                            return Err(de::Error::custom(format_args!(
+                                "duplicate key {:?}",
+                                slot.key()
+                            )));
+                        }
+                    }
+                }
+                return Ok(Members::Other(Value::Object(map)));
+            };
+            let value = access.next_value_seed(StrictSeed)?;
+            if slots[i].is_some() {
+                return Err(de::Error::custom(format_args!(
+                    "duplicate key {:?}",
+                    self.names[i]
+                )));
+            }
+            slots[i] = Some(value);
+        }
+        Ok(Members::Named(slots))
+    }
+}
