@@ -225,13 +225,48 @@ fn nullable(out: &mut Vec<u8>, s: Option<&str>) {
 fn string(out: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
     if escapes(b) {
-        serde(out, s);
+        escaped(out, b);
     } else {
         out.reserve(b.len() + 2);
         out.push(b'"');
         out.extend_from_slice(b);
         out.push(b'"');
     }
+}
+
+/// `b` as a JSON string with its escapes, byte for byte `serde_json`'s (`format_escaped_str`):
+/// `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, and `\u00XX` (lower-case hex) for the other
+/// bytes below 0x20; the runs between them copied whole.
+fn escaped(out: &mut Vec<u8>, b: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(b.len() + 8);
+    out.push(b'"');
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let short: &[u8] = match c {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => {
+                out.extend_from_slice(&b[start..i]);
+                let hex = [HEX[usize::from(c >> 4)], HEX[usize::from(c & 0xf)]];
+                out.extend_from_slice(b"\\u00");
+                out.extend_from_slice(&hex);
+                start = i + 1;
+                continue;
+            }
+            _ => continue,
+        };
+        out.extend_from_slice(&b[start..i]);
+        out.extend_from_slice(short);
+        start = i + 1;
+    }
+    out.extend_from_slice(&b[start..]);
+    out.push(b'"');
 }
 
 /// Whether any byte of `b` is one JSON escapes in a string: below 0x20, `"` or `\`. Eight
@@ -276,6 +311,20 @@ mod tests {
             String::from_utf8_lossy(&ours),
             String::from_utf8_lossy(&theirs)
         );
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let mut texts: Vec<String> = (0u8..0x80)
+            .map(|c| format!("a{}b\"\\{}", char::from(c), char::from(c)))
+            .collect();
+        texts.extend(["", "\"", "\u{7f}\u{80}é🙂\u{2028}", "\n\n\u{1}x"].map(String::from));
+        for t in texts {
+            let mut ours = Vec::new();
+            string(&mut ours, &t);
+            let theirs = serde_json::to_vec(&t).expect("serializes");
+            assert_eq!(ours, theirs, "{t:?}");
+        }
     }
 
     #[test]

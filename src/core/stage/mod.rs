@@ -3,3 +3,4 @@
 pub mod intent;
 pub mod parse;
 pub mod schema;
+pub(crate) mod tape;

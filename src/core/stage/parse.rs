@@ -181,11 +181,111 @@ pub fn locate_findings(text: &str, findings: &mut [Finding]) {
     // its span is the text between the JSON whitespace around it, no scan needed
     let spans = if wanted.iter().all(|p| p.is_empty()) {
         vec![Some(root_span(text)); wanted.len()]
+    } else if let Some(spans) = member_spans(text, &wanted) {
+        spans
     } else {
         locate_all_in_strict(text, &wanted)
     };
     let lines = LineIndex::new(text);
     assign(findings, &mut spans.into_iter(), &lines);
+}
+
+/// [`locate_all_in_strict`] for pointers that are the root (`""`) or a member of a root
+/// object named without `~` and `/` (`/amount_minor`), the pointers of most findings: one
+/// walk of the root's members that skips each value (its strings by their quotes, its
+/// containers by their brackets), no trie, no decoding. `None` (the general scan decides)
+/// for any other pointer, a root that is not an object, or a member name with an escape.
+fn member_spans(text: &str, wanted: &[&str]) -> Option<Vec<Option<Span>>> {
+    let named = |p: &str| p.strip_prefix('/').is_some_and(|n| !n.contains(['/', '~']));
+    if !wanted.iter().all(|p| p.is_empty() || named(p)) {
+        return None;
+    }
+    let b = text.as_bytes();
+    let root = root_span(text);
+    if b.get(root.start) != Some(&b'{') {
+        return None;
+    }
+    let mut spans: Vec<Option<Span>> = wanted
+        .iter()
+        .map(|p| p.is_empty().then_some(root))
+        .collect();
+    let ws = |mut i: usize| {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = b.get(i) {
+            i += 1;
+        }
+        i
+    };
+    // the index of the closing quote of the string whose opening quote is at `i`
+    let string_end = |i: usize| {
+        let mut j = i + 1;
+        loop {
+            match *b.get(j)? {
+                b'"' => return Some(j),
+                b'\\' => j += 2,
+                _ => j += 1,
+            }
+        }
+    };
+    let mut pos = ws(root.start + 1);
+    if b.get(pos) == Some(&b'}') {
+        return Some(spans);
+    }
+    loop {
+        if b.get(pos) != Some(&b'"') {
+            return None;
+        }
+        let close = string_end(pos)?;
+        let name = &text[pos + 1..close];
+        if name.contains('\\') {
+            return None;
+        }
+        pos = ws(close + 1);
+        if b.get(pos) != Some(&b':') {
+            return None;
+        }
+        let start = ws(pos + 1);
+        // the end of the value at `start`
+        let end = match *b.get(start)? {
+            b'"' => string_end(start)? + 1,
+            b'{' | b'[' => {
+                let (mut depth, mut j) = (0usize, start);
+                loop {
+                    match *b.get(j)? {
+                        b'"' => j = string_end(j)?,
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break j + 1;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+            }
+            _ => {
+                let mut j = start;
+                while b.get(j).is_some_and(|c| {
+                    !matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                }) {
+                    j += 1;
+                }
+                j
+            }
+        };
+        for (p, span) in wanted.iter().zip(spans.iter_mut()) {
+            if !p.is_empty() && p[1..] == *name {
+                *span = Some(Span { start, end });
+            }
+        }
+        pos = ws(end);
+        match b.get(pos) {
+            Some(b',') => pos = ws(pos + 1),
+            Some(b'}') => return Some(spans),
+            _ => return None,
+        }
+    }
 }
 
 /// The span of the one value of `text`, a text that parsed with [`parse_strict`]: from its

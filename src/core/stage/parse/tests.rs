@@ -977,3 +977,35 @@ fn the_root_span_is_the_scanners() {
         assert_eq!(f.at, Some(LineCol { line: 2, column: 3 }));
     }
 }
+
+#[test]
+fn member_spans_are_the_general_scans_spans() {
+    let texts = [
+        r#"{"a": 1, "b": "x\"}y", "c": [1, {"d": "]"}], "e": {"f": [[]]}, "g": null, "h": -1.5e3, "": true}"#,
+        " \n{\"a\"\t:\r\n\"v\" , \"b\":{}}\n ",
+        "{}",
+        r#"{"k": "é🙂", "l": "\\", "m": [ ]}"#,
+    ];
+    let pointers = [
+        "", "/a", "/b", "/c", "/e", "/g", "/h", "/", "/k", "/l", "/m", "/zz",
+    ];
+    for text in texts {
+        parse_strict(text).expect("strict JSON");
+        let spans = member_spans(text, &pointers).expect("the root is an object");
+        assert_eq!(spans, locate_all_in_strict(text, &pointers), "{text:?}");
+    }
+    // what it leaves to the general scan
+    assert_eq!(member_spans("[1]", &["/0"]), None);
+    assert_eq!(member_spans(r#"{"a": {"b": 1}}"#, &["/a/b"]), None);
+    assert_eq!(member_spans(r#"{"a~b": 1}"#, &["/a~0b"]), None);
+    assert_eq!(member_spans(r#"{"\u0061": 1}"#, &["/a"]), None);
+    // found where the general scan finds it
+    let text = r#"{"a": {"b": 1}, "c": "d"}"#;
+    assert_eq!(
+        member_spans(text, &["/c", "/a"]),
+        Some(vec![
+            Some(Span { start: 21, end: 24 }),
+            Some(Span { start: 6, end: 14 })
+        ])
+    );
+}
