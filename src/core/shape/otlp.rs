@@ -297,7 +297,31 @@ pub fn span_ids(text: &[u8]) -> Vec<String> {
 /// for a text that is not such a record. Every other member of the record (the attributes'
 /// `key`s, ids in resource attributes) names none of its captures.
 pub fn record_span_ids(text: &[u8]) -> Option<Vec<String>> {
-    std::str::from_utf8(text).ok().and_then(ids::record_ids)
+    let (spans, jsonrpc) = record_spans(text)?;
+    (!jsonrpc).then(|| spans.into_iter().map(|s| s.id).collect())
+}
+
+/// An LLM or tool span of an OTLP/JSON record text, as the duplicate-id pre-pass reads it
+/// ([`record_spans`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanKeys {
+    /// The span's capture id, `TRACEID/SPANID`.
+    pub id: String,
+    /// Its natural chain key, `TRACEID/PARENTSPANID` (`docs/chains.md#natural-links`), when
+    /// it has a parent (a non-empty string `parentSpanId`): the chain id the main pass
+    /// links an LLM span by (a tool span's key is read too: it is only one more key).
+    pub key: Option<String>,
+}
+
+/// The LLM and tool spans of the record `text` when it is a JSON object with
+/// `resourceSpans` ([`span_ids`]' spans, with their chain keys; none when the main pass
+/// finds the record broken), and whether the record has a `jsonrpc` member (then the shape
+/// detection reads it as an MCP message, not as OTLP/JSON). `None` for any other text
+/// (not JSON, not an object, no `resourceSpans`). Every span capture the main pass reads
+/// from the record, as OTLP/JSON or OpenInference (its shape, or a `[[source]]` format),
+/// is one of these spans, its chain key the one given here.
+pub fn record_spans(text: &[u8]) -> Option<(Vec<SpanKeys>, bool)> {
+    std::str::from_utf8(text).ok().and_then(ids::record_spans)
 }
 
 fn read(obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, RecordError> {
