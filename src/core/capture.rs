@@ -575,6 +575,14 @@ pub fn parse_record_as(
     source: &RecordRef,
     forced: Option<&crate::core::shape::Shape>,
 ) -> Result<Capture, RecordError> {
+    // an OTLP/JSON record is read by a typed walk of its spans when it can be: the same
+    // capture, without building the whole record (`docs/record-shapes.md#traces`)
+    if forced.is_none()
+        && memchr::memmem::find(text.as_bytes(), b"resourceSpans").is_some()
+        && let Some(read) = crate::core::shape::otlp::read_text(text, source)
+    {
+        return read;
+    }
     let value = parse::parse_strict(text).map_err(|f| record_parse_error(&f))?;
     crate::core::shape::read(value, source, forced)
 }
