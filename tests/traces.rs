@@ -1501,3 +1501,198 @@ fn span_ids_are_the_main_pass_capture_ids() {
     }
     assert!(span_ids(br#"{"id": "x", "output": "{}"}"#).is_empty());
 }
+
+/// A `TracesData` line of GenAI chat spans of the trace `t`, each `(spanId, parentSpanId,
+/// start second)`, each answering `output`.
+fn chat_spans_line(t: &str, spans: &[(&str, &str, u64)], output: &str) -> String {
+    let message = json!([{"role": "assistant", "parts": [{"type": "text", "content": output}],
+                          "finish_reason": "stop"}]);
+    let spans: Vec<Value> = spans
+        .iter()
+        .map(|(s, p, at)| {
+            json!({"traceId": t, "spanId": s, "parentSpanId": p,
+                   "startTimeUnixNano": (at * 1_000_000_000).to_string(),
+                   "attributes": [
+                       {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                       {"key": "gen_ai.output.messages", "value": {"stringValue": message.to_string()}}]})
+        })
+        .collect();
+    json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).to_string()
+}
+
+/// A workspace whose span chain keys are shared across records, within one record, with a
+/// capture record's `chain` (also one written `\u002f`), by a record whose `resourceSpans`
+/// is written with an escape, and one key seen once; returns it and its capture files.
+fn shared_keys_workspace() -> (tempfile::TempDir, Vec<std::path::PathBuf>) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("schemas")).unwrap();
+    std::fs::create_dir_all(dir.path().join("captures")).unwrap();
+    std::fs::write(dir.path().join("schemas/ticket.schema.json"), TICKET).unwrap();
+    let (bad, good) = (r#"{"title": "a"}"#, r#"{"title": "a", "priority": "low"}"#);
+    let t = "0af7651916cd43dd8448eb211c80319c";
+    let spans = [
+        chat_spans_line(t, &[("00000000000000a1", "p1", 10)], bad),
+        chat_spans_line(t, &[("00000000000000a2", "p1", 11)], good),
+        chat_spans_line(
+            t,
+            &[
+                ("00000000000000a3", "p2", 21),
+                ("00000000000000a4", "p2", 20),
+            ],
+            good,
+        ),
+        chat_spans_line(t, &[("00000000000000a5", "p3", 30)], good),
+        chat_spans_line(t, &[("00000000000000a6", "p4", 40)], bad),
+        chat_spans_line(t, &[("00000000000000a7", "p5", 50)], bad).replacen(
+            "resourceSpans",
+            "resourceSp\\u0061ns",
+            1,
+        ),
+        chat_spans_line(t, &[("00000000000000a8", "p5", 51)], good),
+        chat_spans_line(t, &[("00000000000000a9", "p6", 60)], bad),
+    ];
+    std::fs::write(dir.path().join("captures/spans.jsonl"), spans.join("\n")).unwrap();
+    let records = [
+        format!(
+            r#"{{"id": "rec-1", "chain": "{t}/p4", "output": {}}}"#,
+            json!(good)
+        ),
+        format!(
+            r#"{{"id": "rec-2", "chain": "{t}\u002fp6", "output": {}}}"#,
+            json!(good)
+        ),
+    ];
+    std::fs::write(
+        dir.path().join("captures/records.jsonl"),
+        records.join("\n"),
+    )
+    .unwrap();
+    let files = vec![
+        dir.path().join("captures/records.jsonl"),
+        dir.path().join("captures/spans.jsonl"),
+    ];
+    (dir, files)
+}
+
+/// The pre-pass counts each span's natural chain key (`ids::chain_keys_in`): `check` keeps
+/// a step only for a span whose key another capture may have, and leaves the span whose
+/// key is seen once out of its chain set (`docs/chains.md#memory`).
+#[test]
+fn the_pre_pass_knows_which_span_chain_keys_are_shared() {
+    use verdict::engine::ids::{Scan, chain_keys_in};
+    let (dir, files) = shared_keys_workspace();
+    let ws = verdict::core::workspace::Workspace::load(dir.path()).unwrap();
+    let keys = Scan::read(&ws, &files).chain_keys();
+    let t = "0af7651916cd43dd8448eb211c80319c";
+    let lone: Vec<bool> = ["p1", "p2", "p3", "p4", "p5", "p6", "p7"]
+        .iter()
+        .map(|p| keys.lone(&format!("{t}/{p}")))
+        .collect();
+    // p7: no capture has it (a key the pre-pass never read is no one else's either)
+    assert_eq!(lone, [false, false, true, false, false, false, true]);
+    assert_eq!(keys.len(), 5);
+    // what one record gives: each span's key (twice for two siblings), a capture record's
+    // `chain` holding a `/` (decoded), no value without one
+    let keys_of = |text: &str| {
+        let mut out: Vec<String> = Vec::new();
+        chain_keys_in(
+            text.as_bytes(),
+            "captures/x.jsonl",
+            true,
+            &mut |_| {},
+            &mut |k| {
+                out.push(String::from_utf8(k.to_vec()).unwrap());
+            },
+        );
+        out
+    };
+    assert_eq!(
+        keys_of(&chat_spans_line(
+            "t1",
+            &[("s1", "p", 1), ("s2", "p", 2), ("s3", "", 3)],
+            "{}"
+        )),
+        ["t1/p", "t1/p"]
+    );
+    assert_eq!(
+        keys_of(
+            r#"{"id": "a/b", "chain": "c\/d", "trace_id": "e/f", "custom_id": "g", "key": "h\u002fi"}"#
+        ),
+        ["c/d", "e/f", "h/i"]
+    );
+    assert_eq!(
+        keys_of(r#"{"id": "a/b", "chain": "c/d", "trace_id": 7, "recordId": "r/1"}"#),
+        ["c/d", "r/1"]
+    );
+    assert!(keys_of(r#"{"id": "a", "chain": "c", "output": "x/y"}"#).is_empty());
+}
+
+/// Spans whose chain key is shared make the same chains whether the other attempt is a
+/// span of another record, a sibling in the same record, a capture record's `chain`, or a
+/// record whose `resourceSpans` is written with an escape; a key seen once is no chain.
+#[test]
+fn span_chains_whose_keys_are_shared_anywhere() {
+    let (dir, _) = shared_keys_workspace();
+    let out = common::verdict_in(dir.path(), &["check", "--format", "json", "."]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<Value> = report["chains"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            json!([
+                r["chain"],
+                r["linked_by"],
+                r["attempts"],
+                r["outcome"],
+                r["sources"]
+            ])
+        })
+        .collect();
+    let t = "0af7651916cd43dd8448eb211c80319c";
+    assert_eq!(
+        rows,
+        [
+            // a capture record's `chain` names the chain (records.jsonl is read first)
+            json!([
+                format!("{t}/p4"),
+                "record",
+                2,
+                "unrecovered",
+                ["captures/records.jsonl:1", "captures/spans.jsonl:5"]
+            ]),
+            json!([
+                format!("{t}/p6"),
+                "record",
+                2,
+                "unrecovered",
+                ["captures/records.jsonl:2", "captures/spans.jsonl:8"]
+            ]),
+            json!([
+                format!("{t}/p1"),
+                "natural",
+                2,
+                "recovered",
+                ["captures/spans.jsonl:1", "captures/spans.jsonl:2"]
+            ]),
+            // two sibling spans of one record (ordered by start time)
+            json!([
+                format!("{t}/p2"),
+                "natural",
+                2,
+                "first-pass",
+                ["captures/spans.jsonl:3", "captures/spans.jsonl:3"]
+            ]),
+            // `resourceSp\u0061ns` on line 6
+            json!([
+                format!("{t}/p5"),
+                "natural",
+                2,
+                "recovered",
+                ["captures/spans.jsonl:6", "captures/spans.jsonl:7"]
+            ]),
+        ],
+        "{}",
+        serde_json::to_string_pretty(&report["chains"]["rows"]).unwrap()
+    );
+}

@@ -575,6 +575,14 @@ pub fn parse_record_as(
     source: &RecordRef,
     forced: Option<&crate::core::shape::Shape>,
 ) -> Result<Capture, RecordError> {
+    // an OTLP/JSON record is read by a typed walk of its spans when it can be: the same
+    // capture, without building the whole record (`docs/record-shapes.md#traces`)
+    if forced.is_none()
+        && memchr::memmem::find(text.as_bytes(), b"resourceSpans").is_some()
+        && let Some(read) = crate::core::shape::otlp::read_text(text, source)
+    {
+        return read;
+    }
     if forced.is_none() {
         // a record of record keys only is read without a map of its members or a pass
         // over the shapes: the same capture or error `shape::read` gives it

@@ -98,24 +98,74 @@ pub fn candidates(text: &[u8], file: &str, each: &mut dyn FnMut(&[u8])) {
 /// capture (the `key` of every attribute would otherwise make every OTLP record of a
 /// workspace a suspect, to be parsed twice). Without `shaped`, as [`candidates`].
 pub fn candidates_in(text: &[u8], file: &str, shaped: bool, each: &mut dyn FnMut(&[u8])) {
+    scan_record(text, file, shaped, each, None);
+}
+
+/// The member names whose string value may be a chain id that a trace span's natural key
+/// (`TRACEID/PARENTSPANID`, [`chain_keys_in`]) could equal, wherever they are in a record
+/// that is not read as OTLP/JSON: a capture record's `chain`, LiteLLM's `trace_id`, a
+/// native batch line's `custom_id`, `key` or `recordId` (`docs/chains.md#linking`). A
+/// record shape whose chain id is read from another member must add it here: the check in
+/// `check`'s debug builds (`is_chain_key_in`) fails until it does.
+pub const CHAIN_MEMBERS: &[&str] = &["chain", "trace_id", "custom_id", "key", "recordId"];
+
+/// [`candidates_in`], also calling `keys` with every chain id the record may give one of
+/// its captures that a trace span's natural chain key could equal
+/// (`docs/chains.md#natural-links`): of an OTLP/JSON record, each LLM or tool span's
+/// `TRACEID/PARENTSPANID` (once per span: two sibling spans of one record give it twice);
+/// of any other record, the value of every string member named in [`CHAIN_MEMBERS`] that
+/// holds a `/` (a span's key always does, so no other value can be one), decoded. A
+/// record's source (the id of a batch line without one) is not among them: the pre-pass
+/// counts a key that names a scanned record twice ([`Candidates`]).
+pub fn chain_keys_in(
+    text: &[u8],
+    file: &str,
+    shaped: bool,
+    each: &mut dyn FnMut(&[u8]),
+    keys: &mut dyn FnMut(&[u8]),
+) {
+    scan_record(text, file, shaped, each, Some(keys));
+}
+
+/// What is called with each id or key read from a record.
+type Each<'a> = &'a mut dyn FnMut(&[u8]);
+
+/// The spans of an OTLP/JSON record `text` ([`crate::core::shape::otlp::record_spans`]):
+/// their ids to `each`, their chain keys to `keys`; whether the record is read as that
+/// shape when shapes decide (no `jsonrpc`). `None`: not such a record.
+fn otlp_spans(
+    text: &[u8],
+    each: &mut dyn FnMut(&[u8]),
+    keys: &mut Option<Each<'_>>,
+) -> Option<bool> {
+    let (spans, jsonrpc) = crate::core::shape::otlp::record_spans(text)?;
+    for s in &spans {
+        each(s.id.as_bytes());
+        if let (Some(k), Some(key)) = (keys.as_deref_mut(), &s.key) {
+            k(key.as_bytes());
+        }
+    }
+    Some(!jsonrpc)
+}
+
+fn scan_record(
+    text: &[u8],
+    file: &str,
+    shaped: bool,
+    each: &mut dyn FnMut(&[u8]),
+    mut keys: Option<Each<'_>>,
+) {
     use crate::core::prescan::holds;
     // an OTLP/JSON record's span capture is named `TRACEID/SPANID`, two members joined
-    if holds!(text, b"resourceSpans") {
-        if shaped && let Some(ids) = crate::core::shape::otlp::record_span_ids(text) {
-            for id in ids {
-                each(id.as_bytes());
-            }
-            return;
-        }
-        for id in crate::core::shape::otlp::span_ids(text) {
-            each(id.as_bytes());
-        }
+    let walked = holds!(text, b"resourceSpans");
+    if walked && otlp_spans(text, each, &mut keys).is_some_and(|as_otlp| shaped && as_otlp) {
+        return;
     }
     // a member name can only hide one of ours behind a `\u` escape: without one, a search
     // for each quoted name finds every member (a match inside a string value, `"a \"id"`,
     // is a member name only if a colon follows, and then only adds a candidate)
     if holds!(text, b"\\u") {
-        return tokenize(text, file, each);
+        return tokenize(text, file, walked, each, keys);
     }
     static FINDERS: std::sync::LazyLock<Vec<(bool, memchr::memmem::Finder<'static>)>> =
         std::sync::LazyLock::new(|| {
@@ -149,6 +199,37 @@ pub fn candidates_in(text: &[u8], file: &str, shaped: bool, each: &mut dyn FnMut
     }
     if jsonrpc {
         mcp_forms(&rpc_ids, file, each);
+    }
+    // a chain id a span's key could equal holds a `/` (written `\/` too; `\u002f` is
+    // read by `tokenize`)
+    if let Some(k) = keys
+        && memchr::memchr(b'/', text).is_some()
+    {
+        static KEY_FINDERS: std::sync::LazyLock<Vec<memchr::memmem::Finder<'static>>> =
+            std::sync::LazyLock::new(|| {
+                CHAIN_MEMBERS
+                    .iter()
+                    .map(|m| {
+                        let quoted: &'static [u8] = format!("\"{m}\"").into_bytes().leak();
+                        memchr::memmem::Finder::new(quoted)
+                    })
+                    .collect()
+            });
+        let mut slashed = |v: &[u8]| {
+            if memchr::memchr(b'/', v).is_some() {
+                k(v);
+            }
+        };
+        for finder in KEY_FINDERS.iter() {
+            for at in finder.find_iter(text) {
+                let j = skip_ws(text, at + finder.needle().len());
+                if text.get(j) != Some(&b':') {
+                    continue;
+                }
+                let j = skip_ws(text, j + 1);
+                member_value(text, j, false, &mut value_buf, &mut rpc_ids, &mut slashed);
+            }
+        }
     }
 }
 
@@ -214,9 +295,19 @@ fn mcp_forms(ids: &[Vec<u8>], file: &str, each: &mut dyn FnMut(&[u8])) {
 }
 
 /// [`candidates`] of a text with `\u` escapes: every string token is read, and decoded
-/// when it has escapes, so a member name written `"\u0069d"` is `id`.
-fn tokenize(text: &[u8], file: &str, each: &mut dyn FnMut(&[u8])) {
+/// when it has escapes, so a member name written `"\u0069d"` is `id`; with `keys`, the
+/// values of the [`CHAIN_MEMBERS`] that hold a `/` too, and, unless the record was
+/// `walked` already, the spans of a record whose `resourceSpans` is written with an
+/// escape.
+fn tokenize(
+    text: &[u8],
+    file: &str,
+    walked: bool,
+    each: &mut dyn FnMut(&[u8]),
+    mut keys: Option<Each<'_>>,
+) {
     let mut jsonrpc = false;
+    let mut otlp = false;
     // `id` values (decoded strings, number tokens), for the MCP forms
     let mut rpc_ids: Vec<Vec<u8>> = Vec::new();
     let mut name_buf = Vec::new();
@@ -250,17 +341,41 @@ fn tokenize(text: &[u8], file: &str, each: &mut dyn FnMut(&[u8])) {
         if name == b"jsonrpc" {
             jsonrpc = true;
         }
+        otlp |= name == b"resourceSpans";
         let wanted = ID_MEMBERS.iter().any(|m| m.as_bytes() == name);
-        if wanted
-            && let Some(end) = member_value(text, j, is_id, &mut value_buf, &mut rpc_ids, each)
-        {
-            i = end;
-            continue;
+        let key = keys.is_some() && CHAIN_MEMBERS.iter().any(|m| m.as_bytes() == name);
+        if wanted || key {
+            let mut both = |v: &[u8]| {
+                if wanted {
+                    each(v);
+                }
+                if key
+                    && memchr::memchr(b'/', v).is_some()
+                    && let Some(k) = keys.as_deref_mut()
+                {
+                    k(v);
+                }
+            };
+            if let Some(end) = member_value(
+                text,
+                j,
+                is_id && wanted,
+                &mut value_buf,
+                &mut rpc_ids,
+                &mut both,
+            ) {
+                i = end;
+                continue;
+            }
         }
         i = j;
     }
     if jsonrpc {
         mcp_forms(&rpc_ids, file, each);
+    }
+    // `"resourceSp\u0061ns"`: the main pass reads the record as OTLP/JSON all the same
+    if otlp && !walked {
+        otlp_spans(text, each, &mut keys);
     }
 }
 
@@ -275,6 +390,29 @@ pub fn is_candidate(id: &str, raw: &RawRecord) -> bool {
 /// ([`candidates_in`], as the file's `[[source]]` tables make it).
 pub fn is_candidate_in(ws: &Workspace, id: &str, raw: &RawRecord) -> bool {
     candidate_of(id, raw, ws.reads_shapes(raw.source.file()))
+}
+
+/// Whether `id`, the chain id of a capture of the record `raw` (linked by its record or
+/// naturally), is among the chain keys the pre-pass of the workspace `ws` reads of the
+/// record ([`chain_keys_in`]) or is its source: what must hold of every such chain id that
+/// holds a `/` for `check` to leave out no span whose chain another capture shares
+/// ([`ChainKeys`]).
+pub fn is_chain_key_in(ws: &Workspace, id: &str, raw: &RawRecord) -> bool {
+    if id == raw.source.with_part(None).as_str() {
+        return true;
+    }
+    let Ok(text) = &raw.text else {
+        return false;
+    };
+    let mut found = false;
+    chain_keys_in(
+        text.as_bytes(),
+        raw.source.file(),
+        ws.reads_shapes(raw.source.file()),
+        &mut |_| {},
+        &mut |k| found |= k == id.as_bytes(),
+    );
+    found
 }
 
 fn candidate_of(id: &str, raw: &RawRecord, shaped: bool) -> bool {
@@ -544,6 +682,8 @@ pub struct Scan {
     runs: Vec<Box<[u64]>>,
     /// The candidate fingerprints that two or more records have, sorted.
     several: Vec<u64>,
+    /// The chain keys that two or more captures may have ([`Scan::chain_keys`]).
+    keys: ChainKeys,
     /// (file, line) of the records that are suspects by a source: a record whose candidate
     /// names another scanned record's source, and that record.
     named: Vec<(u32, u32)>,
@@ -562,8 +702,9 @@ struct ScanFile {
     lines: crate::core::prescan::Lines,
 }
 
-/// What the scan of some records gave: their candidates (without repeats within a record)
-/// and the suspects by a source ([`Candidates`] collects it in the pre-pass).
+/// What the scan of some records gave: their candidates (without repeats within a record),
+/// the suspects by a source, and the chain keys ([`chain_keys_in`], a repeat kept for each
+/// capture that may have it) ([`Candidates`] collects it in the pre-pass).
 #[derive(Default)]
 pub struct Found {
     /// The candidates of the records read since the last [`Found::seal`].
@@ -572,18 +713,27 @@ pub struct Found {
     /// it: a repeat within a run is two records sharing it).
     runs: Vec<Box<[u64]>>,
     named: Vec<(u32, u32)>,
+    /// The chain keys of the records read since the last [`Found::seal`], by fingerprint.
+    keys: Vec<u64>,
+    /// Sealed stretches of chain keys, as `runs`.
+    key_runs: Vec<Box<[u64]>>,
 }
 
 impl Found {
-    /// Sorts the open candidates into a run of their own (repeats kept: each is one more
-    /// record having the candidate).
+    /// Sorts the open candidates (and chain keys) into a run of their own (repeats kept:
+    /// each is one more record having the candidate).
     fn seal(&mut self) {
-        if self.open.is_empty() {
-            return;
+        for (open, runs) in [
+            (&mut self.open, &mut self.runs),
+            (&mut self.keys, &mut self.key_runs),
+        ] {
+            if open.is_empty() {
+                continue;
+            }
+            let mut run = std::mem::take(open);
+            run.sort_unstable();
+            runs.push(run.into_boxed_slice());
         }
-        let mut run = std::mem::take(&mut self.open);
-        run.sort_unstable();
-        self.runs.push(run.into_boxed_slice());
     }
 
     fn append(&mut self, mut other: Found) {
@@ -591,6 +741,38 @@ impl Found {
         other.seal();
         self.runs.append(&mut other.runs);
         self.named.append(&mut other.named);
+        self.key_runs.append(&mut other.key_runs);
+    }
+}
+
+/// The natural chain keys of trace spans (`TRACEID/PARENTSPANID`,
+/// `docs/chains.md#natural-links`) that more than one capture of the scanned files may
+/// have as its chain id, by fingerprint, known before the first verdict
+/// ([`Scan::chain_keys`]). A span's key that is not one of them is the chain id of that
+/// span alone: a natural link seen once, no chain, which `check` keeps nothing for
+/// (`docs/chains.md#memory`). Two keys of the same fingerprint are both kept: only one
+/// step more, reported as no chain.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ChainKeys {
+    /// Sorted.
+    shared: Vec<u64>,
+}
+
+impl ChainKeys {
+    /// Whether the span chain key `key` (the chain id of an OTLP or OpenInference span's
+    /// natural link) is the chain id of no other capture of the scanned files.
+    pub fn lone(&self, key: &str) -> bool {
+        self.shared.binary_search(&fingerprint(key)).is_err()
+    }
+
+    /// How many fingerprints more than one capture may have.
+    pub fn len(&self) -> usize {
+        self.shared.len()
+    }
+
+    /// No key is shared.
+    pub fn is_empty(&self) -> bool {
+        self.shared.is_empty()
     }
 }
 
@@ -689,13 +871,28 @@ impl crate::core::prescan::Hook for Candidates {
         let Some(text) = text else { return };
         let start = found.open.len();
         let f = file as usize;
-        candidates_in(text, &self.names[f], self.shaped[f], &mut |c| {
-            found.open.push(fingerprint_bytes(c));
-            if let Some(at) = names_record(c, &self.by_name) {
-                found.named.push(at);
-                found.named.push((file, line));
-            }
-        });
+        let (open, named, keys) = (&mut found.open, &mut found.named, &mut found.keys);
+        chain_keys_in(
+            text,
+            &self.names[f],
+            self.shaped[f],
+            &mut |c| {
+                open.push(fingerprint_bytes(c));
+                if let Some(at) = names_record(c, &self.by_name) {
+                    named.push(at);
+                    named.push((file, line));
+                }
+            },
+            &mut |k| {
+                let fp = fingerprint_bytes(k);
+                keys.push(fp);
+                // a key spelling a scanned record's source may be the natural id of a
+                // batch line without one: counted twice, its spans are kept
+                if names_record(k, &self.by_name).is_some() {
+                    keys.push(fp);
+                }
+            },
+        );
         let mine = &mut found.open[start..];
         mine.sort_unstable();
         let mut keep = 0;
@@ -768,15 +965,30 @@ impl Scan {
         let files = files.into_iter().map(|f| f.1).collect();
         let mut found = found;
         found.seal();
-        let Found { runs, named, .. } = found;
+        let Found {
+            runs,
+            named,
+            key_runs,
+            ..
+        } = found;
         let several = in_several(&runs);
+        let keys = ChainKeys {
+            shared: in_several(&key_runs),
+        };
         Scan {
             files,
             runs,
             several,
+            keys,
             named,
             max_bytes,
         }
+    }
+
+    /// The span chain keys several captures of the scanned files may have (taken out of
+    /// the scan: what `check` feeds its chain set by, [`ChainKeys::lone`]).
+    pub fn chain_keys(&mut self) -> ChainKeys {
+        std::mem::take(&mut self.keys)
     }
 
     /// The fingerprints of every candidate and every source of every record: each id a
@@ -804,6 +1016,7 @@ impl Scan {
             several,
             mut named,
             max_bytes,
+            ..
         } = self;
         if let Some(k) = known {
             for (i, f) in files.iter().enumerate() {

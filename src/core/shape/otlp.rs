@@ -34,6 +34,7 @@ use crate::core::verdict::{Finding, Reason, ResponseInfo, TokenUsage};
 use serde_json::{Map, Value};
 
 mod ids;
+mod read;
 
 /// The `format` of a GenAI span of an OTLP/JSON export.
 pub(crate) const FORMAT: &str = "otlp";
@@ -297,11 +298,49 @@ pub fn span_ids(text: &[u8]) -> Vec<String> {
 /// for a text that is not such a record. Every other member of the record (the attributes'
 /// `key`s, ids in resource attributes) names none of its captures.
 pub fn record_span_ids(text: &[u8]) -> Option<Vec<String>> {
-    std::str::from_utf8(text).ok().and_then(ids::record_ids)
+    let (spans, jsonrpc) = record_spans(text)?;
+    (!jsonrpc).then(|| spans.into_iter().map(|s| s.id).collect())
+}
+
+/// An LLM or tool span of an OTLP/JSON record text, as the duplicate-id pre-pass reads it
+/// ([`record_spans`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanKeys {
+    /// The span's capture id, `TRACEID/SPANID`.
+    pub id: String,
+    /// Its natural chain key, `TRACEID/PARENTSPANID` (`docs/chains.md#natural-links`), when
+    /// it has a parent (a non-empty string `parentSpanId`): the chain id the main pass
+    /// links an LLM span by (a tool span's key is read too: it is only one more key).
+    pub key: Option<String>,
+}
+
+/// The LLM and tool spans of the record `text` when it is a JSON object with
+/// `resourceSpans` ([`span_ids`]' spans, with their chain keys; none when the main pass
+/// finds the record broken), and whether the record has a `jsonrpc` member (then the shape
+/// detection reads it as an MCP message, not as OTLP/JSON). `None` for any other text
+/// (not JSON, not an object, no `resourceSpans`). Every span capture the main pass reads
+/// from the record, as OTLP/JSON or OpenInference (its shape, or a `[[source]]` format),
+/// is one of these spans, its chain key the one given here.
+pub fn record_spans(text: &[u8]) -> Option<(Vec<SpanKeys>, bool)> {
+    std::str::from_utf8(text).ok().and_then(ids::record_spans)
 }
 
 fn read(obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, RecordError> {
-    let mut spans = capture_spans(obj)?;
+    read_spans(capture_spans(obj)?, source)
+}
+
+/// The record `text` read as the shapes read its strict parse when they find it an
+/// OTLP/JSON `TracesData` (`resourceSpans`, no `jsonrpc`), without building its parse: a
+/// typed walk of its spans (the `read` module) that gives the same capture, and `None` for
+/// any text it leaves to the general reading (not such a record, not strict JSON, or
+/// containers that are not what OTLP/JSON makes them: then the strict parse and the shape
+/// give its verdict, as they always did).
+pub(crate) fn read_text(text: &str, source: &RecordRef) -> Option<Result<Capture, RecordError>> {
+    read::spans(text).map(|spans| read_spans(spans, source))
+}
+
+/// The capture of a record whose LLM and tool spans are `spans`.
+fn read_spans(mut spans: Vec<(Kind, Span)>, source: &RecordRef) -> Result<Capture, RecordError> {
     let read_span = |(kind, span): (Kind, Span)| match kind {
         Kind::Inference => inference(span),
         Kind::Tool => tool(span),
@@ -904,6 +943,110 @@ mod tests {
         );
         assert_eq!(any_value(&json!({})), Value::Null);
         assert_eq!(any_value(&json!({"arrayValue": {}})), json!([]));
+    }
+
+    /// The typed reading of a record text ([`read_text`]) gives what the strict parse and
+    /// the shape give, on every OTLP record of `samples/traces` and on records built to trip
+    /// it (each AnyValue kind, the quirks the shape reads, what the strict parse refuses
+    /// in parts the typed reading only walks); the records it leaves to the general reading
+    /// are those listed as such.
+    #[test]
+    fn the_typed_reading_is_the_general_one() {
+        let source = RecordRef::new("captures/t.jsonl", Some(3));
+        let general = |text: &str| {
+            crate::core::stage::parse::parse_strict(text)
+                .map_err(|f| crate::core::capture::record_parse_error(&f))
+                .and_then(|v| crate::core::shape::read(v, &source, None))
+        };
+        let span = |extra: &str| {
+            format!(
+                r#"{{"resourceSpans": [{{"resource": {{"attributes": [{{"key": "service.name", "value": {{"stringValue": "svc"}}}}]}}, "scopeSpans": [{{"scope": {{"name": "s"}}, "spans": [{{"traceId": "t1", "spanId": "s1", "parentSpanId": "p1", "startTimeUnixNano": "1764583200000000000", "attributes": [{{"key": "gen_ai.operation.name", "value": {{"stringValue": "chat"}}}}{extra}], "status": {{"code": 1}}}}]}}]}}]}}"#
+            )
+        };
+        let msgs = r#", {"key": "gen_ai.output.messages", "value": {"stringValue": "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"content\": \"{}\"}], \"finish_reason\": \"stop\"}]"}}"#;
+        let mut typed: Vec<String> = vec![
+            span(msgs),
+            span(""),
+            span(r#", {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "310"}}, {"key": "gen_ai.usage.output_tokens", "value": {"intValue": 42}}"#),
+            span(r#", {"key": "gen_ai.response.finish_reasons", "value": {"arrayValue": {"values": [{"stringValue": "length"}]}}}"#),
+            span(r#", {"key": "gen_ai.output.messages", "value": {"arrayValue": {"values": [{"kvlistValue": {"values": [{"key": "role", "value": {"stringValue": "assistant"}}, {"key": "content", "value": {"stringValue": "{}"}}]}}]}}}"#),
+            span(r#", {"key": "gen_ai.completion.0.content", "value": {"stringValue": "{}"}}, {"key": "gen_ai.completion.0.finish_reason", "value": {"stringValue": "stop"}}"#),
+            span(r#", {"key": "x", "value": {"doubleValue": 0.5, "stringValue": "both"}}, {"key": "y", "value": {}}, {"key": "z"}, {"key": 7, "value": {"stringValue": "no key"}}, "not a pair", {"key": "w", "value": {"boolValue": true}, "extra": [1, {"a": null}]}"#),
+            span(r#", {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}}, {"key": "gen_ai.tool.name", "value": {"stringValue": "lookup"}}, {"key": "gen_ai.tool.call.result", "value": {"stringValue": "{\"ok\": true}"}}"#),
+            span(r#", {"key": "plain", "value": "a plain value"}, {"key": "num", "value": 1.5}"#),
+            span(msgs).replace(r#""status": {"code": 1}"#, r#""status": {"code": "STATUS_CODE_ERROR", "message": "Rate limit reached"}"#),
+            span(msgs).replace(r#""status": {"code": 1}"#, r#""events": [{"name": "gen_ai.choice", "attributes": [{"key": "finish_reason", "value": {"stringValue": "stop"}}]}]"#),
+            span(msgs).replace("scopeSpans", "instrumentationLibrarySpans"),
+            span(msgs).replace(r#""attributes": [{"key": "gen_ai"#, r#""attributes": null, "x": [{"key": "gen_ai"#),
+            span(r#", {"key": "openinference.span.kind", "value": {"stringValue": "LLM"}}, {"key": "output.value", "value": {"stringValue": "{}"}}"#),
+            r#"{"resourceSpans": null}"#.into(),
+            r#"{"resourceSpans": [], "other": {"a": [1, 2.5, "\u00e9"]}}"#.into(),
+            r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "http", "attributes": [{"key": "http.method", "value": {"stringValue": "GET"}}]}]}]}]}"#.into(),
+        ];
+        // two spans: a record of two parts
+        typed.push(span(msgs).replace(r#"}]}]}]}"#, &format!(r#"}}, {}]}}]}}]}}"#, r#"{"traceId": "t1", "spanId": "s2", "attributes": {"gen_ai.operation.name": {"stringValue": "chat"}}}"#)));
+        for t in &typed {
+            let got =
+                read_text(t, &source).unwrap_or_else(|| panic!("left to the general reading: {t}"));
+            assert_eq!(got, general(t), "{t}");
+        }
+        // refused by the strict parse (anywhere), or not what OTLP/JSON makes it: the
+        // general reading gives the verdict
+        let general_only: Vec<String> = vec![
+            span(msgs).replace(r#""name": "s""#, r#""name": "s", "name": "t""#),
+            span(msgs).replace(r#""svc""#, r#""\ud800""#),
+            span(msgs).replace(r#""name": "s""#, r#""n": 1e400"#),
+            span(msgs).replace(r#""name": "s""#, r#""n": 12345678901234567890123.5"#),
+            span(msgs).replace(
+                r#""name": "s""#,
+                &format!(r#""n": {}{}"#, "[".repeat(130), "]".repeat(130)),
+            ),
+            span(msgs).replace(r#""spanId": "s1""#, r#""spanId": "s1", "spanId": "s2""#),
+            span(msgs).replace(
+                r#"{"stringValue": "chat"}"#,
+                r#"{"stringValue": "chat", "stringValue": "x"}"#,
+            ),
+            span(msgs).replace(r#""spanId": "s1""#, r#""spanId": """#),
+            span(msgs).replace(r#""traceId": "t1", "#, ""),
+            span(msgs) + " x",
+            span(msgs)
+                .replace(r#""scopeSpans": ["#, r#""scopeSpans": {"a": ["#)
+                .replace(r#"}]}]}"#, r#"}]}]}}"#),
+            r#"{"resourceSpans": 3}"#.into(),
+            r#"{"resourceSpans": [3]}"#.into(),
+            r#"{"resourceSpans": [{"scopeSpans": [{"spans": ["x"]}]}]}"#.into(),
+            r#"{"jsonrpc": "2.0", "resourceSpans": []}"#.into(),
+            r#"{"id": "x", "output": "{}"}"#.into(),
+            "[1]".into(),
+            "{".into(),
+        ];
+        for t in &general_only {
+            assert!(read_text(t, &source).is_none(), "read typed: {t}");
+        }
+        // every OTLP record of the samples, as they are
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/traces");
+        let mut seen = 0;
+        for sub in ["otel", "openinference", "retries", "joins"] {
+            let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+                // a `.json` file is one record, a log one per line
+                let records: Vec<&str> = if e.path().extension().is_some_and(|x| x == "json") {
+                    vec![text.as_str()]
+                } else {
+                    text.lines().collect()
+                };
+                for line in records.into_iter().filter(|l| l.contains("resourceSpans")) {
+                    if let Some(got) = read_text(line, &source) {
+                        assert_eq!(got, general(line), "{line}");
+                        seen += 1;
+                    }
+                }
+            }
+        }
+        assert!(seen >= 10, "{seen} sample records");
     }
 
     #[test]

@@ -327,6 +327,23 @@ fn from_serde_error(text: &str, err: &serde_json::Error) -> Finding {
 /// A record read without building the members of some of its objects
 /// (`crate::core::request`'s reading of batch input lines): see [`pruned`].
 pub(crate) use strict::Pruned;
+/// The pieces of the strict reading, for a typed reading of a record that must refuse what
+/// [`from_str_no_duplicates`] refuses (`crate::core::shape::otlp`'s spans): a member name
+/// ([`StrictKey`]), the names of one object ([`StrictNames`]: a repeat is an error), a
+/// value built ([`StrictSeed`]) or only walked ([`StrictSkip`]).
+pub(crate) use strict::{Key as StrictKey, Names as StrictNames, Skip as StrictSkip, StrictSeed};
+
+/// Reads `text` with `seed` under the limits and errors of [`from_str_no_duplicates`]
+/// (the seed must read its parts with the pieces above).
+///
+/// # Errors
+/// The text is not strict JSON, or the seed refused it.
+pub(crate) fn strict_seed<'de, S: serde::de::DeserializeSeed<'de>>(
+    text: &'de str,
+    seed: S,
+) -> Result<S::Value, serde_json::Error> {
+    strict::seeded(text, seed)
+}
 
 /// Reads `text` as [`from_str_no_duplicates`] does (the same errors and limits), without
 /// building the members of the top-level objects named in `bodies`: their members named in

@@ -770,6 +770,7 @@ fn workspace_mode(
         let Checker {
             ws,
             dups,
+            keys,
             requests_only,
         } = Checker::prepare(&ws, &files)?;
         // a file of batch input requests only holds no capture: the pre-pass read all it
@@ -810,6 +811,25 @@ fn workspace_mode(
                         raw.source
                     );
                 }
+                // a span's chain is left out when the pre-pass saw its key once: every
+                // chain id a key could equal must be among the keys it reads
+                for v in &vs {
+                    if let Some(l) = &v.chain
+                        && matches!(
+                            l.linked_by,
+                            crate::core::chain::LinkedBy::Record
+                                | crate::core::chain::LinkedBy::Natural
+                        )
+                        && l.id.contains('/')
+                    {
+                        assert!(
+                            ids::is_chain_key_in(&ws, &l.id, raw),
+                            "the chain id {:?} of {} is not among the keys `ids::chain_keys_in` reads",
+                            l.id,
+                            raw.source
+                        );
+                    }
+                }
                 if !vs.is_empty() {
                     assert_eq!(
                         vs.iter()
@@ -836,16 +856,20 @@ fn workspace_mode(
         };
         // the chain accumulator, fed the verdicts as they are delivered (a small step per
         // attempt of a chain, never the verdict: `docs/chains.md#memory`); a natural link
-        // (a batch line's own id) is a chain only when another capture shares the id, which
-        // the pre-pass already knows: a 1M-line batch of distinct ids keeps nothing
+        // (a batch line's own id, a span's `TRACEID/PARENTSPANID`) is a chain only when
+        // another capture shares the id, which the pre-pass already knows: a 1M-line batch
+        // of distinct ids, or 1M spans under distinct parents, keeps nothing
         let mut set = crate::core::chain::ChainSet::default();
         let mut feed = |o: Out| {
             if let Out::Item(item) = &o {
                 let v = &item.verdict;
                 let lone = v.chain.as_ref().is_some_and(|l| {
                     l.linked_by == crate::core::chain::LinkedBy::Natural
-                        && l.id == v.id
-                        && dups.group(ids::fingerprint(&v.id)).is_none()
+                        && if is_span(v) {
+                            keys.lone(&l.id)
+                        } else {
+                            l.id == v.id && dups.group(ids::fingerprint(&v.id)).is_none()
+                        }
                 });
                 if !lone {
                     set.add(v);
@@ -875,6 +899,12 @@ fn workspace_mode(
     Ok((warnings, chains))
 }
 
+/// Whether `v` is the verdict of an OTLP or OpenInference span, whose natural chain key
+/// the pre-pass counts ([`ids::ChainKeys`]).
+fn is_span(v: &Verdict) -> bool {
+    matches!(v.format.as_deref(), Some("otlp" | "openinference"))
+}
+
 /// A workspace opened as `check` opens it, to evaluate records one at a time as `check`
 /// does: the Python package's `Workspace` (`docs/python.md`), and the first step of every
 /// workspace `check` runs on.
@@ -884,6 +914,8 @@ pub struct Checker {
     pub ws: Workspace,
     /// The ids several captures of the checked files share (`DUPLICATE_ID`).
     dups: ids::Shared,
+    /// The span chain keys several captures of the checked files may share.
+    keys: ids::ChainKeys,
     /// The files (workspace-relative) whose every record is a batch input request: the
     /// pre-pass read all they give, so `check` does not read them again.
     requests_only: std::collections::HashSet<std::sync::Arc<str>>,
@@ -922,10 +954,13 @@ impl Checker {
             return Err(CheckError::from(e));
         }
         // ids shared by several captures of the workspace: known before the first verdict
-        let dups = pre.ids.exact(&ws, None).shared();
+        let mut scan = pre.ids;
+        let keys = scan.chain_keys();
+        let dups = scan.exact(&ws, None).shared();
         Ok(Checker {
             ws,
             dups,
+            keys,
             requests_only: pre.requests_only,
         })
     }

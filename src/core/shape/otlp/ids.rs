@@ -1,7 +1,8 @@
 //! The ids of an OTLP/JSON record's LLM and tool spans, read for the duplicate-id pre-pass
 //! ([`super::span_ids`]) without building the record: a typed walk of the text that reads
 //! only `resourceSpans[].scopeSpans[].spans[]` (or `instrumentationLibrarySpans`), each
-//! span's `traceId`, `spanId` and the attributes that decide what the span is
+//! span's `traceId`, `spanId`, `parentSpanId` (its natural chain key,
+//! `TRACEID/PARENTSPANID`) and the attributes that decide what the span is
 //! (`openinference.span.kind`, `gen_ai.operation.name`, `llm.request.type`: [`KIND_KEYS`]),
 //! and skips everything else ([`IgnoredAny`]); member names and ids are borrowed from the
 //! text unless they hold escapes.
@@ -14,7 +15,7 @@
 //! that is not strict JSON may still give ids (the main pass names it by its source): only
 //! more candidates, which the pre-pass allows (`crate::engine::ids`).
 
-use super::kind;
+use super::{SpanKeys, kind};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -32,25 +33,24 @@ const KIND_KEYS: [&str; 3] = [
 /// no span ids.
 struct Broken;
 
-/// The ids read from a part of the record, or [`Broken`].
-type Ids = Result<Vec<String>, Broken>;
+/// The spans read from a part of the record, or [`Broken`].
+type Ids = Result<Vec<SpanKeys>, Broken>;
 
 /// The ids of the LLM and tool spans of the OTLP/JSON record `text`, in file order; `None`
 /// when the text is not a JSON object with `resourceSpans`, is not JSON, or is a record the
 /// main pass finds broken.
 pub(super) fn span_ids(text: &str) -> Option<Vec<String>> {
-    read(text)?.0?.ok()
+    Some(read(text)?.0?.ok()?.into_iter().map(|s| s.id).collect())
 }
 
-/// The ids of the record `text` as the main pass names its captures when it reads the
-/// record as the shape it has: `Some` when the text is a JSON object with `resourceSpans`
-/// and no `jsonrpc` (which would make it an MCP message), holding the span ids (none when
-/// the record is broken or holds no LLM or tool span: then its only name is its source);
-/// `None` for any other text.
-pub(super) fn record_ids(text: &str) -> Option<Vec<String>> {
+/// What the walk reads of a record that is a JSON object with `resourceSpans`: its LLM and
+/// tool spans in file order (none when the main pass finds it broken), and whether it has
+/// a `jsonrpc` member (which makes it an MCP message when shapes decide); `None` for any
+/// other text.
+pub(super) fn record_spans(text: &str) -> Option<(Vec<SpanKeys>, bool)> {
     match read(text)? {
-        (Some(ids), false) => Some(ids.unwrap_or_default()),
-        _ => None,
+        (Some(ids), jsonrpc) => Some((ids.unwrap_or_default(), jsonrpc)),
+        (None, _) => None,
     }
 }
 
@@ -329,7 +329,7 @@ impl<'de> Visitor<'de> for Scope {
     }
 }
 
-/// A span: its id `TRACEID/SPANID` when it is an LLM or tool span ([`kind`]), none when
+/// A span: its id `TRACEID/SPANID` (and its chain key) when it is an LLM or tool span ([`kind`]), none when
 /// it is another span; a span that is not an object, or an LLM or tool span without a
 /// non-empty string `traceId` and `spanId`, is [`Broken`].
 #[derive(Clone, Copy)]
@@ -343,14 +343,14 @@ impl<'de> Visitor<'de> for Span {
         drain_seq(seq).map(|()| Err(Broken))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ids, A::Error> {
-        let (mut trace, mut span, mut attrs) = (None, None, None);
+        let (mut trace, mut span, mut parent, mut attrs) = (None, None, None, None);
         while let Some(Key(k)) = map.next_key()? {
             match &*k {
-                "traceId" | "spanId" => {
-                    let slot = if k == "traceId" {
-                        &mut trace
-                    } else {
-                        &mut span
+                "traceId" | "spanId" | "parentSpanId" => {
+                    let slot = match &*k {
+                        "traceId" => &mut trace,
+                        "spanId" => &mut span,
+                        _ => &mut parent,
                     };
                     if slot.is_some() {
                         return Err(repeated(&k));
@@ -373,7 +373,14 @@ impl<'de> Visitor<'de> for Span {
         }
         match (trace.flatten(), span.flatten()) {
             (Some(t), Some(s)) if !t.is_empty() && !s.is_empty() => {
-                Ok(Ok(vec![format!("{t}/{s}")]))
+                let key = parent
+                    .flatten()
+                    .filter(|p| !p.is_empty())
+                    .map(|p| format!("{t}/{p}"));
+                Ok(Ok(vec![SpanKeys {
+                    id: format!("{t}/{s}"),
+                    key,
+                }]))
             }
             _ => Ok(Err(Broken)),
         }

@@ -13,7 +13,7 @@ use std::fmt;
 
 /// Builds a [`Value`] and fails on the first duplicate key of any object.
 #[derive(Clone, Copy)]
-pub(super) struct StrictSeed;
+pub(crate) struct StrictSeed;
 
 impl<'de> DeserializeSeed<'de> for StrictSeed {
     type Value = Value;
@@ -179,6 +179,16 @@ pub(super) fn from_str(text: &str) -> Result<Value, serde_json::Error> {
     exactly(text, |de| StrictSeed.deserialize(de))
 }
 
+/// Reads `text` with `seed` (one value to its end) under the limits of [`from_str`]: the
+/// seed builds what it needs, with [`StrictSeed`] and [`Skip`] for the rest, and a number
+/// read as a double makes every number token checked to be held exactly.
+pub(crate) fn seeded<'de, S: DeserializeSeed<'de>>(
+    text: &'de str,
+    seed: S,
+) -> Result<S::Value, serde_json::Error> {
+    exactly(text, |de| seed.deserialize(de))
+}
+
 /// What [`pruned`] read of a record: its top-level object with each of the `bodies`
 /// members that is an object replaced by `{}`, and of each of those, the members named in
 /// `keep`, as their raw text, in text order.
@@ -205,7 +215,7 @@ pub(crate) fn pruned<'a>(
 }
 
 /// A member name, borrowed from the text when it has no escape.
-struct Key<'de>(std::borrow::Cow<'de, str>);
+pub(crate) struct Key<'de>(pub(crate) std::borrow::Cow<'de, str>);
 
 impl<'de> de::Deserialize<'de> for Key<'de> {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -229,13 +239,14 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
 /// The member names of one object seen so far: a repeated one is an error, as in
 /// [`StrictSeed`].
 #[derive(Default)]
-struct Names<'de> {
+pub(crate) struct Names<'de> {
     few: Vec<std::borrow::Cow<'de, str>>,
     many: std::collections::HashSet<std::borrow::Cow<'de, str>>,
 }
 
 impl<'de> Names<'de> {
-    fn add<E: de::Error>(&mut self, k: std::borrow::Cow<'de, str>) -> Result<(), E> {
+    /// Adds the name `k`; a name added before is an error.
+    pub(crate) fn add<E: de::Error>(&mut self, k: std::borrow::Cow<'de, str>) -> Result<(), E> {
         let repeated = if self.many.is_empty() {
             let r = self.few.contains(&k);
             if !r && self.few.len() >= 16 {
@@ -257,7 +268,7 @@ impl<'de> Names<'de> {
 
 /// Walks a value as [`StrictSeed`] reads it, building nothing.
 #[derive(Clone, Copy)]
-struct Skip;
+pub(crate) struct Skip;
 
 impl<'de> DeserializeSeed<'de> for Skip {
     type Value = ();

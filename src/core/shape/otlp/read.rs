@@ -1,0 +1,468 @@
+//! The main pass's reading of an OTLP/JSON record text (`docs/record-shapes.md#traces`): a
+//! typed walk of `resourceSpans[].scopeSpans[].spans[]` (or `instrumentationLibrarySpans`)
+//! that builds each span as [`super::capture_spans`] gives it (its members as the strict
+//! parse builds them, its `attributes` decoded straight into `{key: value}`) and builds
+//! nothing else: the resource, the scope and every other member are walked as the strict
+//! parse walks them ([`Skip`]: repeated member names, lone surrogates, numbers not held
+//! exactly and nesting past [`crate::core::stage::parse::MAX_DEPTH`] are refused just the
+//! same), without a `Value` for each `{key, value: {stringValue}}`.
+//!
+//! It gives the spans only when the record is one the shape detection reads as OTLP/JSON
+//! and the whole text is strict JSON; any other record, and any record whose containers
+//! are not what OTLP/JSON makes them (the cases [`super::capture_spans`] reports or reads
+//! leniently: a list that is not an array, a span that is not an object, an LLM span
+//! without a `traceId` or `spanId`, ...), gives `None`: the caller then reads it the
+//! general way (the strict parse into a `Value`, then the shape), which gives the verdict
+//! it always gave. So the two readings agree on every text: this one is only faster.
+
+use super::{Kind, Span, any_value_owned, kind};
+use crate::core::stage::parse::{
+    StrictKey as Key, StrictNames as Names, StrictSeed, StrictSkip as Skip,
+};
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// The LLM and tool spans of the record `text` in file order, as [`super::capture_spans`]
+/// gives them from the strictly parsed record; `None` when the text is not a strict JSON
+/// object the shapes read as OTLP/JSON (`resourceSpans`, no `jsonrpc`), or is one this walk
+/// leaves to the general reading (see the module doc).
+pub(super) fn spans(text: &str) -> Option<Vec<(Kind, Span)>> {
+    crate::core::stage::parse::strict_seed(text, Top).ok()
+}
+
+/// Leaves the record to the general reading.
+fn general<E: de::Error>() -> E {
+    E::custom("read the general way")
+}
+
+/// Implements the `Visitor` methods of every scalar and of a sequence to leave the record
+/// to the general reading (a container that is not an object where one is expected).
+macro_rules! only_maps {
+    () => {
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Err(general())
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Err(general())
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Err(general())
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Err(general())
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Err(general())
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Err(general())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            Err(general())
+        }
+    };
+}
+
+/// Implements `DeserializeSeed` for each visitor named, as `deserialize_any` with itself.
+macro_rules! seeds_by_visitor {
+    ($($t:ty),*) => {$(
+        impl<'de> DeserializeSeed<'de> for $t {
+            type Value = <$t as Visitor<'de>>::Value;
+            fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+    )*};
+}
+
+seeds_by_visitor!(Top, SpanSeed, Attributes, KeyValue, AnyValue);
+
+/// `DeserializeSeed` for each visitor named that borrows a path, as `deserialize_any` with
+/// itself.
+macro_rules! path_seeds {
+    ($($t:ident),*) => {$(
+        impl<'de, 'p> DeserializeSeed<'de> for $t<'p> {
+            type Value = <$t<'p> as Visitor<'de>>::Value;
+            fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+    )*};
+}
+
+path_seeds!(Resource, Scope, List);
+
+/// The record: an object with `resourceSpans` and no `jsonrpc`.
+struct Top;
+
+impl<'de> Visitor<'de> for Top {
+    type Value = Vec<(Kind, Span)>;
+    only_maps!();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut names = Names::default();
+        let mut out = None;
+        while let Some(Key(k)) = map.next_key()? {
+            names.add(k.clone())?;
+            match &*k {
+                "jsonrpc" => return Err(general()),
+                "resourceSpans" => {
+                    out = Some(map.next_value_seed(List {
+                        path: "resourceSpans",
+                        of: Of::Resources,
+                    })?)
+                }
+                _ => map.next_value_seed(Skip)?,
+            }
+        }
+        out.ok_or_else(general)
+    }
+}
+
+/// What a list holds.
+#[derive(Clone, Copy)]
+enum Of {
+    Resources,
+    Scopes,
+    Spans,
+}
+
+/// A list at `path` (`resourceSpans`, `resourceSpans[0].scopeSpans`, ...): `null` is
+/// empty, an array gives its elements' spans in order; anything else is left to the
+/// general reading (its `INVALID_CAPTURE`).
+struct List<'p> {
+    path: &'p str,
+    of: Of,
+}
+
+impl<'de> Visitor<'de> for List<'_> {
+    type Value = Vec<(Kind, Span)>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(general())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(general())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(general())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(general())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(general())
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Vec::new())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(general())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        let mut i = 0usize;
+        loop {
+            let path = format!("{}[{i}]", self.path);
+            let got = match self.of {
+                Of::Resources => seq.next_element_seed(Resource { path: &path })?,
+                Of::Scopes => seq.next_element_seed(Scope { path: &path })?,
+                Of::Spans => seq
+                    .next_element_seed(SpanSeed { path })?
+                    .map(|s| s.into_iter().collect()),
+            };
+            let Some(spans) = got else { break };
+            out.extend(spans);
+            i += 1;
+        }
+        Ok(out)
+    }
+}
+
+/// A `resourceSpans` element: its `scopeSpans`, else its `instrumentationLibrarySpans`
+/// (OTLP before 0.15).
+struct Resource<'p> {
+    path: &'p str,
+}
+
+impl<'de> Visitor<'de> for Resource<'_> {
+    type Value = Vec<(Kind, Span)>;
+    only_maps!();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut names = Names::default();
+        let (mut scope, mut library) = (None, None);
+        while let Some(Key(k)) = map.next_key()? {
+            names.add(k.clone())?;
+            let (slot, key) = match &*k {
+                "scopeSpans" => (&mut scope, "scopeSpans"),
+                "instrumentationLibrarySpans" => (&mut library, "instrumentationLibrarySpans"),
+                _ => {
+                    map.next_value_seed(Skip)?;
+                    continue;
+                }
+            };
+            let path = format!("{}.{key}", self.path);
+            *slot = Some(map.next_value_seed(List {
+                path: &path,
+                of: Of::Scopes,
+            })?);
+        }
+        Ok(scope.or(library).unwrap_or_default())
+    }
+}
+
+/// A `scopeSpans` element: its `spans`.
+struct Scope<'p> {
+    path: &'p str,
+}
+
+impl<'de> Visitor<'de> for Scope<'_> {
+    type Value = Vec<(Kind, Span)>;
+    only_maps!();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut names = Names::default();
+        let mut spans = None;
+        while let Some(Key(k)) = map.next_key()? {
+            names.add(k.clone())?;
+            if k == "spans" {
+                let path = format!("{}.spans", self.path);
+                spans = Some(map.next_value_seed(List {
+                    path: &path,
+                    of: Of::Spans,
+                })?);
+            } else {
+                map.next_value_seed(Skip)?;
+            }
+        }
+        Ok(spans.unwrap_or_default())
+    }
+}
+
+/// A span at `path`: `Some` when it is an LLM or tool span ([`kind`]) with a non-empty
+/// string `traceId` and `spanId`, `None` for any other span; anything else is left to the
+/// general reading.
+struct SpanSeed {
+    path: String,
+}
+
+impl<'de> Visitor<'de> for SpanSeed {
+    type Value = Option<(Kind, Span)>;
+    only_maps!();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut raw = Map::new();
+        let mut attrs = None;
+        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+            if k == "attributes" {
+                if attrs.is_some() {
+                    return Err(general());
+                }
+                attrs = Some(map.next_value_seed(Attributes)?);
+                continue;
+            }
+            let v = map.next_value_seed(StrictSeed)?;
+            match raw.entry(k.into_owned()) {
+                serde_json::map::Entry::Vacant(slot) => {
+                    slot.insert(v);
+                }
+                serde_json::map::Entry::Occupied(_) => return Err(general()),
+            }
+        }
+        let attrs = attrs.unwrap_or_default();
+        let Some(kind) = kind(&attrs) else {
+            return Ok(None);
+        };
+        let hex = |key: &str| match raw.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.as_str()),
+            _ => None,
+        };
+        let (Some(t), Some(s)) = (hex("traceId"), hex("spanId")) else {
+            return Err(general());
+        };
+        let id = format!("{t}/{s}");
+        Ok(Some((
+            kind,
+            Span {
+                path: self.path,
+                id,
+                raw,
+                attrs,
+            },
+        )))
+    }
+}
+
+/// A span's `attributes`, decoded as [`super::key_values_owned`] decodes them: a list of
+/// `{key, value}` (an element that is not an object, or whose `key` is not a string, left
+/// out; a later key wins), an object taken as it is, anything else none.
+struct Attributes;
+
+impl<'de> Visitor<'de> for Attributes {
+    type Value = Map<String, Value>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Map::new())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Map::new())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Map::new())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        // as the strict parse reads it (a double is checked to be held exactly)
+        StrictSeed.visit_f64::<E>(v)?;
+        Ok(Map::new())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Map::new())
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Map::new())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(kv) = seq.next_element_seed(KeyValue)? {
+            if let Some((k, v)) = kv {
+                out.insert(k, v);
+            }
+        }
+        Ok(out)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let v = map.next_value_seed(StrictSeed)?;
+            if out.contains_key(&k) {
+                return Err(general());
+            }
+            out.insert(k, any_value_owned(v));
+        }
+        Ok(out)
+    }
+}
+
+/// One element of a list of attributes: `Some((key, decoded value))` for an object with a
+/// string `key` (a missing `value` is `null`), `None` for any other element.
+struct KeyValue;
+
+impl<'de> Visitor<'de> for KeyValue {
+    type Value = Option<(String, Value)>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        StrictSeed.visit_f64::<E>(v)?;
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element_seed(Skip)?.is_some() {}
+        Ok(None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        // the names besides `key` and `value` (rare: no list of them unless one comes)
+        let mut others = Names::default();
+        let (mut key, mut value) = (None, None);
+        while let Some(Key(k)) = map.next_key()? {
+            match &*k {
+                "key" if key.is_none() => key = Some(map.next_value_seed(StrictSeed)?),
+                "value" if value.is_none() => value = Some(map.next_value_seed(AnyValue)?),
+                "key" | "value" => return Err(general()),
+                _ => {
+                    others.add(k)?;
+                    map.next_value_seed(Skip)?;
+                }
+            }
+        }
+        Ok(match key {
+            Some(Value::String(k)) => Some((k, value.unwrap_or(Value::Null))),
+            _ => None,
+        })
+    }
+}
+
+/// An AnyValue, decoded as [`super::any_value_owned`] decodes it: built as the strict parse
+/// builds it, except an object of one `stringValue`, which is its string at once.
+struct AnyValue;
+
+impl<'de> Visitor<'de> for AnyValue {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        StrictSeed.visit_bool(v)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        StrictSeed.visit_i64(v)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        StrictSeed.visit_u64(v)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        StrictSeed.visit_f64(v)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        StrictSeed.visit_str(v)
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        StrictSeed.visit_string(v)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        StrictSeed.visit_unit()
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        StrictSeed.visit_seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let Some(Key(first)) = map.next_key::<Key<'de>>()? else {
+            return Ok(Value::Null);
+        };
+        let v = map.next_value_seed(StrictSeed)?;
+        let Some(Key(second)) = map.next_key::<Key<'de>>()? else {
+            // one member: the common `{"stringValue": "..."}` needs no object
+            if first == "stringValue" {
+                return Ok(v);
+            }
+            let mut o = Map::new();
+            o.insert(first.into_owned(), v);
+            return Ok(any_value_owned(Value::Object(o)));
+        };
+        let mut o = Map::new();
+        o.insert(first.into_owned(), v);
+        let mut k = second;
+        loop {
+            let v = map.next_value_seed(StrictSeed)?;
+            if o.contains_key(&*k) {
+                return Err(general());
+            }
+            o.insert(k.into_owned(), v);
+            match map.next_key::<Key<'de>>()? {
+                Some(Key(next)) => k = next,
+                None => break,
+            }
+        }
+        Ok(any_value_owned(Value::Object(o)))
+    }
+}
