@@ -93,7 +93,7 @@ pub struct ChainHead {
 
 /// The chains as the terminal workbench shows them (`docs/chains.md#in-the-terminal-workbench`):
 /// the summary `check` reports, per chain what its collapsed row shows, and the live set
-/// they were made from (shared with the engine until its next change: a step is 64 bytes),
+/// they were made from (shared with the engine until its next change: a step is 40 bytes),
 /// from which a chain's full row and attempts are made when they are shown. Memory: about
 /// 80 bytes a chain and 4 a capture besides the set (`docs/chains.md#memory`).
 #[derive(Debug, Clone, Default)]

@@ -4,12 +4,13 @@
 //! [`link`] says which chain a capture is an attempt of (the pipeline puts it on the
 //! verdict as [`Verdict::chain`](crate::core::verdict::Verdict::chain)); a [`ChainSet`] is
 //! fed the verdicts as they come, in any order, and keeps per attempt only a small step
-//! (`Step`: 64 bytes, never the verdict); [`ChainSet::finish`] orders each chain's steps
+//! (`Step`: 40 bytes, never the verdict); [`ChainSet::finish`] orders each chain's steps
 //! and gives the [`ChainReport`]: one [`outcome::ChainRow`] per chain and the [`summary::ChainSummary`].
 
 pub mod effect;
 pub mod link;
 pub mod outcome;
+mod store;
 pub mod summary;
 
 use crate::core::config::Budget;
@@ -19,6 +20,7 @@ pub use link::{ChainLink, LinkedBy};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
+use store::Chunks;
 
 /// The workspace warning for a chain whose attempt numbers repeat or skip, or whose
 /// attempts' `pattern` numbers cannot be read (`docs/chains.md#warnings`).
@@ -31,13 +33,23 @@ pub const CHAIN_ORDER: &str = "CHAIN_ORDER";
 /// [`MAX_ERRORS`](crate::core::verdict::MAX_ERRORS) findings anyway).
 const MAX_POINTERS: usize = 100;
 
-/// Steps are kept in chunks of this many (allocated once each, never moved: a growing
-/// vector of a million steps would copy itself and hold twice its size at its last growth).
-const CHUNK: usize = 1 << 16;
+/// Steps (and their `order` values) are kept in chunks of this many, each allocated once
+/// at its full size and never moved (a vector of a million steps grown by doubling would
+/// copy itself and hold one and a half times its size at its last growth).
+const STEPS: usize = 1 << 16;
 
-/// "None" for the `u32` indexes of a [`Step`]: no contract, no reason; as its `chain`, a
-/// step taken out of a live set (its slot free for the next one).
+/// As a [`Step`]'s `chain`: a step taken out of a live set (its slot free for the next one).
 const NONE: u32 = u32::MAX;
+
+/// As a [`Step`]'s `attempt`, `tokens` or `line`: the value does not fit in 32 bits and is
+/// the step's [`Wide`] entry (kept exactly, never truncated).
+const WIDE: u32 = u32::MAX;
+
+/// As a [`Step`]'s `contract` or `reason`: none.
+const NONE16: u16 = u16::MAX;
+/// As a [`Step`]'s `contract` or `reason`: the index does not fit in 16 bits and is the
+/// step's [`Wide`] entry.
+const WIDE16: u16 = u16::MAX - 1;
 
 // the bits of `Step::flags`
 const HAS_ATTEMPT: u8 = 1;
@@ -49,32 +61,35 @@ const FIRST_HAS_POINTER: u8 = 32;
 const HAS_PROBLEM: u8 = 64;
 
 /// What a chain keeps of one attempt: enough for its outcome, flags and effects, nothing
-/// of the verdict (`docs/chains.md#memory`). Fixed-size, 64 bytes: the chain, file, reason
+/// of the verdict (`docs/chains.md#memory`). Fixed-size, 40 bytes: the chain, file, reason
 /// and contract are indexes into the set's tables (each name kept once), the failing
-/// pointers a range of the set's interned pointer ids (4 bytes a pointer), the link's rare
-/// problem text in a side map.
+/// pointers one interned pointer id or a run of the set's pointer ids (4 bytes a pointer),
+/// the attempt number, tokens and line 32 bits each: a value that does not fit (and a
+/// contract or reason index past 16 bits) is kept whole in the set's side table of
+/// [`Wide`] values, the `order` value in the set's chunks of them, the link's rare problem
+/// text in a side map.
 #[derive(Debug, Clone, Copy)]
 struct Step {
-    /// The attempt number the link gave (with [`HAS_ATTEMPT`]).
-    attempt: u64,
-    /// The `[chains] order` value (with [`HAS_ORDER`]).
-    order: f64,
-    /// The proposal's digest ([`ChainLink::digest`], with [`HAS_DIGEST`]).
-    digest: u64,
-    /// Tokens from `meta.usage` (with [`HAS_TOKENS`]).
-    tokens: u64,
-    /// The 1-based line in a log (with [`HAS_LINE`]).
-    line: u64,
+    /// The proposal's digest ([`ChainLink::digest`], with [`HAS_DIGEST`]): its low and
+    /// high 32 bits (two words keep the step 4-byte aligned).
+    digest: [u32; 2],
+    /// The attempt number the link gave (with [`HAS_ATTEMPT`]), or [`WIDE`].
+    attempt: u32,
+    /// Tokens from `meta.usage` (with [`HAS_TOKENS`]), or [`WIDE`].
+    tokens: u32,
+    /// The 1-based line in a log (with [`HAS_LINE`]), or [`WIDE`].
+    line: u32,
     /// The chain's index; [`NONE`]: a free slot.
     chain: u32,
     /// The capture file's index in the set's files.
     file: u32,
-    /// The contract's index in the set's contracts, or [`NONE`].
-    contract: u32,
-    /// The reason's index in the set's reasons, or [`NONE`].
-    reason: u32,
-    /// Where its pointer ids start in the set's pointer ids.
+    /// One pointer id (`npointers` 1), or where the step's run of them starts in the
+    /// set's pointer ids (more than one).
     pointers: u32,
+    /// The contract's index in the set's contracts, [`NONE16`] or [`WIDE16`].
+    contract: u16,
+    /// The reason's index in the set's reasons, [`NONE16`] or [`WIDE16`].
+    reason: u16,
     /// How many pointer ids (at most [`MAX_POINTERS`]).
     npointers: u8,
     /// The verdict's stage.
@@ -83,6 +98,30 @@ struct Step {
     decision: Decision,
     /// The `HAS_*` and [`FIRST_HAS_POINTER`] bits.
     flags: u8,
+}
+
+/// The values of a step that do not fit in it (those whose field in the [`Step`] is
+/// [`WIDE`] or [`WIDE16`]; the others are 0 here), by slot in the set's side table.
+#[derive(Debug, Clone, Copy, Default)]
+struct Wide {
+    attempt: u64,
+    tokens: u64,
+    line: u64,
+    contract: u32,
+    reason: u32,
+}
+
+/// `v` as a step's 32-bit field: itself, or [`WIDE`] when it does not fit.
+fn narrow(v: u64) -> u32 {
+    u32::try_from(v).ok().filter(|&n| n != WIDE).unwrap_or(WIDE)
+}
+
+/// A table index as a step's 16-bit field: itself, or [`WIDE16`] when it does not fit.
+fn narrow16(i: u32) -> u16 {
+    u16::try_from(i)
+        .ok()
+        .filter(|&n| n < WIDE16)
+        .unwrap_or(WIDE16)
 }
 
 /// One attempt as the outcome reads it: a step (`Step`) and the tables its indexes point into.
@@ -98,24 +137,58 @@ impl<'a> StepView<'a> {
         self.step.flags & b != 0
     }
 
+    /// The step's side-table entry (its values that do not fit in it).
+    fn wide(&self) -> Wide {
+        self.set.wide.get(&self.index).copied().unwrap_or_default()
+    }
+
+    /// A 32-bit field of the step as the full value.
+    fn wide32(&self, narrow: u32, wide: impl FnOnce(Wide) -> u64) -> u64 {
+        if narrow == WIDE {
+            wide(self.wide())
+        } else {
+            u64::from(narrow)
+        }
+    }
+
+    /// A 16-bit index of the step as the full index (`None`: none).
+    fn wide16(&self, narrow: u16, wide: impl FnOnce(Wide) -> u32) -> Option<u32> {
+        match narrow {
+            NONE16 => None,
+            WIDE16 => Some(wide(self.wide())),
+            i => Some(u32::from(i)),
+        }
+    }
+
     /// The attempt number the link gave.
     pub fn attempt(&self) -> Option<u64> {
-        self.bit(HAS_ATTEMPT).then_some(self.step.attempt)
+        self.bit(HAS_ATTEMPT)
+            .then(|| self.wide32(self.step.attempt, |w| w.attempt))
     }
 
     /// The `[chains] order` value.
     pub fn order(&self) -> Option<f64> {
-        self.bit(HAS_ORDER).then_some(self.step.order)
+        self.bit(HAS_ORDER).then(|| {
+            let i = self.index as usize;
+            self.set
+                .orders
+                .get(i / STEPS)
+                .and_then(Option::as_ref)
+                .map_or(0.0, |c| c[i % STEPS])
+        })
     }
 
     /// The proposal's digest.
     pub fn digest(&self) -> Option<u64> {
-        self.bit(HAS_DIGEST).then_some(self.step.digest)
+        let [lo, hi] = self.step.digest;
+        self.bit(HAS_DIGEST)
+            .then_some((u64::from(hi) << 32) | u64::from(lo))
     }
 
     /// Tokens from `meta.usage`.
     pub fn tokens(&self) -> Option<u64> {
-        self.bit(HAS_TOKENS).then_some(self.step.tokens)
+        self.bit(HAS_TOKENS)
+            .then(|| self.wide32(self.step.tokens, |w| w.tokens))
     }
 
     /// The verdict's stage.
@@ -130,13 +203,20 @@ impl<'a> StepView<'a> {
 
     /// The verdict's reason.
     pub fn reason(&self) -> Option<&'a Reason> {
-        self.set.reasons.get(self.step.reason as usize)
+        let i = self.wide16(self.step.reason, |w| w.reason)?;
+        self.set.reasons.get(i as usize)
     }
 
     /// The interned ids of the distinct pointers of the failing stage's findings.
     pub fn pointer_ids(&self) -> &'a [u32] {
-        let at = self.step.pointers as usize;
-        &self.set.pointer_ids[at..at + self.step.npointers as usize]
+        match self.step.npointers {
+            0 => &[],
+            1 => std::slice::from_ref(&self.step.pointers),
+            n => self
+                .set
+                .pointer_ids
+                .run(self.step.pointers as usize, n as usize),
+        }
     }
 
     /// The pointer of an id of [`StepView::pointer_ids`].
@@ -157,7 +237,8 @@ impl<'a> StepView<'a> {
 
     /// The line in a log.
     pub fn line(&self) -> Option<usize> {
-        self.bit(HAS_LINE).then_some(self.step.line as usize)
+        self.bit(HAS_LINE)
+            .then(|| self.wide32(self.step.line, |w| w.line) as usize)
     }
 
     /// Where the capture is (made on demand: the step keeps two numbers).
@@ -180,7 +261,7 @@ impl<'a> StepView<'a> {
 
     /// The contract's index in the set.
     fn contract(&self) -> Option<u32> {
-        (self.step.contract != NONE).then_some(self.step.contract)
+        self.wide16(self.step.contract, |w| w.contract)
     }
 }
 
@@ -265,16 +346,14 @@ impl PartialEq for LaterRows {
 /// and removed by source for a live session ([`ChainSet::live`]).
 #[derive(Debug, Clone, Default)]
 pub struct ChainSet {
-    /// The steps, in chunks of [`CHUNK`].
-    chunks: Vec<Vec<Step>>,
-    /// How many slots of `chunks` are used (free ones included).
-    len: usize,
+    /// The steps by slot, in chunks of [`STEPS`].
+    steps: Chunks<Step, STEPS>,
     /// Live mode: the slots of removed steps, for the next ones.
     free: Vec<u32>,
-    /// Per chain: how it was linked and how many steps it has.
-    chains: Vec<(LinkedBy, u32)>,
-    /// A chain's id -> its index (each id kept once).
-    index: HashMap<Box<str>, u32>,
+    /// Per chain (by index): how it was linked and how many steps it has.
+    chains: Chunks<(LinkedBy, u32), { 1 << 14 }>,
+    /// The chains' ids, each kept once (a chain's index is its id's).
+    ids: store::Ids,
     files: Vec<Arc<str>>,
     file_index: HashMap<Arc<str>, u32>,
     reasons: Vec<Reason>,
@@ -283,12 +362,17 @@ pub struct ChainSet {
     contract_index: HashMap<String, u32>,
     pointer_names: Vec<Arc<str>>,
     pointer_index: HashMap<Arc<str>, u32>,
-    /// The steps' pointer ids, each step's a range.
-    pointer_ids: Vec<u32>,
+    /// The pointer ids of the steps that have more than one, each step's a run.
+    pointer_ids: Chunks<u32, { 1 << 16 }>,
     /// Live mode: pointer ids no step uses any more (compacted when they are half).
     garbage: usize,
     /// The problem texts of the steps that have one, by slot.
     problems: HashMap<u32, Box<str>>,
+    /// The values of the steps that do not fit in them, by slot (`Wide`).
+    wide: HashMap<u32, Wide>,
+    /// The steps' `order` values by slot, a chunk of [`STEPS`] allocated when a step of it
+    /// first has one.
+    orders: Vec<Option<Box<[f64]>>>,
     /// Live mode: the slot of each source's step, by (file index, line; 0: a file of one
     /// record) (`None`: batch mode, nothing kept).
     by_source: Option<HashMap<(u32, u64), u32>>,
@@ -306,15 +390,15 @@ impl ChainSet {
 
     /// Whether no verdict of a chain was added.
     pub fn is_empty(&self) -> bool {
-        self.chains.is_empty()
+        self.chains.end() == 0
     }
 
     fn step(&self, i: u32) -> &Step {
-        &self.chunks[i as usize / CHUNK][i as usize % CHUNK]
+        self.steps.get(i as usize)
     }
 
     fn step_mut(&mut self, i: u32) -> &mut Step {
-        &mut self.chunks[i as usize / CHUNK][i as usize % CHUNK]
+        self.steps.get_mut(i as usize)
     }
 
     fn view(&self, i: u32) -> StepView<'_> {
@@ -337,7 +421,8 @@ impl ChainSet {
             self.remove(&v.source);
         }
         let Some(link) = &v.chain else { return };
-        let contract = v.contract.as_ref().map_or(NONE, |c| {
+        let mut wide = Wide::default();
+        let contract = v.contract.as_ref().map(|c| {
             intern(
                 &mut self.contracts,
                 &mut self.contract_index,
@@ -345,13 +430,15 @@ impl ChainSet {
                 || c.clone(),
             )
         });
-        let reason = v.reason.as_ref().map_or(NONE, |r| {
-            intern(&mut self.reasons, &mut self.reason_index, r, || r.clone())
-        });
-        let start = self.pointer_ids.len();
+        let reason = v
+            .reason
+            .as_ref()
+            .map(|r| intern(&mut self.reasons, &mut self.reason_index, r, || r.clone()));
+        let mut ids = [0u32; MAX_POINTERS];
+        let mut n = 0;
         let first_has_pointer = v.errors.first().is_some_and(|f| f.pointer.is_some());
         for f in &v.errors {
-            if self.pointer_ids.len() - start >= MAX_POINTERS {
+            if n >= MAX_POINTERS {
                 break;
             }
             if let Some(p) = &f.pointer {
@@ -361,11 +448,18 @@ impl ChainSet {
                     p.as_str(),
                     || Arc::from(p.as_str()),
                 );
-                if !self.pointer_ids[start..].contains(&id) {
-                    self.pointer_ids.push(id);
+                if !ids[..n].contains(&id) {
+                    ids[n] = id;
+                    n += 1;
                 }
             }
         }
+        let pointers = match n {
+            0 => 0,
+            1 => ids[0],
+            _ => u32::try_from(self.pointer_ids.push_run(&ids[..n]))
+                .expect("fewer than 2^32 pointer ids"),
+        };
         let digest = link
             .digest
             .as_deref()
@@ -382,32 +476,53 @@ impl ChainSet {
             (first_has_pointer, FIRST_HAS_POINTER),
             (link.problem.is_some(), HAS_PROBLEM),
         ];
-        let chain = match self.index.get(link.id.as_str()) {
-            Some(i) => *i,
-            None => {
-                let i = self.chains.len() as u32;
-                self.chains.push((link.linked_by, 0));
-                self.index.insert(link.id.as_str().into(), i);
-                i
-            }
-        };
+        let (chain, new) = self.ids.intern(&link.id);
+        if new {
+            self.chains.push((link.linked_by, 0));
+        }
+        let c = self.chains.get_mut(chain as usize);
         // an explicit link wins over a natural one for the chain's name
         if link.linked_by != LinkedBy::Natural {
-            self.chains[chain as usize].0 = link.linked_by;
+            c.0 = link.linked_by;
         }
-        self.chains[chain as usize].1 += 1;
+        c.1 += 1;
+        let mut is_wide = false;
+        let mut field = |x: u64, keep: &mut u64| {
+            let n = narrow(x);
+            if n == WIDE {
+                *keep = x;
+                is_wide = true;
+            }
+            n
+        };
+        let attempt = field(link.attempt.unwrap_or(0), &mut wide.attempt);
+        let tokens = field(tokens.unwrap_or(0), &mut wide.tokens);
+        let line = field(line.unwrap_or(0) as u64, &mut wide.line);
+        let mut index = |i: Option<u32>, keep: &mut u32| match i {
+            None => NONE16,
+            Some(i) => {
+                let n = narrow16(i);
+                if n == WIDE16 {
+                    *keep = i;
+                    is_wide = true;
+                }
+                n
+            }
+        };
+        let contract = index(contract, &mut wide.contract);
+        let reason = index(reason, &mut wide.reason);
+        let digest = digest.unwrap_or(0);
         let step = Step {
-            attempt: link.attempt.unwrap_or(0),
-            order: link.order.unwrap_or(0.0),
-            digest: digest.unwrap_or(0),
-            tokens: tokens.unwrap_or(0),
-            line: line.unwrap_or(0) as u64,
+            digest: [digest as u32, (digest >> 32) as u32],
+            attempt,
+            tokens,
+            line,
             chain,
             file,
+            pointers,
             contract,
             reason,
-            pointers: start as u32,
-            npointers: (self.pointer_ids.len() - start) as u8,
+            npointers: n as u8,
             stage: v.stage,
             decision: v.decision,
             flags: bits
@@ -420,22 +535,23 @@ impl ChainSet {
                 *self.step_mut(slot) = step;
                 slot
             }
-            None => {
-                if self.len.is_multiple_of(CHUNK) {
-                    self.chunks.push(Vec::with_capacity(CHUNK));
-                }
-                if let Some(c) = self.chunks.last_mut() {
-                    c.push(step);
-                }
-                self.len += 1;
-                (self.len - 1) as u32
-            }
+            None => u32::try_from(self.steps.push(step)).expect("fewer than 2^32 attempts"),
         };
+        if is_wide {
+            self.wide.insert(slot, wide);
+        }
+        if let Some(o) = link.order {
+            let (c, i) = (slot as usize / STEPS, slot as usize % STEPS);
+            if self.orders.len() <= c {
+                self.orders.resize(c + 1, None);
+            }
+            self.orders[c].get_or_insert_with(|| vec![0.0; STEPS].into_boxed_slice())[i] = o;
+        }
         if let Some(p) = &link.problem {
             self.problems.insert(slot, p.as_str().into());
         }
         if let Some(m) = &mut self.by_source {
-            m.insert((file, line.unwrap_or(0) as u64), slot);
+            m.insert((file, v.source.line().unwrap_or(0) as u64), slot);
         }
     }
 
@@ -456,9 +572,12 @@ impl ChainSet {
         self.step_mut(slot).chain = NONE;
         self.free.push(slot);
         self.problems.remove(&slot);
-        self.chains[step.chain as usize].1 -= 1;
-        self.garbage += step.npointers as usize;
-        if self.garbage > 4096 && self.garbage * 2 > self.pointer_ids.len() {
+        self.wide.remove(&slot);
+        self.chains.get_mut(step.chain as usize).1 -= 1;
+        if step.npointers > 1 {
+            self.garbage += step.npointers as usize;
+        }
+        if self.garbage > 4096 && self.garbage * 2 > self.pointer_ids.end() {
             self.compact_pointers();
         }
         true
@@ -466,13 +585,13 @@ impl ChainSet {
 
     /// Live mode: drops the pointer ids of removed steps.
     fn compact_pointers(&mut self) {
-        let mut ids = Vec::with_capacity(self.pointer_ids.len() - self.garbage);
-        for c in &mut self.chunks {
-            for s in c.iter_mut().filter(|s| s.chain != NONE) {
-                let at = s.pointers as usize;
-                let start = ids.len() as u32;
-                ids.extend_from_slice(&self.pointer_ids[at..at + s.npointers as usize]);
-                s.pointers = start;
+        let mut ids: Chunks<u32, { 1 << 16 }> = Chunks::default();
+        for (_, s) in self.steps.iter_mut() {
+            if s.chain != NONE && s.npointers > 1 {
+                let run = self
+                    .pointer_ids
+                    .run(s.pointers as usize, s.npointers as usize);
+                s.pointers = u32::try_from(ids.push_run(run)).expect("fewer than 2^32 pointer ids");
             }
         }
         self.pointer_ids = ids;
@@ -507,7 +626,7 @@ impl ChainSet {
     /// [`ChainSet::finish_keeping`] that keeps the set instead of the rows: the summary and
     /// the warnings now, each row `keep` says made again, one at a time, when the report
     /// gives them ([`ChainReport::each_row`]: `check --format json` and `jsonl`, `verdict
-    /// chains`). A row is about a kilobyte, a step 64 bytes (`docs/chains.md#memory`).
+    /// chains`). A row is about a kilobyte, a step 40 bytes (`docs/chains.md#memory`).
     pub fn finish_later(self, budget: &Budget, keep: Keep) -> ChainReport {
         let mut report = self.finish_keeping(budget, Keep::None);
         if keep != Keep::None && report.summary.chains > 0 {
@@ -565,21 +684,29 @@ impl ChainSet {
 
     /// The slots grouped by chain (a counting sort: 4 bytes a step, 4 a chain).
     pub fn groups(&self) -> ChainGroups {
-        let mut start: Vec<u32> = Vec::with_capacity(self.chains.len() + 1);
+        let chains = self.chains.end();
+        let mut start: Vec<u32> = Vec::with_capacity(chains + 1);
         let mut at = 0u32;
-        for (_, n) in &self.chains {
+        for c in 0..chains {
             start.push(at);
-            at += n;
+            at += self.chains.get(c).1;
         }
         start.push(at);
-        let mut fill = start.clone();
         let mut slots = vec![0u32; at as usize];
-        for i in 0..self.len as u32 {
+        // each chain's start is its cursor while its slots are placed: then it is where
+        // the next chain starts, and the starts are shifted back by one
+        for i in 0..self.steps.end() as u32 {
             let c = self.step(i).chain;
             if c != NONE {
-                slots[fill[c as usize] as usize] = i;
-                fill[c as usize] += 1;
+                slots[start[c as usize] as usize] = i;
+                start[c as usize] += 1;
             }
+        }
+        for c in (1..chains).rev() {
+            start[c] = start[c - 1];
+        }
+        if let Some(s) = start.first_mut() {
+            *s = 0;
         }
         ChainGroups { start, slots }
     }
@@ -614,7 +741,7 @@ impl ChainSet {
             .iter()
             .find_map(StepView::contract)
             .map(|i| self.contracts[i as usize].clone());
-        let row = outcome::row(id, self.chains[c].0, contract, &steps, budget);
+        let row = outcome::row(id, self.chains.get(c).0, contract, &steps, budget);
         (row, steps.iter().map(Attempt::of).collect())
     }
 
@@ -633,12 +760,9 @@ impl ChainSet {
         ) -> Result<(), E>,
     ) -> Result<(), E> {
         let (start, slots) = (&groups.start, &groups.slots);
-        let mut ids: Vec<&str> = vec![""; self.chains.len()];
-        for (id, i) in &self.index {
-            ids[*i as usize] = id;
-        }
         let mut steps: Vec<StepView<'_>> = Vec::new();
-        for (c, &(linked_by, n)) in self.chains.iter().enumerate() {
+        for c in 0..self.chains.end() {
+            let (linked_by, n) = *self.chains.get(c);
             if n == 0 || linked_by == LinkedBy::Natural && n < 2 {
                 continue;
             }
@@ -650,16 +774,19 @@ impl ChainSet {
                 .iter()
                 .find_map(StepView::contract)
                 .map(|i| self.contracts[i as usize].clone());
-            let row = outcome::row(ids[c], linked_by, contract, &steps, budget);
-            f(c as u32, ids[c], &steps, ordered, row)?;
+            let id = self.ids.get(c as u32);
+            let row = outcome::row(id, linked_by, contract, &steps, budget);
+            f(c as u32, id, &steps, ordered, row)?;
         }
         Ok(())
     }
 
-    /// Steps kept, over every chain (for measurements: a step is 64 bytes plus 4 a
-    /// pointer).
+    /// Steps kept, over every chain (for measurements: a step is 40 bytes, plus 4 a
+    /// pointer when it has more than one).
     pub fn steps(&self) -> usize {
-        self.chains.iter().map(|c| c.1 as usize).sum()
+        (0..self.chains.end())
+            .map(|c| self.chains.get(c).1 as usize)
+            .sum()
     }
 
     /// The bytes the set holds on the heap (its steps, tables and indexes; estimated from
@@ -667,21 +794,28 @@ impl ChainSet {
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         let map = |n: usize, entry: usize| n * (entry + 1) * 8 / 7;
-        let steps = self.chunks.iter().map(|c| c.capacity()).sum::<usize>() * size_of::<Step>();
-        let names = self.index.keys().map(|k| k.len()).sum::<usize>()
-            + self
-                .pointer_names
-                .iter()
-                .map(|p| p.len() + 16)
-                .sum::<usize>()
-            + self.files.iter().map(|p| p.len() + 16).sum::<usize>();
-        steps
+        let names = self
+            .pointer_names
+            .iter()
+            .map(|p| p.len() + 16)
+            .sum::<usize>()
+            + self.files.iter().map(|p| p.len() + 16).sum::<usize>()
+            + self.problems.values().map(|p| p.len()).sum::<usize>();
+        self.steps.heap_bytes()
             + self.free.capacity() * 4
-            + self.chains.capacity() * size_of::<(LinkedBy, u32)>()
-            + map(self.index.capacity(), size_of::<(Box<str>, u32)>())
-            + self.pointer_ids.capacity() * 4
+            + self.chains.heap_bytes()
+            + self.ids.heap_bytes()
+            + self.pointer_ids.heap_bytes()
             + self.pointer_names.capacity() * 16
             + map(self.pointer_index.capacity(), size_of::<(Arc<str>, u32)>())
+            + map(self.problems.capacity(), size_of::<(u32, Box<str>)>())
+            + map(self.wide.capacity(), size_of::<(u32, Wide)>())
+            + self
+                .orders
+                .iter()
+                .flatten()
+                .map(|c| c.len() * 8)
+                .sum::<usize>()
             + self
                 .by_source
                 .as_ref()
@@ -1237,7 +1371,10 @@ mod tests {
                         &v.chain.as_ref().unwrap().id,
                         v.chain.as_ref().unwrap().attempt,
                         (&**v.source.file(), v.source.line().unwrap()),
-                        &[("SCHEMA_MISMATCH", &format!("/old{round}/{i}"), RG)],
+                        &[
+                            ("SCHEMA_MISMATCH", &format!("/old{round}/{i}"), RG),
+                            ("SCHEMA_MISMATCH", &format!("/old{round}/{i}/b"), RG),
+                        ],
                         "ff",
                         None,
                     );
@@ -1254,13 +1391,100 @@ mod tests {
         let b = Budget::default();
         assert_eq!(live.steps(), vs.len() - 1);
         assert_eq!(live.finish(&b).rows, fresh.finish(&b).rows);
-        // the garbage was compacted: the ids in use, not every edit's
+        // the garbage was compacted: the ids in use, not every edit's (two a step in each
+        // of the five earlier rounds: 10 a capture; a single pointer is kept in its step)
         assert!(
-            live.pointer_ids.len() < 3 * vs.len(),
+            live.pointer_ids.end() < 4 * vs.len(),
             "{}",
-            live.pointer_ids.len()
+            live.pointer_ids.end()
         );
-        assert_eq!(std::mem::size_of::<Step>(), 64);
+        assert_eq!(std::mem::size_of::<Step>(), 40);
+    }
+
+    #[test]
+    fn values_past_32_bits_and_indexes_past_16_are_kept_exactly() {
+        // attempt numbers from u32::MAX (the step's own marker) up, lines past 2^32 and
+        // tokens past 2^32: the side table of wide values, never truncated
+        let big = u64::from(u32::MAX);
+        let mut set = ChainSet::default();
+        let t = Some(5_000_000_000);
+        let fail = [("SCHEMA_MISMATCH", "/a", RG)];
+        set.add(&v("w", Some(big + 2), ("x", 7), &[], "03", t));
+        set.add(&v("w", Some(big), ("x", 5_000_000_000), &fail, "01", t));
+        set.add(&v("w", Some(big + 1), ("x", 5_000_000_001), &fail, "02", t));
+        set.add(&v(
+            "w",
+            Some(u64::MAX),
+            ("x", usize::MAX),
+            &[],
+            "04",
+            Some(u64::MAX),
+        ));
+        let (r, attempts) = set.finish_with_attempts(&Budget::default());
+        let got: Vec<(Option<u64>, String, Option<u64>)> = attempts[0]
+            .iter()
+            .map(|a| (a.attempt, a.source.to_string(), a.tokens))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some(big), "x:5000000000".to_string(), t),
+                (Some(big + 1), "x:5000000001".to_string(), t),
+                (Some(big + 2), "x:7".to_string(), t),
+                (Some(u64::MAX), format!("x:{}", usize::MAX), Some(u64::MAX)),
+            ]
+        );
+        let row = &r.rows[0];
+        assert_eq!(
+            (row.outcome, row.recovered_at, row.tokens_to_recover),
+            (Outcome::Recovered, Some(3), Some(15_000_000_000))
+        );
+        assert_eq!(row.tokens, Some(u64::MAX));
+        assert_eq!(
+            r.warnings[0].message,
+            format!(
+                "chain \"w\": attempts 1, 2, 3, 4, 5 and {} more missing; its attempts are taken as ordered, never renumbered (docs/chains.md#order)",
+                u64::MAX - 3 - 5 - 1
+            )
+        );
+        assert_eq!(set.wide.len(), 4);
+        // more reasons and contracts than 16 bits index: the later ones in the side table
+        let mut set = ChainSet::default();
+        let n = 70_000usize;
+        for i in 0..n {
+            let reason = format!("RULE_{i}");
+            let mut one = v(
+                &format!("k{i}"),
+                Some(1),
+                ("y", i + 1),
+                &[(reason.as_str(), "/b", RG)],
+                "01",
+                None,
+            );
+            one.contract = Some(format!("contract-{i}"));
+            set.add(&one);
+        }
+        let r = set.finish(&Budget::default());
+        assert_eq!(r.rows.len(), n);
+        for i in [0, 65_533, 65_534, 65_535, n - 1] {
+            let row = &r.rows[i];
+            assert_eq!(row.chain, format!("k{i}"));
+            assert_eq!(row.contract.as_deref(), Some(&*format!("contract-{i}")));
+            assert_eq!(row.last_reason, Some(Reason::new(format!("RULE_{i}"))));
+            let first = row.first_failure.as_ref().unwrap();
+            assert_eq!(
+                (first.reason.as_str(), first.pointer.as_deref()),
+                (&*format!("RULE_{i}"), Some("/b"))
+            );
+        }
+        // a slot whose wide values are gone when its step is replaced in a live set
+        let mut live = ChainSet::live();
+        live.add(&v("w", Some(big + 9), ("x", 1), &[], "01", None));
+        assert_eq!(live.wide.len(), 1);
+        live.add(&v("w", Some(2), ("x", 1), &[], "01", None));
+        assert!(live.wide.is_empty());
+        let (_, a) = live.finish_with_attempts(&Budget::default());
+        assert_eq!(a[0][0].attempt, Some(2));
     }
 
     /// The bytes a set keeps per attempt (`docs/chains.md#memory`, BENCHMARKS.md): 1M

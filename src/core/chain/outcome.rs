@@ -242,7 +242,8 @@ pub fn warnings(id: &str, steps: &[StepView<'_>], ordered: Ordered) -> Vec<Warni
                 missing_count += n - expect;
                 missing.extend((expect..n).take(5 - missing.len().min(5)));
             }
-            expect = n + 1;
+            // the last attempt number may be u64::MAX
+            expect = n.saturating_add(1);
             i += run;
         }
         issues.extend(repeated);
