@@ -1276,6 +1276,7 @@ mod tests {
 #[cfg(test)]
 mod binding_tests {
     use super::*;
+    use cel::common::ast::operators;
     use serde_json::json;
 
     /// The old binding: `proposal`, `context` and `intent` converted whole, up front.
@@ -1567,6 +1568,527 @@ mod binding_tests {
         for (rule, want) in cases {
             assert_eq!(msg(rule).as_deref(), want, "{rule}");
         }
+    }
+
+    /// xorshift64*: a seeded generator for the randomized test (no dependency, the same
+    /// sequence on every run).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            let mut x = self.0;
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            self.0 = x;
+            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        fn pick<'x, T>(&mut self, xs: &'x [T]) -> &'x T {
+            &xs[self.below(xs.len())]
+        }
+
+        /// True `pct` times in 100.
+        fn chance(&mut self, pct: u64) -> bool {
+            self.next() % 100 < pct
+        }
+    }
+
+    /// The member names the random values have; `zz` is never present.
+    const KEYS: [&str; 6] = ["a", "b", "s", "l", "o", "n"];
+
+    /// A random JSON value `depth` levels deep at most: integers at the edges of `i64`,
+    /// integers over `i64::MAX` (CEL `uint`), doubles (whole ones too: `5.0`), strings
+    /// empty and not ASCII, booleans, null, arrays of strings or of mixed items, nested
+    /// objects.
+    fn random_json(rng: &mut Rng, depth: u32) -> Value {
+        let string = |rng: &mut Rng| json!(*rng.pick(&["", "a", "s", "é", "日本", "a.b", "0"]));
+        match rng.below(if depth == 0 { 9 } else { 13 }) {
+            0..=2 => json!(*rng.pick(&[
+                0i64,
+                -1,
+                1,
+                2,
+                5,
+                100,
+                i64::MAX,
+                i64::MIN,
+                i64::MAX - 1,
+                i64::MIN + 1
+            ])),
+            3 => json!(*rng.pick(&[i64::MAX as u64 + 1, u64::MAX])),
+            4 => json!(*rng.pick(&[5.0f64, 1e2, 1.5, -0.0, 0.0, -1.0])),
+            5 | 6 => string(rng),
+            7 => json!(rng.chance(50)),
+            8 => Value::Null,
+            // strings only, or scalars of every kind
+            9 if rng.chance(50) => Value::Array((0..rng.below(4)).map(|_| string(rng)).collect()),
+            9 => Value::Array((0..rng.below(5)).map(|_| random_json(rng, 0)).collect()),
+            10 => Value::Array(
+                (0..rng.below(4))
+                    .map(|_| random_json(rng, depth - 1))
+                    .collect(),
+            ),
+            _ => Value::Object(random_object(rng, depth - 1)),
+        }
+    }
+
+    /// An object with each of [`KEYS`] as a member 3 times in 4, so that random member
+    /// chains often lead to a value.
+    fn random_object(rng: &mut Rng, depth: u32) -> Map<String, Value> {
+        let mut m = Map::new();
+        for k in KEYS {
+            if rng.chance(75) {
+                m.insert(k.to_owned(), random_json(rng, depth));
+            }
+        }
+        m
+    }
+
+    /// Random rules, as CEL source and as the tree the parser makes of it: the tree is
+    /// put together from parts (literals are parsed once), since parsing 20,000 rules
+    /// would take most of a minute in a debug build.
+    struct RuleGen {
+        rng: Rng,
+        literals: HashMap<&'static str, cel::IdedExpr>,
+    }
+
+    type Gen = (String, cel::IdedExpr);
+
+    impl RuleGen {
+        fn node(expr: cel::common::ast::Expr) -> cel::IdedExpr {
+            cel::IdedExpr { id: 0, expr }
+        }
+
+        fn call(
+            func: &str,
+            target: Option<cel::IdedExpr>,
+            args: Vec<cel::IdedExpr>,
+        ) -> cel::IdedExpr {
+            Self::node(cel::common::ast::Expr::Call(cel::common::ast::CallExpr {
+                func_name: func.to_owned(),
+                target: target.map(Box::new),
+                args,
+            }))
+        }
+
+        fn select(operand: cel::IdedExpr, field: &str, test: bool) -> cel::IdedExpr {
+            Self::node(cel::common::ast::Expr::Select(
+                cel::common::ast::SelectExpr {
+                    operand: Box::new(operand),
+                    field: field.to_owned(),
+                    test,
+                },
+            ))
+        }
+
+        /// One of `sources`, a literal.
+        fn literal(&mut self, sources: &[&'static str]) -> Gen {
+            let source = *self.rng.pick(sources);
+            let e = self
+                .literals
+                .entry(source)
+                .or_insert_with(|| env().compile(source).unwrap().expression().clone());
+            (source.to_owned(), e.clone())
+        }
+
+        /// A member chain on one of the variables, up to three names deep, now and then
+        /// one that no value has.
+        fn path(&mut self) -> Gen {
+            let var = *self.rng.pick(&VARIABLES);
+            let (mut s, mut e) = (
+                var.to_owned(),
+                Self::node(cel::common::ast::Expr::Ident(var.to_owned())),
+            );
+            for _ in 0..*self.rng.pick(&[0, 1, 1, 2, 2, 3]) {
+                let f = if self.rng.chance(3) {
+                    "zz"
+                } else {
+                    *self.rng.pick(&KEYS)
+                };
+                s = format!("{s}.{f}");
+                e = Self::select(e, f, false);
+            }
+            (s, e)
+        }
+
+        fn atom(&mut self) -> Gen {
+            let n = self.rng.below(20);
+            let source = match n {
+                9 | 10 => *self.rng.pick(&[
+                    "0",
+                    "1",
+                    "-1",
+                    "2",
+                    "5",
+                    "100",
+                    "9223372036854775807",
+                    "-9223372036854775807",
+                    "-9223372036854775808",
+                ]),
+                11 | 12 => *self.rng.pick(&["''", "'a'", "'s'", "'é'", "'日本'", "'0'"]),
+                13 => *self.rng.pick(&["true", "false", "null"]),
+                // outside the direct evaluator: doubles, uints, lists, maps, bytes
+                14 => *self.rng.pick(&[
+                    "1.5",
+                    "5.0",
+                    "1e2",
+                    "-0.0",
+                    "5u",
+                    "0u",
+                    "18446744073709551615u",
+                ]),
+                15 => *self.rng.pick(&[
+                    "[]",
+                    "['a', 's']",
+                    "[1, 'a', null, 5.0]",
+                    "{}",
+                    "{'a': 1}",
+                    "b'a'",
+                ]),
+                _ => "",
+            };
+            if !source.is_empty() {
+                return self.literal(&[source]);
+            }
+            let (s, e) = self.path();
+            match n {
+                7 | 8 => {
+                    let f = if self.rng.chance(10) {
+                        "zz"
+                    } else {
+                        *self.rng.pick(&KEYS)
+                    };
+                    (format!("has({s}.{f})"), Self::select(e, f, true))
+                }
+                // functions, outside the direct evaluator too
+                16 => (format!("size({s})"), Self::call("size", None, vec![e])),
+                17 => (format!("string({s})"), Self::call("string", None, vec![e])),
+                18 => (format!("{s}.size()"), Self::call("size", Some(e), vec![])),
+                19 => (
+                    format!("type({s}) == int"),
+                    Self::call(
+                        operators::EQUALS,
+                        None,
+                        vec![
+                            Self::call("type", None, vec![e]),
+                            Self::node(cel::common::ast::Expr::Ident("int".to_owned())),
+                        ],
+                    ),
+                ),
+                _ => (s, e),
+            }
+        }
+
+        /// `op` of two parts.
+        fn binary(op: &str, (ls, le): Gen, (rs, re): Gen) -> Gen {
+            let name = match op {
+                "==" => operators::EQUALS,
+                "!=" => operators::NOT_EQUALS,
+                "<" => operators::LESS,
+                "<=" => operators::LESS_EQUALS,
+                ">" => operators::GREATER,
+                ">=" => operators::GREATER_EQUALS,
+                "+" => operators::ADD,
+                "-" => operators::SUBSTRACT,
+                "&&" => operators::LOGICAL_AND,
+                "||" => operators::LOGICAL_OR,
+                "in" => operators::IN,
+                "*" => operators::MULTIPLY,
+                "/" => operators::DIVIDE,
+                _ => operators::MODULO,
+            };
+            (
+                format!("({ls}) {op} ({rs})"),
+                Self::call(name, None, vec![le, re]),
+            )
+        }
+
+        /// `c ? a : b`.
+        fn conditional((cs, ce): Gen, (a_s, ae): Gen, (bs, be): Gen) -> Gen {
+            (
+                format!("({cs}) ? ({a_s}) : ({bs})"),
+                Self::call(operators::CONDITIONAL, None, vec![ce, ae, be]),
+            )
+        }
+
+        /// A random rule meant to give a value of kind `kind` (`b`ool, `i`nt, or `a`ny),
+        /// so that more rules reach an answer than [`RuleGen::expr`]'s; one part in 10 is
+        /// [`RuleGen::expr`]'s (of any kind).
+        fn typed(&mut self, kind: char, depth: u32) -> Gen {
+            if self.rng.chance(10) {
+                return self.expr(depth);
+            }
+            if depth == 0 || self.rng.chance(25) {
+                return match (kind, self.rng.below(10)) {
+                    ('b', 0..=4) => {
+                        let (s, e) = self.path();
+                        let f = *self.rng.pick(&KEYS);
+                        (format!("has({s}.{f})"), Self::select(e, f, true))
+                    }
+                    ('b', 5 | 6) => self.literal(&["true", "false"]),
+                    ('i', 0..=4) => self.literal(&[
+                        "0",
+                        "1",
+                        "-1",
+                        "100",
+                        "9223372036854775807",
+                        "-9223372036854775808",
+                    ]),
+                    ('a', 0..=4) => self.atom(),
+                    _ => self.path(),
+                };
+            }
+            let d = depth - 1;
+            match (kind, self.rng.below(10)) {
+                ('b', 0 | 1) => {
+                    let op = *self.rng.pick(&["==", "!="]);
+                    Self::binary(op, self.typed('a', d), self.typed('a', d))
+                }
+                ('b', 2 | 3) => {
+                    let op = *self.rng.pick(&["<", "<=", ">", ">="]);
+                    Self::binary(op, self.typed('i', d), self.typed('i', d))
+                }
+                ('b', 4 | 5) => {
+                    let op = *self.rng.pick(&["&&", "||"]);
+                    Self::binary(op, self.typed('b', d), self.typed('b', d))
+                }
+                ('b', 6) => {
+                    let (s, e) = self.typed('b', d);
+                    (
+                        format!("!({s})"),
+                        Self::call(operators::LOGICAL_NOT, None, vec![e]),
+                    )
+                }
+                ('b', 7) => {
+                    let l = self.literal(&["''", "'a'", "'s'", "'日本'", "'0'", "'1'", "1"]);
+                    Self::binary("in", l, self.path())
+                }
+                ('b', 8) => Self::binary("==", self.typed('i', d), self.typed('i', d)),
+                ('i', 0..=6) => {
+                    let op = *self.rng.pick(&["+", "-"]);
+                    Self::binary(op, self.typed('i', d), self.typed('i', d))
+                }
+                ('a', 0..=2) => self.typed('i', depth),
+                ('a', 3..=5) => self.typed('b', depth),
+                ('a', 6) => self.expr(depth),
+                _ => {
+                    Self::conditional(self.typed('b', d), self.typed(kind, d), self.typed(kind, d))
+                }
+            }
+        }
+
+        /// A random rule: mostly the direct evaluator's grammar (members, literals,
+        /// `has()`, `in`, comparisons, `+`, `-`, `&&`, `||`, `!`, `?:`), with parts outside
+        /// it (`*`, `/`, `%`, unary `-`, the atoms above).
+        fn expr(&mut self, depth: u32) -> Gen {
+            if depth == 0 || self.rng.chance(25) {
+                return self.atom();
+            }
+            let d = depth - 1;
+            match self.rng.below(20) {
+                0..=11 => {
+                    let op = *self.rng.pick(&[
+                        "==", "!=", "==", "!=", "<", "<=", ">", ">=", "+", "-", "&&", "||", "&&",
+                        "||", "in", "*", "/", "%",
+                    ]);
+                    Self::binary(op, self.expr(d), self.expr(d))
+                }
+                12 | 13 => {
+                    let (s, e) = self.expr(d);
+                    (
+                        format!("!({s})"),
+                        Self::call(operators::LOGICAL_NOT, None, vec![e]),
+                    )
+                }
+                14 | 15 => Self::conditional(self.expr(d), self.expr(d), self.expr(d)),
+                16 => {
+                    let (s, e) = self.expr(d);
+                    (
+                        format!("-({s})"),
+                        Self::call(operators::NEGATE, None, vec![e]),
+                    )
+                }
+                _ => Self::binary("in", self.atom(), self.path()),
+            }
+        }
+    }
+
+    /// Two findings equal but for the order of a map's entries in the message: the
+    /// interpreter prints a map, or a list made of a map's keys (`[1] + {'a': 1}`), in
+    /// `HashMap` order, which differs between two conversions of the same JSON (and `short`
+    /// may then cut the value at different places).
+    fn same_but_map_order(a: &Finding, b: &Finding) -> bool {
+        let (ma, mb) = (&a.message, &b.message);
+        let Some(at) = ma.find(['{', '[']) else {
+            return false;
+        };
+        let sorted = |m: &str| {
+            let mut chars: Vec<char> = m.chars().collect();
+            chars.sort_unstable();
+            chars
+        };
+        let rest_equal = match (ma.rfind("..."), mb.rfind("...")) {
+            (Some(x), Some(y)) => ma[x..] == mb[y..],
+            _ => sorted(ma) == sorted(mb),
+        };
+        let no_message = |f: &Finding| Finding {
+            message: String::new(),
+            ..f.clone()
+        };
+        ma.get(..at) == mb.get(..at) && rest_equal && no_message(a) == no_message(b)
+    }
+
+    type Capture = (
+        Value,
+        Option<Map<String, Value>>,
+        Option<Map<String, Value>>,
+    );
+
+    fn random_captures(rng: &mut Rng, n: usize) -> Vec<Capture> {
+        (0..n)
+            .map(|_| {
+                let proposal = if rng.chance(80) {
+                    Value::Object(random_object(rng, 3))
+                } else {
+                    random_json(rng, 3)
+                };
+                let mut var = || rng.chance(85).then(|| random_object(rng, 3));
+                (proposal, var(), var())
+            })
+            .collect()
+    }
+
+    /// Randomized differential test of the direct evaluator: 20,000 random rules (half of
+    /// them made to give a boolean), each against 8 of 256 random captures. Whenever
+    /// [`fast::eval`] decides a rule, the interpreter (on the eager conversion, and on the
+    /// lazy binding `evaluate` used before the direct evaluator) gives that same boolean.
+    /// Every 20th rule is also parsed from its source and loaded as a rules file: its
+    /// direct form is the one put together, and on 4 captures the finding of
+    /// [`RuleSet::evaluate`] is the interpreter's. 1.1-1.8 s of CPU in a debug build, most
+    /// of it in the parser (loading the 1,000 rules files).
+    #[test]
+    fn random_rules_decided_directly_give_the_interpreters_boolean() {
+        let mut generator = RuleGen {
+            rng: Rng(0x9e37_79b9_7f4a_7c15),
+            literals: HashMap::new(),
+        };
+        let captures = random_captures(&mut generator.rng, 256);
+        let (mut compiled, mut decided, mut loaded, mut unloadable) = (0, [0; 2], 0, 0);
+        let mut mismatches = Vec::new();
+        let show = |(p, c, i): &Capture| {
+            let obj = |m: &Option<Map<String, Value>>| {
+                m.as_ref().map_or("(none)".to_owned(), |m| {
+                    Value::Object(m.clone()).to_string()
+                })
+            };
+            format!(
+                "  proposal: {p}\n  context: {}\n  intent: {}",
+                obj(c),
+                obj(i)
+            )
+        };
+        // each capture converted once (the conversion is most of an interpreter run)
+        let eagers: Vec<Context<'_, '_>> = captures
+            .iter()
+            .map(|(p, c, i)| eager(p, c.as_ref(), i.as_ref()))
+            .collect();
+        for n in 0..20_000 {
+            let depth = generator.rng.below(4) as u32 + 1;
+            let (source, tree) = if n % 2 == 0 {
+                generator.typed('b', depth)
+            } else {
+                generator.expr(depth)
+            };
+            let direct = fast::compile(&tree);
+            // no rules: only for `bind`, with the tree's variables used whole or not
+            let unbound = RuleSet {
+                file: String::new(),
+                rules: Vec::new(),
+                intent_fields: None,
+                members_only: members_only([&tree]),
+            };
+            compiled += usize::from(direct.is_some());
+            for _ in 0..8 {
+                let Some(f) = &direct else { break };
+                let k = generator.rng.below(captures.len());
+                let capture = &captures[k];
+                let (p, c, i) = (&capture.0, capture.1.as_ref(), capture.2.as_ref());
+                let vars = fast::Vars {
+                    proposal: p,
+                    context: c.unwrap_or(empty_object()),
+                    intent: i.unwrap_or(empty_object()),
+                };
+                let Some(b) = fast::eval(f, &vars) else {
+                    continue;
+                };
+                decided[usize::from(b)] += 1;
+                let want = cel::Value::resolve(&tree, &eagers[k]);
+                let binding = unbound.bind(p, c, i);
+                let lazy = cel::Value::resolve(&tree, &binding.context());
+                if !matches!(want, Ok(cel::Value::Bool(w)) if w == b)
+                    || !matches!(lazy, Ok(cel::Value::Bool(w)) if w == b)
+                {
+                    mismatches.push(format!(
+                        "{source}\n  direct: {b}, interpreter: {want:?}, lazy binding: {lazy:?}\n{}",
+                        show(capture)
+                    ));
+                }
+            }
+            if n % 20 != 0 {
+                continue;
+            }
+            let Ok(rs) = RuleSet::load(
+                "r.rules.toml",
+                &format!("[[rule]]\nreason = \"R\"\nrule = {source:?}\nmessage = \"m\"\n"),
+            ) else {
+                unloadable += 1;
+                continue;
+            };
+            loaded += 1;
+            if rs.rules[0].fast != direct {
+                mismatches.push(format!(
+                    "{source}\n  parsed: {:?}\n  put together: {direct:?}",
+                    rs.rules[0].fast
+                ));
+            }
+            for _ in 0..4 {
+                let k = generator.rng.below(captures.len());
+                let capture = &captures[k];
+                let (p, c, i) = (&capture.0, capture.1.as_ref(), capture.2.as_ref());
+                let got = rs.evaluate(p, c, i);
+                let want = rs.run(&eagers[k], 0.0);
+                let equal = match (&got, &want) {
+                    (Some(g), Some(w)) => g == w || same_but_map_order(g, w),
+                    _ => got == want,
+                };
+                if !equal {
+                    mismatches.push(format!(
+                        "{source}\n  finding: {got:?}\n  interpreter's: {want:?}\n{}",
+                        show(capture)
+                    ));
+                }
+            }
+        }
+        assert!(
+            mismatches.is_empty(),
+            "{} mismatches, the first 20:\n{}",
+            mismatches.len(),
+            mismatches[..mismatches.len().min(20)].join("\n")
+        );
+        // the generator reaches what it is for: rules the direct evaluator compiles and
+        // decides both ways, and rules that load
+        eprintln!(
+            "compiled {compiled}, decided false {}, true {}, loaded {loaded}, unloadable {unloadable}",
+            decided[0], decided[1]
+        );
+        assert!(compiled > 8_000, "{compiled}");
+        assert!(decided[0] > 5_000 && decided[1] > 5_000, "{decided:?}");
+        assert!(loaded > 950, "{loaded}");
     }
 }
 
