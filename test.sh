@@ -33,7 +33,10 @@ if ! command -v java >/dev/null 2>&1; then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless
 fi
 venv="$target/python-venv"
-if [ ! -x "$venv/bin/maturin" ] || [ ! -x "$venv/bin/pytest" ]; then
+# (re)made when missing or when it does not run: a venv's scripts name its folder in their
+# first line, so one copied with a target folder from another checkout is broken
+if ! "$venv/bin/maturin" --version >/dev/null 2>&1 || ! "$venv/bin/pytest" --version >/dev/null 2>&1 \
+  || ! "$venv/bin/pip" --version >/dev/null 2>&1; then
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check maturin pytest pyarrow 'pandas<3' pyspark
