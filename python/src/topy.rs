@@ -335,49 +335,28 @@ impl<'py> ListSer<'_, 'py> {
     }
 }
 
-impl<'py> ser::SerializeSeq for ListSer<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> R<'py> {
-        self.finish()
-    }
+/// The serde sequence traits of [`ListSer`]: each element pushed, the list made at the end.
+macro_rules! list_traits {
+    ($($tr:ident :: $push:ident),*) => {$(
+        impl<'py> ser::$tr for ListSer<'_, 'py> {
+            type Ok = Bound<'py, PyAny>;
+            type Error = Error;
+            fn $push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+                self.push(value)
+            }
+            fn end(self) -> R<'py> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl<'py> ser::SerializeTuple for ListSer<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> R<'py> {
-        self.finish()
-    }
-}
-
-impl<'py> ser::SerializeTupleStruct for ListSer<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> R<'py> {
-        self.finish()
-    }
-}
-
-impl<'py> ser::SerializeTupleVariant for ListSer<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> R<'py> {
-        self.finish()
-    }
-}
+list_traits!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl<'py> DictSer<'_, 'py> {
     fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {

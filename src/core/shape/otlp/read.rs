@@ -36,12 +36,12 @@ fn general<E: de::Error>() -> E {
     E::custom("read the general way")
 }
 
-/// Implements the `Visitor` methods of every scalar and of a sequence to leave the record
-/// to the general reading (a container that is not an object where one is expected).
-macro_rules! only_maps {
-    () => {
+/// Implements `expecting` (naming `$what`) and the `Visitor` methods of every scalar but
+/// `null` to leave the record to the general reading.
+macro_rules! general_scalars {
+    ($what:literal) => {
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("an object")
+            f.write_str($what)
         }
         fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
             Err(general())
@@ -58,6 +58,14 @@ macro_rules! only_maps {
         fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
             Err(general())
         }
+    };
+}
+
+/// Implements the `Visitor` methods of every scalar and of a sequence to leave the record
+/// to the general reading (a container that is not an object where one is expected).
+macro_rules! only_maps {
+    () => {
+        general_scalars!("an object");
         fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
             Err(general())
         }
@@ -140,24 +148,7 @@ struct List<'p> {
 
 impl<'de> Visitor<'de> for List<'_> {
     type Value = Vec<(Kind, Span)>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array")
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(general())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(general())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(general())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(general())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Err(general())
-    }
+    general_scalars!("an array");
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok(Vec::new())
     }
