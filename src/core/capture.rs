@@ -9,6 +9,7 @@
 use crate::core::adapter::Adapted;
 use crate::core::capture_file::{self, Compression, FileKind, Layout, StreamError};
 use crate::core::hint::hint_for;
+pub use crate::core::meta::Meta;
 use crate::core::record_ref::RecordRef;
 pub use crate::core::record_ref::is_log;
 use crate::core::stage::parse;
@@ -512,8 +513,9 @@ pub struct Capture {
     pub intent: Option<Map<String, Value>>,
     /// The expected verdict.
     pub expect: Option<Expect>,
-    /// Free-form metadata.
-    pub meta: Option<Map<String, Value>>,
+    /// Free-form metadata (a capture record's is held as its checked text until read:
+    /// [`Meta`]).
+    pub meta: Option<Meta>,
     /// The provider request the capture answers, when its record carries it: a capture
     /// record's `request` key, or the request a batch line echoes (Vertex `request`,
     /// Bedrock `modelInput`; `docs/requests.md`).
@@ -577,8 +579,12 @@ pub fn parse_record_as(
 ) -> Result<Capture, RecordError> {
     // an OTLP/JSON record is read by a typed walk of its spans when it can be: the same
     // capture, without building the whole record (`docs/record-shapes.md#traces`)
+    // one searcher for every record (`memmem::find` builds one per call: more work than
+    // the search itself on a capture record)
+    static RESOURCE_SPANS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"resourceSpans"));
     if forced.is_none()
-        && memchr::memmem::find(text.as_bytes(), b"resourceSpans").is_some()
+        && RESOURCE_SPANS.find(text.as_bytes()).is_some()
         && let Some(read) = crate::core::shape::otlp::read_text(text, source)
     {
         return read;
@@ -586,11 +592,15 @@ pub fn parse_record_as(
     if forced.is_none() {
         // a record of record keys only is read without a map of its members or a pass
         // over the shapes: the same capture or error `shape::read` gives it
-        match parse::record_members(text, &RECORD_KEYS) {
-            Ok(parse::Members::Named(members)) if is_capture_record(&members) => {
-                return read_members(*members, source.as_str());
+        // (`meta` is kept as its text, checked: `crate::core::meta`)
+        match parse::record_members(text, &RECORD_KEYS, Some(at::META)) {
+            Ok(parse::Members::Named(members, meta)) if is_capture_record(&members) => {
+                return read_members_with(*members, meta.map(Meta::from_checked_text), source.as_str());
             }
-            Ok(parse::Members::Named(members)) => {
+            Ok(parse::Members::Named(mut members, meta)) => {
+                if let Some(m) = meta {
+                    members[at::META] = Some(Value::Object(Meta::from_checked_text(m).into_map()));
+                }
                 return crate::core::shape::read(
                     Value::Object(members_object(*members)),
                     source,
@@ -680,8 +690,18 @@ pub(crate) fn read_capture(
 ///
 /// # Errors
 /// As [`read_capture`].
-pub(crate) fn read_members(mut members: Members, default_id: &str) -> Result<Capture, RecordError> {
-    check_record(&mut members, default_id).map_err(|finding| RecordError {
+pub(crate) fn read_members(members: Members, default_id: &str) -> Result<Capture, RecordError> {
+    read_members_with(members, None, default_id)
+}
+
+/// [`read_members`], `meta` given apart (its place in `members` empty) when it was kept as
+/// its text ([`Meta`]).
+fn read_members_with(
+    mut members: Members,
+    meta: Option<Meta>,
+    default_id: &str,
+) -> Result<Capture, RecordError> {
+    check_record(&mut members, meta, default_id).map_err(|finding| RecordError {
         finding,
         // `id` and `expect` are only read by the checks, never taken
         id: members[at::ID]
@@ -732,7 +752,11 @@ fn unknown_key(obj: &Map<String, Value>) -> Option<Finding> {
     Some(f)
 }
 
-fn check_record(obj: &mut Members, default_id: &str) -> Result<Capture, Finding> {
+fn check_record(
+    obj: &mut Members,
+    lazy_meta: Option<Meta>,
+    default_id: &str,
+) -> Result<Capture, Finding> {
     let string = |obj: &Members, key: usize| -> Result<Option<String>, Finding> {
         match &obj[key] {
             None => Ok(None),
@@ -802,7 +826,10 @@ fn check_record(obj: &mut Members, default_id: &str) -> Result<Capture, Finding>
     }
     let context = object(obj, at::CONTEXT)?;
     let intent = object(obj, at::INTENT)?;
-    let meta = object(obj, at::META)?;
+    let meta = match lazy_meta {
+        Some(m) => Some(m),
+        None => object(obj, at::META)?.map(Meta::from),
+    };
     let request = match obj[at::REQUEST].take() {
         None => None,
         Some(v @ Value::Object(_)) => Some(CaptureRequest {
@@ -1076,8 +1103,8 @@ mod record_members_tests {
         // the records above take each way of the reading at least once
         let named = |t: &str| {
             matches!(
-                parse::record_members(t, &RECORD_KEYS),
-                Ok(parse::Members::Named(m)) if is_capture_record(&m)
+                parse::record_members(t, &RECORD_KEYS, Some(at::META)),
+                Ok(parse::Members::Named(m, _)) if is_capture_record(&m)
             )
         };
         assert!(named(texts[0]) && named(texts[16]));

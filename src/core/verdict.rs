@@ -595,7 +595,7 @@ pub struct Verdict {
     /// (`{input_tokens, output_tokens, total_tokens}`) added where it lacks them
     /// (`docs/capture-record.md#meta`). Never seen by rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<serde_json::Map<String, serde_json::Value>>,
+    pub meta: Option<crate::core::meta::Meta>,
     /// The schema the request sent for the proposal: the verdict's contract when
     /// `contract_from` is `"request"` (`docs/requests.md#zero-config`), else checked beside
     /// the server contract (`docs/requests.md#both-contracts`).

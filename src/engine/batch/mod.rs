@@ -63,6 +63,10 @@ const BATCH: usize = 2048;
 /// Lines of a few hundred bytes (capture records) still make blocks of [`BATCH`] lines.
 const LINE_BLOCK_BYTES: u64 = 1 << 20;
 
+/// The room a [`LineBlock`] has past its cut, for the line that crosses it (a capture
+/// record is usually well under this).
+const BLOCK_SLACK: usize = 64 * 1024;
+
 /// Lines per task of the fast path (a task gathers its passing lines into runs).
 const FAST_CHUNK: usize = 256;
 
@@ -656,9 +660,13 @@ fn read_log_blocks(
     tx: &std::sync::mpsc::SyncSender<Chunk>,
     gate: &Gate,
 ) -> bool {
+    // room for a whole block (it is sent once past `cut`: `cut` plus the line that crosses
+    // it), so the block is not copied as it grows (a 256 KiB start was copied three times,
+    // up to 2 MiB, for a 1 MiB block); a line of more than `BLOCK_SLACK` still grows it
+    let room = usize::try_from(cut).unwrap_or(usize::MAX).min(LINE_BLOCK_BYTES as usize) + BLOCK_SLACK;
     let fresh = || LineBlock {
         rel: rel.clone(),
-        bytes: Vec::with_capacity(256 * 1024),
+        bytes: Vec::with_capacity(room),
         lines: Vec::with_capacity(BATCH),
     };
     let mut block = fresh();
