@@ -595,7 +595,11 @@ pub fn parse_record_as(
         // (`meta` is kept as its text, checked: `crate::core::meta`)
         match parse::record_members(text, &RECORD_KEYS, Some(at::META)) {
             Ok(parse::Members::Named(members, meta)) if is_capture_record(&members) => {
-                return read_members_with(*members, meta.map(Meta::from_checked_text), source.as_str());
+                return read_members_with(
+                    *members,
+                    meta.map(Meta::from_checked_text),
+                    source.as_str(),
+                );
             }
             Ok(parse::Members::Named(mut members, meta)) => {
                 if let Some(m) = meta {
@@ -1109,5 +1113,107 @@ mod record_members_tests {
         };
         assert!(named(texts[0]) && named(texts[16]));
         assert!(!named(texts[17]) && !named(texts[18]) && !named(texts[24]));
+    }
+
+    /// A record whose `meta` is `meta` (JSON text).
+    fn with_meta(meta: &str) -> String {
+        format!(r#"{{"id":"m","output":"{{}}","meta":{meta},"context":{{"a":1}}}}"#)
+    }
+
+    #[test]
+    fn a_meta_kept_as_text_reads_as_the_shapes_read_it() {
+        let deep = |k: usize| format!("{}1{}", r#"{"a":"#.repeat(k), "}".repeat(k));
+        let deep_array =
+            |k: usize| format!(r#"{{"a":{}1{}}}"#, "[".repeat(k - 1), "]".repeat(k - 1));
+        let metas = [
+            // the flat objects the one-pass check accepts
+            r#"{"request_id":"req_1","model":"gpt","captured_at":"2026-11-28T00:00:00Z"}"#.to_string(),
+            r#"{}"#.into(),
+            r#" { } "#.into(),
+            r#"{ "a" : 1 , "b" : -0 , "c" : true , "d" : false , "e" : null , "f" : "" }"#.into(),
+            r#"{"n":123456789012345678,"m":-123456789012345678}"#.into(),
+            "{\"a\":\"\u{e9}\u{1F600}\"}".into(),
+            // what it leaves to `serde_json`: escapes, nesting, doubles, long integers
+            r#"{"a":"x\"y","b":"\u00e9\ud83d\ude00","c":"\n\t\/"}"#.into(),
+            r#"{"\u0061":1,"b":2}"#.into(),
+            r#"{"a":{"b":[1,2.5,{"c":null}]},"d":[]}"#.into(),
+            r#"{"n":1234567890123456789,"m":12345678901234567890}"#.into(),
+            r#"{"n":1.5e3,"m":-0.0,"k":1E2}"#.into(),
+            r#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17}"#.into(),
+            // and what the record's parse rejects
+            r#"{"a":1,"a":2}"#.into(),
+            r#"{"a":1,"\u0061":2}"#.into(),
+            r#"{"a":{"b":1,"b":2}}"#.into(),
+            r#"{"n":1e999}"#.into(),
+            r#"{"n":0.30000000000000000001}"#.into(),
+            r#"{"n":123456789012345678901234567890}"#.into(),
+            r#"{"n":01}"#.into(),
+            r#"{"s":"\ud800"}"#.into(),
+            r#"{"s":"\udc00x"}"#.into(),
+            r#"{"s":"\ud800\u0041"}"#.into(),
+            "{\"s\":\"a\u{1}b\"}".into(),
+            r#"{"s":"\x"}"#.into(),
+            r#"{"a":1,}"#.into(),
+            r#"{"a" 1}"#.into(),
+            // not an object: the record's error
+            r#"[1,2]"#.into(),
+            r#""text""#.into(),
+            r#"3"#.into(),
+            r#"null"#.into(),
+            // deep: the record is one level, so `meta` may nest 126 more
+            deep(125),
+            deep(126),
+            deep(127),
+            deep_array(126),
+            deep_array(127),
+        ];
+        for (i, meta) in metas.iter().enumerate() {
+            let text = with_meta(meta);
+            let source = RecordRef::new("captures/log.jsonl", Some(i + 1));
+            let got = parse_record(&text, &source);
+            if let Ok(c) = &got {
+                // a record-keys-only record keeps its `meta` object as text (until the
+                // comparison below reads it)
+                assert!(c.meta.as_ref().is_some_and(Meta::is_text), "{meta}");
+            }
+            assert_eq!(got, by_shapes(&text, &source), "{meta}");
+        }
+        let ok = |m: &str| parse_record(&with_meta(m), &RecordRef::new("c", None)).is_ok();
+        assert!(ok(&metas[0]) && ok(&metas[9]) && ok(&deep(126)) && ok(&deep_array(126)));
+        assert!(!ok(&metas[12]) && !ok(&metas[13]) && !ok(&metas[19]));
+        assert!(!ok(&deep(127)) && !ok(&deep_array(127)));
+        // the meta a capture keeps is the record's, built on first read
+        let c = parse_record(&with_meta(&metas[6]), &RecordRef::new("c", None)).unwrap();
+        let meta = c.meta.unwrap();
+        assert_eq!(meta.get("a"), Some(&Value::from("x\"y")));
+        assert_eq!(meta.get("b"), Some(&Value::from("\u{e9}\u{1F600}")));
+        assert!(!meta.is_text());
+    }
+
+    #[test]
+    fn a_meta_beside_other_names_or_twice_reads_as_the_shapes_read_it() {
+        let texts = [
+            // another member name after `meta`: the whole record is a map
+            r#"{"id":"m","output":"x","meta":{"a":1},"note":1}"#,
+            r#"{"id":"m","output":"x","meta":{"a":{"b":[1]}},"note":1,"zz":2}"#,
+            r#"{"meta":{"a":1},"custom_id":"b1","response":{"status_code":200,"body":{}}}"#,
+            // `meta` twice
+            r#"{"id":"m","output":"x","meta":{"a":1},"meta":{"a":1}}"#,
+            r#"{"id":"m","output":"x","meta":[1],"meta":{"a":1}}"#,
+            r#"{"id":"m","output":"x","meta":{"a":1},"meta":2}"#,
+            // a Vertex AI batch line with a `meta`: read by its shape
+            r#"{"request":{"contents":[]},"response":{"candidates":[]},"status":"","meta":{"k":"v"}}"#,
+            // an error elsewhere in the record after a `meta` kept as text
+            r#"{"id":"m","output":"x","meta":{"a":1},"context":{"a":1,"a":2}}"#,
+            r#"{"id":"m","output":"x","meta":{"a":1},"attempt":0,"chain":"c"}"#,
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            let source = RecordRef::new("captures/log.jsonl", Some(i + 1));
+            assert_eq!(
+                parse_record(text, &source),
+                by_shapes(text, &source),
+                "{text}"
+            );
+        }
     }
 }

@@ -81,9 +81,8 @@ impl Meta {
 /// Whether `text` holds `"key"` (the key between double quotes).
 fn contains_quoted(text: &str, key: &str) -> bool {
     let (t, k) = (text.as_bytes(), key.as_bytes());
-    memchr::memchr_iter(b'"', t).any(|i| {
-        t[i + 1..].starts_with(k) && t.get(i + 1 + k.len()) == Some(&b'"')
-    })
+    memchr::memchr_iter(b'"', t)
+        .any(|i| t[i + 1..].starts_with(k) && t.get(i + 1 + k.len()) == Some(&b'"'))
 }
 
 impl From<Map<String, Value>> for Meta {
@@ -166,9 +165,12 @@ mod tests {
 
     #[test]
     fn get_answers_none_without_building_only_when_the_key_cannot_be_there() {
-        let m = Meta::from_checked_text(r#"{"model":"m","note":"promptfoo"}"#);
+        let m = Meta::from_checked_text(r#"{"model":"m","note":"a promptfoo run"}"#);
         assert_eq!(m.get("promptfoo"), None);
-        assert!(m.is_text(), "a key that is not there as \"key\" builds nothing");
+        assert!(
+            m.is_text(),
+            "a key that is not there as \"key\" builds nothing"
+        );
         assert_eq!(m.get("mode"), None);
         assert!(m.is_text(), "`mode` is only a prefix of `model`");
         // an escaped key is only found by building the map

@@ -663,7 +663,10 @@ fn read_log_blocks(
     // room for a whole block (it is sent once past `cut`: `cut` plus the line that crosses
     // it), so the block is not copied as it grows (a 256 KiB start was copied three times,
     // up to 2 MiB, for a 1 MiB block); a line of more than `BLOCK_SLACK` still grows it
-    let room = usize::try_from(cut).unwrap_or(usize::MAX).min(LINE_BLOCK_BYTES as usize) + BLOCK_SLACK;
+    let room = usize::try_from(cut)
+        .unwrap_or(usize::MAX)
+        .min(LINE_BLOCK_BYTES as usize)
+        + BLOCK_SLACK;
     let fresh = || LineBlock {
         rel: rel.clone(),
         bytes: Vec::with_capacity(room),

@@ -539,7 +539,9 @@ fn flat_object(raw: &[u8]) -> bool {
         let len = memchr::memchr(b'"', raw.get(start..)?)?;
         let s = &raw[start..start + len];
         // no early exit: a loop the compiler can widen
-        if s.iter().fold(false, |bad, &c| bad | (c < 0x20) | (c == b'\\')) {
+        if s.iter()
+            .fold(false, |bad, &c| bad | (c < 0x20) | (c == b'\\'))
+        {
             return None;
         }
         *i = start + len + 1;
@@ -784,5 +786,52 @@ impl<'de, const N: usize> Visitor<'de> for MembersSeed<N> {
             slots[i] = Some(access.next_value_seed(StrictSeed)?);
         }
         Ok(Members::Named(slots, lazy))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_one_pass_check_accepts_only_objects_the_strict_parse_accepts() {
+        let accepted = [
+            r#"{}"#,
+            r#"{"a":"b"}"#,
+            "{ \"a\" :\t1 ,\n\"b\":\r-0,\"c\":true,\"d\":false,\"e\":null,\"f\":\"\"}",
+            r#"{"n":999999999999999999,"m":-999999999999999999}"#,
+            "{\"\u{e9}\":\"\u{1F600}\"}",
+        ];
+        let left = [
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":"\n"}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"n":1000000000000000000}"#,
+            r#"{"n":1.5}"#,
+            r#"{"n":1e2}"#,
+            r#"{"n":01}"#,
+            r#"{"n":-}"#,
+            r#"{"a":{}}"#,
+            r#"{"a":[]}"#,
+            r#"{"a":tru}"#,
+            r#"{"a":1,}"#,
+            r#"{"a":1} x"#,
+            "{\"a\":\"\u{1}\"}",
+            r#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17}"#,
+            r#"[1]"#,
+            r#""s""#,
+            r#"{"a":1"#,
+            r#"{"a""#,
+        ];
+        for raw in accepted {
+            assert!(flat_object(raw.as_bytes()), "{raw}");
+            assert!(matches!(from_str(raw), Ok(Value::Object(_))), "{raw}");
+            assert!(check_member(raw).is_ok(), "{raw}");
+        }
+        for raw in left {
+            assert!(!flat_object(raw.as_bytes()), "{raw}");
+            // what the one pass leaves is checked as the strict parse checks it
+            assert_eq!(check_member(raw).is_ok(), from_str(raw).is_ok(), "{raw}");
+        }
     }
 }
