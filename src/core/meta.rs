@@ -81,8 +81,13 @@ impl Meta {
 /// Whether `text` holds `"key"` (the key between double quotes).
 fn contains_quoted(text: &str, key: &str) -> bool {
     let (t, k) = (text.as_bytes(), key.as_bytes());
-    memchr::memchr_iter(b'"', t)
-        .any(|i| t[i + 1..].starts_with(k) && t.get(i + 1 + k.len()) == Some(&b'"'))
+    let Some(&first) = k.first() else {
+        return text.contains("\"\"");
+    };
+    // by the key's first letter: rarer in a text than its quotes
+    memchr::memchr_iter(first, t).any(|i| {
+        i > 0 && t[i - 1] == b'"' && t[i..].starts_with(k) && t.get(i + k.len()) == Some(&b'"')
+    })
 }
 
 impl From<Map<String, Value>> for Meta {
@@ -194,5 +199,11 @@ mod tests {
             r#"{"a":1,"b":2}"#.to_string()
         );
         assert_eq!(Meta::default().len(), 0);
+        // the empty key
+        assert_eq!(Meta::from_checked_text(r#"{"a":1}"#).get(""), None);
+        assert_eq!(
+            Meta::from_checked_text(r#"{"":1}"#).get(""),
+            Some(&Value::from(1))
+        );
     }
 }
