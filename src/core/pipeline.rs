@@ -73,6 +73,21 @@ impl std::fmt::Display for ContractFrom {
     }
 }
 
+impl ContractFrom {
+    /// Its [`Display`](std::fmt::Display) text, made without the formatting machinery for
+    /// the fixed names (a verdict's `contract_from`, made for every capture).
+    fn text(&self) -> String {
+        match self {
+            ContractFrom::Record => "record".to_owned(),
+            ContractFrom::Join => "join".to_owned(),
+            ContractFrom::Tool => "tool".to_owned(),
+            ContractFrom::Default => "default".to_owned(),
+            ContractFrom::Request => "request".to_owned(),
+            ContractFrom::Source(_) | ContractFrom::Route(_) => self.to_string(),
+        }
+    }
+}
+
 /// Where the contract a capture names before routing came from.
 #[derive(Debug, Default)]
 struct Origin {
@@ -156,7 +171,7 @@ impl Workspace {
     fn evaluate_parts(&self, raw: &RawRecord, only: Option<u32>) -> Vec<Evaluation> {
         let placeholder = || Evaluation {
             // a placeholder: every way out below sets the verdict
-            verdict: Verdict::from_errors(String::new(), raw.source.clone(), None, Vec::new()),
+            verdict: Verdict::placeholder(raw.source.clone()),
             capture: None,
             raw_output: None,
             proposal: None,
@@ -1018,7 +1033,7 @@ impl Workspace {
                     }
                     FromRequest::Broken(name, g, f) => {
                         run.name = Some(name);
-                        run.from = Some(ContractFrom::Request.to_string());
+                        run.from = Some(ContractFrom::Request.text());
                         run.generation = Some(g);
                         run.errors = vec![*f];
                         return run;
@@ -1034,7 +1049,7 @@ impl Workspace {
                 }
             };
         run.name = Some(contract.name.clone());
-        run.from = Some(from.to_string());
+        run.from = Some(from.text());
         run.contract = Some(contract.clone());
         let validator = match &contract.compiled {
             Ok(v) => v,
@@ -1441,6 +1456,23 @@ fn no_output(text: &str, message: &str) -> Option<Finding> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_contract_froms_text_is_its_display() {
+        use super::ContractFrom;
+        for f in [
+            ContractFrom::Record,
+            ContractFrom::Join,
+            ContractFrom::Source(3),
+            ContractFrom::Route(12),
+            ContractFrom::Tool,
+            ContractFrom::Default,
+            ContractFrom::Request,
+        ] {
+            assert_eq!(f.text(), f.to_string());
+        }
+        assert_eq!(ContractFrom::Route(2).text(), "route 2");
+    }
+
     use super::*;
 
     #[test]

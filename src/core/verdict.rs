@@ -650,6 +650,31 @@ impl Generation {
 }
 
 impl Verdict {
+    /// A verdict to be overwritten: no id, nothing allocated (not even its next action),
+    /// `READY` (the pipeline makes each evaluation's verdict in its place).
+    pub(crate) fn placeholder(source: RecordRef) -> Verdict {
+        Verdict {
+            id: String::new(),
+            source,
+            contract: None,
+            contract_from: None,
+            format: None,
+            provider: None,
+            stage: Stage::Ready,
+            decision: Decision::ReadyForCommit,
+            reason: None,
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            expect: None,
+            repair: None,
+            response: None,
+            meta: None,
+            generation: None,
+            chain: None,
+            next_action: String::new(),
+        }
+    }
+
     /// A verdict decided by `errors[0]` (which must exist), or ready when `errors` is empty.
     pub fn from_errors(
         id: String,

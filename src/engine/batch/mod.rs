@@ -405,6 +405,15 @@ fn stream(
             let _closed = CloseOnDrop(gate);
             let mut paths: HashMap<Arc<str>, Arc<str>> = HashMap::new();
             // an item of a verdict, rendered
+            let render_item = |item: &mut Item| {
+                if let Some(r) = &render
+                    && !(r.quiet && item.verdict.passes())
+                {
+                    let mut bytes = Vec::with_capacity(256);
+                    (r.renderer)(item, &mut bytes);
+                    item.rendered = Some(bytes);
+                }
+            };
             let finish = |verdict: Verdict, path: Arc<str>, (line, column): (usize, usize)| {
                 let mut item = Item {
                     verdict,
@@ -413,20 +422,23 @@ fn stream(
                     column,
                     rendered: None,
                 };
-                if let Some(r) = &render
-                    && !(r.quiet && item.verdict.passes())
-                {
-                    let mut bytes = Vec::with_capacity(256);
-                    (r.renderer)(&item, &mut bytes);
-                    item.rendered = Some(bytes);
-                }
+                render_item(&mut item);
                 item
             };
             let items = |raw: RawRecord, path: Arc<str>| {
                 let at = locate_record(&raw, records);
-                check(&raw)
-                    .into_iter()
-                    .map(move |verdict| Out::Item(Box::new(finish(verdict, path.clone(), at))))
+                check(&raw).into_iter().map(move |verdict| {
+                    // boxed first, rendered in place (a verdict is moved once, not thrice)
+                    let mut item = Box::new(Item {
+                        verdict,
+                        path: path.clone(),
+                        line: at.0,
+                        column: at.1,
+                        rendered: None,
+                    });
+                    render_item(&mut item);
+                    Out::Item(item)
+                })
             };
             // a line of a block as a record (decoded here, on the validation threads, which
             // also free it)
