@@ -384,7 +384,7 @@ fn batch_lines_copy_their_metadata_into_meta() {
     let at = RecordRef::new("captures/log.jsonl", Some(3));
     let read = |line: &str| {
         let c = parse_record(line, &at).unwrap_or_else(|e| panic!("{}", e.finding.message));
-        let meta = c.meta.map(serde_json::Value::Object);
+        let meta = c.meta.map(|m| serde_json::Value::Object(m.into_map()));
         (c.id, c.format, c.provider, meta.map(|m| m.to_string()))
     };
     let s = |x: &str| Some(x.to_owned());

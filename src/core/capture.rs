@@ -9,6 +9,7 @@
 use crate::core::adapter::Adapted;
 use crate::core::capture_file::{self, Compression, FileKind, Layout, StreamError};
 use crate::core::hint::hint_for;
+pub use crate::core::meta::Meta;
 use crate::core::record_ref::RecordRef;
 pub use crate::core::record_ref::is_log;
 use crate::core::stage::parse;
@@ -512,8 +513,9 @@ pub struct Capture {
     pub intent: Option<Map<String, Value>>,
     /// The expected verdict.
     pub expect: Option<Expect>,
-    /// Free-form metadata.
-    pub meta: Option<Map<String, Value>>,
+    /// Free-form metadata (a capture record's is held as its checked text until read:
+    /// [`Meta`]).
+    pub meta: Option<Meta>,
     /// The provider request the capture answers, when its record carries it: a capture
     /// record's `request` key, or the request a batch line echoes (Vertex `request`,
     /// Bedrock `modelInput`; `docs/requests.md`).
@@ -577,8 +579,12 @@ pub fn parse_record_as(
 ) -> Result<Capture, RecordError> {
     // an OTLP/JSON record is read by a typed walk of its spans when it can be: the same
     // capture, without building the whole record (`docs/record-shapes.md#traces`)
+    // one searcher for every record (`memmem::find` builds one per call: more work than
+    // the search itself on a capture record)
+    static RESOURCE_SPANS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"resourceSpans"));
     if forced.is_none()
-        && memchr::memmem::find(text.as_bytes(), b"resourceSpans").is_some()
+        && RESOURCE_SPANS.find(text.as_bytes()).is_some()
         && let Some(read) = crate::core::shape::otlp::read_text(text, source)
     {
         return read;
@@ -586,11 +592,19 @@ pub fn parse_record_as(
     if forced.is_none() {
         // a record of record keys only is read without a map of its members or a pass
         // over the shapes: the same capture or error `shape::read` gives it
-        match parse::record_members(text, &RECORD_KEYS) {
-            Ok(parse::Members::Named(members)) if is_capture_record(&members) => {
-                return read_members(*members, source.as_str());
+        // (`meta` is kept as its text, checked: `crate::core::meta`)
+        match parse::record_members(text, &RECORD_KEYS, Some(at::META)) {
+            Ok(parse::Members::Named(members, meta)) if is_capture_record(&members) => {
+                return read_members_with(
+                    *members,
+                    meta.map(Meta::from_checked_text),
+                    source.as_str(),
+                );
             }
-            Ok(parse::Members::Named(members)) => {
+            Ok(parse::Members::Named(mut members, meta)) => {
+                if let Some(m) = meta {
+                    members[at::META] = Some(Value::Object(Meta::from_checked_text(m).into_map()));
+                }
                 return crate::core::shape::read(
                     Value::Object(members_object(*members)),
                     source,
@@ -680,8 +694,18 @@ pub(crate) fn read_capture(
 ///
 /// # Errors
 /// As [`read_capture`].
-pub(crate) fn read_members(mut members: Members, default_id: &str) -> Result<Capture, RecordError> {
-    check_record(&mut members, default_id).map_err(|finding| RecordError {
+pub(crate) fn read_members(members: Members, default_id: &str) -> Result<Capture, RecordError> {
+    read_members_with(members, None, default_id)
+}
+
+/// [`read_members`], `meta` given apart (its place in `members` empty) when it was kept as
+/// its text ([`Meta`]).
+fn read_members_with(
+    mut members: Members,
+    meta: Option<Meta>,
+    default_id: &str,
+) -> Result<Capture, RecordError> {
+    check_record(&mut members, meta, default_id).map_err(|finding| RecordError {
         finding,
         // `id` and `expect` are only read by the checks, never taken
         id: members[at::ID]
@@ -732,7 +756,11 @@ fn unknown_key(obj: &Map<String, Value>) -> Option<Finding> {
     Some(f)
 }
 
-fn check_record(obj: &mut Members, default_id: &str) -> Result<Capture, Finding> {
+fn check_record(
+    obj: &mut Members,
+    lazy_meta: Option<Meta>,
+    default_id: &str,
+) -> Result<Capture, Finding> {
     let string = |obj: &Members, key: usize| -> Result<Option<String>, Finding> {
         match &obj[key] {
             None => Ok(None),
@@ -802,7 +830,10 @@ fn check_record(obj: &mut Members, default_id: &str) -> Result<Capture, Finding>
     }
     let context = object(obj, at::CONTEXT)?;
     let intent = object(obj, at::INTENT)?;
-    let meta = object(obj, at::META)?;
+    let meta = match lazy_meta {
+        Some(m) => Some(m),
+        None => object(obj, at::META)?.map(Meta::from),
+    };
     let request = match obj[at::REQUEST].take() {
         None => None,
         Some(v @ Value::Object(_)) => Some(CaptureRequest {
@@ -1076,11 +1107,113 @@ mod record_members_tests {
         // the records above take each way of the reading at least once
         let named = |t: &str| {
             matches!(
-                parse::record_members(t, &RECORD_KEYS),
-                Ok(parse::Members::Named(m)) if is_capture_record(&m)
+                parse::record_members(t, &RECORD_KEYS, Some(at::META)),
+                Ok(parse::Members::Named(m, _)) if is_capture_record(&m)
             )
         };
         assert!(named(texts[0]) && named(texts[16]));
         assert!(!named(texts[17]) && !named(texts[18]) && !named(texts[24]));
+    }
+
+    /// A record whose `meta` is `meta` (JSON text).
+    fn with_meta(meta: &str) -> String {
+        format!(r#"{{"id":"m","output":"{{}}","meta":{meta},"context":{{"a":1}}}}"#)
+    }
+
+    #[test]
+    fn a_meta_kept_as_text_reads_as_the_shapes_read_it() {
+        let deep = |k: usize| format!("{}1{}", r#"{"a":"#.repeat(k), "}".repeat(k));
+        let deep_array =
+            |k: usize| format!(r#"{{"a":{}1{}}}"#, "[".repeat(k - 1), "]".repeat(k - 1));
+        let metas = [
+            // the flat objects the one-pass check accepts
+            r#"{"request_id":"req_1","model":"gpt","captured_at":"2026-11-28T00:00:00Z"}"#.to_string(),
+            r#"{}"#.into(),
+            r#" { } "#.into(),
+            r#"{ "a" : 1 , "b" : -0 , "c" : true , "d" : false , "e" : null , "f" : "" }"#.into(),
+            r#"{"n":123456789012345678,"m":-123456789012345678}"#.into(),
+            "{\"a\":\"\u{e9}\u{1F600}\"}".into(),
+            // what it leaves to `serde_json`: escapes, nesting, doubles, long integers
+            r#"{"a":"x\"y","b":"\u00e9\ud83d\ude00","c":"\n\t\/"}"#.into(),
+            r#"{"\u0061":1,"b":2}"#.into(),
+            r#"{"a":{"b":[1,2.5,{"c":null}]},"d":[]}"#.into(),
+            r#"{"n":1234567890123456789,"m":12345678901234567890}"#.into(),
+            r#"{"n":1.5e3,"m":-0.0,"k":1E2}"#.into(),
+            r#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17}"#.into(),
+            // and what the record's parse rejects
+            r#"{"a":1,"a":2}"#.into(),
+            r#"{"a":1,"\u0061":2}"#.into(),
+            r#"{"a":{"b":1,"b":2}}"#.into(),
+            r#"{"n":1e999}"#.into(),
+            r#"{"n":0.30000000000000000001}"#.into(),
+            r#"{"n":123456789012345678901234567890}"#.into(),
+            r#"{"n":01}"#.into(),
+            r#"{"s":"\ud800"}"#.into(),
+            r#"{"s":"\udc00x"}"#.into(),
+            r#"{"s":"\ud800\u0041"}"#.into(),
+            "{\"s\":\"a\u{1}b\"}".into(),
+            r#"{"s":"\x"}"#.into(),
+            r#"{"a":1,}"#.into(),
+            r#"{"a" 1}"#.into(),
+            // not an object: the record's error
+            r#"[1,2]"#.into(),
+            r#""text""#.into(),
+            r#"3"#.into(),
+            r#"null"#.into(),
+            // deep: the record is one level, so `meta` may nest 126 more
+            deep(125),
+            deep(126),
+            deep(127),
+            deep_array(126),
+            deep_array(127),
+        ];
+        for (i, meta) in metas.iter().enumerate() {
+            let text = with_meta(meta);
+            let source = RecordRef::new("captures/log.jsonl", Some(i + 1));
+            let got = parse_record(&text, &source);
+            if let Ok(c) = &got {
+                // a record-keys-only record keeps its `meta` object as text (until the
+                // comparison below reads it)
+                assert!(c.meta.as_ref().is_some_and(Meta::is_text), "{meta}");
+            }
+            assert_eq!(got, by_shapes(&text, &source), "{meta}");
+        }
+        let ok = |m: &str| parse_record(&with_meta(m), &RecordRef::new("c", None)).is_ok();
+        assert!(ok(&metas[0]) && ok(&metas[9]) && ok(&deep(126)) && ok(&deep_array(126)));
+        assert!(!ok(&metas[12]) && !ok(&metas[13]) && !ok(&metas[19]));
+        assert!(!ok(&deep(127)) && !ok(&deep_array(127)));
+        // the meta a capture keeps is the record's, built on first read
+        let c = parse_record(&with_meta(&metas[6]), &RecordRef::new("c", None)).unwrap();
+        let meta = c.meta.unwrap();
+        assert_eq!(meta.get("a"), Some(&Value::from("x\"y")));
+        assert_eq!(meta.get("b"), Some(&Value::from("\u{e9}\u{1F600}")));
+        assert!(!meta.is_text());
+    }
+
+    #[test]
+    fn a_meta_beside_other_names_or_twice_reads_as_the_shapes_read_it() {
+        let texts = [
+            // another member name after `meta`: the whole record is a map
+            r#"{"id":"m","output":"x","meta":{"a":1},"note":1}"#,
+            r#"{"id":"m","output":"x","meta":{"a":{"b":[1]}},"note":1,"zz":2}"#,
+            r#"{"meta":{"a":1},"custom_id":"b1","response":{"status_code":200,"body":{}}}"#,
+            // `meta` twice
+            r#"{"id":"m","output":"x","meta":{"a":1},"meta":{"a":1}}"#,
+            r#"{"id":"m","output":"x","meta":[1],"meta":{"a":1}}"#,
+            r#"{"id":"m","output":"x","meta":{"a":1},"meta":2}"#,
+            // a Vertex AI batch line with a `meta`: read by its shape
+            r#"{"request":{"contents":[]},"response":{"candidates":[]},"status":"","meta":{"k":"v"}}"#,
+            // an error elsewhere in the record after a `meta` kept as text
+            r#"{"id":"m","output":"x","meta":{"a":1},"context":{"a":1,"a":2}}"#,
+            r#"{"id":"m","output":"x","meta":{"a":1},"attempt":0,"chain":"c"}"#,
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            let source = RecordRef::new("captures/log.jsonl", Some(i + 1));
+            assert_eq!(
+                parse_record(text, &source),
+                by_shapes(text, &source),
+                "{text}"
+            );
+        }
     }
 }

@@ -30,6 +30,7 @@ pub mod item;
 pub mod join;
 pub mod lint;
 pub mod mcp;
+pub mod meta;
 pub mod outcome;
 pub mod pipeline;
 pub mod pointer;

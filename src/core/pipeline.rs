@@ -73,6 +73,21 @@ impl std::fmt::Display for ContractFrom {
     }
 }
 
+impl ContractFrom {
+    /// Its [`Display`](std::fmt::Display) text, made without the formatting machinery for
+    /// the fixed names (a verdict's `contract_from`, made for every capture).
+    fn text(&self) -> String {
+        match self {
+            ContractFrom::Record => "record".to_owned(),
+            ContractFrom::Join => "join".to_owned(),
+            ContractFrom::Tool => "tool".to_owned(),
+            ContractFrom::Default => "default".to_owned(),
+            ContractFrom::Request => "request".to_owned(),
+            ContractFrom::Source(_) | ContractFrom::Route(_) => self.to_string(),
+        }
+    }
+}
+
 /// Where the contract a capture names before routing came from.
 #[derive(Debug, Default)]
 struct Origin {
@@ -156,13 +171,16 @@ impl Workspace {
     fn evaluate_parts(&self, raw: &RawRecord, only: Option<u32>) -> Vec<Evaluation> {
         let placeholder = || Evaluation {
             // a placeholder: every way out below sets the verdict
-            verdict: Verdict::from_errors(String::new(), raw.source.clone(), None, Vec::new()),
+            verdict: Verdict::placeholder(raw.source.clone()),
             capture: None,
             raw_output: None,
             proposal: None,
             sent: None,
         };
-        let mut ev = placeholder();
+        // the evaluation of a record of one capture is made in its place in the vector
+        // handed back, not moved there (an `Evaluation` is over a kilobyte)
+        let mut out = vec![placeholder()];
+        let ev = &mut out[0];
         let text = match &raw.text {
             Ok(t) => t,
             Err(f) => {
@@ -172,7 +190,7 @@ impl Workspace {
                     None,
                     vec![f.clone()],
                 );
-                return vec![ev];
+                return out;
             }
         };
         // a record the pre-pass read as a batch input request is no capture: not parsed
@@ -193,21 +211,20 @@ impl Workspace {
         let capture = match parsed {
             Ok(c) => c,
             Err(e) => {
-                self.record_error(&mut ev, e, raw.source.clone(), text);
-                return vec![ev];
+                self.record_error(ev, e, raw.source.clone(), text);
+                return out;
             }
         };
         let Payload::Parts(parts) = capture.payload else {
-            if only.is_some_and(|p| p != 1) {
+            if only.is_some_and(|p| p != 1)
+                || !self.evaluate_capture(capture, raw.source.clone(), text, ev)
+            {
                 return Vec::new();
             }
-            return self
-                .evaluate_capture(capture, raw.source.clone(), text, ev)
-                .into_iter()
-                .collect();
+            return out;
         };
+        out.clear();
         let whole = raw.source.with_part(None);
-        let mut out = Vec::new();
         for (part, c) in (1u32..).zip(parts) {
             if only.is_some_and(|p| p != part) {
                 continue;
@@ -215,7 +232,11 @@ impl Workspace {
             let source = whole.with_part(Some(part));
             let mut ev = placeholder();
             match c {
-                Ok(c) => out.extend(self.evaluate_capture(c, source, text, ev)),
+                Ok(c) => {
+                    if self.evaluate_capture(c, source, text, &mut ev) {
+                        out.push(ev);
+                    }
+                }
                 Err(e) => {
                     // a part's own id when it could be read, else its source
                     let e = RecordError {
@@ -243,15 +264,15 @@ impl Workspace {
         }
     }
 
-    /// The stages of one capture read from the record `text` at `source`; `None` when it is
-    /// not a capture after all.
+    /// The stages of one capture read from the record `text` at `source`, into `ev` (its
+    /// verdict made in place); false when it is not a capture after all.
     fn evaluate_capture(
         &self,
         mut capture: Capture,
         source: RecordRef,
         text: &str,
-        mut ev: Evaluation,
-    ) -> Option<Evaluation> {
+        ev: &mut Evaluation,
+    ) -> bool {
         let rel = source.file().clone();
         // a batch input record is requests, not a capture (`docs/requests.md`); a trace
         // record with no LLM or tool span holds none (`docs/record-shapes.md#traces`)
@@ -259,29 +280,32 @@ impl Workspace {
             capture.payload,
             Payload::Requests(_) | Payload::NotACapture | Payload::Parts(_)
         ) {
-            return None;
+            return false;
         }
         // an MCP message is a capture only as part of its session: its request, if it is a
         // response; skipped when it is not a tools/call request or response
         if let Payload::Mcp(m) = &capture.payload {
             match self.mcp.resolve(m) {
-                Resolved::NotACapture => return None,
+                Resolved::NotACapture => return false,
                 Resolved::Tool(tool) => capture.tool = Some(tool),
                 Resolved::Unpaired => capture.tool = None,
             }
         }
         let (capture, origin) = self.complete(capture, &rel);
         let mut capture = capture;
-        let run = self.run_stages(&capture, &origin, &rel, &mut ev);
-        let mut verdict = Verdict::from_errors(capture.id.clone(), source, run.name, run.errors);
+        let run = self.run_stages(&capture, &origin, &rel, ev);
+        if let Some(info) = &run.info {
+            fill_meta(&mut capture, info);
+        }
+        let chain = self.chain_link(&capture, text, ev);
+        // the verdict is made in its place in the evaluation, not moved there
+        ev.verdict = Verdict::from_errors(capture.id.clone(), source, run.name, run.errors);
+        let verdict = &mut ev.verdict;
         verdict.format = Some(capture.format.to_owned());
         verdict.contract_from = run.from;
         verdict.generation = run.generation;
         verdict.repair = run.repair;
         verdict.provider = run.info.as_ref().map(|i| i.provider.clone());
-        if let Some(info) = &run.info {
-            fill_meta(&mut capture, info);
-        }
         verdict.response = run.info;
         if let Some(c) = &run.contract {
             verdict.warnings = c.warnings();
@@ -290,17 +314,16 @@ impl Workspace {
             verdict.warnings.append(&mut info.warnings);
         }
         verdict.warnings.extend(run.warnings);
-        self.apply_decisions(&mut verdict);
+        self.apply_decisions(verdict);
         if let Some(x) = &capture.expect {
             verdict.apply_expect(x.clone());
         }
-        verdict.chain = self.chain_link(&capture, text, &ev);
+        verdict.chain = chain;
         // moved, not copied (a map clone per capture, about 1% of `check`); screens
         // read it from the verdict ([`Evaluation::capture`])
         verdict.meta = capture.meta.take();
-        ev.verdict = verdict;
         ev.capture = Some(capture);
-        Some(ev)
+        true
     }
 
     /// The id the pipeline gives the record (its verdict's `id`), read as [`Workspace::evaluate`]
@@ -1010,7 +1033,7 @@ impl Workspace {
                     }
                     FromRequest::Broken(name, g, f) => {
                         run.name = Some(name);
-                        run.from = Some(ContractFrom::Request.to_string());
+                        run.from = Some(ContractFrom::Request.text());
                         run.generation = Some(g);
                         run.errors = vec![*f];
                         return run;
@@ -1026,7 +1049,7 @@ impl Workspace {
                 }
             };
         run.name = Some(contract.name.clone());
-        run.from = Some(from.to_string());
+        run.from = Some(from.text());
         run.contract = Some(contract.clone());
         let validator = match &contract.compiled {
             Ok(v) => v,
@@ -1433,6 +1456,23 @@ fn no_output(text: &str, message: &str) -> Option<Finding> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_contract_froms_text_is_its_display() {
+        use super::ContractFrom;
+        for f in [
+            ContractFrom::Record,
+            ContractFrom::Join,
+            ContractFrom::Source(3),
+            ContractFrom::Route(12),
+            ContractFrom::Tool,
+            ContractFrom::Default,
+            ContractFrom::Request,
+        ] {
+            assert_eq!(f.text(), f.to_string());
+        }
+        assert_eq!(ContractFrom::Route(2).text(), "route 2");
+    }
+
     use super::*;
 
     #[test]

@@ -595,7 +595,7 @@ pub struct Verdict {
     /// (`{input_tokens, output_tokens, total_tokens}`) added where it lacks them
     /// (`docs/capture-record.md#meta`). Never seen by rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<serde_json::Map<String, serde_json::Value>>,
+    pub meta: Option<crate::core::meta::Meta>,
     /// The schema the request sent for the proposal: the verdict's contract when
     /// `contract_from` is `"request"` (`docs/requests.md#zero-config`), else checked beside
     /// the server contract (`docs/requests.md#both-contracts`).
@@ -650,6 +650,31 @@ impl Generation {
 }
 
 impl Verdict {
+    /// A verdict to be overwritten: no id, nothing allocated (not even its next action),
+    /// `READY` (the pipeline makes each evaluation's verdict in its place).
+    pub(crate) fn placeholder(source: RecordRef) -> Verdict {
+        Verdict {
+            id: String::new(),
+            source,
+            contract: None,
+            contract_from: None,
+            format: None,
+            provider: None,
+            stage: Stage::Ready,
+            decision: Decision::ReadyForCommit,
+            reason: None,
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            expect: None,
+            repair: None,
+            response: None,
+            meta: None,
+            generation: None,
+            chain: None,
+            next_action: String::new(),
+        }
+    }
+
     /// A verdict decided by `errors[0]` (which must exist), or ready when `errors` is empty.
     pub fn from_errors(
         id: String,

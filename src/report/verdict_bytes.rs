@@ -427,7 +427,7 @@ mod tests {
         });
         let mut meta = serde_json::Map::new();
         meta.insert(odd.into(), serde_json::json!([1, 2.5, null, "x"]));
-        v.meta = Some(meta);
+        v.meta = Some(meta.into());
         same(&v);
         v.next_action = String::new();
         v.reason = Some(Reason::new(""));

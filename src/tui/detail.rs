@@ -812,7 +812,7 @@ fn response_lines(ev: &Evaluation) -> Vec<(String, Role)> {
         json_block(&mut out, "usage", u);
     }
     if let Some(m) = &v.meta {
-        json_block(&mut out, "meta", &Value::Object(m.clone()));
+        json_block(&mut out, "meta", &Value::Object(m.map().clone()));
     }
     out
 }

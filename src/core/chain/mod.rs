@@ -1035,7 +1035,7 @@ mod tests {
         if let Some(t) = tokens {
             let mut m = serde_json::Map::new();
             m.insert("usage".into(), serde_json::json!({"total_tokens": t}));
-            v.meta = Some(m);
+            v.meta = Some(m.into());
         }
         v
     }

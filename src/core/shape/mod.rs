@@ -231,7 +231,7 @@ pub(crate) fn native(
         context: None,
         intent: None,
         expect: None,
-        meta: (!meta.is_empty()).then_some(meta),
+        meta: (!meta.is_empty()).then(|| meta.into()),
         request: None,
         chain: None,
         attempt: None,

@@ -47,11 +47,15 @@ pub fn from_str_no_duplicates(text: &str) -> Result<Value, serde_json::Error> {
 /// of known names: those are read into their places in `names`, no map built
 /// (`strict::Members`). It fails on the texts [`from_str_no_duplicates`] fails on; its error
 /// is not the one to report ([`parse_strict`] the text for that).
-pub(crate) fn record_members<const N: usize>(
-    text: &str,
+///
+/// The member at the place `lazy` of `names`, when it is an object, is checked as the rest
+/// and handed back as its JSON text, not built (`strict::Members::Named`).
+pub(crate) fn record_members<'a, const N: usize>(
+    text: &'a str,
     names: &'static [&'static str; N],
-) -> Result<strict::Members<N>, serde_json::Error> {
-    strict::record_members(text, names)
+    lazy: Option<usize>,
+) -> Result<strict::Members<'a, N>, serde_json::Error> {
+    strict::record_members(text, names, lazy)
 }
 
 pub(crate) use strict::Members;

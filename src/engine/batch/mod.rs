@@ -63,6 +63,10 @@ const BATCH: usize = 2048;
 /// Lines of a few hundred bytes (capture records) still make blocks of [`BATCH`] lines.
 const LINE_BLOCK_BYTES: u64 = 1 << 20;
 
+/// The room a [`LineBlock`] has past its cut, for the line that crosses it (a capture
+/// record is usually well under this).
+const BLOCK_SLACK: usize = 64 * 1024;
+
 /// Lines per task of the fast path (a task gathers its passing lines into runs).
 const FAST_CHUNK: usize = 256;
 
@@ -401,6 +405,15 @@ fn stream(
             let _closed = CloseOnDrop(gate);
             let mut paths: HashMap<Arc<str>, Arc<str>> = HashMap::new();
             // an item of a verdict, rendered
+            let render_item = |item: &mut Item| {
+                if let Some(r) = &render
+                    && !(r.quiet && item.verdict.passes())
+                {
+                    let mut bytes = Vec::with_capacity(256);
+                    (r.renderer)(item, &mut bytes);
+                    item.rendered = Some(bytes);
+                }
+            };
             let finish = |verdict: Verdict, path: Arc<str>, (line, column): (usize, usize)| {
                 let mut item = Item {
                     verdict,
@@ -409,20 +422,23 @@ fn stream(
                     column,
                     rendered: None,
                 };
-                if let Some(r) = &render
-                    && !(r.quiet && item.verdict.passes())
-                {
-                    let mut bytes = Vec::with_capacity(256);
-                    (r.renderer)(&item, &mut bytes);
-                    item.rendered = Some(bytes);
-                }
+                render_item(&mut item);
                 item
             };
             let items = |raw: RawRecord, path: Arc<str>| {
                 let at = locate_record(&raw, records);
-                check(&raw)
-                    .into_iter()
-                    .map(move |verdict| Out::Item(Box::new(finish(verdict, path.clone(), at))))
+                check(&raw).into_iter().map(move |verdict| {
+                    // boxed first, rendered in place (a verdict is moved once, not thrice)
+                    let mut item = Box::new(Item {
+                        verdict,
+                        path: path.clone(),
+                        line: at.0,
+                        column: at.1,
+                        rendered: None,
+                    });
+                    render_item(&mut item);
+                    Out::Item(item)
+                })
             };
             // a line of a block as a record (decoded here, on the validation threads, which
             // also free it)
@@ -656,9 +672,16 @@ fn read_log_blocks(
     tx: &std::sync::mpsc::SyncSender<Chunk>,
     gate: &Gate,
 ) -> bool {
+    // room for a whole block (it is sent once past `cut`: `cut` plus the line that crosses
+    // it), so the block is not copied as it grows (a 256 KiB start was copied three times,
+    // up to 2 MiB, for a 1 MiB block); a line of more than `BLOCK_SLACK` still grows it
+    let room = usize::try_from(cut)
+        .unwrap_or(usize::MAX)
+        .min(LINE_BLOCK_BYTES as usize)
+        + BLOCK_SLACK;
     let fresh = || LineBlock {
         rel: rel.clone(),
-        bytes: Vec::with_capacity(256 * 1024),
+        bytes: Vec::with_capacity(room),
         lines: Vec::with_capacity(BATCH),
     };
     let mut block = fresh();

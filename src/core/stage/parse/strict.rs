@@ -460,10 +460,12 @@ impl<'de> Visitor<'de> for Top<'_> {
 /// is one of `names`, by the name's place in `names`; or, for any other text that parses,
 /// the [`Value`] [`from_str`] builds.
 #[derive(Debug)]
-pub(crate) enum Members<const N: usize> {
+pub(crate) enum Members<'a, const N: usize> {
     /// A top-level object, every member name one of the names, none repeated: each
-    /// member's value (built as [`from_str`] builds it) at its name's place.
-    Named(Box<[Option<Value>; N]>),
+    /// member's value (built as [`from_str`] builds it) at its name's place; the member at
+    /// the `lazy` place, when it is an object, is not built but left as its JSON text
+    /// (checked as [`from_str`] checks it), its place `None`.
+    Named(Box<[Option<Value>; N]>, Option<&'a str>),
     /// Any other value (an object with another member name included), as [`from_str`]
     /// builds it.
     Other(Value),
@@ -474,70 +476,275 @@ pub(crate) enum Members<const N: usize> {
 /// members (a capture record's members are known: `crate::core::capture::RECORD_KEYS`).
 /// An error is [`from_str`]'s error of the text only in that both fail on the same texts:
 /// the caller reports a failing text's problem by reading it again.
-pub(crate) fn record_members<const N: usize>(
-    text: &str,
+///
+/// The member at the place `lazy` of `names` (a capture record's `meta`), when it is an
+/// object, is checked without being built and handed back as its JSON text
+/// ([`Members::Named`]).
+pub(crate) fn record_members<'a, const N: usize>(
+    text: &'a str,
     names: &'static [&'static str; N],
-) -> Result<Members<N>, serde_json::Error> {
-    exactly(text, |de| MembersSeed { names }.deserialize(de))
+    lazy: Option<usize>,
+) -> Result<Members<'a, N>, serde_json::Error> {
+    exactly(text, |de| MembersSeed { names, lazy }.deserialize(de))
 }
 
 struct MembersSeed<const N: usize> {
     names: &'static [&'static str; N],
+    lazy: Option<usize>,
+}
+
+/// The value of the raw JSON text `raw` of a member of the top-level object (one value, as
+/// `serde_json`'s `RawValue` holds it: JSON, but not checked for repeated member names,
+/// depth, lone surrogates or the range of numbers), checked and built as [`from_str`] builds
+/// it one level down in a document: the text is read again inside `[` `]`, at the same
+/// depth. A number read as a double marks the text for [`exactly`]'s check.
+fn member_value(raw: &str) -> Result<Value, serde_json::Error> {
+    let wrapped = format!("[{raw}]");
+    let mut de = serde_json::Deserializer::from_str(&wrapped);
+    match StrictSeed.deserialize(&mut de)? {
+        Value::Array(mut items) if items.len() == 1 => Ok(items.pop().unwrap_or(Value::Null)),
+        _ => Err(de::Error::custom("not one value")),
+    }
+}
+
+/// Checks the raw JSON text `raw` of an object that is a member of the top-level object, as
+/// [`from_str`] checks it there, building nothing: strict JSON, no repeated member name, no
+/// lone surrogate, numbers in range (and a number read as a double marks the text for
+/// [`exactly`]'s check), and its depth: the top-level object is one level, so the member
+/// may nest [`super::MAX_DEPTH`] - 1 levels.
+fn check_member(raw: &str) -> Result<(), serde_json::Error> {
+    if flat_object(raw.as_bytes()) {
+        return Ok(());
+    }
+    let mut de = serde_json::Deserializer::from_str(raw);
+    Depth(super::MAX_DEPTH - 1).deserialize(&mut de)?;
+    de.end()
+}
+
+/// Whether `raw` (the text of one JSON value, as `serde_json`'s `RawValue` holds it) is an
+/// object that [`from_str`] accepts for certain, seen in one pass over its bytes: at most
+/// 16 members, no two of the same name, no escape and no control character in its text
+/// (nor tab or line break between its tokens), each value a string, `true`, `false`, `null`
+/// or an integer of at most 18 digits (held exactly, never read as a double). `false` says nothing: the text is
+/// then checked by `serde_json` ([`check_member`]).
+fn flat_object(raw: &[u8]) -> bool {
+    let ws = |i: &mut usize| {
+        while raw.get(*i) == Some(&b' ') {
+            *i += 1;
+        }
+    };
+    // no escape and no control character anywhere (whitespace included: a compact text has
+    // none), so a string ends at the next quote; one pass over the bytes without an early
+    // exit, which the compiler widens
+    if raw
+        .iter()
+        .fold(false, |bad, &c| bad | (c < 0x20) | (c == b'\\'))
+    {
+        return false;
+    }
+    // a string from its opening quote at `i`: its contents, `i` past its closing quote
+    let string = |i: &mut usize| -> Option<&[u8]> {
+        let start = *i + 1;
+        let len = memchr::memchr(b'"', raw.get(start..)?)?;
+        *i = start + len + 1;
+        Some(&raw[start..start + len])
+    };
+    let mut names: [&[u8]; 16] = [&[]; 16];
+    let mut n = 0;
+    let mut i = 0;
+    ws(&mut i);
+    if raw.get(i) != Some(&b'{') {
+        return false;
+    }
+    i += 1;
+    ws(&mut i);
+    if raw.get(i) == Some(&b'}') {
+        i += 1;
+        ws(&mut i);
+        return i == raw.len();
+    }
+    loop {
+        if raw.get(i) != Some(&b'"') || n == names.len() {
+            return false;
+        }
+        let Some(name) = string(&mut i) else {
+            return false;
+        };
+        if names[..n].contains(&name) {
+            return false;
+        }
+        names[n] = name;
+        n += 1;
+        ws(&mut i);
+        if raw.get(i) != Some(&b':') {
+            return false;
+        }
+        i += 1;
+        ws(&mut i);
+        match raw.get(i) {
+            Some(b'"') => {
+                if string(&mut i).is_none() {
+                    return false;
+                }
+            }
+            Some(b't') if raw[i..].starts_with(b"true") => i += 4,
+            Some(b'f') if raw[i..].starts_with(b"false") => i += 5,
+            Some(b'n') if raw[i..].starts_with(b"null") => i += 4,
+            Some(b'-' | b'0'..=b'9') => {
+                let neg = usize::from(raw[i] == b'-');
+                let start = i + neg;
+                let mut j = start;
+                while raw.get(j).is_some_and(u8::is_ascii_digit) {
+                    j += 1;
+                }
+                let digits = j - start;
+                // JSON: no leading zero but `0` itself
+                if digits == 0 || digits > 18 || (digits > 1 && raw[start] == b'0') {
+                    return false;
+                }
+                i = j;
+            }
+            _ => return false,
+        }
+        ws(&mut i);
+        match raw.get(i) {
+            Some(b',') => {
+                i += 1;
+                ws(&mut i);
+            }
+            Some(b'}') => {
+                i += 1;
+                ws(&mut i);
+                return i == raw.len();
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// [`Skip`] that fails on a value nesting more than its levels of arrays and objects.
+#[derive(Clone, Copy)]
+struct Depth(usize);
+
+impl Depth {
+    fn down<E: de::Error>(self) -> Result<Depth, E> {
+        match self.0.checked_sub(1) {
+            Some(left) => Ok(Depth(left)),
+            None => Err(de::Error::custom("recursion limit exceeded")),
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Depth {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Depth {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        saw_double();
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let inner = self.down()?;
+        while seq.next_element_seed(inner)?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
+        let inner = self.down()?;
+        let mut names = Names::default();
+        while let Some(Key(k)) = access.next_key::<Key<'de>>()? {
+            names.add(k)?;
+            access.next_value_seed(inner)?;
+        }
+        Ok(())
+    }
 }
 
 impl<'de, const N: usize> DeserializeSeed<'de> for MembersSeed<N> {
-    type Value = Members<N>;
+    type Value = Members<'de, N>;
 
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Members<N>, D::Error> {
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Members<'de, N>, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de, const N: usize> Visitor<'de> for MembersSeed<N> {
-    type Value = Members<N>;
+    type Value = Members<'de, N>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any valid JSON value")
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Members<N>, E> {
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Members<'de, N>, E> {
         StrictSeed.visit_bool(v).map(Members::Other)
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Members<N>, E> {
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Members<'de, N>, E> {
         StrictSeed.visit_i64(v).map(Members::Other)
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Members<N>, E> {
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Members<'de, N>, E> {
         StrictSeed.visit_u64(v).map(Members::Other)
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Members<N>, E> {
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Members<'de, N>, E> {
         StrictSeed.visit_f64(v).map(Members::Other)
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Members<N>, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Members<'de, N>, E> {
         StrictSeed.visit_str(v).map(Members::Other)
     }
 
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Members<N>, E> {
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Members<'de, N>, E> {
         StrictSeed.visit_string(v).map(Members::Other)
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Members<N>, E> {
+    fn visit_unit<E: de::Error>(self) -> Result<Members<'de, N>, E> {
         StrictSeed.visit_unit().map(Members::Other)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Members<N>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Members<'de, N>, A::Error> {
         StrictSeed.visit_seq(seq).map(Members::Other)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Members<N>, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Members<'de, N>, A::Error> {
         let mut slots: Box<[Option<Value>; N]> = Box::new(std::array::from_fn(|_| None));
+        let mut lazy: Option<&'de str> = None;
         while let Some(key) = access.next_key::<Key<'de>>()? {
             let Some(i) = self.names.iter().position(|n| *n == key.0) else {
                 // another name: the whole object as a map, as `StrictSeed` builds it
                 let mut map = Map::new();
+                if let (Some(text), Some(at)) = (lazy, self.lazy) {
+                    slots[at] = Some(member_value(text).map_err(de::Error::custom)?);
+                }
                 for (i, v) in slots.iter_mut().enumerate() {
                     if let Some(v) = v.take() {
                         map.insert(self.names[i].to_owned(), v);
@@ -561,15 +768,74 @@ impl<'de, const N: usize> Visitor<'de> for MembersSeed<N> {
                 }
                 return Ok(Members::Other(Value::Object(map)));
             };
-            let value = access.next_value_seed(StrictSeed)?;
-            if slots[i].is_some() {
+            if slots[i].is_some() || (self.lazy == Some(i) && lazy.is_some()) {
                 return Err(de::Error::custom(format_args!(
                     "duplicate key {:?}",
                     self.names[i]
                 )));
             }
-            slots[i] = Some(value);
+            if self.lazy == Some(i) {
+                let raw: &'de serde_json::value::RawValue = access.next_value()?;
+                let raw = raw.get();
+                if raw.starts_with('{') {
+                    check_member(raw).map_err(de::Error::custom)?;
+                    lazy = Some(raw);
+                } else {
+                    slots[i] = Some(member_value(raw).map_err(de::Error::custom)?);
+                }
+                continue;
+            }
+            slots[i] = Some(access.next_value_seed(StrictSeed)?);
         }
-        Ok(Members::Named(slots))
+        Ok(Members::Named(slots, lazy))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_one_pass_check_accepts_only_objects_the_strict_parse_accepts() {
+        let accepted = [
+            r#"{}"#,
+            r#"{"a":"b"}"#,
+            r#"{ "a" : 1 , "b":-0,"c":true,"d":false,"e":null,"f":"" }"#,
+            r#"{"n":999999999999999999,"m":-999999999999999999}"#,
+            "{\"\u{e9}\":\"\u{1F600}\"}",
+        ];
+        let left = [
+            // valid, but left to `serde_json`: a tab or line break between tokens
+            "{ \"a\" :\t1 ,\n\"b\":\r-0}",
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":"\n"}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"n":1000000000000000000}"#,
+            r#"{"n":1.5}"#,
+            r#"{"n":1e2}"#,
+            r#"{"n":01}"#,
+            r#"{"n":-}"#,
+            r#"{"a":{}}"#,
+            r#"{"a":[]}"#,
+            r#"{"a":tru}"#,
+            r#"{"a":1,}"#,
+            r#"{"a":1} x"#,
+            "{\"a\":\"\u{1}\"}",
+            r#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17}"#,
+            r#"[1]"#,
+            r#""s""#,
+            r#"{"a":1"#,
+            r#"{"a""#,
+        ];
+        for raw in accepted {
+            assert!(flat_object(raw.as_bytes()), "{raw}");
+            assert!(matches!(from_str(raw), Ok(Value::Object(_))), "{raw}");
+            assert!(check_member(raw).is_ok(), "{raw}");
+        }
+        for raw in left {
+            assert!(!flat_object(raw.as_bytes()), "{raw}");
+            // what the one pass leaves is checked as the strict parse checks it
+            assert_eq!(check_member(raw).is_ok(), from_str(raw).is_ok(), "{raw}");
+        }
     }
 }
