@@ -2,10 +2,13 @@
 //! verdict has: the fixed keys are written as bytes, a string value is copied between its
 //! quotes when it holds nothing JSON escapes (a control character, `"`, `\`), and only such
 //! a string goes through `serde_json` (its own escaping, so the bytes are the same); numbers
-//! through `itoa`, as `serde_json` writes them. The optional parts a schema-mode verdict never
-//! has (`expect`, `repair`, `response`, `meta`, `generation`, `chain`) are written by
-//! `serde_json`. The text is byte for byte `serde_json::to_vec(verdict)` (the tests below).
+//! through `itoa`, as `serde_json` writes them. A chain's `chain` is written here too (every
+//! attempt of a chain has one), but for an `order` value; the other optional parts a
+//! schema-mode verdict never has (`expect`, `repair`, `response`, `meta`, `generation`) are
+//! written by `serde_json`. The text is byte for byte `serde_json::to_vec(verdict)` (the
+//! tests below).
 
+use crate::core::chain::ChainLink;
 use crate::core::verdict::{Branch, Finding, LineCol, Span, Verdict, Warning};
 use serde::Serialize;
 
@@ -88,10 +91,42 @@ pub(crate) fn verdict(v: &Verdict, out: &mut Vec<u8>) {
     }
     if let Some(x) = chain {
         out.extend_from_slice(b",\"chain\":");
-        serde(out, x);
+        chain_link(out, x);
     }
     out.extend_from_slice(b",\"next_action\":");
     string(out, next_action);
+    out.push(b'}');
+}
+
+/// A verdict's `chain`: written here but for an `order` value (a float, `serde_json`'s).
+fn chain_link(out: &mut Vec<u8>, c: &ChainLink) {
+    let ChainLink {
+        id,
+        attempt,
+        linked_by,
+        order,
+        digest,
+        problem,
+    } = c;
+    if order.is_some() {
+        return serde(out, c);
+    }
+    out.extend_from_slice(b"{\"id\":");
+    string(out, id);
+    if let Some(n) = attempt {
+        out.extend_from_slice(b",\"attempt\":");
+        out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes());
+    }
+    out.extend_from_slice(b",\"linked_by\":");
+    string(out, linked_by.as_str());
+    if let Some(s) = digest {
+        out.extend_from_slice(b",\"digest\":");
+        string(out, s);
+    }
+    if let Some(s) = problem {
+        out.extend_from_slice(b",\"problem\":");
+        string(out, s);
+    }
     out.push(b'}');
 }
 
@@ -342,6 +377,57 @@ mod tests {
             assert!(!escapes(&vec![0xff; len]));
             assert_eq!(escapes(&vec![0x1f; len]), len > 0);
         }
+    }
+
+    #[test]
+    fn chain_links_are_written_as_serde_writes_them() {
+        use crate::core::chain::LinkedBy;
+        let src = RecordRef::new("captures/log.jsonl", Some(3));
+        let mut v = Verdict::from_errors("c1".into(), src.clone(), None, Vec::new());
+        let odd = "loop \"7\"\t\u{1} \u{7f} é 🙂";
+        let mut n = 0;
+        for linked_by in [
+            LinkedBy::Record,
+            LinkedBy::By,
+            LinkedBy::Pattern,
+            LinkedBy::Natural,
+        ] {
+            for attempt in [None, Some(0), Some(1), Some(u64::MAX)] {
+                for order in [None, Some(1.5), Some(-0.0), Some(1e300)] {
+                    for digest in [None, Some("f933927b59bee64e")] {
+                        for problem in [None, Some(odd)] {
+                            v.chain = Some(ChainLink {
+                                id: if n % 2 == 0 { odd.into() } else { "loop-1".into() },
+                                attempt,
+                                linked_by,
+                                order,
+                                digest: digest.map(String::from),
+                                problem: problem.map(String::from),
+                            });
+                            same(&v);
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(n, 256);
+        let mut ours = Vec::new();
+        chain_link(
+            &mut ours,
+            &ChainLink {
+                id: "loop-1".into(),
+                attempt: Some(2),
+                linked_by: LinkedBy::Record,
+                order: None,
+                digest: Some("22d0657f79a0ae25".into()),
+                problem: None,
+            },
+        );
+        assert_eq!(
+            String::from_utf8(ours).unwrap(),
+            r#"{"id":"loop-1","attempt":2,"linked_by":"record","digest":"22d0657f79a0ae25"}"#
+        );
     }
 
     #[test]
