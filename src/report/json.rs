@@ -137,10 +137,13 @@ impl<W: Write> Sink for JsonLines<W> {
         // one `chain` line per chain, after every capture (`docs/chains.md#the-report`)
         // (made one at a time: `ChainReport::each_row`)
         if let Some(chains) = &summary.chains {
+            let mut line = Vec::with_capacity(1024);
             chains.each_row(|row| {
-                out.write_all(b"{\"type\":\"chain\",\"data\":")?;
-                serde_json::to_writer(&mut out, row)?;
-                out.write_all(b"}\n")
+                line.clear();
+                line.extend_from_slice(b"{\"type\":\"chain\",\"data\":");
+                crate::report::verdict_bytes::chain_row(&mut line, row);
+                line.extend_from_slice(b"}\n");
+                out.write_all(&line)
             })?;
         }
         out.write_all(b"{\"type\":\"summary\",\"data\":")?;

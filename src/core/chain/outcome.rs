@@ -51,6 +51,17 @@ pub enum Waste {
     SameProposal,
 }
 
+impl Waste {
+    /// The name printed in reports (`after-reject`, `after-recheck`, `same-proposal`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Waste::AfterReject => "after-reject",
+            Waste::AfterRecheck => "after-recheck",
+            Waste::SameProposal => "same-proposal",
+        }
+    }
+}
+
 /// One wasted attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Wasted {
