@@ -171,7 +171,9 @@ pub fn buffered<W: Write>(out: W) -> io::BufWriter<W> {
 /// # Errors
 /// The writer's.
 pub fn unbuffer<W: Write>(out: io::BufWriter<W>) -> io::Result<()> {
-    out.into_inner().map(drop).map_err(io::IntoInnerError::into_error)
+    out.into_inner()
+        .map(drop)
+        .map_err(io::IntoInnerError::into_error)
 }
 
 /// An item's verdict as compact JSON, rendered into a buffer so the writer gets one call

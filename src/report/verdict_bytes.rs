@@ -234,7 +234,9 @@ pub(crate) fn chain_row(out: &mut Vec<u8>, r: &ChainRow) {
         out.push(b'}');
     });
     out.extend_from_slice(b",\"over_budget\":");
-    list(out, over_budget.len(), &mut |out, i| string(out, &over_budget[i]));
+    list(out, over_budget.len(), &mut |out, i| {
+        string(out, &over_budget[i])
+    });
     out.extend_from_slice(b",\"effect_counts\":{");
     for (i, (effect, n)) in effect_counts.iter().enumerate() {
         if i > 0 {
@@ -527,7 +529,11 @@ mod tests {
                     for digest in [None, Some("f933927b59bee64e")] {
                         for problem in [None, Some(odd)] {
                             v.chain = Some(ChainLink {
-                                id: if n % 2 == 0 { odd.into() } else { "loop-1".into() },
+                                id: if n % 2 == 0 {
+                                    odd.into()
+                                } else {
+                                    "loop-1".into()
+                                },
                                 attempt,
                                 linked_by,
                                 order,
@@ -564,9 +570,7 @@ mod tests {
     fn chain_rows_are_written_as_serde_writes_them() {
         use crate::core::chain::LinkedBy;
         use crate::core::chain::effect::Effect;
-        use crate::core::chain::outcome::{
-            FirstFailure, Outcome, PointerEffect, Waste, Wasted,
-        };
+        use crate::core::chain::outcome::{FirstFailure, Outcome, PointerEffect, Waste, Wasted};
         let odd = "loop \"7\"\t\u{1} \u{7f} é 🙂 \\";
         let bare = ChainRow {
             chain: "c".into(),
@@ -628,7 +632,12 @@ mod tests {
                 },
             ],
             over_budget: vec!["attempts 4 > max_attempts 3".into(), odd.into()],
-            effect_counts: [(Effect::Moved, 2), (Effect::Fixed, 1), (Effect::Persisted, 3)].into(),
+            effect_counts: [
+                (Effect::Moved, 2),
+                (Effect::Fixed, 1),
+                (Effect::Persisted, 3),
+            ]
+            .into(),
             effects: vec![
                 PointerEffect {
                     attempt: 1,

@@ -299,7 +299,16 @@ mod tests {
 
     #[test]
     fn hex16_is_format_016x() {
-        for x in [0, 1, 0xf, 0x10, 0xf933_927b_59be_e64e, u64::MAX, 1 << 63, 0x0123_4567_89ab_cdef] {
+        for x in [
+            0,
+            1,
+            0xf,
+            0x10,
+            0xf933_927b_59be_e64e,
+            u64::MAX,
+            1 << 63,
+            0x0123_4567_89ab_cdef,
+        ] {
             assert_eq!(hex16(x), format!("{x:016x}"));
         }
         assert_eq!(hex16(0xab), "00000000000000ab");

@@ -286,7 +286,10 @@ fn intern<
     name: &Q,
     make: impl FnOnce() -> K,
 ) -> u32 {
-    if names.get(*last as usize).is_some_and(|k| k.borrow() == name) {
+    if names
+        .get(*last as usize)
+        .is_some_and(|k| k.borrow() == name)
+    {
         return *last;
     }
     let i = match index.get(name) {
@@ -457,18 +460,15 @@ impl ChainSet {
                 || c.clone(),
             )
         });
-        let reason = v
-            .reason
-            .as_ref()
-            .map(|r| {
-                intern(
-                    &mut self.reasons,
-                    &mut self.reason_index,
-                    &mut self.last.reason,
-                    r,
-                    || r.clone(),
-                )
-            });
+        let reason = v.reason.as_ref().map(|r| {
+            intern(
+                &mut self.reasons,
+                &mut self.reason_index,
+                &mut self.last.reason,
+                r,
+                || r.clone(),
+            )
+        });
         let mut ids = [0u32; MAX_POINTERS];
         let mut n = 0;
         let first_has_pointer = v.errors.first().is_some_and(|f| f.pointer.is_some());
@@ -792,13 +792,7 @@ impl ChainSet {
         &self,
         groups: &ChainGroups,
         budget: &Budget,
-        f: impl FnMut(
-            u32,
-            &str,
-            &[StepView<'_>],
-            outcome::Ordered,
-            outcome::ChainRow,
-        ) -> Result<(), E>,
+        f: impl FnMut(u32, &str, &[StepView<'_>], outcome::Ordered, outcome::ChainRow) -> Result<(), E>,
     ) -> Result<(), E> {
         self.walk_listing(groups, budget, true, f)
     }
@@ -983,14 +977,14 @@ impl ChainReport {
             f(row)?;
         }
         for later in &self.later.0 {
-            later
-                .set
-                .walk(&later.budget, later.keep == Keep::All, |_, _, _, row| {
-                    match later.keep.keeps(row) {
-                        Some(row) => f(&row),
-                        None => Ok(()),
-                    }
-                })?;
+            later.set.walk(
+                &later.budget,
+                later.keep == Keep::All,
+                |_, _, _, row| match later.keep.keeps(row) {
+                    Some(row) => f(&row),
+                    None => Ok(()),
+                },
+            )?;
         }
         Ok(())
     }
