@@ -47,10 +47,13 @@ pub fn run(args: &ChainsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     });
     match args.format {
         ChainsFormat::Json => {
-            let mut safe = crate::core::escape::JsonSafe::new(&mut *out);
+            // buffered before it is escaped: `serde_json` writes a token at a time
+            let mut safe =
+                crate::report::json::buffered(crate::core::escape::JsonSafe::new(&mut *out));
             let empty = crate::core::chain::ChainReport::default();
             serde_json::to_writer_pretty(&mut safe, summary.chains.as_ref().unwrap_or(&empty))?;
             writeln!(safe)?;
+            crate::report::json::unbuffer(safe)?;
         }
         ChainsFormat::Human => {
             match &summary.chains {

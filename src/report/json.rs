@@ -70,21 +70,23 @@ impl<W: Write> Sink for Json<W> {
     }
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
-        self.out.write_all(if self.first {
+        let mut out = buffered(&mut self.out);
+        out.write_all(if self.first {
             b"{\"verdicts\": [],\n\"summary\": "
         } else {
             b"\n],\n\"summary\": "
         })?;
         if self.instances {
-            serde_json::to_writer_pretty(&mut self.out, &summary.instances())?;
+            serde_json::to_writer_pretty(&mut out, &summary.instances())?;
         } else {
-            serde_json::to_writer_pretty(&mut self.out, summary)?;
+            serde_json::to_writer_pretty(&mut out, summary)?;
         }
         if let Some(chains) = &summary.chains {
-            self.out.write_all(b",\n\"chains\": ")?;
-            serde_json::to_writer_pretty(&mut self.out, chains)?;
+            out.write_all(b",\n\"chains\": ")?;
+            serde_json::to_writer_pretty(&mut out, chains)?;
         }
-        writeln!(self.out, "\n}}")
+        writeln!(out, "\n}}")?;
+        unbuffer(out)
     }
 }
 
@@ -131,23 +133,47 @@ impl<W: Write> Sink for JsonLines<W> {
     }
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        let mut out = buffered(&mut self.out);
         // one `chain` line per chain, after every capture (`docs/chains.md#the-report`)
         // (made one at a time: `ChainReport::each_row`)
         if let Some(chains) = &summary.chains {
+            let mut line = Vec::with_capacity(1024);
             chains.each_row(|row| {
-                self.out.write_all(b"{\"type\":\"chain\",\"data\":")?;
-                serde_json::to_writer(&mut self.out, row)?;
-                self.out.write_all(b"}\n")
+                line.clear();
+                line.extend_from_slice(b"{\"type\":\"chain\",\"data\":");
+                crate::report::verdict_bytes::chain_row(&mut line, row);
+                line.extend_from_slice(b"}\n");
+                out.write_all(&line)
             })?;
         }
-        self.out.write_all(b"{\"type\":\"summary\",\"data\":")?;
+        out.write_all(b"{\"type\":\"summary\",\"data\":")?;
         if self.instances {
-            serde_json::to_writer(&mut self.out, &summary.instances())?;
+            serde_json::to_writer(&mut out, &summary.instances())?;
         } else {
-            serde_json::to_writer(&mut self.out, summary)?;
+            serde_json::to_writer(&mut out, summary)?;
         }
-        self.out.write_all(b"}\n")
+        out.write_all(b"}\n")?;
+        unbuffer(out)
     }
+}
+
+/// `out` behind a 64 KiB buffer, for what is written as `serde_json` serializes it: a
+/// write per JSON token, each of which the writer under a JSON report escapes on its own
+/// ([`JsonSafe`](crate::core::escape::JsonSafe)). The bytes are the same; the chain rows
+/// and the summary cost a write per 64 KiB instead (a third of `check --format jsonl`'s
+/// extra work with chains, BENCHMARKS.md session 14).
+pub fn buffered<W: Write>(out: W) -> io::BufWriter<W> {
+    io::BufWriter::with_capacity(1 << 16, out)
+}
+
+/// Writes out what [`buffered`] holds (without flushing the writer under it).
+///
+/// # Errors
+/// The writer's.
+pub fn unbuffer<W: Write>(out: io::BufWriter<W>) -> io::Result<()> {
+    out.into_inner()
+        .map(drop)
+        .map_err(io::IntoInnerError::into_error)
 }
 
 /// An item's verdict as compact JSON, rendered into a buffer so the writer gets one call

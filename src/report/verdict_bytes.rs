@@ -2,10 +2,14 @@
 //! verdict has: the fixed keys are written as bytes, a string value is copied between its
 //! quotes when it holds nothing JSON escapes (a control character, `"`, `\`), and only such
 //! a string goes through `serde_json` (its own escaping, so the bytes are the same); numbers
-//! through `itoa`, as `serde_json` writes them. The optional parts a schema-mode verdict never
-//! has (`expect`, `repair`, `response`, `meta`, `generation`, `chain`) are written by
-//! `serde_json`. The text is byte for byte `serde_json::to_vec(verdict)` (the tests below).
+//! through `itoa`, as `serde_json` writes them. A chain's `chain` is written here too (every
+//! attempt of a chain has one), but for an `order` value; the other optional parts a
+//! schema-mode verdict never has (`expect`, `repair`, `response`, `meta`, `generation`) are
+//! written by `serde_json`. The text is byte for byte `serde_json::to_vec(verdict)` (the
+//! tests below).
 
+use crate::core::chain::ChainLink;
+use crate::core::chain::outcome::ChainRow;
 use crate::core::verdict::{Branch, Finding, LineCol, Span, Verdict, Warning};
 use serde::Serialize;
 
@@ -88,10 +92,173 @@ pub(crate) fn verdict(v: &Verdict, out: &mut Vec<u8>) {
     }
     if let Some(x) = chain {
         out.extend_from_slice(b",\"chain\":");
-        serde(out, x);
+        chain_link(out, x);
     }
     out.extend_from_slice(b",\"next_action\":");
     string(out, next_action);
+    out.push(b'}');
+}
+
+/// A verdict's `chain`: written here but for an `order` value (a float, `serde_json`'s).
+fn chain_link(out: &mut Vec<u8>, c: &ChainLink) {
+    let ChainLink {
+        id,
+        attempt,
+        linked_by,
+        order,
+        digest,
+        problem,
+    } = c;
+    if order.is_some() {
+        return serde(out, c);
+    }
+    out.extend_from_slice(b"{\"id\":");
+    string(out, id);
+    if let Some(n) = attempt {
+        out.extend_from_slice(b",\"attempt\":");
+        out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes());
+    }
+    out.extend_from_slice(b",\"linked_by\":");
+    string(out, linked_by.as_str());
+    if let Some(s) = digest {
+        out.extend_from_slice(b",\"digest\":");
+        string(out, s);
+    }
+    if let Some(s) = problem {
+        out.extend_from_slice(b",\"problem\":");
+        string(out, s);
+    }
+    out.push(b'}');
+}
+
+/// A chain row (`docs/chains.md#the-report`) as compact JSON, appended to `out`: exactly
+/// `serde_json::to_writer`'s text (the tests below), what `check --format jsonl` prints in a
+/// `chain` line.
+pub(crate) fn chain_row(out: &mut Vec<u8>, r: &ChainRow) {
+    let ChainRow {
+        chain,
+        linked_by,
+        contract,
+        attempts,
+        outcome,
+        recovered_at,
+        first_failure,
+        last_stage,
+        last_decision,
+        last_reason,
+        tokens,
+        tokens_to_recover,
+        flags,
+        wasted_count,
+        wasted_by,
+        wasted,
+        over_budget,
+        effect_counts,
+        effects,
+        sources,
+    } = r;
+    let int = |out: &mut Vec<u8>, n: u64| {
+        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    };
+    let opt_int = |out: &mut Vec<u8>, n: Option<u64>| match n {
+        Some(n) => int(out, n),
+        None => out.extend_from_slice(b"null"),
+    };
+    let list = |out: &mut Vec<u8>, n: usize, each: &mut dyn FnMut(&mut Vec<u8>, usize)| {
+        out.push(b'[');
+        for i in 0..n {
+            if i > 0 {
+                out.push(b',');
+            }
+            each(out, i);
+        }
+        out.push(b']');
+    };
+    out.extend_from_slice(b"{\"chain\":");
+    string(out, chain);
+    out.extend_from_slice(b",\"linked_by\":");
+    string(out, linked_by.as_str());
+    out.extend_from_slice(b",\"contract\":");
+    nullable(out, contract.as_deref());
+    out.extend_from_slice(b",\"attempts\":");
+    int(out, *attempts as u64);
+    out.extend_from_slice(b",\"outcome\":");
+    string(out, outcome.as_str());
+    out.extend_from_slice(b",\"recovered_at\":");
+    opt_int(out, recovered_at.map(|n| n as u64));
+    out.extend_from_slice(b",\"first_failure\":");
+    match first_failure {
+        Some(f) => {
+            out.extend_from_slice(b"{\"stage\":");
+            string(out, f.stage.as_str());
+            out.extend_from_slice(b",\"reason\":");
+            string(out, f.reason.as_str());
+            out.extend_from_slice(b",\"pointer\":");
+            nullable(out, f.pointer.as_deref());
+            out.push(b'}');
+        }
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"last_stage\":");
+    string(out, last_stage.as_str());
+    out.extend_from_slice(b",\"last_decision\":");
+    string(out, last_decision.as_str());
+    out.extend_from_slice(b",\"last_reason\":");
+    nullable(out, last_reason.as_ref().map(|r| r.as_str()));
+    out.extend_from_slice(b",\"tokens\":");
+    opt_int(out, *tokens);
+    out.extend_from_slice(b",\"tokens_to_recover\":");
+    opt_int(out, *tokens_to_recover);
+    out.extend_from_slice(b",\"flags\":");
+    list(out, flags.len(), &mut |out, i| string(out, flags[i]));
+    out.extend_from_slice(b",\"wasted_count\":");
+    int(out, *wasted_count as u64);
+    out.extend_from_slice(b",\"wasted_by\":{");
+    for (i, (why, n)) in wasted_by.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        string(out, why.as_str());
+        out.push(b':');
+        int(out, *n as u64);
+    }
+    out.extend_from_slice(b"},\"wasted\":");
+    list(out, wasted.len(), &mut |out, i| {
+        let w = &wasted[i];
+        out.extend_from_slice(b"{\"attempt\":");
+        int(out, w.attempt as u64);
+        out.extend_from_slice(b",\"why\":");
+        string(out, w.why.as_str());
+        out.extend_from_slice(b",\"after\":");
+        nullable(out, w.after.as_ref().map(|r| r.as_str()));
+        out.push(b'}');
+    });
+    out.extend_from_slice(b",\"over_budget\":");
+    list(out, over_budget.len(), &mut |out, i| {
+        string(out, &over_budget[i])
+    });
+    out.extend_from_slice(b",\"effect_counts\":{");
+    for (i, (effect, n)) in effect_counts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        string(out, effect.as_str());
+        out.push(b':');
+        int(out, *n as u64);
+    }
+    out.extend_from_slice(b"},\"effects\":");
+    list(out, effects.len(), &mut |out, i| {
+        let e = &effects[i];
+        out.extend_from_slice(b"{\"attempt\":");
+        int(out, e.attempt as u64);
+        out.extend_from_slice(b",\"pointer\":");
+        string(out, &e.pointer);
+        out.extend_from_slice(b",\"effect\":");
+        string(out, e.effect.as_str());
+        out.push(b'}');
+    });
+    out.extend_from_slice(b",\"sources\":");
+    list(out, sources.len(), &mut |out, i| string(out, &sources[i]));
     out.push(b'}');
 }
 
@@ -342,6 +509,174 @@ mod tests {
             assert!(!escapes(&vec![0xff; len]));
             assert_eq!(escapes(&vec![0x1f; len]), len > 0);
         }
+    }
+
+    #[test]
+    fn chain_links_are_written_as_serde_writes_them() {
+        use crate::core::chain::LinkedBy;
+        let src = RecordRef::new("captures/log.jsonl", Some(3));
+        let mut v = Verdict::from_errors("c1".into(), src.clone(), None, Vec::new());
+        let odd = "loop \"7\"\t\u{1} \u{7f} é 🙂";
+        let mut n = 0;
+        for linked_by in [
+            LinkedBy::Record,
+            LinkedBy::By,
+            LinkedBy::Pattern,
+            LinkedBy::Natural,
+        ] {
+            for attempt in [None, Some(0), Some(1), Some(u64::MAX)] {
+                for order in [None, Some(1.5), Some(-0.0), Some(1e300)] {
+                    for digest in [None, Some("f933927b59bee64e")] {
+                        for problem in [None, Some(odd)] {
+                            v.chain = Some(ChainLink {
+                                id: if n % 2 == 0 {
+                                    odd.into()
+                                } else {
+                                    "loop-1".into()
+                                },
+                                attempt,
+                                linked_by,
+                                order,
+                                digest: digest.map(String::from),
+                                problem: problem.map(String::from),
+                            });
+                            same(&v);
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(n, 256);
+        let mut ours = Vec::new();
+        chain_link(
+            &mut ours,
+            &ChainLink {
+                id: "loop-1".into(),
+                attempt: Some(2),
+                linked_by: LinkedBy::Record,
+                order: None,
+                digest: Some("22d0657f79a0ae25".into()),
+                problem: None,
+            },
+        );
+        assert_eq!(
+            String::from_utf8(ours).unwrap(),
+            r#"{"id":"loop-1","attempt":2,"linked_by":"record","digest":"22d0657f79a0ae25"}"#
+        );
+    }
+
+    #[test]
+    fn chain_rows_are_written_as_serde_writes_them() {
+        use crate::core::chain::LinkedBy;
+        use crate::core::chain::effect::Effect;
+        use crate::core::chain::outcome::{FirstFailure, Outcome, PointerEffect, Waste, Wasted};
+        let odd = "loop \"7\"\t\u{1} \u{7f} é 🙂 \\";
+        let bare = ChainRow {
+            chain: "c".into(),
+            linked_by: LinkedBy::Natural,
+            contract: None,
+            attempts: 1,
+            outcome: Outcome::FirstPass,
+            recovered_at: None,
+            first_failure: None,
+            last_stage: Stage::Ready,
+            last_decision: Decision::ReadyForCommit,
+            last_reason: None,
+            tokens: None,
+            tokens_to_recover: None,
+            flags: Vec::new(),
+            wasted_count: 0,
+            wasted_by: Default::default(),
+            wasted: Vec::new(),
+            over_budget: Vec::new(),
+            effect_counts: Default::default(),
+            effects: Vec::new(),
+            sources: Vec::new(),
+        };
+        let full = ChainRow {
+            chain: odd.into(),
+            linked_by: LinkedBy::Record,
+            contract: Some(odd.into()),
+            attempts: usize::MAX,
+            outcome: Outcome::Recovered,
+            recovered_at: Some(3),
+            first_failure: Some(FirstFailure {
+                stage: Stage::Schema,
+                reason: Reason::SCHEMA_MISMATCH,
+                pointer: Some(format!("/a~1b/{odd}")),
+            }),
+            last_stage: Stage::Business,
+            last_decision: Decision::Reject,
+            last_reason: Some(Reason::INVALID_CAPTURE),
+            tokens: Some(u64::MAX),
+            tokens_to_recover: Some(0),
+            flags: vec!["wasted", "over-budget"],
+            wasted_count: 7,
+            wasted_by: [
+                (Waste::SameProposal, 1),
+                (Waste::AfterReject, 5),
+                (Waste::AfterRecheck, 1),
+            ]
+            .into(),
+            wasted: vec![
+                Wasted {
+                    attempt: 2,
+                    why: Waste::AfterReject,
+                    after: Some(Reason::SCHEMA_MISMATCH),
+                },
+                Wasted {
+                    attempt: 4,
+                    why: Waste::SameProposal,
+                    after: None,
+                },
+            ],
+            over_budget: vec!["attempts 4 > max_attempts 3".into(), odd.into()],
+            effect_counts: [
+                (Effect::Moved, 2),
+                (Effect::Fixed, 1),
+                (Effect::Persisted, 3),
+            ]
+            .into(),
+            effects: vec![
+                PointerEffect {
+                    attempt: 1,
+                    pointer: odd.into(),
+                    effect: Effect::Fixed,
+                },
+                PointerEffect {
+                    attempt: 2,
+                    pointer: "/amount_minor".into(),
+                    effect: Effect::Moved,
+                },
+            ],
+            sources: vec!["captures/log.jsonl:1".into(), odd.into()],
+        };
+        let mut half = full.clone();
+        half.first_failure = Some(FirstFailure {
+            stage: Stage::Parse,
+            reason: Reason::INVALID_CAPTURE,
+            pointer: None,
+        });
+        half.outcome = Outcome::Unrecovered;
+        half.flags = vec!["wasted"];
+        half.wasted_by = [(Waste::AfterRecheck, 2)].into();
+        half.effect_counts = [(Effect::Persisted, 1)].into();
+        for row in [&bare, &full, &half] {
+            let mut ours = Vec::new();
+            chain_row(&mut ours, row);
+            let theirs = serde_json::to_vec(row).expect("serializes");
+            assert_eq!(
+                String::from_utf8_lossy(&ours),
+                String::from_utf8_lossy(&theirs)
+            );
+        }
+        let mut ours = Vec::new();
+        chain_row(&mut ours, &bare);
+        assert_eq!(
+            String::from_utf8(ours).unwrap(),
+            r#"{"chain":"c","linked_by":"natural","contract":null,"attempts":1,"outcome":"first-pass","recovered_at":null,"first_failure":null,"last_stage":"ready","last_decision":"ready-for-commit","last_reason":null,"tokens":null,"tokens_to_recover":null,"flags":[],"wasted_count":0,"wasted_by":{},"wasted":[],"over_budget":[],"effect_counts":{},"effects":[],"sources":[]}"#
+        );
     }
 
     #[test]

@@ -204,7 +204,7 @@ pub fn order_value(v: Option<&Value>) -> Result<f64, String> {
 pub fn digest_value(v: &Value) -> String {
     let mut h = Fnv::default();
     canonical(v, &mut h);
-    format!("{:016x}", h.0)
+    hex16(h.0)
 }
 
 /// The digest of a raw output text that did not parse (`ChainLink::digest`).
@@ -212,7 +212,17 @@ pub fn digest_text(s: &str) -> String {
     let mut h = Fnv::default();
     h.write(b"t");
     h.write(s.as_bytes());
-    format!("{:016x}", h.0)
+    hex16(h.0)
+}
+
+/// `format!("{:016x}", x)`, without the formatting machinery (a digest per attempt).
+fn hex16(x: u64) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digits: Vec<u8> = (0..16)
+        .rev()
+        .map(|i| HEX[((x >> (i * 4)) & 0xf) as usize])
+        .collect();
+    String::from_utf8(digits).expect("hex digits are ASCII")
 }
 
 struct Fnv(u64);
@@ -261,12 +271,22 @@ fn canonical(v: &Value, h: &mut Fnv) {
         Value::Object(m) => {
             h.write(b"{");
             h.write(&(m.len() as u64).to_le_bytes());
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            for k in keys {
+            let member = |h: &mut Fnv, k: &String, v: &Value| {
                 h.write(&(k.len() as u64).to_le_bytes());
                 h.write(k.as_bytes());
-                canonical(&m[k], h);
+                canonical(v, h);
+            };
+            // a map keeps its keys sorted unless serde_json's `preserve_order` is on
+            if m.keys().is_sorted() {
+                for (k, v) in m {
+                    member(h, k, v);
+                }
+            } else {
+                let mut members: Vec<(&String, &Value)> = m.iter().collect();
+                members.sort_by(|a, b| a.0.cmp(b.0));
+                for (k, v) in members {
+                    member(h, k, v);
+                }
             }
         }
     }
@@ -276,6 +296,23 @@ fn canonical(v: &Value, h: &mut Fnv) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn hex16_is_format_016x() {
+        for x in [
+            0,
+            1,
+            0xf,
+            0x10,
+            0xf933_927b_59be_e64e,
+            u64::MAX,
+            1 << 63,
+            0x0123_4567_89ab_cdef,
+        ] {
+            assert_eq!(hex16(x), format!("{x:016x}"));
+        }
+        assert_eq!(hex16(0xab), "00000000000000ab");
+    }
 
     #[test]
     fn digests_compare_canonical_proposals() {

@@ -273,23 +273,36 @@ pub fn tokens_of(v: &Verdict) -> Option<u64> {
     n("total_tokens").or_else(|| Some(n("input_tokens")?.saturating_add(n("output_tokens")?)))
 }
 
-/// Interns a name: its index in `names`, added when new.
+/// Interns a name: its index in `names`, added when new. `last` is the index this gave
+/// last for the table: a name equal to the one there is found without hashing it (any value
+/// of `last` is safe, the names are compared).
 fn intern<
     K: Clone + Eq + std::hash::Hash + std::borrow::Borrow<Q>,
     Q: Eq + std::hash::Hash + ?Sized,
 >(
     names: &mut Vec<K>,
     index: &mut HashMap<K, u32>,
+    last: &mut u32,
     name: &Q,
     make: impl FnOnce() -> K,
 ) -> u32 {
-    if let Some(i) = index.get(name) {
-        return *i;
+    if names
+        .get(*last as usize)
+        .is_some_and(|k| k.borrow() == name)
+    {
+        return *last;
     }
-    let i = names.len() as u32;
-    let k = make();
-    names.push(k.clone());
-    index.insert(k, i);
+    let i = match index.get(name) {
+        Some(i) => *i,
+        None => {
+            let i = names.len() as u32;
+            let k = make();
+            names.push(k.clone());
+            index.insert(k, i);
+            i
+        }
+    };
+    *last = i;
     i
 }
 
@@ -376,6 +389,18 @@ pub struct ChainSet {
     /// Live mode: the slot of each source's step, by (file index, line; 0: a file of one
     /// record) (`None`: batch mode, nothing kept).
     by_source: Option<HashMap<(u32, u64), u32>>,
+    /// The index each table gave last, tried before hashing (`intern`).
+    last: LastNames,
+}
+
+/// The index of the name each of a [`ChainSet`]'s tables interned last: a verdict's file and
+/// contract are mostly the last one's, its reason and pointer often.
+#[derive(Debug, Clone, Copy, Default)]
+struct LastNames {
+    file: u32,
+    contract: u32,
+    reason: u32,
+    pointer: u32,
 }
 
 impl ChainSet {
@@ -410,9 +435,13 @@ impl ChainSet {
     }
 
     fn file_of(&mut self, file: &Arc<str>) -> u32 {
-        intern(&mut self.files, &mut self.file_index, &**file, || {
-            file.clone()
-        })
+        intern(
+            &mut self.files,
+            &mut self.file_index,
+            &mut self.last.file,
+            &**file,
+            || file.clone(),
+        )
     }
 
     /// Adds a verdict: nothing when it has no [`Verdict::chain`](crate::core::verdict::Verdict::chain).
@@ -426,14 +455,20 @@ impl ChainSet {
             intern(
                 &mut self.contracts,
                 &mut self.contract_index,
+                &mut self.last.contract,
                 c.as_str(),
                 || c.clone(),
             )
         });
-        let reason = v
-            .reason
-            .as_ref()
-            .map(|r| intern(&mut self.reasons, &mut self.reason_index, r, || r.clone()));
+        let reason = v.reason.as_ref().map(|r| {
+            intern(
+                &mut self.reasons,
+                &mut self.reason_index,
+                &mut self.last.reason,
+                r,
+                || r.clone(),
+            )
+        });
         let mut ids = [0u32; MAX_POINTERS];
         let mut n = 0;
         let first_has_pointer = v.errors.first().is_some_and(|f| f.pointer.is_some());
@@ -445,6 +480,7 @@ impl ChainSet {
                 let id = intern(
                     &mut self.pointer_names,
                     &mut self.pointer_index,
+                    &mut self.last.pointer,
                     p.as_str(),
                     || Arc::from(p.as_str()),
                 );
@@ -650,7 +686,7 @@ impl ChainSet {
         let mut warnings = Vec::new();
         let mut acc = summary::SummaryAcc::default();
         let walked: Result<(), std::convert::Infallible> =
-            self.walk(budget, |id, steps, ordered, row| {
+            self.walk(budget, keep == Keep::All, |id, steps, ordered, row| {
                 warnings.extend(outcome::warnings(id, steps, ordered));
                 acc.add(&row);
                 each(steps);
@@ -671,15 +707,20 @@ impl ChainSet {
 
     /// Every reported chain in row order (the order its first attempt was added; a natural
     /// link seen once left out): its id, its ordered steps, how they were ordered and its
-    /// row, handed to `f` one at a time; stops at `f`'s first error.
+    /// row (its `sources` and `effects` lists made only when `lists`:
+    /// [`outcome::row_listing`]), handed to `f` one at a time; stops at `f`'s first error.
     fn walk<E>(
         &self,
         budget: &Budget,
+        lists: bool,
         mut f: impl FnMut(&str, &[StepView<'_>], outcome::Ordered, outcome::ChainRow) -> Result<(), E>,
     ) -> Result<(), E> {
-        self.walk_indexed(&self.groups(), budget, |_, id, steps, ordered, row| {
-            f(id, steps, ordered, row)
-        })
+        self.walk_listing(
+            &self.groups(),
+            budget,
+            lists,
+            |_, id, steps, ordered, row| f(id, steps, ordered, row),
+        )
     }
 
     /// The slots grouped by chain (a counting sort: 4 bytes a step, 4 a chain).
@@ -751,6 +792,17 @@ impl ChainSet {
         &self,
         groups: &ChainGroups,
         budget: &Budget,
+        f: impl FnMut(u32, &str, &[StepView<'_>], outcome::Ordered, outcome::ChainRow) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.walk_listing(groups, budget, true, f)
+    }
+
+    /// [`ChainSet::walk_indexed`], the rows' lists made only when `lists`.
+    fn walk_listing<E>(
+        &self,
+        groups: &ChainGroups,
+        budget: &Budget,
+        lists: bool,
         mut f: impl FnMut(
             u32,
             &str,
@@ -775,7 +827,7 @@ impl ChainSet {
                 .find_map(StepView::contract)
                 .map(|i| self.contracts[i as usize].clone());
             let id = self.ids.get(c as u32);
-            let row = outcome::row(id, linked_by, contract, &steps, budget);
+            let row = outcome::row_listing(id, linked_by, contract, &steps, budget, lists);
             f(c as u32, id, &steps, ordered, row)?;
         }
         Ok(())
@@ -925,12 +977,14 @@ impl ChainReport {
             f(row)?;
         }
         for later in &self.later.0 {
-            later
-                .set
-                .walk(&later.budget, |_, _, _, row| match later.keep.keeps(row) {
+            later.set.walk(
+                &later.budget,
+                later.keep == Keep::All,
+                |_, _, _, row| match later.keep.keeps(row) {
                     Some(row) => f(&row),
                     None => Ok(()),
-                })?;
+                },
+            )?;
         }
         Ok(())
     }

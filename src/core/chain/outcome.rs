@@ -51,6 +51,17 @@ pub enum Waste {
     SameProposal,
 }
 
+impl Waste {
+    /// The name printed in reports (`after-reject`, `after-recheck`, `same-proposal`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Waste::AfterReject => "after-reject",
+            Waste::AfterRecheck => "after-recheck",
+            Waste::SameProposal => "same-proposal",
+        }
+    }
+}
+
 /// One wasted attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Wasted {
@@ -172,7 +183,8 @@ fn some<T: std::fmt::Display>(items: &[T]) -> String {
 /// attempt numbers that repeat, skip, are missing on some attempts, cannot be read, or
 /// disagree with `order` (`CHAIN_ATTEMPTS`). Nothing is renumbered or dropped.
 pub fn warnings(id: &str, steps: &[StepView<'_>], ordered: Ordered) -> Vec<Warning> {
-    let name = quote(id, 80);
+    // quoted only for a warning: most chains have none
+    let name = || quote(id, 80);
     let mut out = Vec::new();
     let order_problems: Vec<String> = steps
         .iter()
@@ -187,7 +199,8 @@ pub fn warnings(id: &str, steps: &[StepView<'_>], ordered: Ordered) -> Vec<Warni
             CHAIN_ORDER,
             None,
             format!(
-                "chain {name}: {} of its {} attempts have no usable `order` value ({}); the chain is ordered by attempt number, else file name and line",
+                "chain {}: {} of its {} attempts have no usable `order` value ({}); the chain is ordered by attempt number, else file name and line",
+                name(),
                 order_problems.len(),
                 steps.len(),
                 some(&order_problems)
@@ -264,7 +277,8 @@ pub fn warnings(id: &str, steps: &[StepView<'_>], ordered: Ordered) -> Vec<Warni
             CHAIN_ATTEMPTS,
             None,
             format!(
-                "chain {name}: {}; its attempts are taken as ordered, never renumbered (docs/chains.md#order)",
+                "chain {}: {}; its attempts are taken as ordered, never renumbered (docs/chains.md#order)",
+                name(),
                 issues.join("; ")
             ),
         ));
@@ -279,6 +293,20 @@ pub fn row(
     contract: Option<String>,
     steps: &[StepView<'_>],
     budget: &Budget,
+) -> ChainRow {
+    row_listing(id, linked_by, contract, steps, budget, true)
+}
+
+/// [`row`], with its `sources` and `effects` lists left empty unless `lists` (every count
+/// still counts them all): the row a summary reads, or `verdict chains`' table, which
+/// print no list, made without a string per attempt.
+pub fn row_listing(
+    id: &str,
+    linked_by: LinkedBy,
+    contract: Option<String>,
+    steps: &[StepView<'_>],
+    budget: &Budget,
+    lists: bool,
 ) -> ChainRow {
     let n = steps.len();
     let first = steps[0];
@@ -345,7 +373,7 @@ pub fn row(
             for &p in prev.pointer_ids() {
                 let e = classify(next_pointers.contains(&p), prev.stage(), next.stage());
                 *effect_counts.entry(e).or_insert(0) += 1;
-                if effects.len() < MAX_LISTED {
+                if lists && effects.len() < MAX_LISTED {
                     effects.push(PointerEffect {
                         attempt: i + 1,
                         pointer: prev.pointer(p).to_owned(),
@@ -393,10 +421,14 @@ pub fn row(
         over_budget,
         effect_counts,
         effects,
-        sources: steps
-            .iter()
-            .take(MAX_LISTED)
-            .map(|s| s.source().to_string())
-            .collect(),
+        sources: if lists {
+            steps
+                .iter()
+                .take(MAX_LISTED)
+                .map(|s| s.source().to_string())
+                .collect()
+        } else {
+            Vec::new()
+        },
     }
 }

@@ -118,6 +118,9 @@ pub(super) struct Ids {
     at: Chunks<IdAt, { 1 << 14 }>,
     table: hashbrown::HashTable<u32>,
     hasher: std::hash::RandomState,
+    /// The index [`Ids::intern`] gave last: a chain's attempts mostly come one after
+    /// another, and an id equal to it is found without hashing (its text is compared).
+    last: u32,
 }
 
 fn text_of(text: &[String], at: IdAt) -> &str {
@@ -139,6 +142,16 @@ impl Ids {
 
     /// The index of `id`, and whether it is new (added now, indexes given in order from 0).
     pub(super) fn intern(&mut self, id: &str) -> (u32, bool) {
+        if self.at.end() > self.last as usize && self.get(self.last) == id {
+            return (self.last, false);
+        }
+        let (i, new) = self.intern_hashed(id);
+        self.last = i;
+        (i, new)
+    }
+
+    /// [`Ids::intern`] through the table.
+    fn intern_hashed(&mut self, id: &str) -> (u32, bool) {
         let hash = self.hasher.hash_one(id);
         let (text, at) = (&self.text, &self.at);
         if let Some(&i) = self
