@@ -1045,6 +1045,19 @@ mod record_members_tests {
 
     /// What [`parse_record`] gave before the members were read into places: the strict
     /// parse, then the pass over the record shapes.
+    /// Each of `texts`, as line N+1 of a log, reads to the same capture or error through
+    /// [`parse_record`] as through the strict parse and the shapes.
+    fn reads_as_shapes(texts: &[&str]) {
+        for (i, text) in texts.iter().enumerate() {
+            let source = RecordRef::new("captures/log.jsonl", Some(i + 1));
+            assert_eq!(
+                parse_record(text, &source),
+                by_shapes(text, &source),
+                "{text}"
+            );
+        }
+    }
+
     fn by_shapes(text: &str, source: &RecordRef) -> Result<Capture, RecordError> {
         let value = parse::parse_strict(text).map_err(|f| record_parse_error(&f))?;
         crate::core::shape::read(value, source, None)
@@ -1096,14 +1109,7 @@ mod record_members_tests {
             r#"true"#,
             "",
         ];
-        for (i, text) in texts.iter().enumerate() {
-            let source = RecordRef::new("captures/log.jsonl", Some(i + 1));
-            assert_eq!(
-                parse_record(text, &source),
-                by_shapes(text, &source),
-                "{text}"
-            );
-        }
+        reads_as_shapes(&texts);
         // the records above take each way of the reading at least once
         let named = |t: &str| {
             matches!(
@@ -1207,13 +1213,6 @@ mod record_members_tests {
             r#"{"id":"m","output":"x","meta":{"a":1},"context":{"a":1,"a":2}}"#,
             r#"{"id":"m","output":"x","meta":{"a":1},"attempt":0,"chain":"c"}"#,
         ];
-        for (i, text) in texts.iter().enumerate() {
-            let source = RecordRef::new("captures/log.jsonl", Some(i + 1));
-            assert_eq!(
-                parse_record(text, &source),
-                by_shapes(text, &source),
-                "{text}"
-            );
-        }
+        reads_as_shapes(&texts);
     }
 }

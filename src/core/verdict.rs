@@ -688,23 +688,13 @@ impl Verdict {
         };
         Verdict {
             id,
-            source,
             contract,
-            contract_from: None,
-            format: None,
-            provider: None,
             stage,
             decision,
             errors,
-            warnings: Vec::new(),
-            expect: None,
-            repair: None,
-            response: None,
-            meta: None,
-            generation: None,
-            chain: None,
             next_action: crate::core::feedback::next_action(decision, reason.as_ref()).to_string(),
             reason,
+            ..Verdict::placeholder(source)
         }
     }
 

@@ -279,31 +279,19 @@ pub fn write_table(out: &mut dyn Write, r: &ChainReport) -> io::Result<()> {
 mod tests {
     use super::*;
     use crate::core::chain::outcome::{ChainRow, Outcome};
-    use crate::core::chain::{LinkedBy, summary::ChainSummary};
+    use crate::core::chain::summary::ChainSummary;
     use crate::core::verdict::{Decision, Reason, Stage};
 
     fn row(chain: &str, attempts: usize, flags: Vec<&'static str>) -> ChainRow {
         ChainRow {
-            chain: chain.into(),
-            linked_by: LinkedBy::Record,
             contract: Some("c".into()),
             attempts,
             outcome: Outcome::Unrecovered,
-            recovered_at: None,
-            first_failure: None,
             last_stage: Stage::Schema,
             last_decision: Decision::Regenerate,
             last_reason: Some(Reason::SCHEMA_MISMATCH),
-            tokens: None,
-            tokens_to_recover: None,
             flags,
-            wasted_count: 0,
-            wasted_by: Default::default(),
-            wasted: Vec::new(),
-            over_budget: Vec::new(),
-            effect_counts: Default::default(),
-            effects: Vec::new(),
-            sources: Vec::new(),
+            ..ChainRow::bare(chain)
         }
     }
 

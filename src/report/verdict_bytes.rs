@@ -131,6 +131,21 @@ fn chain_link(out: &mut Vec<u8>, c: &ChainLink) {
     out.push(b'}');
 }
 
+/// A map of names to counts (a chain row's `wasted_by`, `effect_counts`) as a compact JSON
+/// object, in the map's order, appended to `out`.
+fn counts<'a>(out: &mut Vec<u8>, pairs: impl Iterator<Item = (&'a str, usize)>) {
+    out.push(b'{');
+    for (i, (name, n)) in pairs.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        string(out, name);
+        out.push(b':');
+        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
+    out.push(b'}');
+}
+
 /// A chain row (`docs/chains.md#the-report`) as compact JSON, appended to `out`: exactly
 /// `serde_json::to_writer`'s text (the tests below), what `check --format jsonl` prints in a
 /// `chain` line.
@@ -213,16 +228,9 @@ pub(crate) fn chain_row(out: &mut Vec<u8>, r: &ChainRow) {
     list(out, flags.len(), &mut |out, i| string(out, flags[i]));
     out.extend_from_slice(b",\"wasted_count\":");
     int(out, *wasted_count as u64);
-    out.extend_from_slice(b",\"wasted_by\":{");
-    for (i, (why, n)) in wasted_by.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        string(out, why.as_str());
-        out.push(b':');
-        int(out, *n as u64);
-    }
-    out.extend_from_slice(b"},\"wasted\":");
+    out.extend_from_slice(b",\"wasted_by\":");
+    counts(out, wasted_by.iter().map(|(why, n)| (why.as_str(), *n)));
+    out.extend_from_slice(b",\"wasted\":");
     list(out, wasted.len(), &mut |out, i| {
         let w = &wasted[i];
         out.extend_from_slice(b"{\"attempt\":");
@@ -237,16 +245,9 @@ pub(crate) fn chain_row(out: &mut Vec<u8>, r: &ChainRow) {
     list(out, over_budget.len(), &mut |out, i| {
         string(out, &over_budget[i])
     });
-    out.extend_from_slice(b",\"effect_counts\":{");
-    for (i, (effect, n)) in effect_counts.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        string(out, effect.as_str());
-        out.push(b':');
-        int(out, *n as u64);
-    }
-    out.extend_from_slice(b"},\"effects\":");
+    out.extend_from_slice(b",\"effect_counts\":");
+    counts(out, effect_counts.iter().map(|(e, n)| (e.as_str(), *n)));
+    out.extend_from_slice(b",\"effects\":");
     list(out, effects.len(), &mut |out, i| {
         let e = &effects[i];
         out.extend_from_slice(b"{\"attempt\":");
@@ -573,26 +574,8 @@ mod tests {
         use crate::core::chain::outcome::{FirstFailure, Outcome, PointerEffect, Waste, Wasted};
         let odd = "loop \"7\"\t\u{1} \u{7f} é 🙂 \\";
         let bare = ChainRow {
-            chain: "c".into(),
             linked_by: LinkedBy::Natural,
-            contract: None,
-            attempts: 1,
-            outcome: Outcome::FirstPass,
-            recovered_at: None,
-            first_failure: None,
-            last_stage: Stage::Ready,
-            last_decision: Decision::ReadyForCommit,
-            last_reason: None,
-            tokens: None,
-            tokens_to_recover: None,
-            flags: Vec::new(),
-            wasted_count: 0,
-            wasted_by: Default::default(),
-            wasted: Vec::new(),
-            over_budget: Vec::new(),
-            effect_counts: Default::default(),
-            effects: Vec::new(),
-            sources: Vec::new(),
+            ..ChainRow::bare("c")
         };
         let full = ChainRow {
             chain: odd.into(),

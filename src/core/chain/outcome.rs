@@ -142,6 +142,36 @@ pub struct ChainRow {
     pub sources: Vec<String>,
 }
 
+#[cfg(test)]
+impl ChainRow {
+    /// A test row: chain `chain`, one attempt, first pass, linked by its record, nothing
+    /// flagged, counted or listed (fields set with `..ChainRow::bare(chain)`).
+    pub(crate) fn bare(chain: &str) -> ChainRow {
+        ChainRow {
+            chain: chain.into(),
+            linked_by: LinkedBy::Record,
+            contract: None,
+            attempts: 1,
+            outcome: Outcome::FirstPass,
+            recovered_at: None,
+            first_failure: None,
+            last_stage: Stage::Ready,
+            last_decision: Decision::ReadyForCommit,
+            last_reason: None,
+            tokens: None,
+            tokens_to_recover: None,
+            flags: Vec::new(),
+            wasted_count: 0,
+            wasted_by: Default::default(),
+            wasted: Vec::new(),
+            over_budget: Vec::new(),
+            effect_counts: Default::default(),
+            effects: Vec::new(),
+            sources: Vec::new(),
+        }
+    }
+}
+
 /// How a chain's steps were ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ordered {

@@ -266,11 +266,27 @@ impl<'de> Names<'de> {
     }
 }
 
-/// The scalar arms of a visitor that walks a value building nothing ([`Skip`], and the
+/// A walk that is its own seed: it reads the value it is given as any JSON value.
+macro_rules! walk_seed {
+    ($walk:ty) => {
+        impl<'de> DeserializeSeed<'de> for $walk {
+            type Value = ();
+            fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+    };
+}
+
+/// The value type, `expecting` and scalar arms of a visitor that walks a value building nothing ([`Skip`], and the
 /// depth-counting walk of a `meta` object): every scalar is accepted as it is read, a double
 /// noted with `saw_double` (the strict reading's number rule), an option's content walked.
 macro_rules! walk_scalars {
     () => {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any valid JSON value")
+        }
         fn visit_bool<E>(self, _: bool) -> Result<(), E> {
             Ok(())
         }
@@ -303,18 +319,9 @@ macro_rules! walk_scalars {
 #[derive(Clone, Copy)]
 pub(crate) struct Skip;
 
-impl<'de> DeserializeSeed<'de> for Skip {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+walk_seed!(Skip);
 
 impl<'de> Visitor<'de> for Skip {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
     walk_scalars!();
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while seq.next_element_seed(Skip)?.is_some() {}
@@ -644,18 +651,9 @@ impl Depth {
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Depth {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+walk_seed!(Depth);
 
 impl<'de> Visitor<'de> for Depth {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
     walk_scalars!();
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let inner = self.down()?;
