@@ -27,10 +27,14 @@ Rows (CPU is user + sys of the whole process, all threads; wall from a monotonic
   `verdict`, opens the same workspace (the same pre-pass), reads the log as `str` lines,
   builds one source per line (`captures/log.jsonl:N`, so every verdict equals the CLI's),
   and calls the method on all of them at once: `check_many_json` returns the verdict
-  texts, `check_many` the verdicts as dicts (built in the native module); `check_many(dicts)`
+  texts, `check_many` the verdicts as `verdict.Verdict` objects (their dicts built when
+  first needed); `check_many + v.decision` then reads every verdict's decision,
+  `check_many + v.to_dict()` makes every verdict's dict (the phase `use`); `check_many(dicts)`
   is handed the records as dicts (parsed before the clock starts: a pipeline that holds
   dicts), which the native module writes as JSON text. Reported as the whole process (beside the CLI's) and as its
-  phases (open, read + split + sources, the call).
+  phases (open, read + split + sources, the call, the use, freeing the result), and as
+  open + call + use + free against the CLI's whole process (what the package adds to a
+  program that already holds its records).
   The first round checks that the `check_many_json` texts are the CLI's lines, byte for byte.
 - per call: `ws.check(record)` on one small ready record and one small failing one (the
   workload's first record of that kind), as a dict and as a str, and the native
@@ -88,16 +92,29 @@ def child_many(mode, ws_path, out):
     else:
         result = ws.check_many(records, sources)
     t4, c4 = time.perf_counter(), _cpu()
+    # what a caller does with them: read every verdict's decision, or make every dict
+    if mode == "decision":
+        used = [v.decision for v in result if v is not None]
+    elif mode == "to_dict":
+        used = [v.to_dict() for v in result if v is not None]
+    else:
+        used = []
+    t5, c5 = time.perf_counter(), _cpu()
+    n_verdicts = sum(r is not None for r in result)
     if out:
         with open(out, "w", encoding="utf-8") as f:
             for t in result:
                 if t is not None:
                     f.write(t)
                     f.write("\n")
+    t6, c6 = time.perf_counter(), _cpu()
+    del result, used
+    t7, c7 = time.perf_counter(), _cpu()
     print(json.dumps({
-        "n": len(records), "verdicts": sum(r is not None for r in result),
+        "n": len(records), "verdicts": n_verdicts,
         "import": [t1 - t0, c1 - c0], "open": [t2 - t1, c2 - c1],
         "read": [t3 - t2, c3 - c2], "call": [t4 - t3, c4 - c3],
+        "use": [t5 - t4, c5 - c4], "free": [t7 - t6, c7 - c6],
         "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     }))
 
@@ -241,6 +258,8 @@ def bench_many(a, ws, res):
         "cli": None,
         "check_many_json": "json",
         "check_many": "many",
+        "check_many + v.decision": "decision",
+        "check_many + v.to_dict()": "to_dict",
         "check_many(dicts)": "dicts",
     }
     cli_out = os.path.join(a.work, "cli.jsonl")
@@ -304,8 +323,9 @@ def report(res):
         print(f"\nload averages at each round's start: {res['many_loads']}")
         print(f"check_many_json texts == the CLI's lines: {res.get('identical')}\n")
         print("| row | CPU s (median) | CPU rounds | CPU vs CLI | wall s (median) | wall vs CLI "
-              "| peak RSS MB | open CPU s | read+prepare CPU s | call CPU s | call wall s |")
-        print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "| peak RSS MB | open CPU s | read+prepare CPU s | call CPU s | call wall s "
+              "| use CPU s | free CPU s | open + call + use + free CPU vs CLI |")
+        print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for name, xs in d.items():
             cpu = med([x["cpu"] for x in xs])
             wall = med([x["wall"] for x in xs])
@@ -313,10 +333,13 @@ def report(res):
             rss = med([x["rss_kb"] for x in xs]) / 1024
             if xs[0]["phases"]:
                 ph = [med([x["phases"][k][i] for x in xs]) for k, i in
-                      (("open", 1), ("read", 1), ("call", 1), ("call", 0))]
-                phs = " | ".join(f"{p:.2f}" for p in ph)
+                      (("open", 1), ("read", 1), ("call", 1), ("call", 0), ("use", 1),
+                       ("free", 1))]
+                work = med([sum(x["phases"][k][1] for k in ("open", "call", "use", "free"))
+                            for x in xs])
+                phs = " | ".join(f"{p:.2f}" for p in ph) + f" | {work / cli_cpu:.2f}x"
             else:
-                phs = "- | - | - | -"
+                phs = "- | - | - | - | - | - | -"
             print(f"| {name} | {cpu:.2f} | {rounds} | {cpu / cli_cpu:.2f}x | {wall:.2f} "
                   f"| {wall / cli_wall:.2f}x | {rss:.0f} | {phs} |")
         res["cli_records_per_s"] = {"wall": res["m"] / cli_wall, "cpu": res["m"] / cli_cpu}

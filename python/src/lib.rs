@@ -3,10 +3,12 @@
 //! as `verdict check` opens it), a record's verdict is [`Checker::check`], and its JSON
 //! text is [`verdict_text`], the text `check --format json` prints, so Python and the CLI
 //! can never disagree. A record handed over as a `dict` is written as JSON text here
-//! ([`record`]: compact, as `serde_json` writes it); `Workspace.check_many` builds each
-//! verdict's dict from the verdict itself ([`topy`]: its serde serialization, the one
-//! [`verdict_text`] writes), with no text in between.
+//! ([`record`]: compact, as `serde_json` writes it); `Workspace.check_many` gives each
+//! verdict as a [`lazy::Verdict`], whose dict is built from the verdict itself when first
+//! needed ([`topy`]: its serde serialization, the one [`verdict_text`] writes), with no text
+//! in between.
 
+mod lazy;
 mod record;
 mod topy;
 
@@ -26,10 +28,6 @@ use verdict::report::json::verdict_text;
 /// allocator; only the native module's Rust allocations go through it.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// How many records `check_many` validates at a time before it builds their dicts: the
-/// Rust verdicts of one chunk are alive at once, not those of every record.
-const MANY_CHUNK: usize = 4096;
 
 create_exception!(
     _verdict,
@@ -148,6 +146,21 @@ impl Workspace {
         Ok(py.detach(|| self.text_of(bytes, source.as_deref())))
     }
 
+    /// One record's verdict as a [`lazy::Verdict`] (`None`: not a capture), checked on the
+    /// caller's thread with the GIL released; the part its source names, as `check_json`.
+    #[pyo3(signature = (record, source=None))]
+    fn check(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        source: Option<String>,
+    ) -> PyResult<Option<Py<lazy::Verdict>>> {
+        let bytes = record_bytes(record)?;
+        py.detach(|| self.checker.check(&self.raw(bytes, source.as_deref())))
+            .map(|v| Py::new(py, lazy::Verdict::new(v)))
+            .transpose()
+    }
+
     /// Every verdict text of one record, one per capture it holds, in the record's order:
     /// none for a record that is no capture, one for most records, one per part for a
     /// record of several captures (an OTLP line of several LLM spans, a promptfoo results
@@ -189,43 +202,30 @@ impl Workspace {
         }))
     }
 
-    /// The verdicts of many records as dicts, in order (`None` for a record that is no
-    /// capture): each equal to `json.loads` of its `check_many_json` text. Validated in
-    /// parallel with the GIL released, 4,096 records at a time; each chunk's
-    /// dicts are then built with the GIL held from the verdicts themselves (their serde
-    /// serialization, the one `check --format json` writes as text: [`topy`]), the
-    /// repeated names and short strings of the call shared.
+    /// The verdicts of many records, in order (`None` for a record that is no capture), as
+    /// [`lazy::Verdict`] objects: each a read-only mapping equal to `json.loads` of its
+    /// `check_many_json` text, its dict built only when first needed. Validated in parallel
+    /// with the GIL released.
     #[pyo3(signature = (records, sources=None))]
-    fn check_many<'py>(
+    fn check_many(
         &self,
-        py: Python<'py>,
-        records: Vec<Bound<'py, PyAny>>,
+        py: Python<'_>,
+        records: Vec<Bound<'_, PyAny>>,
         sources: Option<Vec<Option<String>>>,
-    ) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
-        let (mut bytes, mut sources) = many_inputs(&records, sources)?;
+    ) -> PyResult<Vec<Option<Py<lazy::Verdict>>>> {
+        let (bytes, sources) = many_inputs(&records, sources)?;
         drop(records);
-        let mut build = topy::Builder::new(py);
-        let mut out = Vec::with_capacity(bytes.len());
-        while !bytes.is_empty() {
-            let rest_b = bytes.split_off(bytes.len().min(MANY_CHUNK));
-            let rest_s = sources.split_off(sources.len().min(MANY_CHUNK));
-            let chunk = std::mem::replace(&mut bytes, rest_b);
-            let chunk_sources = std::mem::replace(&mut sources, rest_s);
-            let verdicts: Vec<Option<verdict::core::verdict::Verdict>> = py.detach(|| {
-                chunk
-                    .into_par_iter()
-                    .zip(chunk_sources.into_par_iter())
-                    .map(|(b, s)| self.checker.check(&self.raw(b, s.as_deref())))
-                    .collect()
-            });
-            for v in &verdicts {
-                out.push(match v {
-                    Some(v) => Some(build.build(v)?),
-                    None => None,
-                });
-            }
-        }
-        Ok(out)
+        let verdicts: Vec<Option<verdict::core::verdict::Verdict>> = py.detach(|| {
+            bytes
+                .into_par_iter()
+                .zip(sources.into_par_iter())
+                .map(|(b, s)| self.checker.check(&self.raw(b, s.as_deref())))
+                .collect()
+        });
+        verdicts
+            .into_iter()
+            .map(|v| v.map(|v| Py::new(py, lazy::Verdict::new(v))).transpose())
+            .collect()
     }
 
     /// The self-correction message of `verdict feedback` for one record (what to re-inject
@@ -263,10 +263,11 @@ fn record_json<'py>(record: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     Ok(PyString::new(record.py(), &text).into_any())
 }
 
-/// The native module: `Workspace`, `WorkspaceError`, `DEFAULT_SOURCE`, `record_json`.
+/// The native module: `Workspace`, `Verdict`, `WorkspaceError`, `DEFAULT_SOURCE`, `record_json`.
 #[pymodule]
 fn _verdict(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Workspace>()?;
+    m.add_class::<lazy::Verdict>()?;
     m.add("WorkspaceError", m.py().get_type::<WorkspaceError>())?;
     m.add("DEFAULT_SOURCE", DEFAULT_SOURCE)?;
     m.add_function(wrap_pyfunction!(record_json, m)?)?;

@@ -1,16 +1,16 @@
-//! Verdicts into Python objects, for `check_many`: a serde [`Serializer`] that builds, from a
+//! Verdicts into Python objects, for `check_many`'s [`crate::lazy::Verdict`]: a serde [`Serializer`] that builds, from a
 //! verdict's own serialization (the one `check --format json` writes as text), the objects
 //! `json.loads` of that text gives: a struct or map as a `dict`, a sequence or tuple as a
 //! `list`, a unit variant as its name, `None` for a unit or a missing option, a non-finite
 //! float as `None` (as `serde_json` writes `null`). It is `pythonize`'s mapping, with the
-//! repeats of one `check_many` call shared instead of made again per verdict:
+//! repeats shared instead of made again:
 //!
 //! - every struct field name and unit variant name (`"stage"`, `"SCHEMA_MISMATCH"`) is one
-//!   interned `str` per call, found by the address of its `&'static str` (its hash is
+//!   interned `str` for the process, found by the address of its `&'static str` (its hash is
 //!   computed once, so a dict insertion never hashes it again);
 //! - a string value of at most [`SHARED_MAX_LEN`] bytes (a contract's name, a `next_action`
 //!   sentence, a message, a model's name, a map key) is one `str` per distinct text, up to
-//!   [`SHARED_MAX_COUNT`] texts a call; the fields that are unique per record (`id`,
+//!   [`SHARED_MAX_COUNT`] texts, the first seen, kept for the life of the process; the fields that are unique per record (`id`,
 //!   `source`) are made each time. Python `str`s are immutable: sharing one is invisible
 //!   but to `is`.
 
@@ -24,30 +24,45 @@ use std::fmt;
 
 /// The longest string value (in UTF-8 bytes) [`Builder`] shares between verdicts.
 pub const SHARED_MAX_LEN: usize = 200;
-/// How many distinct string values one [`Builder`] keeps to share; more are made each time.
-pub const SHARED_MAX_COUNT: usize = 1 << 16;
+/// How many distinct string values the builders keep to share (for the life of the
+/// process: at most 16,384 of at most [`SHARED_MAX_LEN`] bytes); more are made each time.
+pub const SHARED_MAX_COUNT: usize = 1 << 14;
 
 /// The fields whose string value is unique per record: never looked up nor kept.
 const UNIQUE_FIELDS: [&str; 2] = ["id", "source"];
 
-/// The shared objects of one `check_many` call (see the module's doc); the GIL is held
-/// while it lives.
+/// The `str`s shared by every [`Builder`] for the life of the process: field and
+/// unit-variant names (a few hundred at most: the names of the verdict's types) and short
+/// string values (at most [`SHARED_MAX_COUNT`], the first ones seen).
+static SHARED: std::sync::LazyLock<std::sync::Mutex<Shared>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// [`SHARED`]'s maps.
+#[derive(Default)]
+struct Shared {
+    /// By the address and length of a `&'static str`: its interned `str`.
+    names: HashMap<(usize, usize), Py<PyString>, RandomState>,
+    /// String values, by text.
+    texts: HashMap<Box<str>, Py<PyString>, RandomState>,
+}
+
+/// Builds Python objects from serde values (see the module's doc); the GIL is held while
+/// it lives. It holds [`SHARED`] while it lives; when another builder holds it (a build
+/// that a finalizer run during another build started), this one shares nothing.
 pub struct Builder<'py> {
     py: Python<'py>,
-    /// By the address of a `&'static str`: field and unit-variant names.
-    names: HashMap<(usize, usize), Bound<'py, PyString>, RandomState>,
-    /// String values, by text.
-    texts: HashMap<Box<str>, Bound<'py, PyString>, RandomState>,
+    shared: Option<std::sync::MutexGuard<'static, Shared>>,
 }
 
 impl<'py> Builder<'py> {
-    /// An empty builder.
+    /// A builder that shares [`SHARED`]'s strings when no other builder holds them.
     pub fn new(py: Python<'py>) -> Builder<'py> {
-        Builder {
-            py,
-            names: HashMap::default(),
-            texts: HashMap::default(),
-        }
+        let shared = match SHARED.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        };
+        Builder { py, shared }
     }
 
     /// `value` as the Python object `json.loads` of its `serde_json` text gives.
@@ -63,23 +78,32 @@ impl<'py> Builder<'py> {
     /// The one interned `str` of a static name.
     fn name(&mut self, s: &'static str) -> Bound<'py, PyString> {
         let py = self.py;
-        self.names
-            .entry((s.as_ptr() as usize, s.len()))
-            .or_insert_with(|| PyString::intern(py, s))
-            .clone()
+        match &mut self.shared {
+            Some(shared) => shared
+                .names
+                .entry((s.as_ptr() as usize, s.len()))
+                .or_insert_with(|| PyString::intern(py, s).unbind())
+                .bind(py)
+                .clone(),
+            None => PyString::intern(py, s),
+        }
     }
 
     /// A string value: shared when short and not of a [`UNIQUE_FIELDS`] field.
     fn text(&mut self, s: &str, field: Option<&'static str>) -> Bound<'py, PyString> {
+        let py = self.py;
+        let Some(shared) = &mut self.shared else {
+            return PyString::new(py, s);
+        };
         if s.len() > SHARED_MAX_LEN || field.is_some_and(|f| UNIQUE_FIELDS.contains(&f)) {
-            return PyString::new(self.py, s);
+            return PyString::new(py, s);
         }
-        if let Some(o) = self.texts.get(s) {
-            return o.clone();
+        if let Some(o) = shared.texts.get(s) {
+            return o.bind(py).clone();
         }
-        let o = PyString::new(self.py, s);
-        if self.texts.len() < SHARED_MAX_COUNT {
-            self.texts.insert(s.into(), o.clone());
+        let o = PyString::new(py, s);
+        if shared.texts.len() < SHARED_MAX_COUNT {
+            shared.texts.insert(s.into(), o.clone().unbind());
         }
         o
     }

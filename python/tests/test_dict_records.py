@@ -205,7 +205,7 @@ def test_dict_records_get_the_clis_verdicts(cli, ws_dir):
 
 
 def test_check_many_shares_the_strings_that_repeat():
-    # python/src/topy.rs: names and short values one str per call; ids and sources not
+    # python/src/topy.rs: names and short values one str for the process; ids and sources not
     ws = verdict.Workspace(REPO / "samples" / "refund")
     a, b = ws.check_many(['{"id": "a", "output": "{}"}', '{"id": "b", "output": "{}"}'])
     assert a == json.loads(ws.check_json('{"id": "a", "output": "{}"}'))
@@ -214,5 +214,78 @@ def test_check_many_shares_the_strings_that_repeat():
         assert a[key] is b[key], key
         assert next(k for k in a if k == key) is next(k for k in b if k == key), key
     assert a["errors"][0]["message"] is b["errors"][0]["message"]
+    assert a.to_dict()["next_action"] is b["next_action"]
     c, d = ws.check_many(['{"id": "same", "output": "{}"}'] * 2, ["x.json", "x.json"])
     assert c == d and c["source"] == "x.json" and c["source"] is not d["source"]
+
+
+def test_a_verdict_is_a_read_only_mapping_equal_to_checks_dict():
+    """verdict.Verdict (python/src/lazy.rs): what check_many gives per capture."""
+    import collections.abc
+    import copy
+    import pickle
+
+    ws = verdict.Workspace(REPO / "samples" / "refund")
+    rec = '{"id": "m", "output": "{\\"order_id\\": 1}"}'
+    v, = ws.check_many([rec])
+    d = ws.check(rec)
+    assert isinstance(v, collections.abc.Mapping) and not isinstance(v, dict)
+    # equal both ways, and to a Verdict of the same record; not to other types
+    assert v == d and d == v and not (v != d)
+    assert v == ws.check_many([rec])[0]
+    assert v != {**d, "id": "other"} and {**d, "id": "other"} != v
+    assert v != [d] and v != "m" and v != None  # noqa: E711
+    # the mapping: keys in the CLI's order, values, items, get, in, len, dict()
+    assert list(v) == list(d) == list(v.keys())
+    assert list(v.values()) == list(d.values())
+    assert list(v.items()) == list(d.items())
+    assert len(v) == len(d) == 13
+    assert dict(v) == d
+    assert "stage" in v and "nope" not in v
+    assert v.get("nope") is None and v.get("nope", 7) == 7 and v.get("id") == "m"
+    with pytest.raises(KeyError) as e:
+        v["nope"]
+    assert e.value.args == ("nope",)
+    # exact values: attributes without the dict, and the dict's
+    assert (v.id, v.source, v.contract, v.format) == ("m", "<python>", "refund-v1", "capture")
+    assert (v.stage, v.decision, v.reason) == ("schema", "regenerate", "SCHEMA_MISMATCH")
+    assert (v["stage"], v["decision"], v["reason"]) == ("schema", "regenerate", "SCHEMA_MISMATCH")
+    assert v["errors"][0]["pointer"] == d["errors"][0]["pointer"]
+    # read-only; to_dict is a fresh plain dict the caller may change
+    with pytest.raises(TypeError):
+        v["id"] = "x"
+    with pytest.raises(TypeError):
+        hash(v)
+    plain = v.to_dict()
+    plain["errors"].clear()
+    assert v["errors"] == d["errors"] != [] and v.to_dict() == d
+    # the CLI's text, a repr that shows the dict, pickled and copied as the plain dict
+    assert v.json() == ws.check_json(rec)
+    assert repr(v) == f"verdict.Verdict({d!r})"
+    assert pickle.loads(pickle.dumps(v)) == d and type(copy.copy(v)) is dict
+    # feedback takes it as it takes a dict: a verdict equal to one check gave is found, a
+    # check_many verdict alone is not remembered (its record is not kept)
+    assert ws.feedback(v) == ws.feedback(d) == ws.feedback(record=rec)
+    fresh = verdict.Workspace(REPO / "samples" / "refund")
+    w, = fresh.check_many([rec])
+    with pytest.raises(ValueError, match="not one of the last"):
+        fresh.feedback(w)
+    assert "SCHEMA_MISMATCH" in fresh.feedback(record=rec)
+
+
+def test_feedback_finds_each_of_the_last_verdicts_even_of_one_id():
+    """Workspace.feedback looks a verdict up by its id and source, then compares it whole:
+    two checks of one id with other outputs are both found, a changed copy is not."""
+    ws = verdict.Workspace(REPO / "samples" / "refund")
+    bad = ws.check('{"id": "same", "output": "{\\"order_id\\": 1}"}')
+    worse = ws.check('{"id": "same", "output": "{"}')
+    assert (bad["reason"], worse["reason"]) == ("SCHEMA_MISMATCH", "TRUNCATED_JSON")
+    assert "SCHEMA_MISMATCH" in ws.feedback(bad) and "TRUNCATED_JSON" in ws.feedback(worse)
+    assert ws.feedback(dict(bad)) == ws.feedback(bad)
+    bad["reason"] = "CHANGED"  # the workspace kept its own copy
+    with pytest.raises(ValueError, match="not one of the last"):
+        ws.feedback(bad)
+    for i in range(verdict.FEEDBACK_MEMORY):
+        ws.check(f'{{"id": "n{i}", "output": "{{}}"}}')
+    with pytest.raises(ValueError, match="not one of the last"):
+        ws.feedback(worse)

@@ -9,17 +9,20 @@ dicts built from the verdicts themselves, so Python and the CLI can never disagr
 
 from __future__ import annotations
 
-import gc
 import json
 import os
-from collections import OrderedDict
+from collections import deque
+from collections.abc import Mapping as _MappingABC
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
 
-from verdict._verdict import DEFAULT_SOURCE, WorkspaceError
+from verdict._verdict import DEFAULT_SOURCE, Verdict, WorkspaceError
 from verdict._verdict import Workspace as _Native
 from verdict._verdict import record_json as _record_json
 
-__all__ = ["Workspace", "WorkspaceError", "DEFAULT_SOURCE", "record_text"]
+__all__ = ["Workspace", "Verdict", "WorkspaceError", "DEFAULT_SOURCE", "record_text"]
+
+# a Verdict is a read-only mapping: isinstance(v, Mapping) holds, and Mapping's users take it
+_MappingABC.register(Verdict)
 
 Record = Union[Mapping[str, Any], str, bytes]
 
@@ -39,8 +42,6 @@ def record_text(record: Record) -> Union[str, bytes]:
     return _record_json(record)
 
 
-def _key(verdict: Mapping[str, Any]) -> str:
-    return json.dumps(verdict, sort_keys=True)
 
 
 class Workspace:
@@ -53,7 +54,8 @@ class Workspace:
 
     def __init__(self, path: Union[str, "os.PathLike[str]"]):
         self._native = _Native(os.fspath(path))
-        self._recent: "OrderedDict[str, tuple]" = OrderedDict()
+        # (id, source, verdict, record text, source given) of the last checks, for feedback
+        self._recent: "deque[tuple]" = deque(maxlen=FEEDBACK_MEMORY)
 
     @property
     def root(self) -> str:
@@ -66,9 +68,8 @@ class Workspace:
         return self._native.max_capture_bytes
 
     def _remember(self, verdict: dict, text: Union[str, bytes], source: Optional[str]) -> None:
-        self._recent[_key(verdict)] = (text, source)
-        while len(self._recent) > FEEDBACK_MEMORY:
-            self._recent.popitem(last=False)
+        # a shallow copy (the caller may change the dict it was given), the oldest dropped
+        self._recent.append((verdict["id"], verdict["source"], dict(verdict), text, source))
 
     def check_json(self, record: Record, source: Optional[str] = None) -> Optional[str]:
         """The verdict as the exact JSON text ``check --format json`` prints on its line,
@@ -87,10 +88,10 @@ class Workspace:
         (``SOURCE#N``), else its first: ``check_all`` gives them all. See ``check_json``
         for ``source``."""
         text = record_text(record)
-        out = self._native.check_json(text, source)
+        out = self._native.check(text, source)
         if out is None:
             return None
-        verdict = json.loads(out)
+        verdict = out.to_dict()
         self._remember(verdict, text, source)
         return verdict
 
@@ -121,25 +122,21 @@ class Workspace:
 
     def check_many(
         self, records: Iterable[Record], sources: Optional[Sequence[Optional[str]]] = None
-    ) -> List[Optional[dict]]:
+    ) -> List[Optional[Verdict]]:
         """``check`` of many records, in order, validated in parallel with the GIL
         released (``None`` for a record that is no capture).
 
-        Each verdict's dict is built in the native module from the verdict itself (no JSON
-        text in between), equal to ``json.loads`` of its ``check_many_json`` text; dict
-        records are written as JSON text there too (``record_text``). The cyclic garbage
-        collector is paused meanwhile: the verdicts hold no cycles, and 100,000 new dicts
-        would otherwise run its collections again and again over every object alive
-        (docs/python.md#speed)."""
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            recs = records if isinstance(records, list) else list(records)
-            srcs = None if sources is None else list(sources)
-            return self._native.check_many(recs, srcs)
-        finally:
-            if paused:
-                gc.enable()
+        Each verdict is a ``Verdict``: one small object holding the library's verdict, a
+        read-only mapping equal to the dict ``check`` gives (``v == ws.check(r)``,
+        ``v["errors"]``, ``dict(v)``), whose dict is built the first time it is needed; its
+        flat fields read as attributes without it (``v.decision``, ``v.stage``,
+        ``v.reason``, ``v.id``, ``v.source``, ``v.contract``, ``v.format``);
+        ``v.to_dict()`` is a plain dict and ``v.json()`` the exact text ``check --format
+        json`` prints. Dict records are written as JSON text in the native module
+        (``record_text``). See docs/python.md#verdict for why."""
+        recs = records if isinstance(records, list) else list(records)
+        srcs = None if sources is None else list(sources)
+        return self._native.check_many(recs, srcs)
 
     def check_output(
         self,
@@ -195,14 +192,19 @@ class Workspace:
         if record is None:
             if verdict is None:
                 raise TypeError("feedback needs a verdict or record=")
-            kept = self._recent.get(_key(verdict))
+            vid, vsource = verdict.get("id"), verdict.get("source")
+            kept = next(
+                (k for k in reversed(self._recent)
+                 if k[0] == vid and k[1] == vsource and k[2] == verdict),
+                None,
+            )
             if kept is None:
                 raise ValueError(
                     "this verdict is not one of the last "
                     f"{FEEDBACK_MEMORY} this Workspace's check or check_output gave; "
                     "pass the record: ws.feedback(record=..., source=...)"
                 )
-            text, source = kept
+            text, source = kept[3], kept[4]
         else:
             text = record_text(record)
         return self._native.feedback_text(text, source)
