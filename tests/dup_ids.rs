@@ -849,9 +849,24 @@ fn otlp_records_are_named_by_their_spans_only() {
         out
     };
     let otlp = r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}]},"scopeSpans":[{"spans":[{"traceId":"t1","spanId":"s1","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}]},{"traceId":"t1","spanId":"h1","attributes":[{"key":"http.request.method","value":{"stringValue":"GET"}}]}]}]}]}"#;
-    assert_eq!(all(otlp, true), ["t1/s1"]);
+    // an exporter's line is read by the pre-pass's byte scan: every span's id is a
+    // candidate (a superset: the http span's too); any other line by the walk, which gives
+    // the LLM and tool spans' only (here: the line with a `\u` escape)
+    assert_eq!(all(otlp, true), ["t1/s1", "t1/h1"]);
+    let escaped = otlp.replace(r#""svc""#, r#""sv\u0063""#);
+    assert_eq!(all(&escaped, true), ["t1/s1"]);
     assert_eq!(
         all(otlp, false),
+        [
+            "t1/s1",
+            "t1/h1",
+            "service.name",
+            "gen_ai.operation.name",
+            "http.request.method"
+        ]
+    );
+    assert_eq!(
+        all(&escaped, false),
         [
             "t1/s1",
             "service.name",

@@ -130,14 +130,24 @@ pub fn chain_keys_in(
 /// What is called with each id or key read from a record.
 type Each<'a> = &'a mut dyn FnMut(&[u8]);
 
-/// The spans of an OTLP/JSON record `text` ([`crate::core::shape::otlp::record_spans`]):
-/// their ids to `each`, their chain keys to `keys`; whether the record is read as that
-/// shape when shapes decide (no `jsonrpc`). `None`: not such a record.
+/// The spans of an OTLP/JSON record `text` ([`crate::core::shape::otlp::quick_spans`] for
+/// the common line, a superset; else [`crate::core::shape::otlp::record_spans`]): their
+/// ids to `each`, their chain keys to `keys`; whether the record is read as that shape
+/// when shapes decide (no `jsonrpc`). `None`: not such a record.
 fn otlp_spans(
     text: &[u8],
     each: &mut dyn FnMut(&[u8]),
     keys: &mut Option<Each<'_>>,
 ) -> Option<bool> {
+    // the common line (one trace, no escapes) by a byte scan; any other by the typed walk
+    let mut no_keys = |_: &[u8]| {};
+    let quick_keys: &mut dyn FnMut(&[u8]) = match keys.as_deref_mut() {
+        Some(k) => k,
+        None => &mut no_keys,
+    };
+    if crate::core::shape::otlp::quick_spans(text, each, quick_keys) {
+        return Some(true);
+    }
     let (spans, jsonrpc) = crate::core::shape::otlp::record_spans(text)?;
     for s in &spans {
         each(s.id.as_bytes());

@@ -34,6 +34,7 @@ use crate::core::verdict::{Finding, Reason, ResponseInfo, TokenUsage};
 use serde_json::{Map, Value};
 
 mod ids;
+mod quick;
 mod read;
 
 /// The `format` of a GenAI span of an OTLP/JSON export.
@@ -323,6 +324,13 @@ pub struct SpanKeys {
 /// is one of these spans, its chain key the one given here.
 pub fn record_spans(text: &[u8]) -> Option<(Vec<SpanKeys>, bool)> {
     std::str::from_utf8(text).ok().and_then(ids::record_spans)
+}
+
+/// The duplicate-id pre-pass's byte scan of a common OTLP/JSON line (`otlp/quick.rs`): a
+/// superset of [`record_spans`]' ids and keys, to `each` and `keys`, and `true`; `false`
+/// (nothing called) for a line it is not sure of, which [`record_spans`] then reads.
+pub fn quick_spans(text: &[u8], each: &mut dyn FnMut(&[u8]), keys: &mut dyn FnMut(&[u8])) -> bool {
+    quick::spans(text, each, keys)
 }
 
 fn read(obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, RecordError> {
