@@ -882,3 +882,27 @@ fn otlp_records_are_named_by_their_spans_only() {
     assert_eq!(all(mcp, true), all(mcp, false));
     assert!(all(mcp, true).contains(&"r1".to_owned()));
 }
+
+/// The pre-pass reads a log in blocks of at most 4,096 lines or 4 MiB
+/// (`core::prescan::BLOCK_BYTES`): two records with one id in different blocks of a log of
+/// long lines (3 MB each) are both flagged, and a record between them that is unique is not.
+#[test]
+fn an_id_shared_across_the_pre_pass_blocks_of_long_lines_is_flagged() {
+    let pad = "x".repeat(3_000_000);
+    let line = |id: &str| format!(r#"{{"id":"{id}","output":"{{}}","meta":{{"pad":"{pad}"}}}}"#);
+    let log = [line("same"), line("other"), line("third"), line("same")].join("\n") + "\n";
+    let ws = common::workspace_with(r#"{"type":"object"}"#, &[("long.jsonl", &log)]);
+    assert_eq!(
+        check_dups(ws.path()),
+        [
+            (
+                "captures/long.jsonl:1".to_string(),
+                msg("same", "captures/long.jsonl:4")
+            ),
+            (
+                "captures/long.jsonl:4".to_string(),
+                msg("same", "captures/long.jsonl:1")
+            ),
+        ]
+    );
+}

@@ -43,6 +43,11 @@ pub(crate) use holds;
 /// Lines of a log read together (their records in parallel).
 pub const BLOCK: usize = 4096;
 
+/// The bytes of lines a block holds at most (one line past it is let through): 4,096
+/// OTLP/JSON lines of ~6 KB would otherwise hold 24 MB (a 32 MB buffer) while
+/// they are read, a third of `check`'s memory on a log of spans.
+const BLOCK_BYTES: usize = 4 << 20;
+
 /// What a caller collects per record, besides the MCP facts and the requests (the engine's
 /// duplicate-id candidates). `record` runs on many threads at once, each with its own
 /// `Found`; the `Found`s of a file's records are appended in record order, those of the
@@ -399,7 +404,7 @@ fn read_log<H: Hook>(
             (a, bytes.len())
         });
         lines.push((line_no as u32, span));
-        if lines.len() >= BLOCK {
+        if lines.len() >= BLOCK || bytes.len() >= BLOCK_BYTES {
             flush(&mut lines, &mut bytes, b);
         }
     });
