@@ -150,6 +150,8 @@ impl Bench {
 }
 
 fn main() {
+    // as `verdict::tui::run` does
+    verdict::tui::allocator::return_freed_memory_sooner();
     let mut args = std::env::args().skip(1);
     let mut root = None;
     let mut frames = 300usize;
