@@ -15,8 +15,8 @@
 //! `llm.finish_reason` is read when an instrumentation sets it.
 
 use super::otlp::{
-    Span, attr_str, broken_attr, finished, json_attr, request_failed, span_meta, span_payload,
-    status_error, tool_result,
+    Fields, Span, attr_str, broken_attr, finished, json_attr, request_failed, span_meta,
+    span_payload, status_error, tool_result,
 };
 use super::{must_be, native};
 use crate::core::adapter::{self, ToolCall, response_finding};
@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 pub(crate) const FORMAT: &str = "openinference";
 
 /// The `exception` event of a span: its `exception.type` and `exception.message`.
-fn exception(span: &Span) -> Option<(String, String)> {
+fn exception(span: &Span<'_>) -> Option<(String, String)> {
     let events = span.raw.get("events").and_then(Value::as_array)?;
     events.iter().find_map(|e| {
         if e.get("name").and_then(Value::as_str) != Some("exception") {
@@ -48,7 +48,7 @@ fn exception(span: &Span) -> Option<(String, String)> {
 
 /// Choice 0 of the flattened output messages: its text (`message.content`, else the
 /// `text` contents joined) and its tool calls; `None` when the span has none.
-fn output_message(a: &Map<String, Value>) -> Option<(Option<String>, Vec<ToolCall>)> {
+fn output_message(a: &Fields<'_>) -> Option<(Option<String>, Vec<ToolCall>)> {
     const P: &str = "llm.output_messages.0.message.";
     if !a.keys().any(|k| k.starts_with(P)) {
         return None;
@@ -93,7 +93,7 @@ fn output_message(a: &Map<String, Value>) -> Option<(Option<String>, Vec<ToolCal
 ///
 /// # Errors
 /// `llm.invocation_parameters` or a tool's `json_schema` is a string that is not JSON.
-fn request(span: &Span) -> Result<Option<CaptureRequest>, RecordError> {
+fn request(span: &Span<'_>) -> Result<Option<CaptureRequest>, RecordError> {
     let a = &span.attrs;
     if let Some(Value::String(s)) = a.get("input.value")
         && let Ok(Value::Object(body)) = crate::core::stage::parse::parse_strict(s)
@@ -141,7 +141,7 @@ fn request(span: &Span) -> Result<Option<CaptureRequest>, RecordError> {
     }
 }
 
-fn info(span: &Span) -> ResponseInfo {
+fn info(span: &Span<'_>) -> ResponseInfo {
     let a = &span.attrs;
     let count = |k: &str| a.get(k).and_then(adapter::count);
     let tokens = TokenUsage {
@@ -162,7 +162,7 @@ fn info(span: &Span) -> ResponseInfo {
 /// `llm.finish_reason`; else `output.value`: a provider response JSON (OpenAI's, as the
 /// OpenAI instrumentation writes it) is read by that provider's adapter, any other text
 /// is the proposal; no output at all is `NO_OUTPUT`.
-pub(super) fn llm(span: Span) -> Result<Capture, RecordError> {
+pub(super) fn llm(span: Span<'_>) -> Result<Capture, RecordError> {
     let mut meta = span_meta(&span);
     if let Some(s) = attr_str(&span.attrs, "session.id") {
         meta.insert("session_id".into(), s.into());
@@ -232,7 +232,7 @@ pub(super) fn llm(span: Span) -> Result<Capture, RecordError> {
 /// An OpenInference `TOOL` span's capture: its `output.value` (a JSON string parsed
 /// strictly, or a structured value) is the proposal, checked against the contract of the
 /// tool `tool.name`; a failed span is `TOOL_ERROR`.
-pub(super) fn tool(span: Span) -> Result<Capture, RecordError> {
+pub(super) fn tool(span: Span<'_>) -> Result<Capture, RecordError> {
     let meta = span_meta(&span);
     let a = &span.attrs;
     let name = attr_str(a, "tool.name").map(str::to_owned);

@@ -34,6 +34,7 @@ use crate::core::verdict::{Finding, Reason, ResponseInfo, TokenUsage};
 use serde_json::{Map, Value};
 
 mod ids;
+mod messages;
 mod quick;
 mod read;
 
@@ -54,16 +55,83 @@ pub(super) const SHAPE: Shape = Shape {
 pub(crate) const INFERENCE_OPERATIONS: [&str; 4] =
     ["chat", "generate_content", "text_completion", "completion"];
 
-/// One span of a `TracesData`, with its attributes decoded.
-pub(super) struct Span {
-    /// Where it is in the record: `resourceSpans[0].scopeSpans[0].spans[1]`.
-    pub path: String,
+/// One span of a `TracesData`, with its attributes decoded; its names and values borrow
+/// from the record text `'a` where they can ([`Fields`]).
+pub(super) struct Span<'a> {
+    /// Where it is in the record ([`SpanAt`]: `resourceSpans[0].scopeSpans[0].spans[1]`).
+    pub at: SpanAt,
     /// `traceId/spanId` (`docs/record-shapes.md#traces`).
     pub id: String,
-    /// The span object as written, without its `attributes` (moved into `attrs`).
-    pub raw: Map<String, Value>,
+    /// The span object's members as written, without its `attributes` (moved into
+    /// `attrs`).
+    pub raw: Fields<'a>,
     /// `attributes`, each AnyValue decoded ([`any_value`]).
-    pub attrs: Map<String, Value>,
+    pub attrs: Fields<'a>,
+}
+
+/// Where a span is in its record: `resourceSpans[R].scopeSpans[S].spans[K]` (or
+/// `instrumentationLibrarySpans[S]`, OTLP before 0.15), written out only when an error
+/// names it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct SpanAt {
+    /// The index `R` in `resourceSpans`.
+    pub resource: usize,
+    /// Whether the scopes are `instrumentationLibrarySpans`.
+    pub library: bool,
+    /// The index `S` among the resource's scopes.
+    pub scope: usize,
+    /// The index `K` among the scope's spans.
+    pub span: usize,
+}
+
+impl std::fmt::Display for SpanAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let key = if self.library {
+            "instrumentationLibrarySpans"
+        } else {
+            "scopeSpans"
+        };
+        write!(
+            f,
+            "resourceSpans[{}].{key}[{}].spans[{}]",
+            self.resource, self.scope, self.span
+        )
+    }
+}
+
+/// Named JSON values in the order read: a span's members or its decoded attributes, an
+/// event's attributes. A name given twice is read as its last value (a later attribute
+/// wins, as OTLP's `KeyValue` lists are read); names borrow from the record text when
+/// they have no escape. A handful of names per span: a linear search beats a map.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(super) struct Fields<'a>(Vec<(std::borrow::Cow<'a, str>, Value)>);
+
+impl<'a> Fields<'a> {
+    /// The value of `name` (its last one).
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// Whether `name` is there.
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.iter().any(|(n, _)| n == name)
+    }
+
+    /// The names, in the order read (a repeated name each time).
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(n, _)| &**n)
+    }
+
+    /// Adds `name` (a later value of a name wins in [`Fields::get`]).
+    pub fn push(&mut self, name: impl Into<std::borrow::Cow<'a, str>>, value: Value) {
+        self.0.push((name.into(), value));
+    }
+}
+
+impl From<Map<String, Value>> for Fields<'static> {
+    fn from(map: Map<String, Value>) -> Self {
+        Fields(map.into_iter().map(|(k, v)| (k.into(), v)).collect())
+    }
 }
 
 /// What a span is to verdict.
@@ -133,7 +201,7 @@ fn any_value_owned(v: Value) -> Value {
         });
     }
     if let Some(kv) = o.remove("kvlistValue") {
-        return Value::Object(key_values_owned(match kv {
+        return Value::Object(kvlist_owned(match kv {
             Value::Object(mut kv) => kv.remove("values"),
             _ => None,
         }));
@@ -149,13 +217,30 @@ fn any_value_owned(v: Value) -> Value {
 
 /// A list of OTLP `KeyValue`s (`[{key, value}]`) as an object, each value decoded; an
 /// object given instead of the list is taken as it is, its values decoded.
-pub(crate) fn key_values(list: Option<&Value>) -> Map<String, Value> {
+pub(super) fn key_values(list: Option<&Value>) -> Fields<'static> {
     key_values_owned(list.cloned())
 }
 
 /// [`key_values`] of a list the caller gives up (its values are moved, not copied).
-fn key_values_owned(list: Option<Value>) -> Map<String, Value> {
+fn key_values_owned(list: Option<Value>) -> Fields<'static> {
+    let mut out = Fields::default();
+    for_key_values(list, |k, v| out.push(k, v));
+    out
+}
+
+/// A `kvlistValue`'s `values` as an object (a later key wins), each value decoded.
+fn kvlist_owned(list: Option<Value>) -> Map<String, Value> {
     let mut out = Map::new();
+    for_key_values(list, |k, v| {
+        out.insert(k, v);
+    });
+    out
+}
+
+/// Each `{key, value}` of a list of OTLP `KeyValue`s (an element that is not an object,
+/// or whose `key` is not a string, left out; a missing `value` is `null`), or each member
+/// of an object given instead of the list, to `each`, its value decoded.
+fn for_key_values(list: Option<Value>, mut each: impl FnMut(String, Value)) {
     match list {
         Some(Value::Array(items)) => {
             for kv in items {
@@ -163,21 +248,20 @@ fn key_values_owned(list: Option<Value>) -> Map<String, Value> {
                     && let Some(Value::String(k)) = kv.remove("key")
                 {
                     let v = kv.remove("value").map_or(Value::Null, any_value_owned);
-                    out.insert(k, v);
+                    each(k, v);
                 }
             }
         }
         Some(Value::Object(o)) => {
             for (k, v) in o {
-                out.insert(k, any_value_owned(v));
+                each(k, any_value_owned(v));
             }
         }
         _ => {}
     }
-    out
 }
 
-fn kind(attrs: &Map<String, Value>) -> Option<Kind> {
+fn kind(attrs: &Fields<'_>) -> Option<Kind> {
     if let Some(k) = attrs.get("openinference.span.kind") {
         return match k.as_str() {
             Some("LLM") => Some(Kind::OpenInferenceLlm),
@@ -205,7 +289,7 @@ fn kind(attrs: &Map<String, Value>) -> Option<Kind> {
 /// # Errors
 /// A container that is not what OTLP/JSON makes it (`resourceSpans` not an array, a span
 /// without a hex `traceId` or `spanId`), as the `INVALID_CAPTURE` of the record.
-fn capture_spans(mut obj: Map<String, Value>) -> Result<Vec<(Kind, Span)>, RecordError> {
+fn capture_spans(mut obj: Map<String, Value>) -> Result<Vec<(Kind, Span<'static>)>, RecordError> {
     let fail = |path: &str, problem: &str| broken(FORMAT, path, problem, None);
     fn list(
         v: Option<Value>,
@@ -264,12 +348,18 @@ fn capture_spans(mut obj: Map<String, Value>) -> Result<Vec<(Kind, Span)>, Recor
                     }
                 };
                 let id = format!("{}/{}", hex("traceId")?, hex("spanId")?);
+                let at = SpanAt {
+                    resource: r,
+                    library: key != "scopeSpans",
+                    scope: s,
+                    span: k,
+                };
                 out.push((
                     kind,
                     Span {
-                        path,
+                        at,
                         id,
-                        raw: span,
+                        raw: span.into(),
                         attrs,
                     },
                 ));
@@ -348,8 +438,11 @@ pub(crate) fn read_text(text: &str, source: &RecordRef) -> Option<Result<Capture
 }
 
 /// The capture of a record whose LLM and tool spans are `spans`.
-fn read_spans(mut spans: Vec<(Kind, Span)>, source: &RecordRef) -> Result<Capture, RecordError> {
-    let read_span = |(kind, span): (Kind, Span)| match kind {
+fn read_spans(
+    mut spans: Vec<(Kind, Span<'_>)>,
+    source: &RecordRef,
+) -> Result<Capture, RecordError> {
+    let read_span = |(kind, span): (Kind, Span<'_>)| match kind {
         Kind::Inference => inference(span),
         Kind::Tool => tool(span),
         Kind::OpenInferenceLlm => super::openinference::llm(span),
@@ -375,7 +468,7 @@ fn read_spans(mut spans: Vec<(Kind, Span)>, source: &RecordRef) -> Result<Captur
 
 /// The metadata every span capture carries: `trace_id`, `span_id`, `parent_span_id` and
 /// the span `name`.
-pub(super) fn span_meta(span: &Span) -> Map<String, Value> {
+pub(super) fn span_meta(span: &Span<'_>) -> Map<String, Value> {
     let mut meta = Map::new();
     for (from, to) in [
         ("traceId", "trace_id"),
@@ -408,7 +501,7 @@ pub(super) fn span_meta(span: &Span) -> Map<String, Value> {
 
 /// The span's status: `status.code` 2 or `STATUS_CODE_ERROR` is an error (its
 /// `status.message` with it); anything else is not.
-pub(super) fn status_error(span: &Span) -> Option<String> {
+pub(super) fn status_error(span: &Span<'_>) -> Option<String> {
     let status = span.raw.get("status")?;
     let code = status.get("code")?;
     let error = match code {
@@ -481,7 +574,7 @@ pub(super) fn request_failed(what: String, words: &str) -> Finding {
 }
 
 /// A string attribute.
-pub(super) fn attr_str<'a>(attrs: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+pub(super) fn attr_str<'a>(attrs: &'a Fields<'_>, key: &str) -> Option<&'a str> {
     attrs
         .get(key)
         .and_then(Value::as_str)
@@ -493,7 +586,7 @@ pub(super) fn attr_str<'a>(attrs: &'a Map<String, Value>, key: &str) -> Option<&
 /// # Errors
 /// A string that is not JSON, read strictly as the parse stage reads (a repeated key is
 /// not JSON here either): the problem, for the record's `INVALID_CAPTURE`.
-pub(super) fn json_attr(attrs: &Map<String, Value>, key: &str) -> Result<Option<Value>, String> {
+pub(super) fn json_attr(attrs: &Fields<'_>, key: &str) -> Result<Option<Value>, String> {
     match attrs.get(key) {
         None | Some(Value::Null) => Ok(None),
         // read as every JSON is: strictly (a repeated key, `NaN`, a lone surrogate refused)
@@ -577,13 +670,13 @@ pub(super) fn span_payload(info: ResponseInfo, result: Result<Proposal, Finding>
 /// An input-stage `INVALID_CAPTURE` of the span at `span.path`, attribute `key`.
 pub(super) fn broken_attr(
     format: &'static str,
-    span: &Span,
+    span: &Span<'_>,
     key: &str,
     problem: &str,
 ) -> RecordError {
     broken(
         format,
-        &format!("{}.attributes.{key}", span.path),
+        &format!("{}.attributes.{key}", span.at),
         problem,
         Some(span.id.clone()),
     )
@@ -592,6 +685,7 @@ pub(super) fn broken_attr(
 /// One output message of the conventions' output-messages schema: `{role, parts[],
 /// finish_reason}`; its `text` parts joined, its `tool_call` parts (`{id, name,
 /// arguments}`) as calls.
+#[derive(Debug, PartialEq)]
 struct Message {
     text: Option<String>,
     calls: Vec<ToolCall>,
@@ -634,7 +728,7 @@ fn message_of(m: &Value) -> Message {
 /// The deprecated flattened completion attributes: `gen_ai.completion.0.content`,
 /// `.finish_reason` and `.tool_calls.N.{id, name, arguments}` (OpenLLMetry's
 /// instrumentations write them).
-fn deprecated_completion(attrs: &Map<String, Value>) -> Option<Message> {
+fn deprecated_completion(attrs: &Fields<'_>) -> Option<Message> {
     const P: &str = "gen_ai.completion.0.";
     if !attrs.keys().any(|k| k.starts_with(P)) {
         return None;
@@ -667,7 +761,7 @@ fn deprecated_completion(attrs: &Map<String, Value>) -> Option<Message> {
 /// The deprecated `gen_ai.choice` span event of choice 0 (its `index` 0 or absent): its
 /// `finish_reason` and its `message` (a JSON string or a map of `content` and OpenAI-shaped
 /// `tool_calls[].function.{name, arguments}`).
-fn choice_event(span: &Span) -> Result<Option<Message>, String> {
+fn choice_event(span: &Span<'_>) -> Result<Option<Message>, String> {
     let events = span.raw.get("events").and_then(Value::as_array);
     for e in events.into_iter().flatten() {
         if e.get("name").and_then(Value::as_str) != Some("gen_ai.choice") {
@@ -699,12 +793,12 @@ fn choice_event(span: &Span) -> Result<Option<Message>, String> {
 }
 
 /// The model, tokens and provider name of a GenAI span, into `info` and `meta`.
-fn gen_ai_info(span: &Span, meta: &mut Map<String, Value>) -> ResponseInfo {
+fn gen_ai_info(span: &Span<'_>, meta: &mut Map<String, Value>) -> ResponseInfo {
     let a = &span.attrs;
     let model = attr_str(a, "gen_ai.response.model")
         .or_else(|| attr_str(a, "gen_ai.request.model"))
         .map(str::to_owned);
-    let count = |keys: &[&str]| keys.iter().find_map(|k| a.get(*k).and_then(adapter::count));
+    let count = |keys: &[&str]| keys.iter().find_map(|k| a.get(k).and_then(adapter::count));
     let tokens = TokenUsage {
         // `prompt_tokens` / `completion_tokens`: the deprecated names
         input_tokens: count(&["gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"]),
@@ -737,7 +831,7 @@ fn gen_ai_info(span: &Span, meta: &mut Map<String, Value>) -> ResponseInfo {
 }
 
 /// A GenAI inference span's capture (`docs/record-shapes.md#otlp`).
-fn inference(span: Span) -> Result<Capture, RecordError> {
+fn inference(span: Span<'_>) -> Result<Capture, RecordError> {
     let mut meta = span_meta(&span);
     let mut info = gen_ai_info(&span, &mut meta);
     let a = &span.attrs;
@@ -795,16 +889,25 @@ fn inference(span: Span) -> Result<Capture, RecordError> {
             ),
         ))
     } else {
-        let output = match json_attr(a, "gen_ai.output.messages") {
-            Ok(v) => v,
-            Err(p) => return Err(broken_attr(FORMAT, &span, "gen_ai.output.messages", &p)),
+        // the common case, a JSON string of an array, read without building it
+        let first = match a.get("gen_ai.output.messages") {
+            Some(Value::String(s)) => messages::first(s),
+            _ => None,
         };
-        let (message, place) = match output {
-            Some(Value::Array(ms)) => (
+        let output = match first {
+            Some(_) => None,
+            None => match json_attr(a, "gen_ai.output.messages") {
+                Ok(v) => v,
+                Err(p) => return Err(broken_attr(FORMAT, &span, "gen_ai.output.messages", &p)),
+            },
+        };
+        let (message, place) = match (first, output) {
+            (Some(first), _) => (first, "gen_ai.output.messages[0].finish_reason"),
+            (None, Some(Value::Array(ms))) => (
                 ms.first().map(message_of),
                 "gen_ai.output.messages[0].finish_reason",
             ),
-            Some(v) => {
+            (None, Some(v)) => {
                 return Err(broken_attr(
                     FORMAT,
                     &span,
@@ -812,14 +915,14 @@ fn inference(span: Span) -> Result<Capture, RecordError> {
                     &must_be("an array of messages", &v),
                 ));
             }
-            None => match deprecated_completion(a) {
+            (None, None) => match deprecated_completion(a) {
                 Some(m) => (Some(m), "gen_ai.completion.0.finish_reason"),
                 None => match choice_event(&span) {
                     Ok(m) => (m, "gen_ai.choice event finish_reason"),
                     Err(p) => {
                         return Err(broken(
                             FORMAT,
-                            &format!("{}.events", span.path),
+                            &format!("{}.events", span.at),
                             &p,
                             Some(span.id.clone()),
                         ));
@@ -863,7 +966,7 @@ fn inference(span: Span) -> Result<Capture, RecordError> {
 /// A GenAI `execute_tool` span's capture: the tool's result `gen_ai.tool.call.result` (a
 /// JSON string parsed strictly, or a structured value) is the proposal, checked against the
 /// tool's contract; a failed span is `TOOL_ERROR`.
-fn tool(span: Span) -> Result<Capture, RecordError> {
+fn tool(span: Span<'_>) -> Result<Capture, RecordError> {
     let mut meta = span_meta(&span);
     let a = &span.attrs;
     let name = attr_str(a, "gen_ai.tool.name").map(str::to_owned);
@@ -891,7 +994,7 @@ fn tool(span: Span) -> Result<Capture, RecordError> {
 /// `TOOL_ERROR`; no result is `NO_OUTPUT`; a string result is text to parse, any other
 /// value structured.
 pub(super) fn tool_result(
-    span: &Span,
+    span: &Span<'_>,
     info: &mut ResponseInfo,
     result: Option<&Value>,
     error_type: Option<&str>,

@@ -17,8 +17,8 @@
 
 use super::{SpanKeys, kind};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt;
 
@@ -398,24 +398,24 @@ fn decode<E: de::Error>(raw: &RawValue) -> Result<Value, E> {
 }
 
 impl<'de> Visitor<'de> for Attributes {
-    type Value = Map<String, Value>;
+    type Value = super::Fields<'static>;
     expecting!();
-    scalars!(Map::new());
+    scalars!(super::Fields::default());
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = Map::new();
+        let mut out = super::Fields::default();
         while let Some(kv) = seq.next_element_seed(KeyValue)? {
             if let Some((k, v)) = kv {
-                out.insert(k, v);
+                out.push(k, v);
             }
         }
         Ok(out)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = Map::new();
+        let mut out = super::Fields::default();
         while let Some(Key(k)) = map.next_key()? {
             if KIND_KEYS.contains(&&*k) {
                 let v: Value = map.next_value()?;
-                out.insert(k.into_owned(), super::any_value(&v));
+                out.push(k.into_owned(), super::any_value(&v));
             } else {
                 map.next_value::<IgnoredAny>()?;
             }

@@ -15,19 +15,20 @@
 //! general way (the strict parse into a `Value`, then the shape), which gives the verdict
 //! it always gave. So the two readings agree on every text: this one is only faster.
 
-use super::{Kind, Span, any_value_owned, kind};
+use super::{Fields, Kind, Span, SpanAt, any_value_owned, kind};
 use crate::core::stage::parse::{
     StrictKey as Key, StrictNames as Names, StrictSeed, StrictSkip as Skip,
 };
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::fmt;
 
 /// The LLM and tool spans of the record `text` in file order, as [`super::capture_spans`]
 /// gives them from the strictly parsed record; `None` when the text is not a strict JSON
 /// object the shapes read as OTLP/JSON (`resourceSpans`, no `jsonrpc`), or is one this walk
 /// leaves to the general reading (see the module doc).
-pub(super) fn spans(text: &str) -> Option<Vec<(Kind, Span)>> {
+pub(super) fn spans(text: &str) -> Option<Vec<(Kind, Span<'_>)>> {
     crate::core::stage::parse::strict_seed(text, Top).ok()
 }
 
@@ -87,28 +88,13 @@ macro_rules! seeds_by_visitor {
     )*};
 }
 
-seeds_by_visitor!(Top, SpanSeed, Attributes, KeyValue, AnyValue);
-
-/// `DeserializeSeed` for each visitor named that borrows a path, as `deserialize_any` with
-/// itself.
-macro_rules! path_seeds {
-    ($($t:ident),*) => {$(
-        impl<'de, 'p> DeserializeSeed<'de> for $t<'p> {
-            type Value = <$t<'p> as Visitor<'de>>::Value;
-            fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-                d.deserialize_any(self)
-            }
-        }
-    )*};
-}
-
-path_seeds!(Resource, Scope, List);
+seeds_by_visitor!(Top, SpanSeed, Attributes, KeyValue, KeyName, AnyValue, List);
 
 /// The record: an object with `resourceSpans` and no `jsonrpc`.
 struct Top;
 
 impl<'de> Visitor<'de> for Top {
-    type Value = Vec<(Kind, Span)>;
+    type Value = Vec<(Kind, Span<'de>)>;
     only_maps!();
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut names = Names::default();
@@ -119,7 +105,7 @@ impl<'de> Visitor<'de> for Top {
                 "jsonrpc" => return Err(general()),
                 "resourceSpans" => {
                     out = Some(map.next_value_seed(List {
-                        path: "resourceSpans",
+                        at: SpanAt::default(),
                         of: Of::Resources,
                     })?)
                 }
@@ -138,16 +124,16 @@ enum Of {
     Spans,
 }
 
-/// A list at `path` (`resourceSpans`, `resourceSpans[0].scopeSpans`, ...): `null` is
-/// empty, an array gives its elements' spans in order; anything else is left to the
-/// general reading (its `INVALID_CAPTURE`).
-struct List<'p> {
-    path: &'p str,
+/// A list of resources, of a resource's scopes or of a scope's spans, at `at` (the
+/// indices above it): `null` is empty, an array gives its elements' spans in order;
+/// anything else is left to the general reading (its `INVALID_CAPTURE`).
+struct List {
+    at: SpanAt,
     of: Of,
 }
 
-impl<'de> Visitor<'de> for List<'_> {
-    type Value = Vec<(Kind, Span)>;
+impl<'de> Visitor<'de> for List {
+    type Value = Vec<(Kind, Span<'de>)>;
     general_scalars!("an array");
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok(Vec::new())
@@ -157,19 +143,25 @@ impl<'de> Visitor<'de> for List<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out = Vec::new();
-        let mut i = 0usize;
-        loop {
-            let path = format!("{}[{i}]", self.path);
+        let mut at = self.at;
+        for i in 0usize.. {
             let got = match self.of {
-                Of::Resources => seq.next_element_seed(Resource { path: &path })?,
-                Of::Scopes => seq.next_element_seed(Scope { path: &path })?,
-                Of::Spans => seq
-                    .next_element_seed(SpanSeed { path })?
-                    .map(|s| s.into_iter().collect()),
+                Of::Resources => {
+                    at.resource = i;
+                    seq.next_element_seed(Resource { at })?
+                }
+                Of::Scopes => {
+                    at.scope = i;
+                    seq.next_element_seed(Scope { at })?
+                }
+                Of::Spans => {
+                    at.span = i;
+                    seq.next_element_seed(SpanSeed { at })?
+                        .map(|s| s.into_iter().collect())
+                }
             };
             let Some(spans) = got else { break };
             out.extend(spans);
-            i += 1;
         }
         Ok(out)
     }
@@ -177,29 +169,32 @@ impl<'de> Visitor<'de> for List<'_> {
 
 /// A `resourceSpans` element: its `scopeSpans`, else its `instrumentationLibrarySpans`
 /// (OTLP before 0.15).
-struct Resource<'p> {
-    path: &'p str,
+#[derive(Clone, Copy)]
+struct Resource {
+    at: SpanAt,
 }
 
-impl<'de> Visitor<'de> for Resource<'_> {
-    type Value = Vec<(Kind, Span)>;
+impl<'de> Visitor<'de> for Resource {
+    type Value = Vec<(Kind, Span<'de>)>;
     only_maps!();
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut names = Names::default();
         let (mut scope, mut library) = (None, None);
         while let Some(Key(k)) = map.next_key()? {
             names.add(k.clone())?;
-            let (slot, key) = match &*k {
-                "scopeSpans" => (&mut scope, "scopeSpans"),
-                "instrumentationLibrarySpans" => (&mut library, "instrumentationLibrarySpans"),
+            let (slot, is_library) = match &*k {
+                "scopeSpans" => (&mut scope, false),
+                "instrumentationLibrarySpans" => (&mut library, true),
                 _ => {
                     map.next_value_seed(Skip)?;
                     continue;
                 }
             };
-            let path = format!("{}.{key}", self.path);
             *slot = Some(map.next_value_seed(List {
-                path: &path,
+                at: SpanAt {
+                    library: is_library,
+                    ..self.at
+                },
                 of: Of::Scopes,
             })?);
         }
@@ -208,12 +203,13 @@ impl<'de> Visitor<'de> for Resource<'_> {
 }
 
 /// A `scopeSpans` element: its `spans`.
-struct Scope<'p> {
-    path: &'p str,
+#[derive(Clone, Copy)]
+struct Scope {
+    at: SpanAt,
 }
 
-impl<'de> Visitor<'de> for Scope<'_> {
-    type Value = Vec<(Kind, Span)>;
+impl<'de> Visitor<'de> for Scope {
+    type Value = Vec<(Kind, Span<'de>)>;
     only_maps!();
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut names = Names::default();
@@ -221,9 +217,8 @@ impl<'de> Visitor<'de> for Scope<'_> {
         while let Some(Key(k)) = map.next_key()? {
             names.add(k.clone())?;
             if k == "spans" {
-                let path = format!("{}.spans", self.path);
                 spans = Some(map.next_value_seed(List {
-                    path: &path,
+                    at: self.at,
                     of: Of::Spans,
                 })?);
             } else {
@@ -234,18 +229,20 @@ impl<'de> Visitor<'de> for Scope<'_> {
     }
 }
 
-/// A span at `path`: `Some` when it is an LLM or tool span ([`kind`]) with a non-empty
+seeds_by_visitor!(Resource, Scope);
+
+/// A span at `at`: `Some` when it is an LLM or tool span ([`kind`]) with a non-empty
 /// string `traceId` and `spanId`, `None` for any other span; anything else is left to the
 /// general reading.
 struct SpanSeed {
-    path: String,
+    at: SpanAt,
 }
 
 impl<'de> Visitor<'de> for SpanSeed {
-    type Value = Option<(Kind, Span)>;
+    type Value = Option<(Kind, Span<'de>)>;
     only_maps!();
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut raw = Map::new();
+        let mut raw = Fields::default();
         let mut attrs = None;
         while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
             if k == "attributes" {
@@ -256,12 +253,10 @@ impl<'de> Visitor<'de> for SpanSeed {
                 continue;
             }
             let v = map.next_value_seed(StrictSeed)?;
-            match raw.entry(k.into_owned()) {
-                serde_json::map::Entry::Vacant(slot) => {
-                    slot.insert(v);
-                }
-                serde_json::map::Entry::Occupied(_) => return Err(general()),
+            if raw.contains(&k) {
+                return Err(general());
             }
+            raw.push(k, v);
         }
         let attrs = attrs.unwrap_or_default();
         let Some(kind) = kind(&attrs) else {
@@ -278,7 +273,7 @@ impl<'de> Visitor<'de> for SpanSeed {
         Ok(Some((
             kind,
             Span {
-                path: self.path,
+                at: self.at,
                 id,
                 raw,
                 attrs,
@@ -293,47 +288,47 @@ impl<'de> Visitor<'de> for SpanSeed {
 struct Attributes;
 
 impl<'de> Visitor<'de> for Attributes {
-    type Value = Map<String, Value>;
+    type Value = Fields<'de>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any valid JSON value")
     }
     fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Map::new())
+        Ok(Fields::default())
     }
     fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Map::new())
+        Ok(Fields::default())
     }
     fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Map::new())
+        Ok(Fields::default())
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
         // as the strict parse reads it (a double is checked to be held exactly)
         StrictSeed.visit_f64::<E>(v)?;
-        Ok(Map::new())
+        Ok(Fields::default())
     }
     fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(Map::new())
+        Ok(Fields::default())
     }
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Map::new())
+        Ok(Fields::default())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = Map::new();
+        let mut out = Fields::default();
         while let Some(kv) = seq.next_element_seed(KeyValue)? {
             if let Some((k, v)) = kv {
-                out.insert(k, v);
+                out.push(k, v);
             }
         }
         Ok(out)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(k) = map.next_key::<String>()? {
+        let mut out = Fields::default();
+        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
             let v = map.next_value_seed(StrictSeed)?;
-            if out.contains_key(&k) {
+            if out.contains(&k) {
                 return Err(general());
             }
-            out.insert(k, any_value_owned(v));
+            out.push(k, any_value_owned(v));
         }
         Ok(out)
     }
@@ -344,7 +339,7 @@ impl<'de> Visitor<'de> for Attributes {
 struct KeyValue;
 
 impl<'de> Visitor<'de> for KeyValue {
-    type Value = Option<(String, Value)>;
+    type Value = Option<(Cow<'de, str>, Value)>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any valid JSON value")
     }
@@ -377,7 +372,7 @@ impl<'de> Visitor<'de> for KeyValue {
         let (mut key, mut value) = (None, None);
         while let Some(Key(k)) = map.next_key()? {
             match &*k {
-                "key" if key.is_none() => key = Some(map.next_value_seed(StrictSeed)?),
+                "key" if key.is_none() => key = Some(map.next_value_seed(KeyName)?),
                 "value" if value.is_none() => value = Some(map.next_value_seed(AnyValue)?),
                 "key" | "value" => return Err(general()),
                 _ => {
@@ -386,10 +381,49 @@ impl<'de> Visitor<'de> for KeyValue {
                 }
             }
         }
-        Ok(match key {
-            Some(Value::String(k)) => Some((k, value.unwrap_or(Value::Null))),
-            _ => None,
-        })
+        Ok(key.flatten().map(|k| (k, value.unwrap_or(Value::Null))))
+    }
+}
+
+/// A `KeyValue`'s `key`: the string (borrowed from the text when it has no escape), `None`
+/// for any other value (walked as the strict parse walks it).
+struct KeyName;
+
+impl<'de> Visitor<'de> for KeyName {
+    type Value = Option<Cow<'de, str>>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v.to_owned())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v)))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        StrictSeed.visit_f64::<E>(v)?;
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        Skip.visit_seq(seq).map(|()| None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        Skip.visit_map(map).map(|()| None)
     }
 }
 
