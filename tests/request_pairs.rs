@@ -414,3 +414,20 @@ fn the_request_pre_scan_reads_escaped_keys_only_where_a_letter_is_escaped() {
         br#"{"id": "x", "meta": {"\u006bey": "k", "\u0072equest": {}}}"#
     ));
 }
+
+#[test]
+fn the_request_pre_scan_finds_each_plain_key_pair() {
+    use verdict::core::request::may_be_request;
+    assert!(may_be_request(br#"{"custom_id": "t", "method": "POST"}"#));
+    assert!(may_be_request(br#"{"custom_id": "t", "params": {}}"#));
+    assert!(may_be_request(br#"{"requests": []}"#));
+    assert!(may_be_request(br#"{"key": "k", "requests": []}"#));
+    assert!(may_be_request(br#"{"request": {}, "key": "k"}"#));
+    // one key of a pair alone, or a longer name that begins as one does
+    assert!(!may_be_request(br#"{"custom_id": "t", "body": {}}"#));
+    assert!(!may_be_request(br#"{"key": "k", "request_id": 7}"#));
+    assert!(!may_be_request(br#"{"request": {}}"#));
+    assert!(!may_be_request(
+        br#"{"resourceSpans": [{"attributes": [{"key": "gen_ai.request.model"}]}]}"#
+    ));
+}

@@ -127,10 +127,8 @@ fn fill_meta(capture: &mut Capture, info: &ResponseInfo) {
     if let Some(m) = &info.model {
         add.push(("model", Value::String(m.clone())));
     }
-    if let Some(t) = &info.tokens
-        && let Ok(v) = serde_json::to_value(t)
-    {
-        add.push(("usage", v));
+    if let Some(t) = &info.tokens {
+        add.push(("usage", usage_value(t)));
     }
     if add.is_empty() {
         return;
@@ -139,6 +137,22 @@ fn fill_meta(capture: &mut Capture, info: &ResponseInfo) {
     for (k, v) in add {
         meta.entry(k).or_insert(v);
     }
+}
+
+/// A token usage as `meta.usage`: the object `TokenUsage` serializes to (its counts that
+/// are present), built without going through serde.
+fn usage_value(t: &crate::core::verdict::TokenUsage) -> Value {
+    let mut m = serde_json::Map::new();
+    for (k, v) in [
+        ("input_tokens", t.input_tokens),
+        ("output_tokens", t.output_tokens),
+        ("total_tokens", t.total_tokens),
+    ] {
+        if let Some(v) = v {
+            m.insert(k.to_owned(), Value::from(v));
+        }
+    }
+    Value::Object(m)
 }
 
 /// The id a record gets when it has none: its source (`captures/a.json`, `captures/log.jsonl:9`).
@@ -1456,6 +1470,21 @@ fn no_output(text: &str, message: &str) -> Option<Finding> {
 
 #[cfg(test)]
 mod tests {
+    /// `meta.usage` is what serde gives for every combination of counts.
+    #[test]
+    fn usage_is_what_serde_gives() {
+        use crate::core::verdict::TokenUsage;
+        for bits in 0..8u64 {
+            let n = |b: u64, v: u64| (bits & b != 0).then_some(v);
+            let t = TokenUsage {
+                input_tokens: n(1, 310),
+                output_tokens: n(2, 0),
+                total_tokens: n(4, u64::MAX),
+            };
+            assert_eq!(super::usage_value(&t), serde_json::to_value(t).unwrap());
+        }
+    }
+
     #[test]
     fn a_contract_froms_text_is_its_display() {
         use super::ContractFrom;

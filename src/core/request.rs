@@ -775,12 +775,16 @@ impl Requests {
 /// found as `"key"` is (JSON, RFC 8259 section 7).
 pub fn may_be_request(bytes: &[u8]) -> bool {
     use crate::core::prescan::holds;
+    // `"request` begins both `"request"` and `"requests"`: one search rules out both pairs
+    // on most lines that are not requests
+    let request = holds!(bytes, b"\"request");
     let plain = (holds!(bytes, b"\"custom_id\"")
         && (holds!(bytes, b"\"method\"")
             || holds!(bytes, b"\"url\"")
             || holds!(bytes, b"\"params\"")))
-        || (holds!(bytes, b"\"key\"") && holds!(bytes, b"\"request\""))
-        || holds!(bytes, b"\"requests\"");
+        || (request
+            && ((holds!(bytes, b"\"key\"") && holds!(bytes, b"\"request\""))
+                || holds!(bytes, b"\"requests\"")));
     if plain || !escapes_a_letter(bytes) {
         return plain;
     }

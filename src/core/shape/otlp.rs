@@ -134,6 +134,19 @@ impl From<Map<String, Value>> for Fields<'static> {
     }
 }
 
+/// The members of a span object the adapters read (`span_meta`, `status_error`, the
+/// `events` of `choice_event` and OpenInference's `exception`); the typed reading
+/// (`read.rs`) builds only these, the others read as `null`.
+pub(super) const SPAN_MEMBERS: [&str; 7] = [
+    "traceId",
+    "spanId",
+    "parentSpanId",
+    "name",
+    "startTimeUnixNano",
+    "status",
+    "events",
+];
+
 /// What a span is to verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {

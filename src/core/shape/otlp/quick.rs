@@ -1,5 +1,5 @@
 //! The duplicate-id pre-pass's byte scan of an OTLP/JSON line (`crate::engine::ids`): the
-//! candidate ids and chain keys of a `TracesData` from a search for three member names,
+//! candidate ids and chain keys of a `TracesData` from one search for its id member names,
 //! without walking the JSON. It answers only for the common line (see [`spans`]) and
 //! leaves every other one to the typed walk ([`super::ids`]), which reads the exact spans.
 //!
@@ -31,14 +31,16 @@ enum Name {
     Parent,
 }
 
-/// The needles: the three member names with their quotes.
-static FINDERS: LazyLock<[(Name, Finder<'static>); 3]> = LazyLock::new(|| {
-    [
-        (Name::Trace, Finder::new(b"\"traceId\"")),
-        (Name::Span, Finder::new(b"\"spanId\"")),
-        (Name::Parent, Finder::new(b"\"parentSpanId\"")),
-    ]
-});
+/// The needle: the end `Id"` the three member names share, found in one search; the
+/// bytes before it tell which name it ends, if any.
+static ID_END: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"Id\""));
+
+/// The three member names with their quotes.
+const NAMES: [(Name, &[u8]); 3] = [
+    (Name::Trace, b"\"traceId\""),
+    (Name::Span, b"\"spanId\""),
+    (Name::Parent, b"\"parentSpanId\""),
+];
 
 fn skip_ws(text: &[u8], mut i: usize) -> usize {
     while text
@@ -78,29 +80,31 @@ pub fn spans(text: &[u8], each: &mut dyn FnMut(&[u8]), keys: &mut dyn FnMut(&[u8
         return false;
     }
     let mut found: Vec<Found<'_>> = Vec::new();
-    for (name, finder) in FINDERS.iter() {
-        for at in finder.find_iter(text) {
-            let j = skip_ws(text, at + finder.needle().len());
-            if text.get(j) != Some(&b':') {
-                // a string value that spells the name: no member
-                continue;
-            }
-            let j = skip_ws(text, j + 1);
-            if text.get(j) != Some(&b'"') {
-                return false;
-            }
-            let Some(len) = memchr::memchr2(b'"', b'\\', &text[j + 1..]) else {
-                return false;
-            };
-            let end = j + 1 + len;
-            if text[end] != b'"' {
-                return false;
-            }
-            found.push(Found {
-                name: *name,
-                value: &text[j + 1..end],
-            });
+    for at in ID_END.find_iter(text) {
+        let end = at + 3;
+        let Some(&(name, _)) = NAMES.iter().find(|(_, n)| text[..end].ends_with(n)) else {
+            continue;
+        };
+        let j = skip_ws(text, end);
+        if text.get(j) != Some(&b':') {
+            // a string value that spells the name: no member
+            continue;
         }
+        let j = skip_ws(text, j + 1);
+        if text.get(j) != Some(&b'"') {
+            return false;
+        }
+        let Some(len) = memchr::memchr2(b'"', b'\\', &text[j + 1..]) else {
+            return false;
+        };
+        let end = j + 1 + len;
+        if text[end] != b'"' {
+            return false;
+        }
+        found.push(Found {
+            name,
+            value: &text[j + 1..end],
+        });
     }
     let mut traces = found.iter().filter(|f| f.name == Name::Trace);
     let Some(trace) = traces.next().map(|f| f.value) else {

@@ -1,8 +1,9 @@
 //! The main pass's reading of an OTLP/JSON record text (`docs/record-shapes.md#traces`): a
 //! typed walk of `resourceSpans[].scopeSpans[].spans[]` (or `instrumentationLibrarySpans`)
-//! that builds each span as [`super::capture_spans`] gives it (its members as the strict
-//! parse builds them, its `attributes` decoded straight into `{key: value}`) and builds
-//! nothing else: the resource, the scope and every other member are walked as the strict
+//! that builds each span as [`super::capture_spans`] gives it as far as the adapters read
+//! it (the members in [`super::SPAN_MEMBERS`] as the strict parse builds them, the others
+//! `null`; its `attributes` decoded straight into `{key: value}`) and builds nothing else:
+//! the resource, the scope and every other member are walked as the strict
 //! parse walks them ([`Skip`]: repeated member names, lone surrogates, numbers not held
 //! exactly and nesting past [`crate::core::stage::parse::MAX_DEPTH`] are refused just the
 //! same), without a `Value` for each `{key, value: {stringValue}}`.
@@ -252,11 +253,16 @@ impl<'de> Visitor<'de> for SpanSeed {
                 attrs = Some(map.next_value_seed(Attributes)?);
                 continue;
             }
-            let v = map.next_value_seed(StrictSeed)?;
             if raw.contains(&k) {
                 return Err(general());
             }
-            raw.push(k, v);
+            if super::SPAN_MEMBERS.contains(&&*k) {
+                raw.push(k, map.next_value_seed(StrictSeed)?);
+            } else {
+                // read by no adapter: only walked, its name kept for the repeat check
+                map.next_value_seed(Skip)?;
+                raw.push(k, Value::Null);
+            }
         }
         let attrs = attrs.unwrap_or_default();
         let Some(kind) = kind(&attrs) else {
