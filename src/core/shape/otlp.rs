@@ -37,6 +37,7 @@ mod ids;
 mod messages;
 mod quick;
 mod read;
+mod scan;
 
 /// The `format` of a GenAI span of an OTLP/JSON export.
 pub(crate) const FORMAT: &str = "otlp";
@@ -442,12 +443,15 @@ fn read(obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, RecordEr
 
 /// The record `text` read as the shapes read its strict parse when they find it an
 /// OTLP/JSON `TracesData` (`resourceSpans`, no `jsonrpc`), without building its parse: a
-/// typed walk of its spans (the `read` module) that gives the same capture, and `None` for
+/// byte scan of the common exporter line (the `scan` module), else a typed walk of its
+/// spans (the `read` module), each giving the same capture, and `None` for
 /// any text it leaves to the general reading (not such a record, not strict JSON, or
 /// containers that are not what OTLP/JSON makes them: then the strict parse and the shape
 /// give its verdict, as they always did).
 pub(crate) fn read_text(text: &str, source: &RecordRef) -> Option<Result<Capture, RecordError>> {
-    read::spans(text).map(|spans| read_spans(spans, source))
+    scan::spans(text)
+        .or_else(|| read::spans(text))
+        .map(|spans| read_spans(spans, source))
 }
 
 /// The capture of a record whose LLM and tool spans are `spans`.

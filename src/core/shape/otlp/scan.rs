@@ -1,0 +1,707 @@
+//! The main pass's first reading of an OTLP/JSON record text (`docs/record-shapes.md#traces`):
+//! a byte scan of the common exporter line that builds each span as the typed walk
+//! ([`super::read`]) builds it, about four times faster than serde_json's visitors on
+//! these `{key, value: {stringValue}}`-dense texts.
+//!
+//! It reads only what it can read exactly as the strict parse reads it, and gives the text
+//! to the typed walk (`None`) at the first thing it is not sure of:
+//! - any escape `\u` (a lone surrogate, an escaped member name) and any raw control
+//!   character in a string;
+//! - any number that is not an integer of at most 18 digits (a double, which the strict
+//!   parse checks is held exactly; `-0`, which serde_json reads as a double);
+//! - an object with more than [`MAX_KEYS`] members, nesting deeper than [`MAX_DEPTH`], a
+//!   member name with an escape;
+//! - anything the typed walk leaves to the general reading (no `resourceSpans`, a
+//!   `jsonrpc` member, containers that are not what OTLP/JSON makes them, an LLM span
+//!   without its ids) or reads in a rarer way (attributes given as an object, a
+//!   `KeyValue` that is not `{key, value}`).
+//!
+//! Everything else is checked as strict JSON is (RFC 8259: the grammar, white space,
+//! escapes; a repeated member name in any object refused), so on every text it reads the
+//! two readings agree, which a test checks on every sample and on mutated lines.
+
+use super::{Fields, Kind, Span, SpanAt, any_value_owned, kind};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// The deepest nesting the scan reads (serde_json's limit is 128).
+const MAX_DEPTH: u32 = 64;
+
+/// The most members of one object the scan reads (their names are checked for repeats one
+/// against another).
+const MAX_KEYS: usize = 32;
+
+/// The scan is not sure: the typed walk reads the text.
+struct Unsure;
+
+type Scanned<T> = Result<T, Unsure>;
+
+/// The LLM and tool spans of the record `text`, as [`super::read::spans`] gives them;
+/// `None` when the scan leaves the text to it (see the module doc).
+pub(super) fn spans(text: &str) -> Option<Vec<(Kind, Span<'_>)>> {
+    let mut s = Scan {
+        t: text,
+        b: text.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    let out = s.top().ok()?;
+    s.ws();
+    (s.i == s.b.len()).then_some(out)
+}
+
+/// A string token: its text between the quotes, and whether that has an escape (one of
+/// `\" \\ \/ \b \f \n \r \t`: the scan reads no `\u`).
+#[derive(Clone, Copy)]
+struct Str<'a> {
+    raw: &'a str,
+    escaped: bool,
+}
+
+/// Eight copies of a byte.
+#[inline]
+const fn lanes(b: u8) -> u64 {
+    0x0101_0101_0101_0101 * b as u64
+}
+
+/// The high bit of each byte of `x` that is zero (exact up to the first such byte).
+#[inline]
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(lanes(1)) & !x & lanes(0x80)
+}
+
+/// Whether a string's byte ends a run of plain text: `"`, `\` or a control character.
+#[inline]
+fn special(c: u8) -> bool {
+    c == b'"' || c == b'\\' || c < 0x20
+}
+
+/// The index of the first special byte ([`special`]) of `b` at or after `j`, or `b.len()`:
+/// eight bytes a step (serde_json's own string scan does the same).
+#[inline]
+fn to_special(b: &[u8], mut j: usize) -> usize {
+    if b.get(j).is_none_or(|&c| special(c)) {
+        return j;
+    }
+    while let Some(word) = b.get(j..j + 8) {
+        let x = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        let m = zero_bytes(x ^ lanes(b'"'))
+            | zero_bytes(x ^ lanes(b'\\'))
+            | (x.wrapping_sub(lanes(0x20)) & !x & lanes(0x80));
+        if m != 0 {
+            return j + (m.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    while b.get(j).is_some_and(|&c| !special(c)) {
+        j += 1;
+    }
+    j
+}
+
+/// The character the two-character escape `\c` stands for; `None` for `\u` and for what
+/// is no escape.
+#[inline]
+fn escaped(c: u8) -> Option<char> {
+    Some(match c {
+        b'"' | b'\\' | b'/' => char::from(c),
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        _ => return None,
+    })
+}
+
+/// What a list holds.
+#[derive(Clone, Copy)]
+enum Of {
+    Resources,
+    Scopes,
+    Spans,
+}
+
+struct Scan<'a> {
+    t: &'a str,
+    b: &'a [u8],
+    i: usize,
+    depth: u32,
+}
+
+impl<'a> Scan<'a> {
+    /// Skips JSON white space.
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(&c) = self.b.get(self.i) {
+            if !matches!(c, b' ' | b'\n' | b'\r' | b'\t') {
+                break;
+            }
+            self.i += 1;
+        }
+    }
+
+    /// The next byte that is not white space (the cursor put on it).
+    #[inline]
+    fn peek(&mut self) -> Scanned<u8> {
+        self.ws();
+        self.b.get(self.i).copied().ok_or(Unsure)
+    }
+
+    #[inline]
+    fn enter(&mut self) -> Scanned<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Unsure);
+        }
+        Ok(())
+    }
+
+    /// Reads an object, calling `member` with each member's name, the cursor on its value
+    /// (which `member` reads whole). A repeated name is refused.
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Scanned<()>) -> Scanned<()> {
+        if self.peek()? != b'{' {
+            return Err(Unsure);
+        }
+        self.i += 1;
+        self.enter()?;
+        if self.peek()? == b'}' {
+            self.i += 1;
+            self.depth -= 1;
+            return Ok(());
+        }
+        let mut names: [&str; MAX_KEYS] = [""; MAX_KEYS];
+        let mut n = 0;
+        loop {
+            let k = self.string()?;
+            if k.escaped || n == MAX_KEYS || names[..n].contains(&k.raw) {
+                return Err(Unsure);
+            }
+            names[n] = k.raw;
+            n += 1;
+            if self.peek()? != b':' {
+                return Err(Unsure);
+            }
+            self.i += 1;
+            member(self, k.raw)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    break;
+                }
+                _ => return Err(Unsure),
+            }
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// Reads an array, calling `element` with each element's index, the cursor on it
+    /// (which `element` reads whole).
+    fn array(&mut self, mut element: impl FnMut(&mut Self, usize) -> Scanned<()>) -> Scanned<()> {
+        if self.peek()? != b'[' {
+            return Err(Unsure);
+        }
+        self.i += 1;
+        self.enter()?;
+        if self.peek()? == b']' {
+            self.i += 1;
+            self.depth -= 1;
+            return Ok(());
+        }
+        for k in 0.. {
+            element(self, k)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    break;
+                }
+                _ => return Err(Unsure),
+            }
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// A string token at the cursor, checked.
+    #[inline]
+    fn string(&mut self) -> Scanned<Str<'a>> {
+        if self.peek()? != b'"' {
+            return Err(Unsure);
+        }
+        let start = self.i + 1;
+        let mut j = start;
+        let mut escapes = false;
+        loop {
+            j = to_special(self.b, j);
+            match self.b.get(j) {
+                Some(b'"') => break,
+                Some(b'\\') if self.b.get(j + 1).and_then(|&c| escaped(c)).is_some() => {
+                    escapes = true;
+                    j += 2;
+                }
+                _ => return Err(Unsure),
+            }
+        }
+        self.i = j + 1;
+        Ok(Str {
+            raw: &self.t[start..j],
+            escaped: escapes,
+        })
+    }
+
+    /// The string a string token at the cursor stands for: borrowed from the text when it
+    /// has no escape, else decoded as it is scanned.
+    #[inline]
+    fn text(&mut self) -> Scanned<Cow<'a, str>> {
+        if self.peek()? != b'"' {
+            return Err(Unsure);
+        }
+        let start = self.i + 1;
+        let (mut j, mut run) = (start, start);
+        let mut out: Option<String> = None;
+        loop {
+            j = to_special(self.b, j);
+            match self.b.get(j) {
+                Some(b'"') => break,
+                Some(b'\\') => {
+                    let c = self.b.get(j + 1).and_then(|&c| escaped(c)).ok_or(Unsure)?;
+                    let o = out.get_or_insert_with(|| String::with_capacity(j - start + 128));
+                    // the runs between escapes end at ASCII bytes: char boundaries
+                    o.push_str(&self.t[run..j]);
+                    o.push(c);
+                    j += 2;
+                    run = j;
+                }
+                _ => return Err(Unsure),
+            }
+        }
+        self.i = j + 1;
+        Ok(match out {
+            None => Cow::Borrowed(&self.t[start..j]),
+            Some(mut o) => {
+                o.push_str(&self.t[run..j]);
+                Cow::Owned(o)
+            }
+        })
+    }
+
+    /// An integer token at the cursor (see the module doc for the numbers it reads).
+    fn number(&mut self) -> Scanned<Value> {
+        let (b, start) = (self.b, self.i);
+        let mut j = start + usize::from(b.get(start) == Some(&b'-'));
+        match b.get(j) {
+            Some(b'0') => j += 1,
+            Some(b'1'..=b'9') => {
+                while b.get(j).is_some_and(u8::is_ascii_digit) {
+                    j += 1;
+                }
+            }
+            _ => return Err(Unsure),
+        }
+        let token = &self.t[start..j];
+        if matches!(b.get(j), Some(b'.' | b'e' | b'E')) || j - start > 18 || token == "-0" {
+            return Err(Unsure);
+        }
+        self.i = j;
+        Ok(if token.starts_with('-') {
+            Value::from(token.parse::<i64>().map_err(|_| Unsure)?)
+        } else {
+            Value::from(token.parse::<u64>().map_err(|_| Unsure)?)
+        })
+    }
+
+    /// The literal `word` at the cursor.
+    #[inline]
+    fn literal(&mut self, word: &[u8]) -> Scanned<()> {
+        if !self.b[self.i..].starts_with(word) {
+            return Err(Unsure);
+        }
+        self.i += word.len();
+        Ok(())
+    }
+
+    /// Any value, built as the strict parse builds it.
+    fn value(&mut self) -> Scanned<Value> {
+        Ok(match self.peek()? {
+            b'"' => Value::String(self.text()?.into_owned()),
+            b'{' => {
+                let mut m = Map::new();
+                self.object(|s, k| {
+                    let v = s.value()?;
+                    m.insert(k.to_owned(), v);
+                    Ok(())
+                })?;
+                Value::Object(m)
+            }
+            b'[' => {
+                let mut a = Vec::new();
+                self.array(|s, _| {
+                    a.push(s.value()?);
+                    Ok(())
+                })?;
+                Value::Array(a)
+            }
+            b't' => self.literal(b"true").map(|()| Value::Bool(true))?,
+            b'f' => self.literal(b"false").map(|()| Value::Bool(false))?,
+            b'n' => self.literal(b"null").map(|()| Value::Null)?,
+            _ => self.number()?,
+        })
+    }
+
+    /// Any value, checked, building nothing.
+    fn skip(&mut self) -> Scanned<()> {
+        match self.peek()? {
+            b'"' => self.string().map(|_| ()),
+            b'{' => self.object(|s, _| s.skip()),
+            b'[' => self.array(|s, _| s.skip()),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => self.number().map(|_| ()),
+        }
+    }
+
+    /// The record: an object with `resourceSpans` and no `jsonrpc`.
+    fn top(&mut self) -> Scanned<Vec<(Kind, Span<'a>)>> {
+        let mut out = None;
+        self.object(|s, k| match k {
+            "jsonrpc" => Err(Unsure),
+            "resourceSpans" => {
+                out = Some(s.list(SpanAt::default(), Of::Resources)?);
+                Ok(())
+            }
+            _ => s.skip(),
+        })?;
+        out.ok_or(Unsure)
+    }
+
+    /// A list of resources, scopes or spans at `at`: `null` is empty, an array gives its
+    /// elements' spans in order.
+    fn list(&mut self, at: SpanAt, of: Of) -> Scanned<Vec<(Kind, Span<'a>)>> {
+        let mut out = Vec::new();
+        if self.peek()? == b'n' {
+            self.literal(b"null")?;
+            return Ok(out);
+        }
+        self.array(|s, k| {
+            let mut at = at;
+            match of {
+                Of::Resources => {
+                    at.resource = k;
+                    out.extend(s.resource(at)?);
+                }
+                Of::Scopes => {
+                    at.scope = k;
+                    out.extend(s.scope(at)?);
+                }
+                Of::Spans => {
+                    at.span = k;
+                    out.extend(s.span(at)?);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// A `resourceSpans` element: its `scopeSpans`, else its `instrumentationLibrarySpans`.
+    fn resource(&mut self, at: SpanAt) -> Scanned<Vec<(Kind, Span<'a>)>> {
+        let (mut scope, mut library) = (None, None);
+        self.object(|s, k| {
+            match k {
+                "scopeSpans" => {
+                    let at = SpanAt {
+                        library: false,
+                        ..at
+                    };
+                    scope = Some(s.list(at, Of::Scopes)?);
+                }
+                "instrumentationLibrarySpans" => {
+                    let at = SpanAt {
+                        library: true,
+                        ..at
+                    };
+                    library = Some(s.list(at, Of::Scopes)?);
+                }
+                _ => s.skip()?,
+            }
+            Ok(())
+        })?;
+        Ok(scope.or(library).unwrap_or_default())
+    }
+
+    /// A `scopeSpans` element: its `spans`.
+    fn scope(&mut self, at: SpanAt) -> Scanned<Vec<(Kind, Span<'a>)>> {
+        let mut spans = None;
+        self.object(|s, k| {
+            if k == "spans" {
+                spans = Some(s.list(at, Of::Spans)?);
+                Ok(())
+            } else {
+                s.skip()
+            }
+        })?;
+        Ok(spans.unwrap_or_default())
+    }
+
+    /// A span: `Some` when it is an LLM or tool span with a non-empty string `traceId`
+    /// and `spanId`, `None` for any other span.
+    fn span(&mut self, at: SpanAt) -> Scanned<Option<(Kind, Span<'a>)>> {
+        let mut raw = Fields::default();
+        let mut attrs = None;
+        self.object(|s, k| {
+            if k == "attributes" {
+                attrs = Some(s.attributes()?);
+            } else if super::SPAN_MEMBERS.contains(&k) {
+                raw.push(k, s.value()?);
+            } else {
+                s.skip()?;
+            }
+            Ok(())
+        })?;
+        let attrs = attrs.unwrap_or_default();
+        let Some(kind) = kind(&attrs) else {
+            return Ok(None);
+        };
+        let hex = |key: &str| match raw.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.as_str()),
+            _ => None,
+        };
+        let (Some(t), Some(s)) = (hex("traceId"), hex("spanId")) else {
+            return Err(Unsure);
+        };
+        let id = format!("{t}/{s}");
+        Ok(Some((kind, Span { at, id, raw, attrs })))
+    }
+
+    /// A span's `attributes`: `null` none, an array of `{key, value}` objects (a string
+    /// `key`, a `value` or none) decoded; any other form is the typed walk's.
+    fn attributes(&mut self) -> Scanned<Fields<'a>> {
+        let mut out = Fields::default();
+        if self.peek()? == b'n' {
+            self.literal(b"null")?;
+            return Ok(out);
+        }
+        self.array(|s, _| {
+            let (mut key, mut value) = (None, None);
+            s.object(|s, k| {
+                match k {
+                    "key" => key = Some(s.text()?),
+                    "value" => value = Some(s.any_value()?),
+                    _ => return Err(Unsure),
+                }
+                Ok(())
+            })?;
+            out.push(key.ok_or(Unsure)?, value.unwrap_or(Value::Null));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// An AnyValue, decoded as [`super::any_value_owned`] decodes it: `{"stringValue":
+    /// "..."}` its string at once, any other object built and decoded, any other value as
+    /// it is.
+    fn any_value(&mut self) -> Scanned<Value> {
+        if self.peek()? != b'{' {
+            return self.value();
+        }
+        let mut one: Option<(&'a str, Value)> = None;
+        let mut more: Option<Map<String, Value>> = None;
+        self.object(|s, k| {
+            let v = s.value()?;
+            match (&mut more, one.take()) {
+                (Some(m), _) => {
+                    m.insert(k.to_owned(), v);
+                }
+                (None, None) => one = Some((k, v)),
+                (None, Some((k0, v0))) => {
+                    let mut m = Map::new();
+                    m.insert(k0.to_owned(), v0);
+                    m.insert(k.to_owned(), v);
+                    more = Some(m);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(match (more, one) {
+            (Some(m), _) => any_value_owned(Value::Object(m)),
+            (None, Some(("stringValue", v))) => v,
+            (None, Some((k, v))) => {
+                let mut m = Map::new();
+                m.insert(k.to_owned(), v);
+                any_value_owned(Value::Object(m))
+            }
+            (None, None) => Value::Null,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{read, read_spans};
+    use crate::core::record_ref::RecordRef;
+
+    /// Every OTLP record of `samples/traces` (each line of a log, each `.json` file whole).
+    fn sample_records() -> Vec<String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/traces");
+        let mut out = Vec::new();
+        for sub in ["otel", "openinference", "retries", "joins"] {
+            let mut entries: Vec<_> = std::fs::read_dir(dir.join(sub))
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            entries.sort();
+            for p in entries {
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                if p.extension().is_some_and(|x| x == "json") {
+                    out.push(text);
+                } else {
+                    out.extend(text.lines().map(str::to_owned));
+                }
+            }
+        }
+        out.retain(|r| r.contains("resourceSpans"));
+        out
+    }
+
+    /// Whether the scan reads `text`; when it does, its capture is the typed walk's.
+    fn agrees(text: &str) -> bool {
+        let source = RecordRef::new("captures/t.jsonl", Some(3));
+        let Some(scanned) = super::spans(text) else {
+            return false;
+        };
+        let walked = read::spans(text).map(|s| read_spans(s, &source));
+        assert_eq!(Some(read_spans(scanned, &source)), walked, "{text}");
+        true
+    }
+
+    /// The scan reads every sample record (none holds a `\u` escape or a double), giving
+    /// the typed walk's capture.
+    #[test]
+    fn the_scan_is_the_typed_walk_on_the_samples() {
+        let records = sample_records();
+        assert_eq!(records.len(), 18);
+        for r in &records {
+            assert!(agrees(r), "left to the walk: {r}");
+        }
+    }
+
+    /// The eight-bytes-a-step search finds what a byte-by-byte one finds, at every offset
+    /// and alignment.
+    #[test]
+    fn the_word_search_is_the_byte_search() {
+        let text: Vec<u8> = (0..600u32)
+            .map(|i| match (i * 7919) % 41 {
+                0 => b'"',
+                1 => b'\\',
+                2 => 0x1f,
+                3 => 0x7f,
+                4 => 0xc3,
+                5 => 0x20,
+                n => b'a' + (n % 26) as u8,
+            })
+            .collect();
+        for j in 0..=text.len() {
+            let naive = (j..text.len())
+                .find(|&k| super::special(text[k]))
+                .unwrap_or(text.len());
+            assert_eq!(super::to_special(&text, j), naive, "from {j}");
+        }
+        let plain = vec![b'x'; 37];
+        for j in 0..=plain.len() {
+            assert_eq!(super::to_special(&plain, j), plain.len());
+        }
+    }
+
+    /// Records built to trip the scan: it reads each one the typed walk reads alike, and
+    /// leaves to the walk each one it must.
+    #[test]
+    fn the_scan_reads_what_it_is_sure_of() {
+        let span = |extra: &str, members: &str| {
+            format!(
+                r#"{{"resourceSpans": [{{"resource": {{"attributes": [{{"key": "service.name", "value": {{"stringValue": "svc"}}}}]}}, "scopeSpans": [{{"scope": {{"name": "s"}}, "spans": [{{"traceId": "t1", "spanId": "s1", "parentSpanId": "p1", "kind": 3, "startTimeUnixNano": "1764583200000000000", "attributes": [{{"key": "gen_ai.operation.name", "value": {{"stringValue": "chat"}}}}{extra}], "status": {{"code": 1}}{members}}}]}}]}}]}}"#
+            )
+        };
+        let msgs = r#", {"key": "gen_ai.output.messages", "value": {"stringValue": "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"content\": \"{\\\"a\\\": \\\"x\\/y\\n\\\"}\"}], \"finish_reason\": \"stop\"}]"}}"#;
+        let sure = [
+            span(msgs, ""),
+            span("", ""),
+            span(r#", {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "310"}}, {"key": "gen_ai.usage.output_tokens", "value": {"intValue": -42}}"#, ""),
+            span(r#", {"key": "gen_ai.response.finish_reasons", "value": {"arrayValue": {"values": [{"stringValue": "length"}]}}}"#, ""),
+            span(r#", {"key": "x", "value": {"boolValue": true, "stringValue": "both"}}, {"key": "y", "value": {}}, {"key": "z"}, {"key": "p", "value": "plain"}, {"key": "n", "value": null}"#, ""),
+            span(msgs, r#", "events": [{"name": "gen_ai.choice", "attributes": [{"key": "finish_reason", "value": {"stringValue": "stop"}}]}], "links": [], "droppedAttributesCount": 0"#),
+            span(msgs, "").replace("scopeSpans", "instrumentationLibrarySpans"),
+            format!(" \n{}\r\n", span(msgs, ""))
+                .replace(r#""spans": [{"#, "\"spans\" :\r\n [ {\t")
+                .replace(r#""code": 1}"#, "\"code\":1 }\n"),
+            span(r#", {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}}, {"key": "gen_ai.tool.call.result", "value": {"stringValue": "{\"ok\": true}"}}"#, ""),
+            r#"{"resourceSpans": null}"#.into(),
+            r#"{"resourceSpans": [], "other": {"a": [1, -2, "x", true, false, null, {}, []]}}"#.into(),
+            r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "http", "attributes": [{"key": "http.method", "value": {"stringValue": "GET"}}]}]}]}]}"#.into(),
+        ];
+        for t in &sure {
+            assert!(agrees(t), "left to the walk: {t}");
+        }
+        let unsure = [
+            span(msgs, "").replace("\"svc\"", "\"\\u0073vc\""),
+            span(msgs, r#", "x": 0.5"#),
+            span(msgs, r#", "x": 1e3"#),
+            span(msgs, r#", "x": -0"#),
+            span(msgs, r#", "x": 1234567890123456789"#),
+            span(msgs, r#", "x": 01"#),
+            span(msgs, r#", "kind": 4"#),
+            span(msgs, r#", "x": "tab	in a string""#),
+            span(msgs, r#", "x": "\x""#),
+            span(msgs, r#", "x": tru"#),
+            span(msgs, r#", "x": [1,]"#),
+            span(msgs, r#", "x": {"a": 1,}"#),
+            span(msgs, "").replacen('{', r#"{"jsonrpc": "2.0", "#, 1),
+            span(r#", {"key": 7, "value": {"stringValue": "no key"}}"#, ""),
+            span(r#", "not a pair""#, ""),
+            span(
+                r#", {"key": "w", "value": {"boolValue": true}, "extra": 1}"#,
+                "",
+            ),
+            span(
+                r#", {"key": "w", "value": {"stringValue": "a", "stringValue": "b"}}"#,
+                "",
+            ),
+            span(msgs, "").replace(r#""attributes": ["#, r#""attributes": {"a": 1}, "x": ["#),
+            span(msgs, "").replace(r#""spanId": "s1""#, r#""spanId": """#),
+            format!("{}{}", span(msgs, ""), " x"),
+            format!("{}{}", "[".repeat(70), "]".repeat(70)),
+            r#"{"other": 1}"#.into(),
+            r#"{"resourceSpans": {}}"#.into(),
+            r#"{"resourceSpans": [7]}"#.into(),
+            String::new(),
+        ];
+        for t in &unsure {
+            assert!(!agrees(t), "read: {t}");
+        }
+    }
+
+    /// On every sample record with a byte deleted or a character put in, here and there,
+    /// the scan either leaves the text to the typed walk or gives the walk's capture.
+    #[test]
+    fn mutated_records_read_alike() {
+        let mut read = 0;
+        for r in sample_records() {
+            let bounds: Vec<usize> = (0..r.len()).filter(|&i| r.is_char_boundary(i)).collect();
+            for (n, &i) in bounds.iter().enumerate().step_by(11) {
+                let next = bounds.get(n + 1).copied().unwrap_or(r.len());
+                let mut texts = vec![format!("{}{}", &r[..i], &r[next..])];
+                for c in [
+                    "\"", "{", "}", "[", "]", ",", ":", "\\", "0", "-", "a", " ", "\u{1}",
+                ] {
+                    texts.push(format!("{}{c}{}", &r[..i], &r[i..]));
+                }
+                for t in &texts {
+                    read += usize::from(agrees(t));
+                }
+            }
+        }
+        assert!(read > 10_000, "{read} mutated records read");
+    }
+}
