@@ -649,9 +649,12 @@ pub(super) fn finished(
 ) -> Result<Proposal, Finding> {
     if let Some((f, place)) = &finish {
         info.stop_reason = Some((*f).to_owned());
-        let head = format!("{place} {}", quote(f));
-        let fail =
-            |reason: Reason, why: &str| Err(response_finding(reason, format!("{head}: {why}")));
+        let fail = |reason: Reason, why: &str| {
+            Err(response_finding(
+                reason,
+                format!("{place} {}: {why}", quote(f)),
+            ))
+        };
         if adapter::is_truncation(f) {
             return fail(Reason::TRUNCATED_OUTPUT, "the output hit the token limit");
         }
@@ -670,6 +673,10 @@ pub(super) fn finished(
         if !COMPLETE.contains(f) {
             return fail(Reason::INCOMPLETE, "not a normal finish");
         }
+    }
+    // the common end, a text and no call, without the words a finding would need
+    if calls.is_empty() && text.as_deref().is_some_and(|t| !t.trim().is_empty()) {
+        return Ok(Proposal::Text(text.unwrap_or_default()));
     }
     let said = finish.as_ref().map_or_else(
         || "no finish reason".to_owned(),
@@ -908,7 +915,7 @@ fn inference(span: Span<'_>) -> Result<Capture, RecordError> {
     } else {
         // the common case, a JSON string of an array, read without building it
         let first = match a.get("gen_ai.output.messages") {
-            Some(Value::String(s)) => messages::first(s),
+            Some(Value::String(s)) => scan::first_message(s).or_else(|| messages::first(s)),
             _ => None,
         };
         let output = match first {

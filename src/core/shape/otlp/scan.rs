@@ -20,7 +20,8 @@
 //! escapes; a repeated member name in any object refused), so on every text it reads the
 //! two readings agree, which a test checks on every sample and on mutated lines.
 
-use super::{Fields, Kind, Span, SpanAt, any_value_owned, kind};
+use super::{Fields, Kind, Message, Span, SpanAt, any_value_owned, kind};
+use crate::core::adapter::{self, ToolCall};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -48,6 +49,31 @@ pub(super) fn spans(text: &str) -> Option<Vec<(Kind, Span<'_>)>> {
     let out = s.top().ok()?;
     s.ws();
     (s.i == s.b.len()).then_some(out)
+}
+
+/// The first message of the JSON array `text` (the text of a `gen_ai.output.messages`
+/// string) as [`super::message_of`] reads it, `None` inside when the array is empty, as
+/// [`super::messages::first`] gives it; `None` when the scan leaves the text to that walk
+/// (see the module doc: the same rules).
+pub(super) fn first_message(text: &str) -> Option<Option<Message>> {
+    let mut s = Scan {
+        t: text,
+        b: text.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    let out = s.first_message().ok()?;
+    s.ws();
+    (s.i == s.b.len()).then_some(out)
+}
+
+/// A message with no text, no call and no finish reason.
+fn no_message() -> Message {
+    Message {
+        text: None,
+        calls: Vec::new(),
+        finish: None,
+    }
 }
 
 /// A string token: its text between the quotes, and whether that has an escape (one of
@@ -486,6 +512,10 @@ impl<'a> Scan<'a> {
             return Ok(out);
         }
         self.array(|s, _| {
+            if let Some((k, v)) = s.key_value()? {
+                out.push(k, v);
+                return Ok(());
+            }
             let (mut key, mut value) = (None, None);
             s.object(|s, k| {
                 match k {
@@ -501,12 +531,57 @@ impl<'a> Scan<'a> {
         Ok(out)
     }
 
+    /// The exporters' `{"key":"K","value":V}` (no white space, in that order) at the cursor:
+    /// `Some` with the key and the decoded value, read as [`Scan::object`] would read it;
+    /// `None`, the cursor left where it was, for any other form.
+    #[inline]
+    fn key_value(&mut self) -> Scanned<Option<(Cow<'a, str>, Value)>> {
+        const KEY: &[u8] = b"{\"key\":";
+        const VALUE: &[u8] = b",\"value\":";
+        let start = self.i;
+        if !self.b[start..].starts_with(KEY) {
+            return Ok(None);
+        }
+        self.i += KEY.len();
+        self.enter()?;
+        let key = self.text()?;
+        if !self.b[self.i..].starts_with(VALUE) {
+            self.depth -= 1;
+            self.i = start;
+            return Ok(None);
+        }
+        self.i += VALUE.len();
+        let value = self.any_value()?;
+        if self.peek()? != b'}' {
+            return Err(Unsure);
+        }
+        self.i += 1;
+        self.depth -= 1;
+        Ok(Some((key, value)))
+    }
+
     /// An AnyValue, decoded as [`super::any_value_owned`] decodes it: `{"stringValue":
     /// "..."}` its string at once, any other object built and decoded, any other value as
     /// it is.
     fn any_value(&mut self) -> Scanned<Value> {
+        const STRING: &[u8] = b"{\"stringValue\":";
         if self.peek()? != b'{' {
             return self.value();
+        }
+        if self.b[self.i..].starts_with(STRING) && self.b.get(self.i + STRING.len()) == Some(&b'"')
+        {
+            // `{"stringValue":"..."}`: its string, when the object ends there
+            let start = self.i;
+            self.i += STRING.len();
+            self.enter()?;
+            let v = self.text()?;
+            if self.peek()? == b'}' {
+                self.i += 1;
+                self.depth -= 1;
+                return Ok(Value::String(v.into_owned()));
+            }
+            self.depth -= 1;
+            self.i = start;
         }
         let mut one: Option<(&'a str, Value)> = None;
         let mut more: Option<Map<String, Value>> = None;
@@ -529,6 +604,11 @@ impl<'a> Scan<'a> {
         Ok(match (more, one) {
             (Some(m), _) => any_value_owned(Value::Object(m)),
             (None, Some(("stringValue", v))) => v,
+            // ProtoJSON's int64 as a numeric string
+            (None, Some(("intValue", Value::String(n)))) => match n.trim().parse::<i64>() {
+                Ok(n) => Value::from(n),
+                Err(_) => Value::String(n),
+            },
             (None, Some((k, v))) => {
                 let mut m = Map::new();
                 m.insert(k.to_owned(), v);
@@ -536,6 +616,93 @@ impl<'a> Scan<'a> {
             }
             (None, None) => Value::Null,
         })
+    }
+
+    /// An array of messages: its first message, the others checked.
+    fn first_message(&mut self) -> Scanned<Option<Message>> {
+        let mut first = None;
+        self.array(|s, k| {
+            if k == 0 {
+                first = Some(s.message()?);
+                Ok(())
+            } else {
+                s.skip()
+            }
+        })?;
+        Ok(first)
+    }
+
+    /// A message: an object's `parts` and string `finish_reason`; any other value a message
+    /// with neither (as `Value::get` finds nothing in it).
+    fn message(&mut self) -> Scanned<Message> {
+        let mut m = no_message();
+        if self.peek()? != b'{' {
+            self.skip()?;
+            return Ok(m);
+        }
+        self.object(|s, k| {
+            match k {
+                "parts" => (m.text, m.calls) = s.parts()?,
+                "finish_reason" => m.finish = s.string_or_none()?,
+                _ => s.skip()?,
+            }
+            Ok(())
+        })?;
+        Ok(m)
+    }
+
+    /// A string's value, `None` for any other value (checked).
+    fn string_or_none(&mut self) -> Scanned<Option<String>> {
+        if self.peek()? == b'"' {
+            return Ok(Some(self.text()?.into_owned()));
+        }
+        self.skip().map(|()| None)
+    }
+
+    /// A message's `parts`: an array's `text` parts' string content joined and its
+    /// `tool_call` parts as calls; any other value none.
+    fn parts(&mut self) -> Scanned<(Option<String>, Vec<ToolCall>)> {
+        let (mut text, mut calls): (Option<String>, Vec<ToolCall>) = (None, Vec::new());
+        if self.peek()? != b'[' {
+            self.skip()?;
+            return Ok((text, calls));
+        }
+        self.array(|s, _| {
+            if s.peek()? != b'{' {
+                return s.skip();
+            }
+            let (mut kind, mut content, mut name, mut id, mut args) =
+                (None, None, None, None, None);
+            s.object(|s, k| {
+                match k {
+                    "type" => kind = s.string_or_none()?,
+                    "content" => content = s.string_or_none()?,
+                    "name" => name = s.string_or_none()?,
+                    "id" => id = s.string_or_none()?,
+                    "arguments" => args = Some(s.value()?),
+                    _ => s.skip()?,
+                }
+                Ok(())
+            })?;
+            match kind.as_deref() {
+                Some("text") => {
+                    if let Some(c) = content {
+                        match &mut text {
+                            None => text = Some(c),
+                            Some(t) => t.push_str(&c),
+                        }
+                    }
+                }
+                Some("tool_call") => calls.push(ToolCall {
+                    name,
+                    id,
+                    args: adapter::args_text_or_value(args.as_ref()),
+                }),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok((text, calls))
     }
 }
 
@@ -586,6 +753,54 @@ mod tests {
         for r in &records {
             assert!(agrees(r), "left to the walk: {r}");
         }
+    }
+
+    /// The scan's first output message is the typed walk's (`messages.rs`) on every text it
+    /// reads: texts built to trip it, and a typical text with a byte deleted or a
+    /// character put in at every place.
+    #[test]
+    fn the_first_message_is_the_walks() {
+        let typical = r#"[{"role":"assistant","parts":[{"type":"text","content":"{\"a\":1,\"b\":[true,null]}"},{"type":"tool_call","id":"c1","name":"refund","arguments":{"amount":12}}],"finish_reason":"stop"},{"role":"x"}]"#;
+        let texts = [
+            typical,
+            "[]",
+            r#"[{"parts":[{"type":"text","content":"ab"},{"type":"text","content":"cd"},{"type":"text","content":7},{"type":"text"}]}]"#,
+            r#"[{"parts":[{"type":"tool_call","name":7,"arguments":"{\"x\":1}"},{"type":"tool_call","arguments":null}]}]"#,
+            r#"[{"parts":[{"type":"reasoning","content":"hm"},"text",7,null,[1,{"a":2}],{"content":"no type"}]}]"#,
+            r#"[{"parts":{"type":"text","content":"not a list"},"finish_reason":["stop"]}]"#,
+            r#"["a string", {"parts":[{"type":"text","content":"second"}]}]"#,
+            r#"[7]"#,
+            r#"[null]"#,
+            r#"[{"finish_reason":"length"},{"x":1}]"#,
+        ];
+        let mut read = 0;
+        for t in texts {
+            let scanned = super::first_message(t);
+            assert!(scanned.is_some(), "left to the walk: {t}");
+            assert_eq!(scanned, super::super::messages::first(t), "{t}");
+        }
+        for t in [
+            r#"{"parts":[]}"#,
+            r#"[{"parts":[],"parts":[]}]"#,
+            r#"[0.5]"#,
+            r#"["\u00e9"]"#,
+        ] {
+            assert_eq!(super::first_message(t), None, "{t}");
+        }
+        let bounds: Vec<usize> = (0..=typical.len()).collect();
+        for &i in &bounds[..typical.len()] {
+            let mut mutated = vec![format!("{}{}", &typical[..i], &typical[i + 1..])];
+            for c in ["\"", "{", "}", "[", "]", ",", ":", "\\", "0", "a", " "] {
+                mutated.push(format!("{}{c}{}", &typical[..i], &typical[i..]));
+            }
+            for t in &mutated {
+                if let Some(m) = super::first_message(t) {
+                    assert_eq!(Some(m), super::super::messages::first(t), "{t}");
+                    read += 1;
+                }
+            }
+        }
+        assert!(read > 500, "{read} mutated texts read");
     }
 
     /// The eight-bytes-a-step search finds what a byte-by-byte one finds, at every offset
