@@ -162,8 +162,8 @@ fn info(span: &Span<'_>) -> ResponseInfo {
 /// `llm.finish_reason`; else `output.value`: a provider response JSON (OpenAI's, as the
 /// OpenAI instrumentation writes it) is read by that provider's adapter, any other text
 /// is the proposal; no output at all is `NO_OUTPUT`.
-pub(super) fn llm(span: Span<'_>) -> Result<Capture, RecordError> {
-    let mut meta = span_meta(&span);
+pub(super) fn llm(mut span: Span<'_>) -> Result<Capture, RecordError> {
+    let mut meta = span_meta(&mut span);
     if let Some(s) = attr_str(&span.attrs, "session.id") {
         meta.insert("session_id".into(), s.into());
     }
@@ -232,8 +232,8 @@ pub(super) fn llm(span: Span<'_>) -> Result<Capture, RecordError> {
 /// An OpenInference `TOOL` span's capture: its `output.value` (a JSON string parsed
 /// strictly, or a structured value) is the proposal, checked against the contract of the
 /// tool `tool.name`; a failed span is `TOOL_ERROR`.
-pub(super) fn tool(span: Span<'_>) -> Result<Capture, RecordError> {
-    let meta = span_meta(&span);
+pub(super) fn tool(mut span: Span<'_>) -> Result<Capture, RecordError> {
+    let meta = span_meta(&mut span);
     let a = &span.attrs;
     let name = attr_str(a, "tool.name").map(str::to_owned);
     let mut info = ResponseInfo {

@@ -123,6 +123,20 @@ impl<'a> Fields<'a> {
         self.0.iter().map(|(n, _)| &**n)
     }
 
+    /// Room for `n` names.
+    pub fn with_capacity(n: usize) -> Self {
+        Fields(Vec::with_capacity(n))
+    }
+
+    /// Takes the value of `name` (its last one) out, leaving `null`.
+    pub fn take(&mut self, name: &str) -> Option<Value> {
+        self.0
+            .iter_mut()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.take())
+    }
+
     /// Adds `name` (a later value of a name wins in [`Fields::get`]).
     pub fn push(&mut self, name: impl Into<std::borrow::Cow<'a, str>>, value: Value) {
         self.0.push((name.into(), value));
@@ -485,7 +499,8 @@ fn read_spans(
 
 /// The metadata every span capture carries: `trace_id`, `span_id`, `parent_span_id` and
 /// the span `name`.
-pub(super) fn span_meta(span: &Span<'_>) -> Map<String, Value> {
+/// The ids and name are moved out of the span's members (no adapter reads them after).
+pub(super) fn span_meta(span: &mut Span<'_>) -> Map<String, Value> {
     let mut meta = Map::new();
     for (from, to) in [
         ("traceId", "trace_id"),
@@ -493,12 +508,13 @@ pub(super) fn span_meta(span: &Span<'_>) -> Map<String, Value> {
         ("parentSpanId", "parent_span_id"),
         ("name", "span_name"),
     ] {
-        if let Some(v) = span
+        if span
             .raw
             .get(from)
-            .filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+            .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+            && let Some(v) = span.raw.take(from)
         {
-            meta.insert(to.into(), v.clone());
+            meta.insert(to.into(), v);
         }
     }
     // `startTimeUnixNano` (a fixed64: a string under ProtoJSON, a number from some
@@ -855,8 +871,8 @@ fn gen_ai_info(span: &Span<'_>, meta: &mut Map<String, Value>) -> ResponseInfo {
 }
 
 /// A GenAI inference span's capture (`docs/record-shapes.md#otlp`).
-fn inference(span: Span<'_>) -> Result<Capture, RecordError> {
-    let mut meta = span_meta(&span);
+fn inference(mut span: Span<'_>) -> Result<Capture, RecordError> {
+    let mut meta = span_meta(&mut span);
     let mut info = gen_ai_info(&span, &mut meta);
     let a = &span.attrs;
     let request = match json_attr(a, "gen_ai.tool.definitions") {
@@ -990,8 +1006,8 @@ fn inference(span: Span<'_>) -> Result<Capture, RecordError> {
 /// A GenAI `execute_tool` span's capture: the tool's result `gen_ai.tool.call.result` (a
 /// JSON string parsed strictly, or a structured value) is the proposal, checked against the
 /// tool's contract; a failed span is `TOOL_ERROR`.
-fn tool(span: Span<'_>) -> Result<Capture, RecordError> {
-    let mut meta = span_meta(&span);
+fn tool(mut span: Span<'_>) -> Result<Capture, RecordError> {
+    let mut meta = span_meta(&mut span);
     let a = &span.attrs;
     let name = attr_str(a, "gen_ai.tool.name").map(str::to_owned);
     if let Some(id) = attr_str(a, "gen_ai.tool.call.id") {

@@ -294,7 +294,9 @@ impl<'a> Scan<'a> {
                 Some(b'"') => break,
                 Some(b'\\') => {
                     let c = self.b.get(j + 1).and_then(|&c| escaped(c)).ok_or(Unsure)?;
-                    let o = out.get_or_insert_with(|| String::with_capacity(j - start + 128));
+                    let o = out.get_or_insert_with(|| {
+                        String::with_capacity((self.b.len() - start).min(1024))
+                    });
                     // the runs between escapes end at ASCII bytes: char boundaries
                     o.push_str(&self.t[run..j]);
                     o.push(c);
@@ -476,7 +478,7 @@ impl<'a> Scan<'a> {
     /// A span: `Some` when it is an LLM or tool span with a non-empty string `traceId`
     /// and `spanId`, `None` for any other span.
     fn span(&mut self, at: SpanAt) -> Scanned<Option<(Kind, Span<'a>)>> {
-        let mut raw = Fields::default();
+        let mut raw = Fields::with_capacity(8);
         let mut attrs = None;
         self.object(|s, k| {
             if k == "attributes" {
@@ -506,7 +508,7 @@ impl<'a> Scan<'a> {
     /// A span's `attributes`: `null` none, an array of `{key, value}` objects (a string
     /// `key`, a `value` or none) decoded; any other form is the typed walk's.
     fn attributes(&mut self) -> Scanned<Fields<'a>> {
-        let mut out = Fields::default();
+        let mut out = Fields::with_capacity(16);
         if self.peek()? == b'n' {
             self.literal(b"null")?;
             return Ok(out);
