@@ -562,6 +562,48 @@ impl<'a> Scan<'a> {
         Ok(Some((key, value)))
     }
 
+    /// The exporters' `{"arrayValue":{"values":[...]}}` and `{"intValue":"N"}` at the cursor,
+    /// decoded as [`Scan::any_value`] decodes them when read member by member; `None`, the
+    /// cursor left where it was, for any other form.
+    fn list_or_int(&mut self) -> Scanned<Option<Value>> {
+        const ARRAY: &[u8] = b"{\"arrayValue\":{\"values\":";
+        const INT: &[u8] = b"{\"intValue\":";
+        let (start, depth) = (self.i, self.depth);
+        let rest = &self.b[start..];
+        let got = if rest.starts_with(ARRAY) && rest.get(ARRAY.len()) == Some(&b'[') {
+            self.i += ARRAY.len();
+            self.enter()?;
+            self.enter()?;
+            let mut items = Vec::new();
+            let read = self.array(|s, _| {
+                items.push(s.any_value()?);
+                Ok(())
+            });
+            (read.is_ok() && self.b[self.i..].starts_with(b"}}")).then(|| {
+                self.i += 2;
+                Value::Array(items)
+            })
+        } else if rest.starts_with(INT) && rest.get(INT.len()) == Some(&b'"') {
+            self.i += INT.len();
+            self.enter()?;
+            let n = self.text()?;
+            (self.b.get(self.i) == Some(&b'}')).then(|| {
+                self.i += 1;
+                match n.trim().parse::<i64>() {
+                    Ok(n) => Value::from(n),
+                    Err(_) => Value::String(n.into_owned()),
+                }
+            })
+        } else {
+            None
+        };
+        self.depth = depth;
+        if got.is_none() {
+            self.i = start;
+        }
+        Ok(got)
+    }
+
     /// An AnyValue, decoded as [`super::any_value_owned`] decodes it: `{"stringValue":
     /// "..."}` its string at once, any other object built and decoded, any other value as
     /// it is.
@@ -584,6 +626,9 @@ impl<'a> Scan<'a> {
             }
             self.depth -= 1;
             self.i = start;
+        }
+        if let Some(v) = self.list_or_int()? {
+            return Ok(v);
         }
         let mut one: Option<(&'a str, Value)> = None;
         let mut more: Option<Map<String, Value>> = None;
