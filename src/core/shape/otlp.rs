@@ -33,6 +33,7 @@ use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Finding, Reason, ResponseInfo, TokenUsage};
 use serde_json::{Map, Value};
 
+mod escaped;
 mod ids;
 mod messages;
 mod quick;
@@ -66,8 +67,22 @@ pub(super) struct Span<'a> {
     /// The span object's members as written, without its `attributes` (moved into
     /// `attrs`).
     pub raw: Fields<'a>,
-    /// `attributes`, each AnyValue decoded ([`any_value`]).
+    /// `attributes`, each AnyValue decoded ([`any_value`]), except one: see `messages`.
     pub attrs: Fields<'a>,
+    /// The byte scan's `gen_ai.output.messages` string kept as its raw text (the body of
+    /// the JSON string token, escapes and all) and its place in `attrs`, which holds `null`
+    /// there until [`Span::decode_messages`] or the inference adapter reads it.
+    pub messages: Option<(usize, &'a str)>,
+}
+
+impl Span<'_> {
+    /// Puts the decoded `gen_ai.output.messages` string in its place in `attrs`, when the
+    /// scan kept it raw.
+    fn decode_messages(&mut self) {
+        if let Some((at, raw)) = self.messages.take() {
+            self.attrs.0[at].1 = Value::String(scan::decode_token(raw));
+        }
+    }
 }
 
 /// Where a span is in its record: `resourceSpans[R].scopeSpans[S].spans[K]` (or
@@ -121,6 +136,11 @@ impl<'a> Fields<'a> {
     /// The names, in the order read (a repeated name each time).
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(n, _)| &**n)
+    }
+
+    /// Where the last value of `name` is.
+    pub fn last_index(&self, name: &str) -> Option<usize> {
+        self.0.iter().rposition(|(n, _)| n == name)
     }
 
     /// Room for `n` names.
@@ -389,6 +409,7 @@ fn capture_spans(mut obj: Map<String, Value>) -> Result<Vec<(Kind, Span<'static>
                         id,
                         raw: span.into(),
                         attrs,
+                        messages: None,
                     },
                 ));
             }
@@ -473,11 +494,17 @@ fn read_spans(
     mut spans: Vec<(Kind, Span<'_>)>,
     source: &RecordRef,
 ) -> Result<Capture, RecordError> {
-    let read_span = |(kind, span): (Kind, Span<'_>)| match kind {
-        Kind::Inference => inference(span),
-        Kind::Tool => tool(span),
-        Kind::OpenInferenceLlm => super::openinference::llm(span),
-        Kind::OpenInferenceTool => super::openinference::tool(span),
+    let read_span = |(kind, mut span): (Kind, Span<'_>)| {
+        if kind != Kind::Inference {
+            // only the inference adapter reads the output messages straight from the raw text
+            span.decode_messages();
+        }
+        match kind {
+            Kind::Inference => inference(span),
+            Kind::Tool => tool(span),
+            Kind::OpenInferenceLlm => super::openinference::llm(span),
+            Kind::OpenInferenceTool => super::openinference::tool(span),
+        }
     };
     match spans.len() {
         0 => Ok(native(
@@ -929,11 +956,22 @@ fn inference(mut span: Span<'_>) -> Result<Capture, RecordError> {
             ),
         ))
     } else {
-        // the common case, a JSON string of an array, read without building it
-        let first = match a.get("gen_ai.output.messages") {
+        // the common case, a JSON string of an array, read without building it: straight
+        // from the record's text when the scan kept it raw and it is the last of its name
+        let mut first = None;
+        if let Some((at, raw)) = span.messages
+            && a.last_index("gen_ai.output.messages") == Some(at)
+        {
+            first = escaped::first_message(raw);
+        }
+        if first.is_none() && span.messages.is_some() {
+            span.decode_messages();
+        }
+        let a = &span.attrs;
+        let first = first.or_else(|| match a.get("gen_ai.output.messages") {
             Some(Value::String(s)) => scan::first_message(s).or_else(|| messages::first(s)),
             _ => None,
-        };
+        });
         let output = match first {
             Some(_) => None,
             None => match json_attr(a, "gen_ai.output.messages") {

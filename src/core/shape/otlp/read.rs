@@ -283,6 +283,7 @@ impl<'de> Visitor<'de> for SpanSeed {
                 id,
                 raw,
                 attrs,
+                messages: None,
             },
         )))
     }

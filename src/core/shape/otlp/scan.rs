@@ -67,6 +67,11 @@ pub(super) fn first_message(text: &str) -> Option<Option<Message>> {
     (s.i == s.b.len()).then_some(out)
 }
 
+/// The string the body `raw` of a string token the scan checked stands for.
+pub(super) fn decode_token(raw: &str) -> String {
+    Str { raw, escaped: true }.decode().into_owned()
+}
+
 /// A message with no text, no call and no finish reason.
 fn no_message() -> Message {
     Message {
@@ -82,6 +87,26 @@ fn no_message() -> Message {
 struct Str<'a> {
     raw: &'a str,
     escaped: bool,
+}
+
+impl<'a> Str<'a> {
+    /// The string the token stands for.
+    fn decode(self) -> Cow<'a, str> {
+        if !self.escaped {
+            return Cow::Borrowed(self.raw);
+        }
+        let (t, b) = (self.raw, self.raw.as_bytes());
+        let mut out = String::with_capacity(b.len());
+        let mut i = 0;
+        while let Some(n) = memchr::memchr(b'\\', &b[i..]) {
+            // the runs between escapes end at ASCII bytes: char boundaries
+            out.push_str(&t[i..i + n]);
+            out.push(escaped(b[i + n + 1]).unwrap_or('\u{fffd}'));
+            i += n + 2;
+        }
+        out.push_str(&t[i..]);
+        Cow::Owned(out)
+    }
 }
 
 /// Eight copies of a byte.
@@ -480,9 +505,11 @@ impl<'a> Scan<'a> {
     fn span(&mut self, at: SpanAt) -> Scanned<Option<(Kind, Span<'a>)>> {
         let mut raw = Fields::with_capacity(8);
         let mut attrs = None;
+        let mut messages = None;
         self.object(|s, k| {
             if k == "attributes" {
-                attrs = Some(s.attributes()?);
+                messages = None;
+                attrs = Some(s.attributes(&mut messages)?);
             } else if super::SPAN_MEMBERS.contains(&k) {
                 raw.push(k, s.value()?);
             } else {
@@ -502,18 +529,35 @@ impl<'a> Scan<'a> {
             return Err(Unsure);
         };
         let id = format!("{t}/{s}");
-        Ok(Some((kind, Span { at, id, raw, attrs })))
+        Ok(Some((
+            kind,
+            Span {
+                at,
+                id,
+                raw,
+                attrs,
+                messages,
+            },
+        )))
     }
 
     /// A span's `attributes`: `null` none, an array of `{key, value}` objects (a string
     /// `key`, a `value` or none) decoded; any other form is the typed walk's.
-    fn attributes(&mut self) -> Scanned<Fields<'a>> {
+    fn attributes(&mut self, messages: &mut Option<(usize, &'a str)>) -> Scanned<Fields<'a>> {
         let mut out = Fields::with_capacity(16);
         if self.peek()? == b'n' {
             self.literal(b"null")?;
             return Ok(out);
         }
         self.array(|s, _| {
+            if let Some((k, raw)) = s.raw_messages()? {
+                if let Some((at, earlier)) = messages.take() {
+                    out.0[at].1 = Value::String(decode_token(earlier));
+                }
+                *messages = Some((out.0.len(), raw));
+                out.push(k, Value::Null);
+                return Ok(());
+            }
             if let Some((k, v)) = s.key_value()? {
                 out.push(k, v);
                 return Ok(());
@@ -531,6 +575,30 @@ impl<'a> Scan<'a> {
             Ok(())
         })?;
         Ok(out)
+    }
+
+    /// The GenAI instrumentations' `{"key":"gen_ai.output.messages","value":{"stringValue":
+    /// "..."}}` at the cursor: `Some` with the key and the string token's raw body (checked,
+    /// not decoded); `None`, the cursor left where it was, for any other form.
+    #[inline]
+    fn raw_messages(&mut self) -> Scanned<Option<(&'a str, &'a str)>> {
+        const HEAD: &[u8] = b"{\"key\":\"gen_ai.output.messages\",\"value\":{\"stringValue\":\"";
+        if !self.b[self.i..].starts_with(HEAD) {
+            return Ok(None);
+        }
+        let start = self.i;
+        self.i += HEAD.len() - 1;
+        self.enter()?;
+        self.enter()?;
+        let token = self.string()?;
+        if self.b[self.i..].starts_with(b"}}") {
+            self.i += 2;
+            self.depth -= 2;
+            return Ok(Some(("gen_ai.output.messages", token.raw)));
+        }
+        self.depth -= 2;
+        self.i = start;
+        Ok(None)
     }
 
     /// The exporters' `{"key":"K","value":V}` (no white space, in that order) at the cursor:

@@ -1,0 +1,454 @@
+//! The first output message of `gen_ai.output.messages` read straight from the record's
+//! text (`docs/record-shapes.md#traces`): the attribute's JSON text is written there as a
+//! JSON string, every `"` of it as `\"`, every `\` as `\\`; this reader walks that escaped
+//! text as the JSON it stands for, without first building the string (which the byte scan,
+//! [`super::scan`], would decode only for [`super::scan::first_message`] to read again).
+//!
+//! It gives what [`super::scan::first_message`] gives for the decoded text, under the same
+//! rules, and `None` (the caller then decodes the string and reads it that way) at the
+//! first thing it is not sure of: a `\u` escape at either level, a number that is not an
+//! integer of at most 18 digits, `-0`, a raw control character inside a string, a member
+//! name with an escape, more than [`MAX_KEYS`] members in an object, nesting deeper than
+//! [`MAX_DEPTH`]. A test compares the two on texts built to trip it and on mutated ones.
+
+use super::Message;
+use crate::core::adapter::{self, ToolCall};
+use serde_json::{Map, Value};
+
+/// The deepest nesting read (the record's own nesting is far below serde_json's 128).
+const MAX_DEPTH: u32 = 32;
+
+/// The most members of one object read.
+const MAX_KEYS: usize = 32;
+
+/// The reader is not sure: the decoded text is read instead.
+struct Unsure;
+
+type Read<T> = Result<T, Unsure>;
+
+/// The first message of the JSON array whose text, escaped as a JSON string, is `raw` (the
+/// body of a string token the byte scan checked: no `\u`, no raw control character), as
+/// [`super::scan::first_message`] reads the decoded text; `None` when this reader leaves it.
+pub(super) fn first_message(raw: &str) -> Option<Option<Message>> {
+    let mut r = Esc {
+        t: raw,
+        b: raw.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    let out = r.first_message().ok()?;
+    r.ws();
+    (r.i == r.b.len()).then_some(out)
+}
+
+/// A message with no text, no call and no finish reason.
+fn no_message() -> Message {
+    Message {
+        text: None,
+        calls: Vec::new(),
+        finish: None,
+    }
+}
+
+/// The character a JSON two-character escape `\c` stands for (`None`: `\u`, or no escape).
+fn unescape(c: u8) -> Option<u8> {
+    Some(match c {
+        b'"' | b'\\' | b'/' => c,
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        _ => return None,
+    })
+}
+
+/// A cursor on the escaped text: byte `i` of the raw text.
+struct Esc<'a> {
+    t: &'a str,
+    b: &'a [u8],
+    i: usize,
+    depth: u32,
+}
+
+impl<'a> Esc<'a> {
+    /// The inner JSON's next byte and how many raw bytes it takes (an escape two).
+    #[inline]
+    fn at(&self) -> Option<(u8, usize)> {
+        match *self.b.get(self.i)? {
+            b'\\' => Some((unescape(*self.b.get(self.i + 1)?)?, 2)),
+            c => Some((c, 1)),
+        }
+    }
+
+    /// Skips the inner JSON's white space (a raw space, or an escaped `\n`, `\r`, `\t`).
+    fn ws(&mut self) {
+        while let Some((c, n)) = self.at() {
+            if !matches!(c, b' ' | b'\n' | b'\r' | b'\t') {
+                break;
+            }
+            self.i += n;
+        }
+    }
+
+    /// The inner JSON's next byte that is not white space (the cursor put on it).
+    fn peek(&mut self) -> Read<u8> {
+        self.ws();
+        self.at().map(|(c, _)| c).ok_or(Unsure)
+    }
+
+    /// Takes the inner byte `c` at the cursor (after white space).
+    fn eat(&mut self, c: u8) -> Read<()> {
+        self.ws();
+        match self.at() {
+            Some((x, n)) if x == c => {
+                self.i += n;
+                Ok(())
+            }
+            _ => Err(Unsure),
+        }
+    }
+
+    fn enter(&mut self) -> Read<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Unsure);
+        }
+        Ok(())
+    }
+
+    /// An object, `member` called with each member's name (the cursor on its value, which
+    /// `member` reads whole); a repeated name is refused.
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Read<()>) -> Read<()> {
+        self.eat(b'{')?;
+        self.enter()?;
+        if self.peek()? == b'}' {
+            self.eat(b'}')?;
+            self.depth -= 1;
+            return Ok(());
+        }
+        let mut names: [&str; MAX_KEYS] = [""; MAX_KEYS];
+        let mut n = 0;
+        loop {
+            let k = self.name()?;
+            if n == MAX_KEYS || names[..n].contains(&k) {
+                return Err(Unsure);
+            }
+            names[n] = k;
+            n += 1;
+            self.eat(b':')?;
+            member(self, k)?;
+            match self.peek()? {
+                b',' => self.eat(b',')?,
+                b'}' => {
+                    self.eat(b'}')?;
+                    break;
+                }
+                _ => return Err(Unsure),
+            }
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// An array, `element` called with each element's index (the cursor on it).
+    fn array(&mut self, mut element: impl FnMut(&mut Self, usize) -> Read<()>) -> Read<()> {
+        self.eat(b'[')?;
+        self.enter()?;
+        if self.peek()? == b']' {
+            self.eat(b']')?;
+            self.depth -= 1;
+            return Ok(());
+        }
+        for k in 0.. {
+            element(self, k)?;
+            match self.peek()? {
+                b',' => self.eat(b',')?,
+                b']' => {
+                    self.eat(b']')?;
+                    break;
+                }
+                _ => return Err(Unsure),
+            }
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// A member name without any escape (written `\"name\"`): borrowed from the text.
+    fn name(&mut self) -> Read<&'a str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        // the name ends at the next backslash, which must open the closing `\"`
+        let n = memchr::memchr(b'\\', &self.b[start..]).ok_or(Unsure)?;
+        if self.b.get(start + n + 1) != Some(&b'"') {
+            return Err(Unsure);
+        }
+        self.i = start + n + 2;
+        Ok(&self.t[start..start + n])
+    }
+
+    /// An inner string's value: its bytes decoded at both levels (byte by byte: the JSON
+    /// texts proposals are have an escape every few bytes, too close for a search).
+    fn text(&mut self) -> Read<String> {
+        self.eat(b'"')?;
+        let b = self.b;
+        let mut out: Vec<u8> = Vec::with_capacity((b.len() - self.i).min(512));
+        let mut i = self.i;
+        loop {
+            let c = *b.get(i).ok_or(Unsure)?;
+            if c != b'\\' {
+                // a raw byte is plain text at both levels
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            match b.get(i + 1) {
+                // `\"`: the inner string's closing quote
+                Some(b'"') => {
+                    i += 2;
+                    break;
+                }
+                // `\\`: an inner escape, its letter itself written `\"`, `\\` or plain
+                Some(b'\\') => {
+                    let (e, len) = match b.get(i + 2) {
+                        Some(b'\\') => (unescape(*b.get(i + 3).ok_or(Unsure)?).ok_or(Unsure)?, 2),
+                        Some(&e) => (e, 1),
+                        None => return Err(Unsure),
+                    };
+                    out.push(unescape(e).ok_or(Unsure)?);
+                    i += 2 + len;
+                }
+                // any other outer escape: a control character or `/` in the inner string
+                // (the first not JSON, the second rare): left to the decoded reading
+                _ => return Err(Unsure),
+            }
+        }
+        self.i = i;
+        String::from_utf8(out).map_err(|_| Unsure)
+    }
+
+    /// An inner integer (see the module doc for the numbers read).
+    fn number(&mut self) -> Read<Value> {
+        let (b, start) = (self.b, self.i);
+        let mut j = start + usize::from(b.get(start) == Some(&b'-'));
+        match b.get(j) {
+            Some(b'0') => j += 1,
+            Some(b'1'..=b'9') => {
+                while b.get(j).is_some_and(u8::is_ascii_digit) {
+                    j += 1;
+                }
+            }
+            _ => return Err(Unsure),
+        }
+        let token = &self.t[start..j];
+        if matches!(b.get(j), Some(b'.' | b'e' | b'E')) || j - start > 18 || token == "-0" {
+            return Err(Unsure);
+        }
+        self.i = j;
+        Ok(if token.starts_with('-') {
+            Value::from(token.parse::<i64>().map_err(|_| Unsure)?)
+        } else {
+            Value::from(token.parse::<u64>().map_err(|_| Unsure)?)
+        })
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Read<()> {
+        if !self.b[self.i..].starts_with(word) {
+            return Err(Unsure);
+        }
+        self.i += word.len();
+        Ok(())
+    }
+
+    /// Any inner value, built as the strict parse builds it.
+    fn value(&mut self) -> Read<Value> {
+        Ok(match self.peek()? {
+            b'"' => Value::String(self.text()?),
+            b'{' => {
+                let mut m = Map::new();
+                self.object(|s, k| {
+                    let v = s.value()?;
+                    m.insert(k.to_owned(), v);
+                    Ok(())
+                })?;
+                Value::Object(m)
+            }
+            b'[' => {
+                let mut a = Vec::new();
+                self.array(|s, _| {
+                    a.push(s.value()?);
+                    Ok(())
+                })?;
+                Value::Array(a)
+            }
+            b't' => self.literal(b"true").map(|()| Value::Bool(true))?,
+            b'f' => self.literal(b"false").map(|()| Value::Bool(false))?,
+            b'n' => self.literal(b"null").map(|()| Value::Null)?,
+            _ => self.number()?,
+        })
+    }
+
+    /// Any inner value, checked, building nothing but its strings.
+    fn skip(&mut self) -> Read<()> {
+        match self.peek()? {
+            b'"' => self.text().map(|_| ()),
+            b'{' => self.object(|s, _| s.skip()),
+            b'[' => self.array(|s, _| s.skip()),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => self.number().map(|_| ()),
+        }
+    }
+
+    /// A string's value, `None` for any other value (checked).
+    fn string_or_none(&mut self) -> Read<Option<String>> {
+        if self.peek()? == b'"' {
+            return self.text().map(Some);
+        }
+        self.skip().map(|()| None)
+    }
+
+    /// An array of messages: its first message, the others checked.
+    fn first_message(&mut self) -> Read<Option<Message>> {
+        let mut first = None;
+        self.array(|s, k| {
+            if k == 0 {
+                first = Some(s.message()?);
+                Ok(())
+            } else {
+                s.skip()
+            }
+        })?;
+        Ok(first)
+    }
+
+    /// A message: an object's `parts` and string `finish_reason`; any other value a message
+    /// with neither.
+    fn message(&mut self) -> Read<Message> {
+        let mut m = no_message();
+        if self.peek()? != b'{' {
+            self.skip()?;
+            return Ok(m);
+        }
+        self.object(|s, k| {
+            match k {
+                "parts" => (m.text, m.calls) = s.parts()?,
+                "finish_reason" => m.finish = s.string_or_none()?,
+                _ => s.skip()?,
+            }
+            Ok(())
+        })?;
+        Ok(m)
+    }
+
+    /// A message's `parts`: an array's `text` parts' string content joined and its
+    /// `tool_call` parts as calls; any other value none.
+    fn parts(&mut self) -> Read<(Option<String>, Vec<ToolCall>)> {
+        let (mut text, mut calls): (Option<String>, Vec<ToolCall>) = (None, Vec::new());
+        if self.peek()? != b'[' {
+            self.skip()?;
+            return Ok((text, calls));
+        }
+        self.array(|s, _| {
+            if s.peek()? != b'{' {
+                return s.skip();
+            }
+            let (mut kind, mut content, mut name, mut id, mut args) =
+                (None, None, None, None, None);
+            s.object(|s, k| {
+                match k {
+                    "type" => kind = s.string_or_none()?,
+                    "content" => content = s.string_or_none()?,
+                    "name" => name = s.string_or_none()?,
+                    "id" => id = s.string_or_none()?,
+                    "arguments" => args = Some(s.value()?),
+                    _ => s.skip()?,
+                }
+                Ok(())
+            })?;
+            match kind.as_deref() {
+                Some("text") => {
+                    if let Some(c) = content {
+                        match &mut text {
+                            None => text = Some(c),
+                            Some(t) => t.push_str(&c),
+                        }
+                    }
+                }
+                Some("tool_call") => calls.push(ToolCall {
+                    name,
+                    id,
+                    args: adapter::args_text_or_value(args.as_ref()),
+                }),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok((text, calls))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// `text` written as the body of a JSON string token (what the record holds).
+    fn escape(text: &str) -> String {
+        let token = serde_json::to_string(text).expect("a string");
+        token[1..token.len() - 1].to_owned()
+    }
+
+    /// The escaped reading gives the byte scan's first message of the decoded text on every
+    /// text it reads: texts built to trip it, and a typical text with a byte deleted or a
+    /// character put in at every place, and that text written with white space escaped.
+    #[test]
+    fn the_escaped_reading_is_the_scans() {
+        let typical = r#"[{"role":"assistant","parts":[{"type":"text","content":"{\"a\":1,\"b\":[true,null],\"c\":\"x\\/y\\n\"}"},{"type":"tool_call","id":"c1","name":"refund","arguments":{"amount":12,"note":"a \"b\""}}],"finish_reason":"stop"},{"role":"x","n":[1,-2]}]"#;
+        let texts = [
+            typical,
+            "[]",
+            "[\n  {\"parts\": [\t{\"type\": \"text\", \"content\": \"ab\"}],\r\n \"finish_reason\": \"length\"}\n]",
+            r#"[{"parts":[{"type":"text","content":"ab"},{"type":"text","content":"cd"},{"type":"text","content":7},{"type":"text"}]}]"#,
+            r#"[{"parts":[{"type":"tool_call","name":7,"arguments":"{\"x\":1}"},{"type":"tool_call","arguments":null}]}]"#,
+            r#"[{"parts":[{"type":"reasoning","content":"hm"},"text",7,null,[1,{"a":2}],{"content":"no type"}]}]"#,
+            r#"[{"parts":{"type":"text","content":"not a list"},"finish_reason":["stop"]}]"#,
+            r#"["a string", {"parts":[{"type":"text","content":"second é 日本"}]}]"#,
+            r#"[7]"#,
+            r#"[{"finish_reason":"length"},{"x":false}]"#,
+        ];
+        for t in texts {
+            let raw = escape(t);
+            let read = super::first_message(&raw);
+            assert!(read.is_some(), "left: {t}");
+            assert_eq!(read, super::super::scan::first_message(t), "{t}");
+        }
+        for t in [
+            r#"{"parts":[]}"#,
+            r#"[{"parts":[],"parts":[]}]"#,
+            r#"[0.5]"#,
+            r#"[-0]"#,
+            r#"["\u00e9"]"#,
+            "[\"tab\tin a string\"]",
+            r#"[{"a\/b":1}]"#,
+            r#"[1] 2"#,
+        ] {
+            assert_eq!(super::first_message(&escape(t)), None, "{t}");
+        }
+        let mut read = 0;
+        for i in 0..typical.len() {
+            let mut mutated = vec![format!("{}{}", &typical[..i], &typical[i + 1..])];
+            for c in [
+                "\"", "{", "}", "[", "]", ",", ":", "\\", "0", "a", " ", "\n",
+            ] {
+                mutated.push(format!("{}{c}{}", &typical[..i], &typical[i..]));
+            }
+            for t in &mutated {
+                if let Some(m) = super::first_message(&escape(t)) {
+                    assert_eq!(Some(m), super::super::scan::first_message(t), "{t}");
+                    read += 1;
+                }
+            }
+        }
+        assert!(read > 800, "{read} mutated texts read");
+    }
+}
