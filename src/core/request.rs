@@ -775,16 +775,15 @@ impl Requests {
 /// found as `"key"` is (JSON, RFC 8259 section 7).
 pub fn may_be_request(bytes: &[u8]) -> bool {
     use crate::core::prescan::holds;
-    // `"request` begins both `"request"` and `"requests"`: one search rules out both pairs
-    // on most lines that are not requests
-    let request = holds!(bytes, b"\"request");
     let plain = (holds!(bytes, b"\"custom_id\"")
         && (holds!(bytes, b"\"method\"")
             || holds!(bytes, b"\"url\"")
             || holds!(bytes, b"\"params\"")))
-        || (request
-            && ((holds!(bytes, b"\"key\"") && holds!(bytes, b"\"request\""))
-                || holds!(bytes, b"\"requests\"")));
+        || {
+            // `"request"` and `"requests"` from one search for what they begin with
+            let (request, requests) = request_names(bytes);
+            requests || (request && holds!(bytes, b"\"key\""))
+        };
     if plain || !escapes_a_letter(bytes) {
         return plain;
     }
@@ -795,6 +794,25 @@ pub fn may_be_request(bytes: &[u8]) -> bool {
     (key("custom_id") && (key("method") || key("url") || key("params")))
         || (key("key") && key("request"))
         || key("requests")
+}
+
+/// Whether the bytes hold `"request"` and whether they hold `"requests"`, from one search
+/// for `"request` (which cannot overlap itself: every match is found).
+fn request_names(bytes: &[u8]) -> (bool, bool) {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"request"));
+    let (mut request, mut requests) = (false, false);
+    for at in FINDER.find_iter(bytes) {
+        match &bytes[at + 8..] {
+            [b'"', ..] => request = true,
+            [b's', b'"', ..] => requests = true,
+            _ => {}
+        }
+        if request && requests {
+            break;
+        }
+    }
+    (request, requests)
 }
 
 /// Whether the bytes hold a `\u` escape of an ASCII letter or `_` (`\u0041` to `\u007a`), as
