@@ -552,3 +552,48 @@ fn a_rule_over_map_keys_is_deterministic() {
         .collect();
     assert_eq!(outcomes.len(), 1);
 }
+
+/// A span of tens of thousands of attributes (as a list and as an object) is read in time
+/// linear in them, as the record's parse is: one verdict each, the deprecated completion's
+/// calls all read (regression: a linear search per attribute lookup made it quadratic, a
+/// hang of minutes).
+#[test]
+fn a_span_of_many_attributes_is_one_verdict_not_a_hang() {
+    const N: usize = 40_000;
+    let mut attrs = vec![json!({"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}})];
+    for n in 0..N {
+        attrs.push(json!({"key": format!("gen_ai.completion.0.tool_calls.{n}.name"), "value": {"stringValue": "refund"}}));
+    }
+    let as_object: serde_json::Map<String, Value> = attrs
+        .iter()
+        .map(|a| (a["key"].as_str().unwrap().to_owned(), a["value"].clone()))
+        .collect();
+    let line = |id: &str, attributes: Value| {
+        record(json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": "t", "spanId": id, "attributes": attributes}]}]}]}))
+    };
+    let log = format!(
+        "{}\n{}\n",
+        line("list", Value::Array(attrs)),
+        line("object", Value::Object(as_object))
+    );
+    let ws = workspace(&json!({"type": "object"}), &[("spans.jsonl", log)]);
+    let r = run(
+        &["check", "--format", "jsonl", "."],
+        ws.path(),
+        Duration::from_secs(60),
+    );
+    let verdicts = common::jsonl_verdicts(&r.stdout);
+    assert_eq!(verdicts.len(), 2, "{}", r.stderr);
+    for (v, id) in verdicts.iter().zip(["t/list", "t/object"]) {
+        assert_eq!(v["id"], id);
+        assert_eq!(
+            (&v["stage"], &v["reason"]),
+            (&json!("input"), &json!("INVALID_CAPTURE")),
+            "{}",
+            &v.to_string()[..300]
+        );
+        let m = v["errors"][0]["message"].as_str().unwrap();
+        assert!(m.starts_with(&format!("{N} tool calls (")), "{}", &m[..100]);
+    }
+}

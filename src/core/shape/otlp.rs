@@ -80,7 +80,7 @@ impl Span<'_> {
     /// scan kept it raw.
     fn decode_messages(&mut self) {
         if let Some((at, raw)) = self.messages.take() {
-            self.attrs.0[at].1 = Value::String(scan::decode_token(raw));
+            self.attrs.set(at, Value::String(scan::decode_token(raw)));
         }
     }
 }
@@ -118,54 +118,107 @@ impl std::fmt::Display for SpanAt {
 /// Named JSON values in the order read: a span's members or its decoded attributes, an
 /// event's attributes. A name given twice is read as its last value (a later attribute
 /// wins, as OTLP's `KeyValue` lists are read); names borrow from the record text when
-/// they have no escape. A handful of names per span: a linear search beats a map.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub(super) struct Fields<'a>(Vec<(std::borrow::Cow<'a, str>, Value)>);
+/// they have no escape. A handful of names per span: a linear search beats a map, up to
+/// [`Fields::LINEAR`] names; past that (a hostile span of a million attributes) a map
+/// of each name's last place, built at the first lookup, keeps every lookup O(1).
+#[derive(Debug, Default, Clone)]
+pub(super) struct Fields<'a> {
+    list: Vec<(std::borrow::Cow<'a, str>, Value)>,
+    /// Past [`Fields::LINEAR`] names: each name's last place.
+    index: std::cell::OnceCell<std::collections::HashMap<String, usize>>,
+}
+
+impl PartialEq for Fields<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.list == other.list
+    }
+}
 
 impl<'a> Fields<'a> {
+    /// The most names searched one by one.
+    const LINEAR: usize = 32;
+
+    /// Where the last value of `name` is.
+    #[inline]
+    pub fn last_index(&self, name: &str) -> Option<usize> {
+        if self.list.len() <= Self::LINEAR {
+            return self.list.iter().rposition(|(n, _)| n == name);
+        }
+        self.index
+            .get_or_init(|| {
+                let mut m = std::collections::HashMap::with_capacity(self.list.len());
+                for (i, (n, _)) in self.list.iter().enumerate() {
+                    m.insert(n.to_string(), i);
+                }
+                m
+            })
+            .get(name)
+            .copied()
+    }
+
     /// The value of `name` (its last one).
+    #[inline]
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v)
+        self.last_index(name).map(|i| &self.list[i].1)
     }
 
     /// Whether `name` is there.
+    #[inline]
     pub fn contains(&self, name: &str) -> bool {
-        self.0.iter().any(|(n, _)| n == name)
+        self.last_index(name).is_some()
     }
 
     /// The names, in the order read (a repeated name each time).
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|(n, _)| &**n)
-    }
-
-    /// Where the last value of `name` is.
-    pub fn last_index(&self, name: &str) -> Option<usize> {
-        self.0.iter().rposition(|(n, _)| n == name)
+        self.list.iter().map(|(n, _)| &**n)
     }
 
     /// Room for `n` names.
+    #[inline]
     pub fn with_capacity(n: usize) -> Self {
-        Fields(Vec::with_capacity(n))
+        Fields {
+            list: Vec::with_capacity(n),
+            index: std::cell::OnceCell::new(),
+        }
     }
 
     /// Takes the value of `name` (its last one) out, leaving `null`.
+    #[inline]
     pub fn take(&mut self, name: &str) -> Option<Value> {
-        self.0
-            .iter_mut()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.take())
+        let i = self.last_index(name)?;
+        Some(self.list[i].1.take())
     }
 
     /// Adds `name` (a later value of a name wins in [`Fields::get`]).
+    #[inline]
     pub fn push(&mut self, name: impl Into<std::borrow::Cow<'a, str>>, value: Value) {
-        self.0.push((name.into(), value));
+        let name = name.into();
+        if self.list.len() >= Self::LINEAR
+            && let Some(m) = self.index.get_mut()
+        {
+            m.insert(name.to_string(), self.list.len());
+        }
+        self.list.push((name, value));
+    }
+
+    /// How many values.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Replaces the value at place `i`.
+    pub fn set(&mut self, i: usize, value: Value) {
+        self.list[i].1 = value;
     }
 }
 
 impl From<Map<String, Value>> for Fields<'static> {
     fn from(map: Map<String, Value>) -> Self {
-        Fields(map.into_iter().map(|(k, v)| (k.into(), v)).collect())
+        let mut out = Fields::with_capacity(map.len());
+        for (k, v) in map {
+            out.push(k, v);
+        }
+        out
     }
 }
 
@@ -1113,6 +1166,30 @@ pub(super) fn tool_result(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Fields read the same below and past the linear search's limit: the last value of
+    /// a name wins, before and after the map is built, and after a push or a take.
+    #[test]
+    fn fields_read_alike_at_every_size() {
+        for n in [1, Fields::LINEAR, Fields::LINEAR + 1, 1000] {
+            let mut f = Fields::default();
+            for i in 0..n {
+                f.push(format!("k{}", i % 7), json!(i));
+            }
+            let last = |k: usize| (0..n).rev().find(|i| i % 7 == k).map(|i| json!(i));
+            for k in 0..7 {
+                assert_eq!(f.get(&format!("k{k}")).cloned(), last(k), "{n} k{k}");
+            }
+            assert_eq!(f.get("absent"), None);
+            f.push("k0", json!("later"));
+            assert_eq!(f.get("k0"), Some(&json!("later")), "{n}");
+            assert!(f.contains("k0") && !f.contains("k7"));
+            assert_eq!(f.take("k0"), Some(json!("later")));
+            assert_eq!(f.get("k0"), Some(&Value::Null));
+            assert_eq!(f.last_index("k0"), Some(n));
+            assert_eq!(f.keys().count(), n + 1);
+        }
+    }
 
     #[test]
     fn any_values_decode() {

@@ -552,9 +552,9 @@ impl<'a> Scan<'a> {
         self.array(|s, _| {
             if let Some((k, raw)) = s.raw_messages()? {
                 if let Some((at, earlier)) = messages.take() {
-                    out.0[at].1 = Value::String(decode_token(earlier));
+                    out.set(at, Value::String(decode_token(earlier)));
                 }
-                *messages = Some((out.0.len(), raw));
+                *messages = Some((out.len(), raw));
                 out.push(k, Value::Null);
                 return Ok(());
             }
