@@ -33,6 +33,7 @@ use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Finding, Reason, ResponseInfo, TokenUsage};
 use serde_json::{Map, Value};
 
+mod cursor;
 mod escaped;
 mod ids;
 mod messages;

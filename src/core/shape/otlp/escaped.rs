@@ -12,19 +12,14 @@
 //! [`MAX_DEPTH`]. A test compares the two on texts built to trip it and on mutated ones.
 
 use super::Message;
-use crate::core::adapter::{self, ToolCall};
-use serde_json::{Map, Value};
+use super::cursor::{Cursor, Scanned, Unsure};
+use serde_json::Value;
 
 /// The deepest nesting read (the record's own nesting is far below serde_json's 128).
 const MAX_DEPTH: u32 = 32;
 
 /// The most members of one object read.
 const MAX_KEYS: usize = 32;
-
-/// The reader is not sure: the decoded text is read instead.
-struct Unsure;
-
-type Read<T> = Result<T, Unsure>;
 
 /// The first message of the JSON array whose text, escaped as a JSON string, is `raw` (the
 /// body of a string token the byte scan checked: no `\u`, no raw control character), as
@@ -39,15 +34,6 @@ pub(super) fn first_message(raw: &str) -> Option<Option<Message>> {
     let out = r.first_message().ok()?;
     r.ws();
     (r.i == r.b.len()).then_some(out)
-}
-
-/// A message with no text, no call and no finish reason.
-fn no_message() -> Message {
-    Message {
-        text: None,
-        calls: Vec::new(),
-        finish: None,
-    }
 }
 
 /// The character a JSON two-character escape `\c` stands for (`None`: `\u`, or no escape).
@@ -91,14 +77,8 @@ impl<'a> Esc<'a> {
         }
     }
 
-    /// The inner JSON's next byte that is not white space (the cursor put on it).
-    fn peek(&mut self) -> Read<u8> {
-        self.ws();
-        self.at().map(|(c, _)| c).ok_or(Unsure)
-    }
-
     /// Takes the inner byte `c` at the cursor (after white space).
-    fn eat(&mut self, c: u8) -> Read<()> {
+    fn eat(&mut self, c: u8) -> Scanned<()> {
         self.ws();
         match self.at() {
             Some((x, n)) if x == c => {
@@ -109,7 +89,7 @@ impl<'a> Esc<'a> {
         }
     }
 
-    fn enter(&mut self) -> Read<()> {
+    fn enter(&mut self) -> Scanned<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(Unsure);
@@ -117,66 +97,8 @@ impl<'a> Esc<'a> {
         Ok(())
     }
 
-    /// An object, `member` called with each member's name (the cursor on its value, which
-    /// `member` reads whole); a repeated name is refused.
-    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Read<()>) -> Read<()> {
-        self.eat(b'{')?;
-        self.enter()?;
-        if self.peek()? == b'}' {
-            self.eat(b'}')?;
-            self.depth -= 1;
-            return Ok(());
-        }
-        let mut names: [&str; MAX_KEYS] = [""; MAX_KEYS];
-        let mut n = 0;
-        loop {
-            let k = self.name()?;
-            if n == MAX_KEYS || names[..n].contains(&k) {
-                return Err(Unsure);
-            }
-            names[n] = k;
-            n += 1;
-            self.eat(b':')?;
-            member(self, k)?;
-            match self.peek()? {
-                b',' => self.eat(b',')?,
-                b'}' => {
-                    self.eat(b'}')?;
-                    break;
-                }
-                _ => return Err(Unsure),
-            }
-        }
-        self.depth -= 1;
-        Ok(())
-    }
-
-    /// An array, `element` called with each element's index (the cursor on it).
-    fn array(&mut self, mut element: impl FnMut(&mut Self, usize) -> Read<()>) -> Read<()> {
-        self.eat(b'[')?;
-        self.enter()?;
-        if self.peek()? == b']' {
-            self.eat(b']')?;
-            self.depth -= 1;
-            return Ok(());
-        }
-        for k in 0.. {
-            element(self, k)?;
-            match self.peek()? {
-                b',' => self.eat(b',')?,
-                b']' => {
-                    self.eat(b']')?;
-                    break;
-                }
-                _ => return Err(Unsure),
-            }
-        }
-        self.depth -= 1;
-        Ok(())
-    }
-
     /// A member name without any escape (written `\"name\"`): borrowed from the text.
-    fn name(&mut self) -> Read<&'a str> {
+    fn name(&mut self) -> Scanned<&'a str> {
         self.eat(b'"')?;
         let start = self.i;
         // the name ends at the next backslash, which must open the closing `\"`
@@ -190,7 +112,7 @@ impl<'a> Esc<'a> {
 
     /// An inner string's value: its bytes decoded at both levels (byte by byte: the JSON
     /// texts proposals are have an escape every few bytes, too close for a search).
-    fn text(&mut self) -> Read<String> {
+    fn text(&mut self) -> Scanned<String> {
         self.eat(b'"')?;
         let b = self.b;
         let mut out: Vec<u8> = Vec::with_capacity((b.len() - self.i).min(512));
@@ -227,166 +149,88 @@ impl<'a> Esc<'a> {
         self.i = i;
         String::from_utf8(out).map_err(|_| Unsure)
     }
+}
 
-    /// An inner integer (see the module doc for the numbers read).
-    fn number(&mut self) -> Read<Value> {
-        let (b, start) = (self.b, self.i);
-        let mut j = start + usize::from(b.get(start) == Some(&b'-'));
-        match b.get(j) {
-            Some(b'0') => j += 1,
-            Some(b'1'..=b'9') => {
-                while b.get(j).is_some_and(u8::is_ascii_digit) {
-                    j += 1;
-                }
-            }
-            _ => return Err(Unsure),
-        }
-        let token = &self.t[start..j];
-        if matches!(b.get(j), Some(b'.' | b'e' | b'E')) || j - start > 18 || token == "-0" {
-            return Err(Unsure);
-        }
-        self.i = j;
-        Ok(if token.starts_with('-') {
-            Value::from(token.parse::<i64>().map_err(|_| Unsure)?)
-        } else {
-            Value::from(token.parse::<u64>().map_err(|_| Unsure)?)
-        })
+impl<'a> Cursor<'a> for Esc<'a> {
+    /// The inner JSON's next byte that is not white space (the cursor put on it).
+    fn peek(&mut self) -> Scanned<u8> {
+        self.ws();
+        self.at().map(|(c, _)| c).ok_or(Unsure)
     }
-
-    fn literal(&mut self, word: &[u8]) -> Read<()> {
-        if !self.b[self.i..].starts_with(word) {
-            return Err(Unsure);
+    /// An object, `member` called with each member's name (the cursor on its value, which
+    /// `member` reads whole); a repeated name is refused.
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Scanned<()>) -> Scanned<()> {
+        self.eat(b'{')?;
+        self.enter()?;
+        if self.peek()? == b'}' {
+            self.eat(b'}')?;
+            self.depth -= 1;
+            return Ok(());
         }
-        self.i += word.len();
+        let mut names: [&str; MAX_KEYS] = [""; MAX_KEYS];
+        let mut n = 0;
+        loop {
+            let k = self.name()?;
+            if n == MAX_KEYS || names[..n].contains(&k) {
+                return Err(Unsure);
+            }
+            names[n] = k;
+            n += 1;
+            self.eat(b':')?;
+            member(self, k)?;
+            match self.peek()? {
+                b',' => self.eat(b',')?,
+                b'}' => {
+                    self.eat(b'}')?;
+                    break;
+                }
+                _ => return Err(Unsure),
+            }
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+    /// An array, `element` called with each element's index (the cursor on it).
+    fn array(&mut self, mut element: impl FnMut(&mut Self, usize) -> Scanned<()>) -> Scanned<()> {
+        self.eat(b'[')?;
+        self.enter()?;
+        if self.peek()? == b']' {
+            self.eat(b']')?;
+            self.depth -= 1;
+            return Ok(());
+        }
+        for k in 0.. {
+            element(self, k)?;
+            match self.peek()? {
+                b',' => self.eat(b',')?,
+                b']' => {
+                    self.eat(b']')?;
+                    break;
+                }
+                _ => return Err(Unsure),
+            }
+        }
+        self.depth -= 1;
         Ok(())
     }
 
-    /// Any inner value, built as the strict parse builds it.
-    fn value(&mut self) -> Read<Value> {
-        Ok(match self.peek()? {
-            b'"' => Value::String(self.text()?),
-            b'{' => {
-                let mut m = Map::new();
-                self.object(|s, k| {
-                    let v = s.value()?;
-                    m.insert(k.to_owned(), v);
-                    Ok(())
-                })?;
-                Value::Object(m)
-            }
-            b'[' => {
-                let mut a = Vec::new();
-                self.array(|s, _| {
-                    a.push(s.value()?);
-                    Ok(())
-                })?;
-                Value::Array(a)
-            }
-            b't' => self.literal(b"true").map(|()| Value::Bool(true))?,
-            b'f' => self.literal(b"false").map(|()| Value::Bool(false))?,
-            b'n' => self.literal(b"null").map(|()| Value::Null)?,
-            _ => self.number()?,
-        })
+    fn owned_text(&mut self) -> Scanned<String> {
+        self.text()
     }
 
-    /// Any inner value, checked, building nothing but its strings.
-    fn skip(&mut self) -> Read<()> {
-        match self.peek()? {
-            b'"' => self.text().map(|_| ()),
-            b'{' => self.object(|s, _| s.skip()),
-            b'[' => self.array(|s, _| s.skip()),
-            b't' => self.literal(b"true"),
-            b'f' => self.literal(b"false"),
-            b'n' => self.literal(b"null"),
-            _ => self.number().map(|_| ()),
-        }
+    fn skip_text(&mut self) -> Scanned<()> {
+        self.text().map(|_| ())
     }
 
-    /// A string's value, `None` for any other value (checked).
-    fn string_or_none(&mut self) -> Read<Option<String>> {
-        if self.peek()? == b'"' {
-            return self.text().map(Some);
-        }
-        self.skip().map(|()| None)
+    fn number(&mut self) -> Scanned<Value> {
+        let (v, end) = super::cursor::integer(self.t, self.i)?;
+        self.i = end;
+        Ok(v)
     }
 
-    /// An array of messages: its first message, the others checked.
-    fn first_message(&mut self) -> Read<Option<Message>> {
-        let mut first = None;
-        self.array(|s, k| {
-            if k == 0 {
-                first = Some(s.message()?);
-                Ok(())
-            } else {
-                s.skip()
-            }
-        })?;
-        Ok(first)
-    }
-
-    /// A message: an object's `parts` and string `finish_reason`; any other value a message
-    /// with neither.
-    fn message(&mut self) -> Read<Message> {
-        let mut m = no_message();
-        if self.peek()? != b'{' {
-            self.skip()?;
-            return Ok(m);
-        }
-        self.object(|s, k| {
-            match k {
-                "parts" => (m.text, m.calls) = s.parts()?,
-                "finish_reason" => m.finish = s.string_or_none()?,
-                _ => s.skip()?,
-            }
-            Ok(())
-        })?;
-        Ok(m)
-    }
-
-    /// A message's `parts`: an array's `text` parts' string content joined and its
-    /// `tool_call` parts as calls; any other value none.
-    fn parts(&mut self) -> Read<(Option<String>, Vec<ToolCall>)> {
-        let (mut text, mut calls): (Option<String>, Vec<ToolCall>) = (None, Vec::new());
-        if self.peek()? != b'[' {
-            self.skip()?;
-            return Ok((text, calls));
-        }
-        self.array(|s, _| {
-            if s.peek()? != b'{' {
-                return s.skip();
-            }
-            let (mut kind, mut content, mut name, mut id, mut args) =
-                (None, None, None, None, None);
-            s.object(|s, k| {
-                match k {
-                    "type" => kind = s.string_or_none()?,
-                    "content" => content = s.string_or_none()?,
-                    "name" => name = s.string_or_none()?,
-                    "id" => id = s.string_or_none()?,
-                    "arguments" => args = Some(s.value()?),
-                    _ => s.skip()?,
-                }
-                Ok(())
-            })?;
-            match kind.as_deref() {
-                Some("text") => {
-                    if let Some(c) = content {
-                        match &mut text {
-                            None => text = Some(c),
-                            Some(t) => t.push_str(&c),
-                        }
-                    }
-                }
-                Some("tool_call") => calls.push(ToolCall {
-                    name,
-                    id,
-                    args: adapter::args_text_or_value(args.as_ref()),
-                }),
-                _ => {}
-            }
-            Ok(())
-        })?;
-        Ok((text, calls))
+    fn literal(&mut self, word: &[u8]) -> Scanned<()> {
+        self.i = super::cursor::literal(self.b, self.i, word)?;
+        Ok(())
     }
 }
 

@@ -20,8 +20,8 @@
 //! escapes; a repeated member name in any object refused), so on every text it reads the
 //! two readings agree, which a test checks on every sample and on mutated lines.
 
+use super::cursor::{Cursor, Scanned, Unsure};
 use super::{Fields, Kind, Message, Span, SpanAt, any_value_owned, kind};
-use crate::core::adapter::{self, ToolCall};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -31,11 +31,6 @@ const MAX_DEPTH: u32 = 64;
 /// The most members of one object the scan reads (their names are checked for repeats one
 /// against another).
 const MAX_KEYS: usize = 32;
-
-/// The scan is not sure: the typed walk reads the text.
-struct Unsure;
-
-type Scanned<T> = Result<T, Unsure>;
 
 /// The LLM and tool spans of the record `text`, as [`super::read::spans`] gives them;
 /// `None` when the scan leaves the text to it (see the module doc).
@@ -70,15 +65,6 @@ pub(super) fn first_message(text: &str) -> Option<Option<Message>> {
 /// The string the body `raw` of a string token the scan checked stands for.
 pub(super) fn decode_token(raw: &str) -> String {
     Str { raw, escaped: true }.decode().into_owned()
-}
-
-/// A message with no text, no call and no finish reason.
-fn no_message() -> Message {
-    Message {
-        text: None,
-        calls: Vec::new(),
-        finish: None,
-    }
 }
 
 /// A string token: its text between the quotes, and whether that has an escape (one of
@@ -192,87 +178,12 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// The next byte that is not white space (the cursor put on it).
-    #[inline]
-    fn peek(&mut self) -> Scanned<u8> {
-        self.ws();
-        self.b.get(self.i).copied().ok_or(Unsure)
-    }
-
     #[inline]
     fn enter(&mut self) -> Scanned<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(Unsure);
         }
-        Ok(())
-    }
-
-    /// Reads an object, calling `member` with each member's name, the cursor on its value
-    /// (which `member` reads whole). A repeated name is refused.
-    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Scanned<()>) -> Scanned<()> {
-        if self.peek()? != b'{' {
-            return Err(Unsure);
-        }
-        self.i += 1;
-        self.enter()?;
-        if self.peek()? == b'}' {
-            self.i += 1;
-            self.depth -= 1;
-            return Ok(());
-        }
-        let mut names: [&str; MAX_KEYS] = [""; MAX_KEYS];
-        let mut n = 0;
-        loop {
-            let k = self.string()?;
-            if k.escaped || n == MAX_KEYS || names[..n].contains(&k.raw) {
-                return Err(Unsure);
-            }
-            names[n] = k.raw;
-            n += 1;
-            if self.peek()? != b':' {
-                return Err(Unsure);
-            }
-            self.i += 1;
-            member(self, k.raw)?;
-            match self.peek()? {
-                b',' => self.i += 1,
-                b'}' => {
-                    self.i += 1;
-                    break;
-                }
-                _ => return Err(Unsure),
-            }
-        }
-        self.depth -= 1;
-        Ok(())
-    }
-
-    /// Reads an array, calling `element` with each element's index, the cursor on it
-    /// (which `element` reads whole).
-    fn array(&mut self, mut element: impl FnMut(&mut Self, usize) -> Scanned<()>) -> Scanned<()> {
-        if self.peek()? != b'[' {
-            return Err(Unsure);
-        }
-        self.i += 1;
-        self.enter()?;
-        if self.peek()? == b']' {
-            self.i += 1;
-            self.depth -= 1;
-            return Ok(());
-        }
-        for k in 0.. {
-            element(self, k)?;
-            match self.peek()? {
-                b',' => self.i += 1,
-                b']' => {
-                    self.i += 1;
-                    break;
-                }
-                _ => return Err(Unsure),
-            }
-        }
-        self.depth -= 1;
         Ok(())
     }
 
@@ -339,82 +250,6 @@ impl<'a> Scan<'a> {
                 Cow::Owned(o)
             }
         })
-    }
-
-    /// An integer token at the cursor (see the module doc for the numbers it reads).
-    fn number(&mut self) -> Scanned<Value> {
-        let (b, start) = (self.b, self.i);
-        let mut j = start + usize::from(b.get(start) == Some(&b'-'));
-        match b.get(j) {
-            Some(b'0') => j += 1,
-            Some(b'1'..=b'9') => {
-                while b.get(j).is_some_and(u8::is_ascii_digit) {
-                    j += 1;
-                }
-            }
-            _ => return Err(Unsure),
-        }
-        let token = &self.t[start..j];
-        if matches!(b.get(j), Some(b'.' | b'e' | b'E')) || j - start > 18 || token == "-0" {
-            return Err(Unsure);
-        }
-        self.i = j;
-        Ok(if token.starts_with('-') {
-            Value::from(token.parse::<i64>().map_err(|_| Unsure)?)
-        } else {
-            Value::from(token.parse::<u64>().map_err(|_| Unsure)?)
-        })
-    }
-
-    /// The literal `word` at the cursor.
-    #[inline]
-    fn literal(&mut self, word: &[u8]) -> Scanned<()> {
-        if !self.b[self.i..].starts_with(word) {
-            return Err(Unsure);
-        }
-        self.i += word.len();
-        Ok(())
-    }
-
-    /// Any value, built as the strict parse builds it.
-    fn value(&mut self) -> Scanned<Value> {
-        Ok(match self.peek()? {
-            b'"' => Value::String(self.text()?.into_owned()),
-            b'{' => {
-                let mut m = Map::new();
-                self.object(|s, k| {
-                    let v = s.value()?;
-                    m.insert(k.to_owned(), v);
-                    Ok(())
-                })?;
-                Value::Object(m)
-            }
-            b'[' => {
-                let mut a = Vec::new();
-                self.array(|s, _| {
-                    a.push(s.value()?);
-                    Ok(())
-                })?;
-                Value::Array(a)
-            }
-            b't' => self.literal(b"true").map(|()| Value::Bool(true))?,
-            b'f' => self.literal(b"false").map(|()| Value::Bool(false))?,
-            b'n' => self.literal(b"null").map(|()| Value::Null)?,
-            _ => self.number()?,
-        })
-    }
-
-    /// Any value, checked, building nothing.
-    fn skip(&mut self) -> Scanned<()> {
-        match self.peek()? {
-            b'"' => self.string().map(|_| ()),
-            b'{' => self.object(|s, _| s.skip()),
-            b'[' => self.array(|s, _| s.skip()),
-            b't' => self.literal(b"true"),
-            b'f' => self.literal(b"false"),
-            b'n' => self.literal(b"null"),
-            _ => self.number().map(|_| ()),
-        }
     }
 
     /// The record: an object with `resourceSpans` and no `jsonrpc`.
@@ -732,92 +567,99 @@ impl<'a> Scan<'a> {
             (None, None) => Value::Null,
         })
     }
+}
 
-    /// An array of messages: its first message, the others checked.
-    fn first_message(&mut self) -> Scanned<Option<Message>> {
-        let mut first = None;
-        self.array(|s, k| {
-            if k == 0 {
-                first = Some(s.message()?);
-                Ok(())
-            } else {
-                s.skip()
-            }
-        })?;
-        Ok(first)
+impl<'a> Cursor<'a> for Scan<'a> {
+    /// The next byte that is not white space (the cursor put on it).
+    #[inline]
+    fn peek(&mut self) -> Scanned<u8> {
+        self.ws();
+        self.b.get(self.i).copied().ok_or(Unsure)
     }
-
-    /// A message: an object's `parts` and string `finish_reason`; any other value a message
-    /// with neither (as `Value::get` finds nothing in it).
-    fn message(&mut self) -> Scanned<Message> {
-        let mut m = no_message();
+    /// Reads an object, calling `member` with each member's name, the cursor on its value
+    /// (which `member` reads whole). A repeated name is refused.
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Scanned<()>) -> Scanned<()> {
         if self.peek()? != b'{' {
-            self.skip()?;
-            return Ok(m);
+            return Err(Unsure);
         }
-        self.object(|s, k| {
-            match k {
-                "parts" => (m.text, m.calls) = s.parts()?,
-                "finish_reason" => m.finish = s.string_or_none()?,
-                _ => s.skip()?,
+        self.i += 1;
+        self.enter()?;
+        if self.peek()? == b'}' {
+            self.i += 1;
+            self.depth -= 1;
+            return Ok(());
+        }
+        let mut names: [&str; MAX_KEYS] = [""; MAX_KEYS];
+        let mut n = 0;
+        loop {
+            let k = self.string()?;
+            if k.escaped || n == MAX_KEYS || names[..n].contains(&k.raw) {
+                return Err(Unsure);
             }
-            Ok(())
-        })?;
-        Ok(m)
-    }
-
-    /// A string's value, `None` for any other value (checked).
-    fn string_or_none(&mut self) -> Scanned<Option<String>> {
-        if self.peek()? == b'"' {
-            return Ok(Some(self.text()?.into_owned()));
+            names[n] = k.raw;
+            n += 1;
+            if self.peek()? != b':' {
+                return Err(Unsure);
+            }
+            self.i += 1;
+            member(self, k.raw)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    break;
+                }
+                _ => return Err(Unsure),
+            }
         }
-        self.skip().map(|()| None)
+        self.depth -= 1;
+        Ok(())
     }
-
-    /// A message's `parts`: an array's `text` parts' string content joined and its
-    /// `tool_call` parts as calls; any other value none.
-    fn parts(&mut self) -> Scanned<(Option<String>, Vec<ToolCall>)> {
-        let (mut text, mut calls): (Option<String>, Vec<ToolCall>) = (None, Vec::new());
+    /// Reads an array, calling `element` with each element's index, the cursor on it
+    /// (which `element` reads whole).
+    fn array(&mut self, mut element: impl FnMut(&mut Self, usize) -> Scanned<()>) -> Scanned<()> {
         if self.peek()? != b'[' {
-            self.skip()?;
-            return Ok((text, calls));
+            return Err(Unsure);
         }
-        self.array(|s, _| {
-            if s.peek()? != b'{' {
-                return s.skip();
-            }
-            let (mut kind, mut content, mut name, mut id, mut args) =
-                (None, None, None, None, None);
-            s.object(|s, k| {
-                match k {
-                    "type" => kind = s.string_or_none()?,
-                    "content" => content = s.string_or_none()?,
-                    "name" => name = s.string_or_none()?,
-                    "id" => id = s.string_or_none()?,
-                    "arguments" => args = Some(s.value()?),
-                    _ => s.skip()?,
+        self.i += 1;
+        self.enter()?;
+        if self.peek()? == b']' {
+            self.i += 1;
+            self.depth -= 1;
+            return Ok(());
+        }
+        for k in 0.. {
+            element(self, k)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    break;
                 }
-                Ok(())
-            })?;
-            match kind.as_deref() {
-                Some("text") => {
-                    if let Some(c) = content {
-                        match &mut text {
-                            None => text = Some(c),
-                            Some(t) => t.push_str(&c),
-                        }
-                    }
-                }
-                Some("tool_call") => calls.push(ToolCall {
-                    name,
-                    id,
-                    args: adapter::args_text_or_value(args.as_ref()),
-                }),
-                _ => {}
+                _ => return Err(Unsure),
             }
-            Ok(())
-        })?;
-        Ok((text, calls))
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    fn owned_text(&mut self) -> Scanned<String> {
+        self.text().map(Cow::into_owned)
+    }
+
+    fn skip_text(&mut self) -> Scanned<()> {
+        self.string().map(|_| ())
+    }
+
+    fn number(&mut self) -> Scanned<Value> {
+        let (v, end) = super::cursor::integer(self.t, self.i)?;
+        self.i = end;
+        Ok(v)
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Scanned<()> {
+        self.i = super::cursor::literal(self.b, self.i, word)?;
+        Ok(())
     }
 }
 
