@@ -33,6 +33,35 @@ use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Finding, Reason, ResponseInfo, TokenUsage};
 use serde_json::{Map, Value};
 
+/// Implements `expecting` and the `Visitor` methods of a boolean, an integer, a double (noted
+/// as the strict parse notes one) and `null` to give `$v`: the value of a visitor that reads
+/// no such scalar.
+/// (For the typed walks of the `read` and `messages` modules, which name `StrictSeed`,
+/// `fmt` and `de` where they use it.)
+macro_rules! scalars_give {
+    ($v:expr) => {
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any valid JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+            StrictSeed.visit_f64::<E>(v)?;
+            Ok($v)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+    };
+}
+
 mod cursor;
 mod escaped;
 mod ids;

@@ -44,32 +44,6 @@ macro_rules! seeds_by_visitor {
 
 seeds_by_visitor!(First, MessageSeed, Parts, Part, Text);
 
-/// Implements the `Visitor` methods of every scalar to give `$v` (a double noted as the
-/// strict parse notes it), and of a sequence and a map to walk it strictly and give `$v`.
-macro_rules! otherwise {
-    ($v:expr) => {
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("any valid JSON value")
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-            StrictSeed.visit_f64::<E>(v)?;
-            Ok($v)
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-    };
-}
-
 /// The array of messages: its first message, the others walked.
 struct First;
 
@@ -122,7 +96,7 @@ fn empty() -> Message {
 
 impl<'de> Visitor<'de> for MessageSeed {
     type Value = Message;
-    otherwise!(empty());
+    scalars_give!(empty());
     fn visit_str<E>(self, _: &str) -> Result<Message, E> {
         Ok(empty())
     }
@@ -152,7 +126,7 @@ struct Parts;
 
 impl<'de> Visitor<'de> for Parts {
     type Value = (Option<String>, Vec<ToolCall>);
-    otherwise!((None, Vec::new()));
+    scalars_give!((None, Vec::new()));
     fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
         Ok((None, Vec::new()))
     }
@@ -186,7 +160,7 @@ struct Part;
 
 impl<'de> Visitor<'de> for Part {
     type Value = Option<PartOf>;
-    otherwise!(None);
+    scalars_give!(None);
     fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
         Ok(None)
     }
@@ -224,7 +198,7 @@ struct Text;
 
 impl<'de> Visitor<'de> for Text {
     type Value = Option<String>;
-    otherwise!(None);
+    scalars_give!(None);
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
         Ok(Some(v.to_owned()))
     }

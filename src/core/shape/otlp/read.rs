@@ -296,27 +296,8 @@ struct Attributes;
 
 impl<'de> Visitor<'de> for Attributes {
     type Value = Fields<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Fields::default())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Fields::default())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Fields::default())
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        // as the strict parse reads it (a double is checked to be held exactly)
-        StrictSeed.visit_f64::<E>(v)?;
-        Ok(Fields::default())
-    }
+    scalars_give!(Fields::default());
     fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(Fields::default())
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok(Fields::default())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
@@ -347,26 +328,8 @@ struct KeyValue;
 
 impl<'de> Visitor<'de> for KeyValue {
     type Value = Option<(Cow<'de, str>, Value)>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        StrictSeed.visit_f64::<E>(v)?;
-        Ok(None)
-    }
+    scalars_give!(None);
     fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok(None)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
@@ -398,9 +361,7 @@ struct KeyName;
 
 impl<'de> Visitor<'de> for KeyName {
     type Value = Option<Cow<'de, str>>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
+    scalars_give!(None);
     fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
         Ok(Some(Cow::Borrowed(v)))
     }
@@ -409,22 +370,6 @@ impl<'de> Visitor<'de> for KeyName {
     }
     fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
         Ok(Some(Cow::Owned(v)))
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        StrictSeed.visit_f64::<E>(v)?;
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         Skip.visit_seq(seq).map(|()| None)
