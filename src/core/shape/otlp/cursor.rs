@@ -77,11 +77,23 @@ pub(super) trait Cursor<'a>: Sized {
     /// A string token at the cursor, checked, building nothing.
     fn skip_text(&mut self) -> Scanned<()>;
 
+    /// The text the cursor is in and its byte index there, to move it.
+    fn position(&mut self) -> (&'a str, &mut usize);
+
     /// An integer token at the cursor ([`integer`]).
-    fn number(&mut self) -> Scanned<Value>;
+    fn number(&mut self) -> Scanned<Value> {
+        let (t, i) = self.position();
+        let (v, end) = integer(t, *i)?;
+        *i = end;
+        Ok(v)
+    }
 
     /// The literal `word` at the cursor.
-    fn literal(&mut self, word: &[u8]) -> Scanned<()>;
+    fn literal(&mut self, word: &[u8]) -> Scanned<()> {
+        let (t, i) = self.position();
+        *i = literal(t.as_bytes(), *i, word)?;
+        Ok(())
+    }
 
     /// Any value, built as the strict parse builds it.
     fn value(&mut self) -> Scanned<Value> {

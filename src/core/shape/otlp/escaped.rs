@@ -13,7 +13,6 @@
 
 use super::Message;
 use super::cursor::{Cursor, Scanned, Unsure};
-use serde_json::Value;
 
 /// The deepest nesting read (the record's own nesting is far below serde_json's 128).
 const MAX_DEPTH: u32 = 32;
@@ -222,15 +221,8 @@ impl<'a> Cursor<'a> for Esc<'a> {
         self.text().map(|_| ())
     }
 
-    fn number(&mut self) -> Scanned<Value> {
-        let (v, end) = super::cursor::integer(self.t, self.i)?;
-        self.i = end;
-        Ok(v)
-    }
-
-    fn literal(&mut self, word: &[u8]) -> Scanned<()> {
-        self.i = super::cursor::literal(self.b, self.i, word)?;
-        Ok(())
+    fn position(&mut self) -> (&'a str, &mut usize) {
+        (self.t, &mut self.i)
     }
 }
 

@@ -651,15 +651,8 @@ impl<'a> Cursor<'a> for Scan<'a> {
         self.string().map(|_| ())
     }
 
-    fn number(&mut self) -> Scanned<Value> {
-        let (v, end) = super::cursor::integer(self.t, self.i)?;
-        self.i = end;
-        Ok(v)
-    }
-
-    fn literal(&mut self, word: &[u8]) -> Scanned<()> {
-        self.i = super::cursor::literal(self.b, self.i, word)?;
-        Ok(())
+    fn position(&mut self) -> (&'a str, &mut usize) {
+        (self.t, &mut self.i)
     }
 }
 
