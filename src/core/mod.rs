@@ -28,6 +28,7 @@ pub mod generation;
 pub mod hint;
 pub mod item;
 pub mod join;
+pub mod json_string;
 pub mod lint;
 pub mod mcp;
 pub mod meta;

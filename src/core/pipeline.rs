@@ -9,6 +9,7 @@ use crate::core::contract::Contract;
 use crate::core::escape::quote;
 use crate::core::generation::{GenerationSchema, RequestSchemas, SchemaSource};
 use crate::core::mcp::{self, Resolved};
+use crate::core::meta::MetaKey;
 use crate::core::record_ref::RecordRef;
 use crate::core::repair::{self, Applies, Fix, Repair, WouldBe};
 use crate::core::request::{Family, Lookup, Request, RequestFrom};
@@ -123,36 +124,27 @@ struct Run<'a> {
 /// total_tokens}` (the counts the provider reported), each only when the record's own
 /// `meta` lacks that key. Rules never see `meta`.
 fn fill_meta(capture: &mut Capture, info: &ResponseInfo) {
-    let mut add: Vec<(&str, Value)> = Vec::new();
-    if let Some(m) = &info.model {
-        add.push(("model", Value::String(m.clone())));
-    }
-    if let Some(t) = &info.tokens {
-        add.push(("usage", usage_value(t)));
-    }
-    if add.is_empty() {
+    if info.model.is_none() && info.tokens.is_none() {
         return;
     }
+    // a `meta` held as text stays text (`crate::core::meta`)
     let meta = capture.meta.get_or_insert_with(Default::default);
-    for (k, v) in add {
-        meta.entry(k).or_insert(v);
+    if let Some(m) = &info.model {
+        meta.insert_absent_str(MetaKey::Model, m);
+    }
+    if let Some(t) = &info.tokens {
+        meta.insert_absent_counts(MetaKey::Usage, &usage_counts(t));
     }
 }
 
-/// A token usage as `meta.usage`: the object `TokenUsage` serializes to (its counts that
-/// are present), built without going through serde.
-fn usage_value(t: &crate::core::verdict::TokenUsage) -> Value {
-    let mut m = serde_json::Map::new();
-    for (k, v) in [
+/// A token usage as the members of `meta.usage`: the names `TokenUsage` serializes its
+/// counts as, each with its count when present (written without going through serde).
+fn usage_counts(t: &crate::core::verdict::TokenUsage) -> [(&'static str, Option<u64>); 3] {
+    [
         ("input_tokens", t.input_tokens),
         ("output_tokens", t.output_tokens),
         ("total_tokens", t.total_tokens),
-    ] {
-        if let Some(v) = v {
-            m.insert(k.to_owned(), Value::from(v));
-        }
-    }
-    Value::Object(m)
+    ]
 }
 
 /// The id a record gets when it has none: its source (`captures/a.json`, `captures/log.jsonl:9`).
@@ -1481,7 +1473,15 @@ mod tests {
                 output_tokens: n(2, 0),
                 total_tokens: n(4, u64::MAX),
             };
-            assert_eq!(super::usage_value(&t), serde_json::to_value(t).unwrap());
+            let want = serde_json::to_value(t).unwrap();
+            // written as `meta`'s text, and into a `meta` already a map
+            let mut text = crate::core::meta::Meta::default();
+            text.insert_absent_counts(MetaKey::Usage, &super::usage_counts(&t));
+            assert!(text.is_text());
+            let mut map = crate::core::meta::Meta::from(serde_json::Map::new());
+            map.insert_absent_counts(MetaKey::Usage, &super::usage_counts(&t));
+            assert_eq!(text.get("usage"), Some(&want), "{bits}");
+            assert_eq!(map.get("usage"), Some(&want), "{bits}");
         }
     }
 

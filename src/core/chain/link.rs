@@ -120,11 +120,9 @@ pub fn link_of(config: &ChainsConfig, capture: &Capture, text: &str) -> Option<C
     };
     let order = match &config.order {
         // a trace's calls in the order they started (`meta.start_time`)
-        None if linked_by == LinkedBy::Natural => capture
-            .meta
-            .as_ref()
-            .and_then(|m| m.get("start_time"))
-            .and_then(Value::as_f64),
+        None if linked_by == LinkedBy::Natural => {
+            capture.meta.as_ref().and_then(|m| m.get_f64("start_time"))
+        }
         None => None,
         Some(ptr) => match order_value(value_at(text, ptr).as_ref()) {
             Ok(o) => Some(o),
@@ -151,16 +149,17 @@ pub fn link_of(config: &ChainsConfig, capture: &Capture, text: &str) -> Option<C
 /// span (no parent) and a tool span have none.
 fn trace_key(capture: &Capture) -> Option<String> {
     let meta = capture.meta.as_ref()?;
-    let at = |k: &str| {
-        meta.get(k)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    };
+    let at = |k: &str| meta.get_str(k).filter(|s| !s.is_empty());
     match capture.format {
         "litellm" => at("trace_id").map(str::to_owned),
         // a tool span's capture names its tool as it is read; an LLM span's does not
         "otlp" | "openinference" if capture.tool.is_none() => {
-            Some(format!("{}/{}", at("trace_id")?, at("parent_span_id")?))
+            let (trace, parent) = (at("trace_id")?, at("parent_span_id")?);
+            let mut key = String::with_capacity(trace.len() + 1 + parent.len());
+            key.push_str(trace);
+            key.push('/');
+            key.push_str(parent);
+            Some(key)
         }
         _ => None,
     }

@@ -221,6 +221,17 @@ pub(crate) fn native(
     payload: Payload,
     meta: Map<String, Value>,
 ) -> Capture {
+    native_meta(format, id, payload, (!meta.is_empty()).then(|| meta.into()))
+}
+
+/// [`native`] with its `meta` given as a [`crate::core::meta::Meta`] (a span's, written as
+/// text), `None` for none.
+pub(crate) fn native_meta(
+    format: &'static str,
+    id: String,
+    payload: Payload,
+    meta: Option<crate::core::meta::Meta>,
+) -> Capture {
     Capture {
         id,
         format,
@@ -231,7 +242,7 @@ pub(crate) fn native(
         context: None,
         intent: None,
         expect: None,
-        meta: (!meta.is_empty()).then(|| meta.into()),
+        meta,
         request: None,
         chain: None,
         attempt: None,

@@ -18,7 +18,7 @@ use super::otlp::{
     Fields, Span, attr_str, broken_attr, finished, json_attr, request_failed, span_meta,
     span_payload, status_error, tool_result,
 };
-use super::{must_be, native};
+use super::{must_be, native_meta};
 use crate::core::adapter::{self, ToolCall, response_finding};
 use crate::core::capture::{Capture, CaptureRequest, Payload, RecordError};
 use crate::core::verdict::{Reason, ResponseInfo, TokenUsage};
@@ -162,10 +162,10 @@ fn info(span: &Span<'_>) -> ResponseInfo {
 /// `llm.finish_reason`; else `output.value`: a provider response JSON (OpenAI's, as the
 /// OpenAI instrumentation writes it) is read by that provider's adapter, any other text
 /// is the proposal; no output at all is `NO_OUTPUT`.
-pub(super) fn llm(mut span: Span<'_>) -> Result<Capture, RecordError> {
-    let mut meta = span_meta(&mut span);
+pub(super) fn llm(span: Span<'_>) -> Result<Capture, RecordError> {
+    let mut meta = span_meta(&span);
     if let Some(s) = attr_str(&span.attrs, "session.id") {
-        meta.insert("session_id".into(), s.into());
+        meta.string(crate::core::meta::MetaKey::SessionId, s);
     }
     let request = request(&span)?;
     let mut info = info(&span);
@@ -224,7 +224,7 @@ pub(super) fn llm(mut span: Span<'_>) -> Result<Capture, RecordError> {
             )),
         )
     };
-    let mut c = native(FORMAT, span.id.clone(), payload, meta);
+    let mut c = native_meta(FORMAT, span.id.clone(), payload, meta.finish());
     c.request = request;
     Ok(c)
 }
@@ -232,8 +232,8 @@ pub(super) fn llm(mut span: Span<'_>) -> Result<Capture, RecordError> {
 /// An OpenInference `TOOL` span's capture: its `output.value` (a JSON string parsed
 /// strictly, or a structured value) is the proposal, checked against the contract of the
 /// tool `tool.name`; a failed span is `TOOL_ERROR`.
-pub(super) fn tool(mut span: Span<'_>) -> Result<Capture, RecordError> {
-    let meta = span_meta(&mut span);
+pub(super) fn tool(span: Span<'_>) -> Result<Capture, RecordError> {
+    let meta = span_meta(&span);
     let a = &span.attrs;
     let name = attr_str(a, "tool.name").map(str::to_owned);
     let mut info = ResponseInfo {
@@ -249,7 +249,12 @@ pub(super) fn tool(mut span: Span<'_>) -> Result<Capture, RecordError> {
         exc.as_deref(),
         "output.value",
     );
-    let mut c = native(FORMAT, span.id.clone(), span_payload(info, result), meta);
+    let mut c = native_meta(
+        FORMAT,
+        span.id.clone(),
+        span_payload(info, result),
+        meta.finish(),
+    );
     c.tool = name;
     Ok(c)
 }

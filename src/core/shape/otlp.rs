@@ -26,9 +26,10 @@
 //! `FILE:LINE#PART`, the 1-based index among the record's LLM and tool spans in file order;
 //! `docs/record-shapes.md#traces`).
 
-use super::{Shape, broken, must_be, native};
+use super::{Shape, broken, must_be, native, native_meta};
 use crate::core::adapter::{self, Adapted, Proposal, ToolCall, quote, response_finding};
 use crate::core::capture::{Capture, CaptureRequest, Payload, RecordError};
+use crate::core::meta::{MetaKey, MetaWriter};
 use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Finding, Reason, ResponseInfo, TokenUsage};
 use serde_json::{Map, Value};
@@ -210,13 +211,6 @@ impl<'a> Fields<'a> {
             list: Vec::with_capacity(n),
             index: std::cell::OnceCell::new(),
         }
-    }
-
-    /// Takes the value of `name` (its last one) out, leaving `null`.
-    #[inline]
-    pub fn take(&mut self, name: &str) -> Option<Value> {
-        let i = self.last_index(name)?;
-        Some(self.list[i].1.take())
     }
 
     /// Adds `name` (a later value of a name wins in [`Fields::get`]).
@@ -607,24 +601,21 @@ fn read_spans(
     }
 }
 
-/// The metadata every span capture carries: `trace_id`, `span_id`, `parent_span_id` and
-/// the span `name`.
-/// The ids and name are moved out of the span's members (no adapter reads them after).
-pub(super) fn span_meta(span: &mut Span<'_>) -> Map<String, Value> {
-    let mut meta = Map::new();
+/// The metadata every span capture carries: `trace_id`, `span_id`, `parent_span_id`, the
+/// span `name` and `start_time`, written as the text of its `meta` (`crate::core::meta`:
+/// no map is built unless a report reads it).
+pub(super) fn span_meta(span: &Span<'_>) -> MetaWriter {
+    let mut meta = MetaWriter::new();
     for (from, to) in [
-        ("traceId", "trace_id"),
-        ("spanId", "span_id"),
-        ("parentSpanId", "parent_span_id"),
-        ("name", "span_name"),
+        ("traceId", MetaKey::TraceId),
+        ("spanId", MetaKey::SpanId),
+        ("parentSpanId", MetaKey::ParentSpanId),
+        ("name", MetaKey::SpanName),
     ] {
-        if span
-            .raw
-            .get(from)
-            .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()))
-            && let Some(v) = span.raw.take(from)
+        if let Some(Value::String(v)) = span.raw.get(from)
+            && !v.is_empty()
         {
-            meta.insert(to.into(), v);
+            meta.string(to, v);
         }
     }
     // `startTimeUnixNano` (a fixed64: a string under ProtoJSON, a number from some
@@ -637,7 +628,7 @@ pub(super) fn span_meta(span: &mut Span<'_>) -> Map<String, Value> {
     if let Some(n) = nanos.filter(|n| *n > 0)
         && let Some(secs) = serde_json::Number::from_f64(n as f64 / 1e9)
     {
-        meta.insert("start_time".into(), Value::Number(secs));
+        meta.number(MetaKey::StartTime, &secs);
     }
     meta
 }
@@ -943,7 +934,7 @@ fn choice_event(span: &Span<'_>) -> Result<Option<Message>, String> {
 }
 
 /// The model, tokens and provider name of a GenAI span, into `info` and `meta`.
-fn gen_ai_info(span: &Span<'_>, meta: &mut Map<String, Value>) -> ResponseInfo {
+fn gen_ai_info(span: &Span<'_>, meta: &mut MetaWriter) -> ResponseInfo {
     let a = &span.attrs;
     let model = attr_str(a, "gen_ai.response.model")
         .or_else(|| attr_str(a, "gen_ai.request.model"))
@@ -959,17 +950,16 @@ fn gen_ai_info(span: &Span<'_>, meta: &mut Map<String, Value>) -> ResponseInfo {
         total_tokens: None,
     };
     // `gen_ai.system`: the deprecated name of `gen_ai.provider.name`
+    if let Some(v) = attr_str(a, "gen_ai.provider.name").or_else(|| attr_str(a, "gen_ai.system")) {
+        meta.string(MetaKey::GenAiProvider, v);
+    }
     for (from, to) in [
-        ("gen_ai.provider.name", "gen_ai_provider"),
-        ("gen_ai.system", "gen_ai_provider"),
-        ("gen_ai.response.id", "response_id"),
-        ("gen_ai.conversation.id", "conversation_id"),
-        ("gen_ai.operation.name", "operation"),
+        ("gen_ai.response.id", MetaKey::ResponseId),
+        ("gen_ai.conversation.id", MetaKey::ConversationId),
+        ("gen_ai.operation.name", MetaKey::Operation),
     ] {
-        if let Some(v) = attr_str(a, from)
-            && !meta.contains_key(to)
-        {
-            meta.insert(to.into(), v.into());
+        if let Some(v) = attr_str(a, from) {
+            meta.string(to, v);
         }
     }
     ResponseInfo {
@@ -982,7 +972,7 @@ fn gen_ai_info(span: &Span<'_>, meta: &mut Map<String, Value>) -> ResponseInfo {
 
 /// A GenAI inference span's capture (`docs/record-shapes.md#otlp`).
 fn inference(mut span: Span<'_>) -> Result<Capture, RecordError> {
-    let mut meta = span_meta(&mut span);
+    let mut meta = span_meta(&span);
     let mut info = gen_ai_info(&span, &mut meta);
     let a = &span.attrs;
     let request = match json_attr(a, "gen_ai.tool.definitions") {
@@ -1119,7 +1109,12 @@ fn inference(mut span: Span<'_>) -> Result<Capture, RecordError> {
             }
         }
     };
-    let mut c = native(FORMAT, span.id.clone(), span_payload(info, result), meta);
+    let mut c = native_meta(
+        FORMAT,
+        span.id.clone(),
+        span_payload(info, result),
+        meta.finish(),
+    );
     c.request = request;
     Ok(c)
 }
@@ -1127,12 +1122,12 @@ fn inference(mut span: Span<'_>) -> Result<Capture, RecordError> {
 /// A GenAI `execute_tool` span's capture: the tool's result `gen_ai.tool.call.result` (a
 /// JSON string parsed strictly, or a structured value) is the proposal, checked against the
 /// tool's contract; a failed span is `TOOL_ERROR`.
-fn tool(mut span: Span<'_>) -> Result<Capture, RecordError> {
-    let mut meta = span_meta(&mut span);
+fn tool(span: Span<'_>) -> Result<Capture, RecordError> {
+    let mut meta = span_meta(&span);
     let a = &span.attrs;
     let name = attr_str(a, "gen_ai.tool.name").map(str::to_owned);
     if let Some(id) = attr_str(a, "gen_ai.tool.call.id") {
-        meta.insert("tool_call_id".into(), id.into());
+        meta.string(MetaKey::ToolCallId, id);
     }
     let mut info = ResponseInfo {
         provider: FORMAT.to_owned(),
@@ -1146,7 +1141,12 @@ fn tool(mut span: Span<'_>) -> Result<Capture, RecordError> {
         attr_str(a, "error.type"),
         "gen_ai.tool.call.result",
     );
-    let mut c = native(FORMAT, span.id.clone(), span_payload(info, result), meta);
+    let mut c = native_meta(
+        FORMAT,
+        span.id.clone(),
+        span_payload(info, result),
+        meta.finish(),
+    );
     c.tool = name;
     Ok(c)
 }
@@ -1214,8 +1214,6 @@ mod tests {
             f.push("k0", json!("later"));
             assert_eq!(f.get("k0"), Some(&json!("later")), "{n}");
             assert!(f.contains("k0") && !f.contains("k7"));
-            assert_eq!(f.take("k0"), Some(json!("later")));
-            assert_eq!(f.get("k0"), Some(&Value::Null));
             assert_eq!(f.last_index("k0"), Some(n));
             assert_eq!(f.keys().count(), n + 1);
         }
