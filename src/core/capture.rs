@@ -351,7 +351,9 @@ pub fn read_lines_at<R: BufRead>(
 }
 
 /// [`read_line_bytes`] with each line's byte offset in the stream (where the line starts).
-/// A line is lent straight from the reader's buffer when it lies whole in it.
+/// A line is lent straight from the reader's buffer when it lies whole in it. Lines are
+/// handed out one at a time, each before the next is looked for: a reader that ends once
+/// `each` asks it to (`crate::engine::summary`'s re-reading of one record) reads no more.
 pub fn read_line_bytes_at<R: BufRead>(
     mut reader: R,
     max_bytes: u64,
@@ -363,13 +365,14 @@ pub fn read_line_bytes_at<R: BufRead>(
     loop {
         line_no += 1;
         let start = offset;
-        let mut each = |line_no, line: Result<&[u8], Finding>| each(line_no, start, line);
         // the common case: the whole line is in the reader's buffer, lent without a copy
         let whole = match reader.fill_buf() {
             Ok(chunk) => memchr::memchr(b'\n', chunk)
                 .filter(|&i| (i as u64) < max_bytes.saturating_add(2))
                 .map(|i| {
-                    finish_line(line_no, &chunk[..i], max_bytes, &mut each);
+                    if let Some(text) = finish_line(&chunk[..i], max_bytes) {
+                        each(line_no, start, text.map(|r| &chunk[r]));
+                    }
                     i + 1
                 }),
             // the slow path below reports it
@@ -380,74 +383,157 @@ pub fn read_line_bytes_at<R: BufRead>(
             offset += len as u64;
             continue;
         }
-        // a line across buffer fills, an over-long one, the last one, or a read error
-        buf.clear();
-        let mut len: u64 = 0;
-        let mut overflow = false;
-        let mut eof = false;
-        loop {
-            let chunk = match reader.fill_buf() {
-                Ok(c) => c,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    each(line_no, Err(read_error(&e)));
-                    return;
-                }
-            };
-            if chunk.is_empty() {
-                eof = true;
-                break;
-            }
-            let (take, done) = match memchr::memchr(b'\n', chunk) {
-                Some(i) => (i + 1, true),
-                None => (chunk.len(), false),
-            };
-            len += take as u64;
-            if !overflow {
-                if len > max_bytes.saturating_add(2) {
-                    overflow = true;
-                    buf.clear();
-                } else {
-                    buf.extend_from_slice(&chunk[..take]);
-                }
-            }
-            reader.consume(take);
-            offset += take as u64;
-            if done {
-                break;
-            }
+        let (text, stop) = read_slow_line(&mut reader, max_bytes, &mut buf, &mut offset);
+        if let Some(text) = text {
+            each(line_no, start, text.map(|r| &buf[r]));
         }
-        if len == 0 && eof {
-            return;
-        }
-        if overflow {
-            each(line_no, Err(too_large(len, max_bytes)));
-        } else {
-            finish_line(line_no, &buf, max_bytes, &mut each);
-        }
-        if eof {
+        if stop {
             return;
         }
     }
 }
 
-/// One line of [`read_line_bytes`] (its `\n` and any `\r`/`\n` before it stripped): skipped
-/// when blank, else handed to `each` (or a finding when over `max_bytes`).
-fn finish_line(
-    line_no: usize,
-    mut line: &[u8],
+/// One line of a run ([`read_line_runs`]).
+#[derive(Debug)]
+pub struct RunLine {
+    /// Its 1-based number in the stream.
+    pub line_no: usize,
+    /// Its bytes in the run (without its line ending), or the finding for a line that is
+    /// too long or unreadable.
+    pub text: Result<std::ops::Range<usize>, Finding>,
+}
+
+/// The lines of `reader` as [`read_line_bytes_at`] splits them, handed out in runs: every
+/// line that lies whole in what the reader's buffer holds at once is given with the others
+/// there, in one call of `run` with that buffer (no line copied) and the lines (ranges of
+/// it; blank lines left out). A line across two fills of the buffer, an over-long one or
+/// the last one is read alone into a buffer of its own and given as a run of one. `run`
+/// may drain the lines it is given. The prescan's reading of a log
+/// (`crate::core::prescan`): its records are read in parallel, a run at a time.
+pub fn read_line_runs<R: BufRead>(
+    mut reader: R,
     max_bytes: u64,
-    each: &mut impl FnMut(usize, Result<&[u8], Finding>),
+    mut run: impl FnMut(&[u8], &mut Vec<RunLine>),
 ) {
-    while let [rest @ .., b'\n' | b'\r'] = line {
-        line = rest;
+    let mut line_no = 0usize;
+    let mut offset = 0u64;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut lines: Vec<RunLine> = Vec::new();
+    loop {
+        // the common case: the lines that lie whole in the reader's buffer, lent together
+        let used = match reader.fill_buf() {
+            Ok(chunk) => {
+                let mut at = 0;
+                while let Some(i) = memchr::memchr(b'\n', &chunk[at..])
+                    .filter(|&i| (i as u64) < max_bytes.saturating_add(2))
+                {
+                    line_no += 1;
+                    if let Some(text) = finish_line(&chunk[at..at + i], max_bytes) {
+                        lines.push(RunLine {
+                            line_no,
+                            text: text.map(|r| at + r.start..at + r.end),
+                        });
+                    }
+                    at += i + 1;
+                }
+                if !lines.is_empty() {
+                    run(chunk, &mut lines);
+                    lines.clear();
+                }
+                at
+            }
+            // the slow path below reports it
+            Err(_) => 0,
+        };
+        if used > 0 {
+            reader.consume(used);
+            offset += used as u64;
+            continue;
+        }
+        line_no += 1;
+        let (text, stop) = read_slow_line(&mut reader, max_bytes, &mut buf, &mut offset);
+        if let Some(text) = text {
+            lines.push(RunLine { line_no, text });
+            run(&buf, &mut lines);
+            lines.clear();
+        }
+        if stop {
+            return;
+        }
     }
-    if line.iter().all(|b| b.is_ascii_whitespace()) {
-        // a blank line is skipped
-    } else if line.len() as u64 > max_bytes {
-        each(line_no, Err(too_large(line.len() as u64, max_bytes)));
+}
+
+/// The line at the reader's position when it does not lie whole in the reader's buffer (a
+/// line across buffer fills, an over-long one, the last one) or the buffer cannot be
+/// filled: read into `buf` (an over-long line is skipped, not kept), `offset` moved past
+/// it. Gives the line's bytes in `buf` (`None`: blank, or nothing left), a finding for a
+/// line over `max_bytes` or a read error, and whether the stream ended (its end, or an
+/// error: nothing more is read).
+fn read_slow_line<R: BufRead>(
+    reader: &mut R,
+    max_bytes: u64,
+    buf: &mut Vec<u8>,
+    offset: &mut u64,
+) -> (Option<Result<std::ops::Range<usize>, Finding>>, bool) {
+    buf.clear();
+    let mut len: u64 = 0;
+    let mut overflow = false;
+    let mut eof = false;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return (Some(Err(read_error(&e))), true),
+        };
+        if chunk.is_empty() {
+            eof = true;
+            break;
+        }
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        len += take as u64;
+        if !overflow {
+            if len > max_bytes.saturating_add(2) {
+                overflow = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(&chunk[..take]);
+            }
+        }
+        reader.consume(take);
+        *offset += take as u64;
+        if done {
+            break;
+        }
+    }
+    if len == 0 && eof {
+        return (None, true);
+    }
+    let text = if overflow {
+        Some(Err(too_large(len, max_bytes)))
     } else {
-        each(line_no, Ok(line));
+        finish_line(buf, max_bytes)
+    };
+    (text, eof)
+}
+
+/// One line of [`read_line_runs`] (its `\n` and any `\r`/`\n` before it stripped): `None`
+/// when blank (skipped), else its bytes' range in `line`, or a finding when over
+/// `max_bytes`.
+fn finish_line(line: &[u8], max_bytes: u64) -> Option<Result<std::ops::Range<usize>, Finding>> {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    let line = &line[..end];
+    if line.iter().all(|b| b.is_ascii_whitespace()) {
+        None
+    } else if line.len() as u64 > max_bytes {
+        Some(Err(too_large(line.len() as u64, max_bytes)))
+    } else {
+        Some(Ok(0..end))
     }
 }
 
@@ -974,7 +1060,7 @@ pub fn parse_expect(v: &Value) -> Result<Expect, Finding> {
 
 #[cfg(test)]
 mod read_line_tests {
-    use super::{read_line_bytes_at, too_large};
+    use super::{read_line_bytes_at, read_line_runs, too_large};
 
     type Line = (usize, u64, Result<Vec<u8>, String>);
 
@@ -1034,6 +1120,18 @@ mod read_line_tests {
                     got.push((n, at, l.map(<[u8]>::to_vec).map_err(|f| f.message)))
                 });
                 assert_eq!(got, want, "{text:?}, max {max}, buffer {cap}");
+                // in runs: the same lines, each run's lines ranges of the buffer it gives
+                let mut runs = Vec::new();
+                let reader = std::io::BufReader::with_capacity(cap, text.as_slice());
+                read_line_runs(reader, max, |run, lines| {
+                    assert!(!lines.is_empty(), "a run has lines");
+                    for l in lines.drain(..) {
+                        let text = l.text.map(|r| run[r].to_vec()).map_err(|f| f.message);
+                        runs.push((l.line_no, text));
+                    }
+                });
+                let want: Vec<_> = want.iter().map(|(n, _, l)| (*n, l.clone())).collect();
+                assert_eq!(runs, want, "runs: {text:?}, max {max}, buffer {cap}");
             }
         }
     }

@@ -18,6 +18,7 @@ use crate::core::adapter::{Adapted, Proposal, request_error_as, response_finding
 use crate::core::capture::Payload;
 use crate::core::contract::InlineSchema;
 use crate::core::escape::quote;
+use crate::core::prescan::Sniff;
 use crate::core::record_ref::RecordRef;
 use crate::core::stage::parse;
 use crate::core::verdict::{Finding, Reason, ResponseInfo, Stage, Warning};
@@ -103,8 +104,8 @@ pub enum Body {
 /// Whether a record's bytes may hold a `jsonrpc` key (the key itself, or a `\u` escape that
 /// might spell it): the records [`fact_of`] parses.
 pub fn may_be_jsonrpc(bytes: &[u8]) -> bool {
-    use crate::core::prescan::holds;
-    holds!(bytes, b"jsonrpc") || holds!(bytes, b"\\u")
+    let sniff = Sniff::of(bytes);
+    sniff.jsonrpc || sniff.escape
 }
 
 /// What a request id of a file asked for.
@@ -466,7 +467,17 @@ pub enum Fact {
 /// tells one: a request, or a result with a `tools` array. Only a record that may be a
 /// JSON-RPC message ([`may_be_jsonrpc`]) is parsed, strictly, as the pipeline reads it.
 pub fn fact_of(bytes: &[u8], source: &dyn Fn() -> RecordRef) -> Option<Fact> {
-    if !may_be_jsonrpc(bytes) {
+    fact_of_with(bytes, Sniff::of(bytes), source)
+}
+
+/// [`fact_of`] given the pre-pass's searches of the bytes (`sniff`, [`may_be_jsonrpc`] from
+/// them).
+pub(crate) fn fact_of_with(
+    bytes: &[u8],
+    sniff: Sniff,
+    source: &dyn Fn() -> RecordRef,
+) -> Option<Fact> {
+    if !(sniff.jsonrpc || sniff.escape) {
         return None;
     }
     let text = std::str::from_utf8(bytes).ok()?;

@@ -347,12 +347,15 @@ impl MetaWriter {
         self.write(key, |text| push_string(text, value));
     }
 
-    /// Writes the member `key` with the number `value` (as [`MetaWriter::string`]).
-    pub(crate) fn number(&mut self, key: MetaKey, value: &serde_json::Number) {
-        use std::fmt::Write;
-        self.write(key, |text| {
-            let _ = write!(text, "{value}");
-        });
+    /// Writes the member `key` with the number `value` as serde_json writes a double (the
+    /// shortest text that reads back as `value`); a value that is not finite (no JSON
+    /// number) is not written.
+    pub(crate) fn double(&mut self, key: MetaKey, value: f64) {
+        if value.is_finite() {
+            self.write(key, |text| {
+                text.push_str(zmij::Buffer::new().format_finite(value));
+            });
+        }
     }
 
     /// Writes `"key":` after a comma when a member is before it, then the value by
@@ -603,10 +606,8 @@ mod tests {
             MetaKey::SpanName,
             "chat \"trace_id\":\"x\" \\ \u{1}\n\u{7f} é 😀",
         );
-        w.number(
-            MetaKey::StartTime,
-            &serde_json::Number::from_f64(1_733_400_000.123_456_7).unwrap(),
-        );
+        w.double(MetaKey::StartTime, 1_733_400_000.123_456_7);
+        w.double(MetaKey::ResponseId, f64::NAN);
         let mut m = w.finish().unwrap();
         assert!(m.is_text());
         let want = json!({
@@ -714,6 +715,29 @@ mod tests {
             Value::Object(parsed(&m)),
             json!({"span_name": long, "trace_id": "t", "model": "m"})
         );
+    }
+
+    #[test]
+    fn a_double_is_written_as_serde_json_writes_it() {
+        for x in [
+            1_733_400_000.123_456_7,
+            1_733_400_000.0,
+            0.1,
+            1e21,
+            5e-324,
+            1.7e308,
+        ] {
+            let mut w = MetaWriter::new();
+            w.double(MetaKey::StartTime, x);
+            let m = w.finish().unwrap();
+            let want = format!("{{\"start_time\":{}}}", serde_json::to_string(&x).unwrap());
+            assert_eq!(m.text.as_deref(), Some(want.as_str()));
+            assert_eq!(m.get_f64("start_time"), Some(x));
+            assert_eq!(m.get("start_time").and_then(Value::as_f64), Some(x));
+        }
+        let mut w = MetaWriter::new();
+        w.double(MetaKey::StartTime, f64::INFINITY);
+        assert!(w.finish().is_none(), "no JSON number, not written");
     }
 
     #[test]

@@ -40,12 +40,35 @@ macro_rules! holds {
 }
 pub(crate) use holds;
 
+/// What the pre-pass's byte tests ask of a record, each a search of its whole text, found
+/// once for them all (the duplicate-id scan, the MCP and the request tests): whether it
+/// holds `jsonrpc` (an MCP message's member name) and `\u` (an escape a member name could
+/// hide behind, RFC 8259 section 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sniff {
+    /// The bytes hold `jsonrpc`.
+    pub jsonrpc: bool,
+    /// The bytes hold `\u`.
+    pub escape: bool,
+}
+
+impl Sniff {
+    /// The two searches of `bytes`.
+    pub fn of(bytes: &[u8]) -> Sniff {
+        Sniff {
+            jsonrpc: holds!(bytes, b"jsonrpc"),
+            escape: holds!(bytes, b"\\u"),
+        }
+    }
+}
+
 /// Lines of a log read together (their records in parallel).
 pub const BLOCK: usize = 4096;
 
-/// The bytes of lines a block holds at most (one line past it is let through): 4,096
-/// OTLP/JSON lines of ~6 KB would otherwise hold 24 MB (a 32 MB buffer) while
-/// they are read, a third of `check`'s memory on a log of spans.
+/// The size of the buffer a log is read through (`capture::read_line_runs`): the lines one
+/// fill of it holds whole are read together, in place. At most [`BLOCK`] lines a block
+/// would otherwise be 24 MB of ~6 KB OTLP/JSON lines, a third of `check`'s memory on a log
+/// of spans.
 const BLOCK_BYTES: usize = 4 << 20;
 
 /// What a caller collects per record, besides the MCP facts and the requests (the engine's
@@ -58,6 +81,17 @@ pub trait Hook: Sync {
     /// One record of the file numbered `file` (the [`Target::hook`] it was given) at `line`
     /// (0: the record of a one-record file), with its bytes (`None`: unreadable).
     fn record(&self, file: u32, line: u32, bytes: Option<&[u8]>, found: &mut Self::Found);
+    /// [`Hook::record`] with what the pre-pass's searches found of the bytes (a hook that
+    /// searches them for the same may take it from here): the pre-pass calls this one.
+    fn record_sniffed(
+        &self,
+        file: u32,
+        line: u32,
+        bytes: Option<(&[u8], Sniff)>,
+        found: &mut Self::Found,
+    ) {
+        self.record(file, line, bytes.map(|(b, _)| b), found);
+    }
     /// Appends `other` (what later records gave) to `into`.
     fn append(into: &mut Self::Found, other: Self::Found);
     /// Whether [`Hook::record`] is left out for the records the pre-pass reads as batch
@@ -190,8 +224,9 @@ impl Progress {
 }
 
 /// The reading of one record for the MCP facts and the requests: its line (`None` in a
-/// one-record file), its bytes, and whether it is JSON text (not a `.sse` stream).
-type ItemOf<'a> = dyn Fn(Option<usize>, &[u8], bool) -> Option<Item> + Sync + 'a;
+/// one-record file), its bytes, their searches ([`Sniff`]), and whether it is JSON text (not a
+/// `.sse` stream).
+type ItemOf<'a> = dyn Fn(Option<usize>, &[u8], Sniff, bool) -> Option<Item> + Sync + 'a;
 
 /// What one record gives the MCP facts and the requests (read in parallel).
 struct Item {
@@ -254,14 +289,14 @@ pub fn read<H: Hook>(
         let log = ws.is_log_file(&t.path);
         let mut b: Builders<H::Found> = Builders::new();
         // the MCP fact and input request of one record (pure: run in parallel)
-        let item = |line: Option<usize>, bytes: &[u8], json: bool| -> Option<Item> {
+        let item = |line: Option<usize>, bytes: &[u8], sniff: Sniff, json: bool| -> Option<Item> {
             if !facts {
                 return None;
             }
             let source = || RecordRef::new(name.clone(), line);
-            let mcp = mcp::fact_of(bytes, &source);
+            let mcp = mcp::fact_of_with(bytes, sniff, &source);
             let input = if json {
-                request::input_of_bytes(bytes, &source, &|record, source| {
+                request::input_of_bytes_with(bytes, sniff, &source, &|record, source| {
                     ws.read_input(record, source)
                 })
             } else {
@@ -279,11 +314,13 @@ pub fn read<H: Hook>(
             } else {
                 capture::for_each_record_as(&t.path, &name, max, false, |r| {
                     let bytes = r.text.as_deref().ok().map(str::as_bytes);
-                    let i = bytes
-                        .and_then(|bytes| item(None, bytes, r.kind == capture::RecordKind::Json));
+                    let sniffed = bytes.map(|bytes| (bytes, Sniff::of(bytes)));
+                    let i = sniffed.and_then(|(bytes, sniff)| {
+                        item(None, bytes, sniff, r.kind == capture::RecordKind::Json)
+                    });
                     if let Some(h) = t.hook {
                         if !(hook.skips_requests() && i.as_ref().is_some_and(Item::is_request)) {
-                            hook.record(h, 0, bytes, &mut b.found);
+                            hook.record_sniffed(h, 0, sniffed, &mut b.found);
                         }
                         b.lines.push(0);
                     }
@@ -349,23 +386,31 @@ fn read_log<H: Hook>(
         progress.records.fetch_add(1, Ordering::Relaxed);
         return;
     };
-    let mut bytes: Vec<u8> = Vec::new();
-    let mut lines: Vec<(u32, Option<(usize, usize)>)> = Vec::new();
-    let flush = |lines: &mut Vec<(u32, Option<(usize, usize)>)>,
-                 bytes: &mut Vec<u8>,
-                 b: &mut Builders<H::Found>| {
+    // the lines of one run (what one fill of the reader's buffer holds whole: no line is
+    // copied), at most `BLOCK` of them at a time, in parallel tasks of a share of them
+    let flush = |lines: &[capture::RunLine], bytes: &[u8], b: &mut Builders<H::Found>| {
+        let per_task = lines
+            .len()
+            .div_ceil(rayon::current_num_threads() * 4)
+            .clamp(1, 256);
         let got: Vec<(H::Found, Vec<Item>)> = lines
-            .par_chunks(256)
+            .par_chunks(per_task)
             .map(|chunk| {
                 let mut found = H::Found::default();
                 let mut items = Vec::new();
-                for &(line, span) in chunk {
-                    let text = span.map(|(a, z)| &bytes[a..z]);
-                    let i = text.and_then(|text| item(Some(line as usize), text, true));
+                for l in chunk {
+                    let line = l.line_no as u32;
+                    // the searches every test of the record asks, once
+                    let text = l.text.as_ref().ok().map(|r| {
+                        let text = &bytes[r.clone()];
+                        (text, Sniff::of(text))
+                    });
+                    let i =
+                        text.and_then(|(text, sniff)| item(Some(line as usize), text, sniff, true));
                     if let Some(h) = t.hook
                         && !(hook.skips_requests() && i.as_ref().is_some_and(Item::is_request))
                     {
-                        hook.record(h, line, text, &mut found);
+                        hook.record_sniffed(h, line, text, &mut found);
                     }
                     if let Some(i) = i {
                         items.push(i);
@@ -383,34 +428,23 @@ fn read_log<H: Hook>(
         }
         b.records += lines.len();
         if t.hook.is_some() {
-            for l in lines.iter() {
-                b.lines.push(l.0);
+            for l in lines {
+                b.lines.push(l.line_no as u32);
             }
         }
         progress
             .records
             .fetch_add(lines.len() as u64, Ordering::Relaxed);
-        lines.clear();
-        bytes.clear();
     };
     let reader = Stoppable {
-        inner: std::io::BufReader::with_capacity(256 * 1024, file),
+        inner: std::io::BufReader::with_capacity(BLOCK_BYTES, file),
         progress,
     };
-    capture::read_line_bytes(reader, max, |line_no, line| {
-        let span = line.ok().map(|l| {
-            let a = bytes.len();
-            bytes.extend_from_slice(l);
-            (a, bytes.len())
-        });
-        lines.push((line_no as u32, span));
-        if lines.len() >= BLOCK || bytes.len() >= BLOCK_BYTES {
-            flush(&mut lines, &mut bytes, b);
+    capture::read_line_runs(reader, max, |run, lines| {
+        for block in lines.chunks(BLOCK) {
+            flush(block, run, b);
         }
     });
-    if !lines.is_empty() {
-        flush(&mut lines, &mut bytes, b);
-    }
 }
 
 /// A reader that ends (reads nothing more) once [`Progress::stop`] was asked.

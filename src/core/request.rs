@@ -774,6 +774,12 @@ impl Requests {
 /// (unescaped, the values skipped) and tested the same way, so a key spelled `"\u006bey"` is
 /// found as `"key"` is (JSON, RFC 8259 section 7).
 pub fn may_be_request(bytes: &[u8]) -> bool {
+    may_be_request_with(bytes, crate::core::prescan::holds!(bytes, b"\\u"))
+}
+
+/// [`may_be_request`] given whether the bytes hold `\u` (`escapes`: the pre-pass's
+/// search, [`crate::core::prescan::Sniff`]).
+pub(crate) fn may_be_request_with(bytes: &[u8], escapes: bool) -> bool {
     use crate::core::prescan::holds;
     let plain = (holds!(bytes, b"\"custom_id\"")
         && (holds!(bytes, b"\"method\"")
@@ -784,7 +790,7 @@ pub fn may_be_request(bytes: &[u8]) -> bool {
             let (request, requests) = request_names(bytes);
             requests || (request && holds!(bytes, b"\"key\""))
         };
-    if plain || !escapes_a_letter(bytes) {
+    if plain || !escapes || !escapes_a_letter(bytes) {
         return plain;
     }
     let Some(keys) = top_level_keys(bytes) else {
@@ -909,7 +915,17 @@ pub fn input_of_bytes(
     source: &dyn Fn() -> RecordRef,
     read: &ReadInput<'_>,
 ) -> Option<Input> {
-    if !may_be_request(bytes) {
+    input_of_bytes_with(bytes, crate::core::prescan::Sniff::of(bytes), source, read)
+}
+
+/// [`input_of_bytes`] given the pre-pass's searches of the bytes (`sniff`).
+pub(crate) fn input_of_bytes_with(
+    bytes: &[u8],
+    sniff: crate::core::prescan::Sniff,
+    source: &dyn Fn() -> RecordRef,
+    read: &ReadInput<'_>,
+) -> Option<Input> {
+    if !may_be_request_with(bytes, sniff.escape) {
         return None;
     }
     let text = std::str::from_utf8(bytes).ok()?;

@@ -23,6 +23,7 @@
 //! a million captures), and then both are flagged, by every front end alike.
 
 use crate::core::capture::{self, RawRecord};
+use crate::core::prescan::Sniff;
 use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Verdict, Warning};
 use crate::core::workspace::Workspace;
@@ -98,7 +99,7 @@ pub fn candidates(text: &[u8], file: &str, each: &mut dyn FnMut(&[u8])) {
 /// capture (the `key` of every attribute would otherwise make every OTLP record of a
 /// workspace a suspect, to be parsed twice). Without `shaped`, as [`candidates`].
 pub fn candidates_in(text: &[u8], file: &str, shaped: bool, each: &mut dyn FnMut(&[u8])) {
-    scan_record(text, file, shaped, each, None);
+    scan_record(text, Sniff::of(text), file, shaped, each, None);
 }
 
 /// The member names whose string value may be a chain id that a trace span's natural key
@@ -124,7 +125,7 @@ pub fn chain_keys_in(
     each: &mut dyn FnMut(&[u8]),
     keys: &mut dyn FnMut(&[u8]),
 ) {
-    scan_record(text, file, shaped, each, Some(keys));
+    scan_record(text, Sniff::of(text), file, shaped, each, Some(keys));
 }
 
 /// What is called with each id or key read from a record.
@@ -136,6 +137,7 @@ type Each<'a> = &'a mut dyn FnMut(&[u8]);
 /// when shapes decide (no `jsonrpc`). `None`: not such a record.
 fn otlp_spans(
     text: &[u8],
+    sniff: Sniff,
     each: &mut dyn FnMut(&[u8]),
     keys: &mut Option<Each<'_>>,
 ) -> Option<bool> {
@@ -145,7 +147,7 @@ fn otlp_spans(
         Some(k) => k,
         None => &mut no_keys,
     };
-    if crate::core::shape::otlp::quick_spans(text, each, quick_keys) {
+    if crate::core::shape::otlp::quick_spans(text, sniff, each, quick_keys) {
         return Some(true);
     }
     let (spans, jsonrpc) = crate::core::shape::otlp::record_spans(text)?;
@@ -158,8 +160,11 @@ fn otlp_spans(
     Some(!jsonrpc)
 }
 
+/// The ids (`each`) and chain keys (`keys`) of one record, `sniff` the pre-pass's searches
+/// of its bytes.
 fn scan_record(
     text: &[u8],
+    sniff: Sniff,
     file: &str,
     shaped: bool,
     each: &mut dyn FnMut(&[u8]),
@@ -168,14 +173,14 @@ fn scan_record(
     use crate::core::prescan::holds;
     // an OTLP/JSON record's span capture is named `TRACEID/SPANID`, two members joined
     let walked = holds!(text, b"resourceSpans");
-    if walked && otlp_spans(text, each, &mut keys).is_some_and(|as_otlp| shaped && as_otlp) {
+    if walked && otlp_spans(text, sniff, each, &mut keys).is_some_and(|as_otlp| shaped && as_otlp) {
         return;
     }
     // a member name can only hide one of ours behind a `\u` escape: without one, a search
     // for each quoted name finds every member (a match inside a string value, `"a \"id"`,
     // is a member name only if a colon follows, and then only adds a candidate)
-    if holds!(text, b"\\u") {
-        return tokenize(text, file, walked, each, keys);
+    if sniff.escape {
+        return tokenize(text, sniff, file, walked, each, keys);
     }
     static FINDERS: std::sync::LazyLock<Vec<(bool, memchr::memmem::Finder<'static>)>> =
         std::sync::LazyLock::new(|| {
@@ -187,7 +192,7 @@ fn scan_record(
                 })
                 .collect()
         });
-    let jsonrpc = holds!(text, b"\"jsonrpc\"");
+    let jsonrpc = sniff.jsonrpc && holds!(text, b"\"jsonrpc\"");
     let mut rpc_ids: Vec<Vec<u8>> = Vec::new();
     let mut value_buf = Vec::new();
     for (is_id, finder) in FINDERS.iter() {
@@ -311,6 +316,7 @@ fn mcp_forms(ids: &[Vec<u8>], file: &str, each: &mut dyn FnMut(&[u8])) {
 /// escape.
 fn tokenize(
     text: &[u8],
+    sniff: Sniff,
     file: &str,
     walked: bool,
     each: &mut dyn FnMut(&[u8]),
@@ -385,7 +391,7 @@ fn tokenize(
     }
     // `"resourceSp\u0061ns"`: the main pass reads the record as OTLP/JSON all the same
     if otlp && !walked {
-        otlp_spans(text, each, &mut keys);
+        otlp_spans(text, sniff, each, &mut keys);
     }
 }
 
@@ -878,12 +884,23 @@ impl crate::core::prescan::Hook for Candidates {
     type Found = Found;
 
     fn record(&self, file: u32, line: u32, text: Option<&[u8]>, found: &mut Found) {
-        let Some(text) = text else { return };
+        self.record_sniffed(file, line, text.map(|t| (t, Sniff::of(t))), found);
+    }
+
+    fn record_sniffed(
+        &self,
+        file: u32,
+        line: u32,
+        text: Option<(&[u8], Sniff)>,
+        found: &mut Found,
+    ) {
+        let Some((text, sniff)) = text else { return };
         let start = found.open.len();
         let f = file as usize;
         let (open, named, keys) = (&mut found.open, &mut found.named, &mut found.keys);
-        chain_keys_in(
+        scan_record(
             text,
+            sniff,
             &self.names[f],
             self.shaped[f],
             &mut |c| {
@@ -893,7 +910,7 @@ impl crate::core::prescan::Hook for Candidates {
                     named.push((file, line));
                 }
             },
-            &mut |k| {
+            Some(&mut |k| {
                 let fp = fingerprint_bytes(k);
                 keys.push(fp);
                 // a key spelling a scanned record's source may be the natural id of a
@@ -901,7 +918,7 @@ impl crate::core::prescan::Hook for Candidates {
                 if names_record(k, &self.by_name).is_some() {
                     keys.push(fp);
                 }
-            },
+            }),
         );
         let mine = &mut found.open[start..];
         mine.sort_unstable();

@@ -545,8 +545,13 @@ pub fn record_spans(text: &[u8]) -> Option<(Vec<SpanKeys>, bool)> {
 /// The duplicate-id pre-pass's byte scan of a common OTLP/JSON line (`otlp/quick.rs`): a
 /// superset of [`record_spans`]' ids and keys, to `each` and `keys`, and `true`; `false`
 /// (nothing called) for a line it is not sure of, which [`record_spans`] then reads.
-pub fn quick_spans(text: &[u8], each: &mut dyn FnMut(&[u8]), keys: &mut dyn FnMut(&[u8])) -> bool {
-    quick::spans(text, each, keys)
+pub fn quick_spans(
+    text: &[u8],
+    sniff: crate::core::prescan::Sniff,
+    each: &mut dyn FnMut(&[u8]),
+    keys: &mut dyn FnMut(&[u8]),
+) -> bool {
+    quick::spans(text, sniff, each, keys)
 }
 
 fn read(obj: Map<String, Value>, source: &RecordRef) -> Result<Capture, RecordError> {
@@ -625,10 +630,8 @@ pub(super) fn span_meta(span: &Span<'_>) -> MetaWriter {
         Some(v) => v.as_u64(),
         None => None,
     };
-    if let Some(n) = nanos.filter(|n| *n > 0)
-        && let Some(secs) = serde_json::Number::from_f64(n as f64 / 1e9)
-    {
-        meta.number(MetaKey::StartTime, &secs);
+    if let Some(n) = nanos.filter(|n| *n > 0) {
+        meta.double(MetaKey::StartTime, n as f64 / 1e9);
     }
     meta
 }

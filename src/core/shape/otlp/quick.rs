@@ -61,7 +61,12 @@ fn skip_ws(text: &[u8], mut i: usize) -> usize {
 /// - every `traceId`, `spanId` and `parentSpanId` member's value is a string without a
 ///   backslash, and all the `traceId` values are the same one (a line of one trace: a
 ///   span's id and key pair that trace with its own `spanId` and `parentSpanId`).
-pub fn spans(text: &[u8], each: &mut dyn FnMut(&[u8]), keys: &mut dyn FnMut(&[u8])) -> bool {
+pub fn spans(
+    text: &[u8],
+    sniff: crate::core::prescan::Sniff,
+    each: &mut dyn FnMut(&[u8]),
+    keys: &mut dyn FnMut(&[u8]),
+) -> bool {
     let i = skip_ws(text, 0);
     if text.get(i) != Some(&b'{') {
         return false;
@@ -75,8 +80,7 @@ pub fn spans(text: &[u8], each: &mut dyn FnMut(&[u8]), keys: &mut dyn FnMut(&[u8
     {
         return false;
     }
-    if crate::core::prescan::holds!(text, b"jsonrpc") || crate::core::prescan::holds!(text, b"\\u")
-    {
+    if sniff.jsonrpc || sniff.escape {
         return false;
     }
     let mut found: Vec<Found<'_>> = Vec::new();
@@ -142,6 +146,7 @@ mod tests {
         let (mut ids, mut keys) = (Vec::new(), Vec::new());
         let sure = spans(
             text.as_bytes(),
+            crate::core::prescan::Sniff::of(text.as_bytes()),
             &mut |i| ids.push(String::from_utf8(i.to_vec()).unwrap()),
             &mut |k| keys.push(String::from_utf8(k.to_vec()).unwrap()),
         );
