@@ -162,12 +162,36 @@ impl Meta {
         }
     }
 
+    /// [`Meta::token`] of a known member (found in the index without comparing names).
+    fn known_token(&self, key: MetaKey) -> Found<'_> {
+        let Some(text) = self.text() else {
+            return Found::Unsure;
+        };
+        if !self.places.indexed {
+            return member(text, key.name());
+        }
+        match self.places.at[key as usize] {
+            (_, 0) => Found::Absent,
+            (start, end) => Found::Token(&text[start as usize..end as usize]),
+        }
+    }
+
     /// The member `key` when it is a string, as [`Meta::get`] then [`Value::as_str`]; a
     /// `meta` held as text answers from the text without building the map when it can (its
-    /// string without an escape; `crate::core::chain::link` asks every span's capture for
-    /// its `trace_id` and `parent_span_id`).
+    /// string without an escape).
     pub fn get_str(&self, key: &str) -> Option<&str> {
-        match self.token(key) {
+        self.str_of(key, self.token(key))
+    }
+
+    /// [`Meta::get_str`] of a known member (`crate::core::chain::link` asks every span's
+    /// capture for its `trace_id` and `parent_span_id`).
+    pub(crate) fn known_str(&self, key: MetaKey) -> Option<&str> {
+        self.str_of(key.name(), self.known_token(key))
+    }
+
+    /// The string the member `key` found as `token` holds.
+    fn str_of<'a>(&'a self, key: &str, token: Found<'a>) -> Option<&'a str> {
+        match token {
             Found::Absent => None,
             Found::Token(t) => match t.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
                 Some(s) if !s.contains('\\') => Some(s),
@@ -182,7 +206,17 @@ impl Meta {
     /// [`Value::as_f64`], answered from the text when it is held as text (the number's
     /// text read as the nearest double, as the map's parse reads it).
     pub fn get_f64(&self, key: &str) -> Option<f64> {
-        match self.token(key) {
+        self.f64_of(key, self.token(key))
+    }
+
+    /// [`Meta::get_f64`] of a known member (a span's `start_time`).
+    pub(crate) fn known_f64(&self, key: MetaKey) -> Option<f64> {
+        self.f64_of(key.name(), self.known_token(key))
+    }
+
+    /// The number the member `key` found as `token` holds.
+    fn f64_of(&self, key: &str, token: Found<'_>) -> Option<f64> {
+        match token {
             Found::Absent => None,
             Found::Token(t) => t
                 .starts_with(|c: char| c == '-' || c.is_ascii_digit())
@@ -250,7 +284,7 @@ impl Meta {
                 self.text = Some("{}".to_owned());
                 self.places = Places::empty();
             }
-            match self.token(key.name()) {
+            match self.known_token(key) {
                 Found::Token(_) => return,
                 Found::Absent => {
                     let text = self.text.as_mut().expect("set above");
@@ -622,6 +656,15 @@ mod tests {
             Some("0af7651916cd43dd8448eb211c80319c")
         );
         assert_eq!(m.get_str("parent_span_id"), Some(""));
+        assert_eq!(
+            m.known_str(MetaKey::TraceId),
+            Some("0af7651916cd43dd8448eb211c80319c")
+        );
+        assert_eq!(m.known_str(MetaKey::SpanId), None);
+        assert_eq!(
+            m.known_f64(MetaKey::StartTime),
+            Some(1_733_400_000.123_456_7)
+        );
         assert_eq!(m.get_f64("start_time"), Some(1_733_400_000.123_456_7));
         assert_eq!(m.get_str("start_time"), None, "a number is no string");
         assert_eq!(m.get_f64("trace_id"), None, "a string is no number");
@@ -665,6 +708,9 @@ mod tests {
         );
         assert_eq!(m.get_f64("start_time"), Some(-2500.0));
         assert_eq!(m.get_str("model"), Some("m1"));
+        assert_eq!(m.known_str(MetaKey::Model), Some("m1"));
+        assert_eq!(m.known_f64(MetaKey::StartTime), Some(-2500.0));
+        assert_eq!(m.known_str(MetaKey::TraceId), None);
         assert!(m.is_text());
         m.insert_absent_str(MetaKey::Model, "m2");
         m.insert_absent_counts(MetaKey::Usage, &[("total_tokens", Some(7))]);
@@ -707,6 +753,8 @@ mod tests {
         let mut m = w.finish().unwrap();
         assert!(!m.places.indexed);
         assert_eq!(m.get_str("trace_id"), Some("t"));
+        assert_eq!(m.known_str(MetaKey::TraceId), Some("t"));
+        assert_eq!(m.known_str(MetaKey::SpanId), None);
         assert_eq!(m.get_str("span_name"), Some(long.as_str()));
         m.insert_absent_str(MetaKey::Model, "m");
         m.insert_absent_str(MetaKey::TraceId, "not kept");

@@ -9,6 +9,7 @@
 
 use crate::core::capture::Capture;
 use crate::core::config::ChainsConfig;
+use crate::core::meta::MetaKey;
 use crate::core::stage::parse;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -120,9 +121,10 @@ pub fn link_of(config: &ChainsConfig, capture: &Capture, text: &str) -> Option<C
     };
     let order = match &config.order {
         // a trace's calls in the order they started (`meta.start_time`)
-        None if linked_by == LinkedBy::Natural => {
-            capture.meta.as_ref().and_then(|m| m.get_f64("start_time"))
-        }
+        None if linked_by == LinkedBy::Natural => capture
+            .meta
+            .as_ref()
+            .and_then(|m| m.known_f64(MetaKey::StartTime)),
         None => None,
         Some(ptr) => match order_value(value_at(text, ptr).as_ref()) {
             Ok(o) => Some(o),
@@ -149,12 +151,12 @@ pub fn link_of(config: &ChainsConfig, capture: &Capture, text: &str) -> Option<C
 /// span (no parent) and a tool span have none.
 fn trace_key(capture: &Capture) -> Option<String> {
     let meta = capture.meta.as_ref()?;
-    let at = |k: &str| meta.get_str(k).filter(|s| !s.is_empty());
+    let at = |k: MetaKey| meta.known_str(k).filter(|s| !s.is_empty());
     match capture.format {
-        "litellm" => at("trace_id").map(str::to_owned),
+        "litellm" => at(MetaKey::TraceId).map(str::to_owned),
         // a tool span's capture names its tool as it is read; an LLM span's does not
         "otlp" | "openinference" if capture.tool.is_none() => {
-            let (trace, parent) = (at("trace_id")?, at("parent_span_id")?);
+            let (trace, parent) = (at(MetaKey::TraceId)?, at(MetaKey::ParentSpanId)?);
             let mut key = String::with_capacity(trace.len() + 1 + parent.len());
             key.push_str(trace);
             key.push('/');
@@ -233,11 +235,21 @@ impl Default for Fnv {
 }
 
 impl Fnv {
+    /// FNV-1a 64 over `bytes`, eight a step (the same hash as one at a time, with fewer
+    /// loop turns: a digest per attempt of every chain).
     fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        const PRIME: u64 = 0x0100_0000_01b3;
+        let mut h = self.0;
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            for b in w {
+                h = (h ^ u64::from(*b)).wrapping_mul(PRIME);
+            }
         }
+        for b in words.remainder() {
+            h = (h ^ u64::from(*b)).wrapping_mul(PRIME);
+        }
+        self.0 = h;
     }
 }
 
@@ -311,6 +323,30 @@ mod tests {
             assert_eq!(hex16(x), format!("{x:016x}"));
         }
         assert_eq!(hex16(0xab), "00000000000000ab");
+    }
+
+    #[test]
+    fn fnv_is_fnv_1a_64_eight_bytes_a_step_or_one() {
+        // the published FNV-1a 64 test vectors
+        for (text, want) in [
+            ("", 0xcbf2_9ce4_8422_2325u64),
+            ("a", 0xaf63_dc4c_8601_ec8c),
+            ("foobar", 0x8594_4171_f739_67e8),
+        ] {
+            let mut h = Fnv::default();
+            h.write(text.as_bytes());
+            assert_eq!(h.0, want, "{text:?}");
+        }
+        // split anywhere, any length: the hash of the whole
+        let bytes: Vec<u8> = (0u8..=200).map(|b| b.wrapping_mul(37)).collect();
+        let mut whole = Fnv::default();
+        whole.write(&bytes);
+        for cut in [0, 1, 7, 8, 9, 63, 64, 65, 200] {
+            let mut h = Fnv::default();
+            h.write(&bytes[..cut]);
+            h.write(&bytes[cut..]);
+            assert_eq!(h.0, whole.0, "cut at {cut}");
+        }
     }
 
     #[test]
