@@ -400,8 +400,12 @@ pub struct RunLine {
     pub line_no: usize,
     /// Its bytes in the run (without its line ending), or the finding for a line that is
     /// too long or unreadable.
-    pub text: Result<std::ops::Range<usize>, Finding>,
+    pub text: LineAt,
 }
+
+/// Where one line's bytes are in the buffer it was read into, or why the line is unusable
+/// (boxed: a block holds one per line, and a finding is hundreds of bytes).
+pub type LineAt = Result<std::ops::Range<usize>, Box<Finding>>;
 
 /// The lines of `reader` as [`read_line_bytes_at`] splits them, handed out in runs: every
 /// line that lies whole in what the reader's buffer holds at once is given with the others
@@ -431,7 +435,7 @@ pub fn read_line_runs<R: BufRead>(
                     if let Some(text) = finish_line(&chunk[at..at + i], max_bytes) {
                         lines.push(RunLine {
                             line_no,
-                            text: text.map(|r| at + r.start..at + r.end),
+                            text: text.map(|r| at + r.start..at + r.end).map_err(Box::new),
                         });
                     }
                     at += i + 1;
@@ -453,13 +457,133 @@ pub fn read_line_runs<R: BufRead>(
         line_no += 1;
         let (text, stop) = read_slow_line(&mut reader, max_bytes, &mut buf, &mut offset);
         if let Some(text) = text {
-            lines.push(RunLine { line_no, text });
+            lines.push(RunLine {
+                line_no,
+                text: text.map_err(Box::new),
+            });
             run(&buf, &mut lines);
             lines.clear();
         }
         if stop {
             return;
         }
+    }
+}
+
+/// What [`read_line_blocks`] reads at the least each time (the room a block is given more
+/// of when it is short of it).
+const MIN_READ: usize = 64 * 1024;
+
+/// The lines of `reader` as [`read_line_bytes_at`] splits them, read straight into owned
+/// blocks: a block is the bytes read (its lines back to back with their line endings and the
+/// blank lines between them) and its lines (1-based number, range in the bytes or the
+/// finding), handed to `send` once `full(lines, bytes)` says so after a line, and at the end.
+/// Only the start of the line that crosses a block's end is copied, into the next block.
+/// `room` is a block's capacity: a longer line grows its block (a line over `max_bytes` is
+/// dropped as it is read, not kept). Reading stops when `send` gives false. The main pass's
+/// reading of a log (`crate::engine::batch`), whose blocks are checked on other threads: a
+/// file is read into them without a copy of its lines (`Read::read_to_end` of a `File`
+/// fills a buffer without clearing it first).
+pub fn read_line_blocks<R: Read>(
+    reader: R,
+    max_bytes: u64,
+    room: usize,
+    full: impl FnMut(usize, usize) -> bool,
+    send: impl FnMut(Vec<u8>, Vec<(usize, LineAt)>) -> bool,
+) {
+    read_line_blocks_by(reader, max_bytes, room, MIN_READ, full, send);
+}
+
+/// [`read_line_blocks`] reading at least `min_read` bytes a time (small in tests, to cross
+/// every boundary).
+fn read_line_blocks_by<R: Read>(
+    mut reader: R,
+    max_bytes: u64,
+    room: usize,
+    min_read: usize,
+    mut full: impl FnMut(usize, usize) -> bool,
+    mut send: impl FnMut(Vec<u8>, Vec<(usize, LineAt)>) -> bool,
+) {
+    let limit = max_bytes.saturating_add(2);
+    let room = room.max(2 * min_read);
+    let mut bytes: Vec<u8> = Vec::with_capacity(room);
+    let mut lines: Vec<(usize, LineAt)> = Vec::new();
+    let mut line_no = 0usize;
+    // where the line being read starts in `bytes`, and where the search for its end goes on
+    let (mut start, mut scan) = (0usize, 0usize);
+    // the bytes of an over-long line dropped so far, while it is read to its end
+    let mut skipped: Option<u64> = None;
+    let mut failed = None;
+    let mut eof = false;
+    loop {
+        // the lines that end in what was read
+        while let Some(i) = memchr::memchr(b'\n', &bytes[scan..]) {
+            let end = scan + i;
+            line_no += 1;
+            let len = (end - start) as u64;
+            let text = match skipped.take() {
+                Some(n) => Some(Err(too_large(n + len + 1, max_bytes))),
+                None if len >= limit => Some(Err(too_large(len + 1, max_bytes))),
+                None => finish_line(&bytes[start..end], max_bytes)
+                    .map(|t| t.map(|r| start + r.start..start + r.end)),
+            };
+            (start, scan) = (end + 1, end + 1);
+            let Some(text) = text else { continue };
+            lines.push((line_no, text.map_err(Box::new)));
+            if full(lines.len(), start) {
+                // the rest read so far starts the next block
+                let mut next = Vec::with_capacity(room.max(bytes.len() - start + min_read));
+                next.extend_from_slice(&bytes[start..]);
+                bytes.truncate(start);
+                if !send(
+                    std::mem::replace(&mut bytes, next),
+                    std::mem::take(&mut lines),
+                ) {
+                    return;
+                }
+                (start, scan) = (0, 0);
+            }
+        }
+        scan = bytes.len();
+        if eof || failed.is_some() {
+            break;
+        }
+        // a line already past `max_bytes` is not kept
+        let partial = (bytes.len() - start) as u64;
+        if skipped.is_some() || partial > limit {
+            *skipped.get_or_insert(0) += partial;
+            bytes.truncate(start);
+            scan = start;
+        }
+        if bytes.capacity() - bytes.len() < min_read {
+            bytes.reserve(room.max(bytes.len()));
+        }
+        let want = (bytes.capacity() - bytes.len()) as u64;
+        let before = bytes.len();
+        match (&mut reader).take(want).read_to_end(&mut bytes) {
+            Ok(_) => eof = bytes.len() == before,
+            Err(e) => failed = Some(e),
+        }
+    }
+    // the last line, or the one a read error cut short
+    if let Some(e) = failed {
+        lines.push((line_no + 1, Err(Box::new(read_error(&e)))));
+    } else {
+        let len = skipped.unwrap_or(0) + (bytes.len() - start) as u64;
+        let text = if len == 0 {
+            None
+        } else if skipped.is_some() || len > limit {
+            Some(Err(too_large(len, max_bytes)))
+        } else {
+            finish_line(&bytes[start..], max_bytes)
+                .map(|t| t.map(|r| start + r.start..start + r.end))
+        };
+        if let Some(text) = text {
+            lines.push((line_no + 1, text.map_err(Box::new)));
+        }
+    }
+    if !lines.is_empty() {
+        send(bytes, lines);
     }
 }
 
@@ -1060,7 +1184,7 @@ pub fn parse_expect(v: &Value) -> Result<Expect, Finding> {
 
 #[cfg(test)]
 mod read_line_tests {
-    use super::{read_line_bytes_at, read_line_runs, too_large};
+    use super::{read_line_blocks_by, read_line_bytes_at, read_line_runs, too_large};
 
     type Line = (usize, u64, Result<Vec<u8>, String>);
 
@@ -1094,6 +1218,72 @@ mod read_line_tests {
             ));
         }
         out
+    }
+
+    /// A reader that fails after `ok` bytes of `text`.
+    struct Failing<'a> {
+        text: &'a [u8],
+        ok: usize,
+    }
+
+    impl std::io::Read for Failing<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.ok == 0 {
+                return Err(std::io::Error::other("disk gone"));
+            }
+            let n = buf.len().min(self.ok).min(self.text.len()).min(2);
+            buf[..n].copy_from_slice(&self.text[..n]);
+            self.text = &self.text[n..];
+            self.ok -= n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_read_error_ends_the_blocks_as_it_ends_the_lines() {
+        let text = b"{\"a\":1}\n\n{\"b\":2}\n{\"c\":3}\n";
+        for ok in 1..text.len() {
+            let mut want = Vec::new();
+            read_line_bytes_at(
+                std::io::BufReader::with_capacity(4, Failing { text, ok }),
+                64,
+                |n, _, l| want.push((n, l.map(<[u8]>::to_vec).map_err(|f| f.message))),
+            );
+            let mut got = Vec::new();
+            read_line_blocks_by(
+                Failing { text, ok },
+                64,
+                4,
+                1,
+                |lines, _| lines >= 2,
+                |bytes, lines| {
+                    for (n, l) in lines {
+                        got.push((n, l.map(|r| bytes[r].to_vec()).map_err(|f| f.message)));
+                    }
+                    true
+                },
+            );
+            assert_eq!(got, want, "failing after {ok} bytes");
+            assert!(want.last().is_some_and(|l| l.1.is_err()), "{want:?}");
+        }
+    }
+
+    #[test]
+    fn sending_false_stops_the_reading() {
+        let text = b"1\n2\n3\n4\n";
+        let mut sent = 0;
+        read_line_blocks_by(
+            &text[..],
+            64,
+            2,
+            1,
+            |lines, _| lines >= 1,
+            |_, _| {
+                sent += 1;
+                false
+            },
+        );
+        assert_eq!(sent, 1);
     }
 
     #[test]
@@ -1132,6 +1322,27 @@ mod read_line_tests {
                 });
                 let want: Vec<_> = want.iter().map(|(n, _, l)| (*n, l.clone())).collect();
                 assert_eq!(runs, want, "runs: {text:?}, max {max}, buffer {cap}");
+                // in owned blocks of `cap` bytes (reads of 1 to 3 bytes, a block full after 1 to
+                // 3 lines or `cap` bytes): the same lines, each block's ranges in its bytes
+                let (min_read, per_block) = (1 + cap % 3, 1 + len % 3);
+                let mut blocks = Vec::new();
+                let reader = std::io::BufReader::with_capacity(cap, text.as_slice());
+                read_line_blocks_by(
+                    reader,
+                    max,
+                    cap,
+                    min_read,
+                    |lines, bytes| lines >= per_block || bytes >= cap,
+                    |bytes, lines| {
+                        assert!(!lines.is_empty(), "a block has lines");
+                        for (n, l) in lines {
+                            let text = l.map(|r| bytes[r].to_vec()).map_err(|f| f.message);
+                            blocks.push((n, text));
+                        }
+                        true
+                    },
+                );
+                assert_eq!(blocks, want, "blocks: {text:?}, max {max}, buffer {cap}");
             }
         }
     }

@@ -574,9 +574,8 @@ struct LineBlock {
     lines: Vec<(usize, LineAt)>,
 }
 
-/// Where one line's bytes are in its [`LineBlock`], or why the line is unusable (boxed: a
-/// block holds one per line, and a finding is hundreds of bytes).
-type LineAt = Result<std::ops::Range<usize>, Box<Finding>>;
+/// Where one line's bytes are in its [`LineBlock`], or why the line is unusable.
+use crate::core::capture::LineAt;
 
 fn read_batches(
     files: &[PathBuf],
@@ -662,8 +661,10 @@ fn read_batches(
 }
 
 /// Reads one log (its file, or a compressed log's decompressed stream) into [`LineBlock`]s
-/// of up to [`BATCH`] lines or `cut` bytes ([`LINE_BLOCK_BYTES`] at most) and sends them, each once the [`Gate`] lets it
-/// through; false when the receiver is gone (stop reading).
+/// of up to [`BATCH`] lines or `cut` bytes ([`LINE_BLOCK_BYTES`] at most), read straight into
+/// each block's buffer (`capture::read_line_blocks`: no line copied but the one that crosses
+/// a block's end), and sends them, each once the [`Gate`] lets it through; false when the
+/// receiver is gone (stop reading).
 fn read_log_blocks(
     file: impl std::io::Read,
     rel: Arc<str>,
@@ -673,49 +674,32 @@ fn read_log_blocks(
     gate: &Gate,
 ) -> bool {
     // room for a whole block (it is sent once past `cut`: `cut` plus the line that crosses
-    // it), so the block is not copied as it grows (a 256 KiB start was copied three times,
-    // up to 2 MiB, for a 1 MiB block); a line of more than `BLOCK_SLACK` still grows it
+    // it), so the block is not copied as it grows; a line of more than `BLOCK_SLACK` still
+    // grows it
     let room = usize::try_from(cut)
         .unwrap_or(usize::MAX)
         .min(LINE_BLOCK_BYTES as usize)
         + BLOCK_SLACK;
-    let fresh = || LineBlock {
-        rel: rel.clone(),
-        bytes: Vec::with_capacity(room),
-        lines: Vec::with_capacity(BATCH),
-    };
-    let mut block = fresh();
     let mut open = true;
-    capture::read_line_bytes(
-        std::io::BufReader::with_capacity(256 * 1024, file),
+    capture::read_line_blocks(
+        file,
         max_bytes,
-        |line_no, line| {
-            if !open {
-                return;
-            }
-            let entry = line
-                .map(|b| {
-                    let start = block.bytes.len();
-                    block.bytes.extend_from_slice(b);
-                    start..block.bytes.len()
-                })
-                .map_err(Box::new);
-            block.lines.push((line_no, entry));
-            // at most BATCH lines, and sent once past `cut` bytes (lines of large records),
-            // when the gate lets it through
-            if (block.lines.len() >= BATCH || block.bytes.len() as u64 >= cut)
-                && !(gate.take(block.bytes.len() as u64)
-                    && tx
-                        .send(Chunk::Lines(std::mem::replace(&mut block, fresh())))
-                        .is_ok())
-            {
-                open = false;
-            }
+        room,
+        // at most BATCH lines, and sent once past `cut` bytes (lines of large records)
+        |lines, bytes| lines >= BATCH || bytes as u64 >= cut,
+        // when the gate lets it through
+        |bytes, lines| {
+            open = gate.take(bytes.len() as u64)
+                && tx
+                    .send(Chunk::Lines(LineBlock {
+                        rel: rel.clone(),
+                        bytes,
+                        lines,
+                    }))
+                    .is_ok();
+            open
         },
     );
-    if open && !block.lines.is_empty() {
-        open = gate.take(block.bytes.len() as u64) && tx.send(Chunk::Lines(block)).is_ok();
-    }
     open
 }
 
