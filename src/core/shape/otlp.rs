@@ -606,6 +606,21 @@ fn read_spans(
     }
 }
 
+/// A span's capture id `TRACEID/SPANID` (`docs/record-shapes.md#otlp`), `None` when its
+/// `traceId` or `spanId` is not a non-empty string (such a span is read the general way).
+pub(super) fn span_id(raw: &Fields<'_>) -> Option<String> {
+    let hex = |key: &str| match raw.get(key) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s.as_str()),
+        _ => None,
+    };
+    let (t, s) = (hex("traceId")?, hex("spanId")?);
+    let mut id = String::with_capacity(t.len() + 1 + s.len());
+    id.push_str(t);
+    id.push('/');
+    id.push_str(s);
+    Some(id)
+}
+
 /// The metadata every span capture carries: `trace_id`, `span_id`, `parent_span_id`, the
 /// span `name` and `start_time`, written as the text of its `meta` (`crate::core::meta`:
 /// no map is built unless a report reads it).

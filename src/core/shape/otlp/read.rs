@@ -268,14 +268,9 @@ impl<'de> Visitor<'de> for SpanSeed {
         let Some(kind) = kind(&attrs) else {
             return Ok(None);
         };
-        let hex = |key: &str| match raw.get(key) {
-            Some(Value::String(s)) if !s.is_empty() => Some(s.as_str()),
-            _ => None,
-        };
-        let (Some(t), Some(s)) = (hex("traceId"), hex("spanId")) else {
+        let Some(id) = super::span_id(&raw) else {
             return Err(general());
         };
-        let id = format!("{t}/{s}");
         Ok(Some((
             kind,
             Span {
