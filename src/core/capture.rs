@@ -371,7 +371,7 @@ pub fn read_line_bytes_at<R: BufRead>(
                 .filter(|&i| (i as u64) < max_bytes.saturating_add(2))
                 .map(|i| {
                     if let Some(text) = finish_line(&chunk[..i], max_bytes) {
-                        each(line_no, start, text.map(|r| &chunk[r]));
+                        each(line_no, start, text.map(|r| &chunk[r]).map_err(|f| *f));
                     }
                     i + 1
                 }),
@@ -385,7 +385,7 @@ pub fn read_line_bytes_at<R: BufRead>(
         }
         let (text, stop) = read_slow_line(&mut reader, max_bytes, &mut buf, &mut offset);
         if let Some(text) = text {
-            each(line_no, start, text.map(|r| &buf[r]));
+            each(line_no, start, text.map(|r| &buf[r]).map_err(|f| *f));
         }
         if stop {
             return;
@@ -435,7 +435,7 @@ pub fn read_line_runs<R: BufRead>(
                     if let Some(text) = finish_line(&chunk[at..at + i], max_bytes) {
                         lines.push(RunLine {
                             line_no,
-                            text: text.map(|r| at + r.start..at + r.end).map_err(Box::new),
+                            text: text.map(|r| at + r.start..at + r.end),
                         });
                     }
                     at += i + 1;
@@ -457,10 +457,7 @@ pub fn read_line_runs<R: BufRead>(
         line_no += 1;
         let (text, stop) = read_slow_line(&mut reader, max_bytes, &mut buf, &mut offset);
         if let Some(text) = text {
-            lines.push(RunLine {
-                line_no,
-                text: text.map_err(Box::new),
-            });
+            lines.push(RunLine { line_no, text });
             run(&buf, &mut lines);
             lines.clear();
         }
@@ -470,8 +467,9 @@ pub fn read_line_runs<R: BufRead>(
     }
 }
 
-/// What [`read_line_blocks`] reads at the least each time (the room a block is given more
-/// of when it is short of it).
+/// What [`read_line_blocks`] reads each time (and the room a block is given more of when it
+/// is short of it): the most a full block leaves to copy into the next, besides the line
+/// across its end.
 const MIN_READ: usize = 64 * 1024;
 
 /// The lines of `reader` as [`read_line_bytes_at`] splits them, read straight into owned
@@ -522,14 +520,14 @@ fn read_line_blocks_by<R: Read>(
             line_no += 1;
             let len = (end - start) as u64;
             let text = match skipped.take() {
-                Some(n) => Some(Err(too_large(n + len + 1, max_bytes))),
-                None if len >= limit => Some(Err(too_large(len + 1, max_bytes))),
+                Some(n) => Some(Err(Box::new(too_large(n + len + 1, max_bytes)))),
+                None if len >= limit => Some(Err(Box::new(too_large(len + 1, max_bytes)))),
                 None => finish_line(&bytes[start..end], max_bytes)
                     .map(|t| t.map(|r| start + r.start..start + r.end)),
             };
             (start, scan) = (end + 1, end + 1);
             let Some(text) = text else { continue };
-            lines.push((line_no, text.map_err(Box::new)));
+            lines.push((line_no, text));
             if full(lines.len(), start) {
                 // the rest read so far starts the next block
                 let mut next = Vec::with_capacity(room.max(bytes.len() - start + min_read));
@@ -558,7 +556,9 @@ fn read_line_blocks_by<R: Read>(
         if bytes.capacity() - bytes.len() < min_read {
             bytes.reserve(room.max(bytes.len()));
         }
-        let want = (bytes.capacity() - bytes.len()) as u64;
+        // a read at a time of `min_read`: a block that fills up (by its lines or its bytes)
+        // leaves at most that much, and the line across, to copy into the next
+        let want = (bytes.capacity() - bytes.len()).min(min_read) as u64;
         let before = bytes.len();
         match (&mut reader).take(want).read_to_end(&mut bytes) {
             Ok(_) => eof = bytes.len() == before,
@@ -573,13 +573,13 @@ fn read_line_blocks_by<R: Read>(
         let text = if len == 0 {
             None
         } else if skipped.is_some() || len > limit {
-            Some(Err(too_large(len, max_bytes)))
+            Some(Err(Box::new(too_large(len, max_bytes))))
         } else {
             finish_line(&bytes[start..], max_bytes)
                 .map(|t| t.map(|r| start + r.start..start + r.end))
         };
         if let Some(text) = text {
-            lines.push((line_no + 1, text.map_err(Box::new)));
+            lines.push((line_no + 1, text));
         }
     }
     if !lines.is_empty() {
@@ -598,7 +598,7 @@ fn read_slow_line<R: BufRead>(
     max_bytes: u64,
     buf: &mut Vec<u8>,
     offset: &mut u64,
-) -> (Option<Result<std::ops::Range<usize>, Finding>>, bool) {
+) -> (Option<LineAt>, bool) {
     buf.clear();
     let mut len: u64 = 0;
     let mut overflow = false;
@@ -607,7 +607,7 @@ fn read_slow_line<R: BufRead>(
         let chunk = match reader.fill_buf() {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return (Some(Err(read_error(&e))), true),
+            Err(e) => return (Some(Err(Box::new(read_error(&e)))), true),
         };
         if chunk.is_empty() {
             eof = true;
@@ -636,7 +636,7 @@ fn read_slow_line<R: BufRead>(
         return (None, true);
     }
     let text = if overflow {
-        Some(Err(too_large(len, max_bytes)))
+        Some(Err(Box::new(too_large(len, max_bytes))))
     } else {
         finish_line(buf, max_bytes)
     };
@@ -646,7 +646,7 @@ fn read_slow_line<R: BufRead>(
 /// One line of [`read_line_runs`] (its `\n` and any `\r`/`\n` before it stripped): `None`
 /// when blank (skipped), else its bytes' range in `line`, or a finding when over
 /// `max_bytes`.
-fn finish_line(line: &[u8], max_bytes: u64) -> Option<Result<std::ops::Range<usize>, Finding>> {
+fn finish_line(line: &[u8], max_bytes: u64) -> Option<LineAt> {
     let mut end = line.len();
     while end > 0 && matches!(line[end - 1], b'\n' | b'\r') {
         end -= 1;
@@ -655,7 +655,7 @@ fn finish_line(line: &[u8], max_bytes: u64) -> Option<Result<std::ops::Range<usi
     if line.iter().all(|b| b.is_ascii_whitespace()) {
         None
     } else if line.len() as u64 > max_bytes {
-        Some(Err(too_large(line.len() as u64, max_bytes)))
+        Some(Err(Box::new(too_large(line.len() as u64, max_bytes))))
     } else {
         Some(Ok(0..end))
     }
