@@ -15,6 +15,10 @@ pub(super) struct Unsure;
 /// A reading, or [`Unsure`].
 pub(super) type Scanned<T> = Result<T, Unsure>;
 
+/// The most members an object may have for a reader to be sure of it (its repeated-name
+/// check is a linear search); more is [`Unsure`].
+pub(super) const MAX_KEYS: usize = 32;
+
 /// A message with no text, no call and no finish reason.
 pub(super) fn no_message() -> Message {
     Message {
@@ -64,12 +68,78 @@ pub(super) trait Cursor<'a>: Sized {
     /// The next byte that is not white space (the cursor put on it).
     fn peek(&mut self) -> Scanned<u8>;
 
-    /// An object, `member` called with each member's name, the cursor on its value (which
-    /// `member` reads whole); a repeated name is refused.
-    fn object(&mut self, member: impl FnMut(&mut Self, &'a str) -> Scanned<()>) -> Scanned<()>;
+    /// Takes the byte `c`, the next that is not white space; [`Unsure`] when another is.
+    fn eat(&mut self, c: u8) -> Scanned<()>;
 
-    /// An array, `element` called with each element's index, the cursor on it.
-    fn array(&mut self, element: impl FnMut(&mut Self, usize) -> Scanned<()>) -> Scanned<()>;
+    /// One level deeper; [`Unsure`] past the reader's depth limit.
+    fn enter(&mut self) -> Scanned<()>;
+
+    /// One level back up.
+    fn leave(&mut self);
+
+    /// A member name at the cursor, borrowed from the text; [`Unsure`] for one written with
+    /// an escape.
+    fn name(&mut self) -> Scanned<&'a str>;
+
+    /// An object, `member` called with each member's name, the cursor on its value (which
+    /// `member` reads whole); a repeated name, or more than [`MAX_KEYS`] members, is
+    /// [`Unsure`].
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Scanned<()>) -> Scanned<()> {
+        self.eat(b'{')?;
+        self.enter()?;
+        if self.peek()? == b'}' {
+            self.eat(b'}')?;
+            self.leave();
+            return Ok(());
+        }
+        let mut names: [&str; MAX_KEYS] = [""; MAX_KEYS];
+        let mut n = 0;
+        loop {
+            let k = self.name()?;
+            if n == MAX_KEYS || names[..n].contains(&k) {
+                return Err(Unsure);
+            }
+            names[n] = k;
+            n += 1;
+            self.eat(b':')?;
+            member(self, k)?;
+            match self.peek()? {
+                b',' => self.eat(b',')?,
+                b'}' => {
+                    self.eat(b'}')?;
+                    break;
+                }
+                _ => return Err(Unsure),
+            }
+        }
+        self.leave();
+        Ok(())
+    }
+
+    /// An array, `element` called with each element's index, the cursor on it (which
+    /// `element` reads whole).
+    fn array(&mut self, mut element: impl FnMut(&mut Self, usize) -> Scanned<()>) -> Scanned<()> {
+        self.eat(b'[')?;
+        self.enter()?;
+        if self.peek()? == b']' {
+            self.eat(b']')?;
+            self.leave();
+            return Ok(());
+        }
+        for k in 0.. {
+            element(self, k)?;
+            match self.peek()? {
+                b',' => self.eat(b',')?,
+                b']' => {
+                    self.eat(b']')?;
+                    break;
+                }
+                _ => return Err(Unsure),
+            }
+        }
+        self.leave();
+        Ok(())
+    }
 
     /// The string a string token at the cursor stands for.
     fn owned_text(&mut self) -> Scanned<String>;

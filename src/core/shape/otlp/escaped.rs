@@ -8,7 +8,7 @@
 //! rules, and `None` (the caller then decodes the string and reads it that way) at the
 //! first thing it is not sure of: a `\u` escape at either level, a number that is not an
 //! integer of at most 18 digits, `-0`, a raw control character inside a string, a member
-//! name with an escape, more than [`MAX_KEYS`] members in an object, nesting deeper than
+//! name with an escape, more than [`MAX_KEYS`](super::cursor::MAX_KEYS) members in an object, nesting deeper than
 //! [`MAX_DEPTH`]. A test compares the two on texts built to trip it and on mutated ones.
 
 use super::Message;
@@ -16,9 +16,6 @@ use super::cursor::{Cursor, Scanned, Unsure};
 
 /// The deepest nesting read (the record's own nesting is far below serde_json's 128).
 const MAX_DEPTH: u32 = 32;
-
-/// The most members of one object read.
-const MAX_KEYS: usize = 32;
 
 /// The first message of the JSON array whose text, escaped as a JSON string, is `raw` (the
 /// body of a string token the byte scan checked: no `\u`, no raw control character), as
@@ -76,39 +73,6 @@ impl<'a> Esc<'a> {
         }
     }
 
-    /// Takes the inner byte `c` at the cursor (after white space).
-    fn eat(&mut self, c: u8) -> Scanned<()> {
-        self.ws();
-        match self.at() {
-            Some((x, n)) if x == c => {
-                self.i += n;
-                Ok(())
-            }
-            _ => Err(Unsure),
-        }
-    }
-
-    fn enter(&mut self) -> Scanned<()> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(Unsure);
-        }
-        Ok(())
-    }
-
-    /// A member name without any escape (written `\"name\"`): borrowed from the text.
-    fn name(&mut self) -> Scanned<&'a str> {
-        self.eat(b'"')?;
-        let start = self.i;
-        // the name ends at the next backslash, which must open the closing `\"`
-        let n = memchr::memchr(b'\\', &self.b[start..]).ok_or(Unsure)?;
-        if self.b.get(start + n + 1) != Some(&b'"') {
-            return Err(Unsure);
-        }
-        self.i = start + n + 2;
-        Ok(&self.t[start..start + n])
-    }
-
     /// An inner string's value: its bytes decoded at both levels (byte by byte: the JSON
     /// texts proposals are have an escape every few bytes, too close for a search).
     fn text(&mut self) -> Scanned<String> {
@@ -156,61 +120,41 @@ impl<'a> Cursor<'a> for Esc<'a> {
         self.ws();
         self.at().map(|(c, _)| c).ok_or(Unsure)
     }
-    /// An object, `member` called with each member's name (the cursor on its value, which
-    /// `member` reads whole); a repeated name is refused.
-    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Scanned<()>) -> Scanned<()> {
-        self.eat(b'{')?;
-        self.enter()?;
-        if self.peek()? == b'}' {
-            self.eat(b'}')?;
-            self.depth -= 1;
-            return Ok(());
-        }
-        let mut names: [&str; MAX_KEYS] = [""; MAX_KEYS];
-        let mut n = 0;
-        loop {
-            let k = self.name()?;
-            if n == MAX_KEYS || names[..n].contains(&k) {
-                return Err(Unsure);
+    /// Takes the inner byte `c` at the cursor (after white space).
+    fn eat(&mut self, c: u8) -> Scanned<()> {
+        self.ws();
+        match self.at() {
+            Some((x, n)) if x == c => {
+                self.i += n;
+                Ok(())
             }
-            names[n] = k;
-            n += 1;
-            self.eat(b':')?;
-            member(self, k)?;
-            match self.peek()? {
-                b',' => self.eat(b',')?,
-                b'}' => {
-                    self.eat(b'}')?;
-                    break;
-                }
-                _ => return Err(Unsure),
-            }
+            _ => Err(Unsure),
         }
-        self.depth -= 1;
+    }
+
+    fn enter(&mut self) -> Scanned<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Unsure);
+        }
         Ok(())
     }
-    /// An array, `element` called with each element's index (the cursor on it).
-    fn array(&mut self, mut element: impl FnMut(&mut Self, usize) -> Scanned<()>) -> Scanned<()> {
-        self.eat(b'[')?;
-        self.enter()?;
-        if self.peek()? == b']' {
-            self.eat(b']')?;
-            self.depth -= 1;
-            return Ok(());
-        }
-        for k in 0.. {
-            element(self, k)?;
-            match self.peek()? {
-                b',' => self.eat(b',')?,
-                b']' => {
-                    self.eat(b']')?;
-                    break;
-                }
-                _ => return Err(Unsure),
-            }
-        }
+
+    fn leave(&mut self) {
         self.depth -= 1;
-        Ok(())
+    }
+
+    /// A member name without any escape (written `\"name\"`): borrowed from the text.
+    fn name(&mut self) -> Scanned<&'a str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        // the name ends at the next backslash, which must open the closing `\"`
+        let n = memchr::memchr(b'\\', &self.b[start..]).ok_or(Unsure)?;
+        if self.b.get(start + n + 1) != Some(&b'"') {
+            return Err(Unsure);
+        }
+        self.i = start + n + 2;
+        Ok(&self.t[start..start + n])
     }
 
     fn owned_text(&mut self) -> Scanned<String> {

@@ -9,7 +9,7 @@
 //!   character in a string;
 //! - any number that is not an integer of at most 18 digits (a double, which the strict
 //!   parse checks is held exactly; `-0`, which serde_json reads as a double);
-//! - an object with more than [`MAX_KEYS`] members, nesting deeper than [`MAX_DEPTH`], a
+//! - an object with more than [`MAX_KEYS`](super::cursor::MAX_KEYS) members, nesting deeper than [`MAX_DEPTH`], a
 //!   member name with an escape;
 //! - anything the typed walk leaves to the general reading (no `resourceSpans`, a
 //!   `jsonrpc` member, containers that are not what OTLP/JSON makes them, an LLM span
@@ -28,10 +28,6 @@ use std::borrow::Cow;
 
 /// The deepest nesting the scan reads (serde_json's limit is 128).
 const MAX_DEPTH: u32 = 64;
-
-/// The most members of one object the scan reads (their names are checked for repeats one
-/// against another).
-const MAX_KEYS: usize = 32;
 
 /// The LLM and tool spans of the record `text`, as [`super::read::spans`] gives them;
 /// `None` when the scan leaves the text to it (see the module doc).
@@ -136,15 +132,6 @@ impl<'a> Scan<'a> {
             }
             self.i += 1;
         }
-    }
-
-    #[inline]
-    fn enter(&mut self) -> Scanned<()> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(Unsure);
-        }
-        Ok(())
     }
 
     /// A string token at the cursor, checked.
@@ -531,71 +518,36 @@ impl<'a> Cursor<'a> for Scan<'a> {
         self.ws();
         self.b.get(self.i).copied().ok_or(Unsure)
     }
-    /// Reads an object, calling `member` with each member's name, the cursor on its value
-    /// (which `member` reads whole). A repeated name is refused.
-    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Scanned<()>) -> Scanned<()> {
-        if self.peek()? != b'{' {
+    #[inline]
+    fn eat(&mut self, c: u8) -> Scanned<()> {
+        if self.peek()? != c {
             return Err(Unsure);
         }
         self.i += 1;
-        self.enter()?;
-        if self.peek()? == b'}' {
-            self.i += 1;
-            self.depth -= 1;
-            return Ok(());
-        }
-        let mut names: [&str; MAX_KEYS] = [""; MAX_KEYS];
-        let mut n = 0;
-        loop {
-            let k = self.string()?;
-            if k.escaped || n == MAX_KEYS || names[..n].contains(&k.raw) {
-                return Err(Unsure);
-            }
-            names[n] = k.raw;
-            n += 1;
-            if self.peek()? != b':' {
-                return Err(Unsure);
-            }
-            self.i += 1;
-            member(self, k.raw)?;
-            match self.peek()? {
-                b',' => self.i += 1,
-                b'}' => {
-                    self.i += 1;
-                    break;
-                }
-                _ => return Err(Unsure),
-            }
-        }
-        self.depth -= 1;
         Ok(())
     }
-    /// Reads an array, calling `element` with each element's index, the cursor on it
-    /// (which `element` reads whole).
-    fn array(&mut self, mut element: impl FnMut(&mut Self, usize) -> Scanned<()>) -> Scanned<()> {
-        if self.peek()? != b'[' {
+
+    #[inline]
+    fn enter(&mut self) -> Scanned<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
             return Err(Unsure);
         }
-        self.i += 1;
-        self.enter()?;
-        if self.peek()? == b']' {
-            self.i += 1;
-            self.depth -= 1;
-            return Ok(());
-        }
-        for k in 0.. {
-            element(self, k)?;
-            match self.peek()? {
-                b',' => self.i += 1,
-                b']' => {
-                    self.i += 1;
-                    break;
-                }
-                _ => return Err(Unsure),
-            }
-        }
-        self.depth -= 1;
         Ok(())
+    }
+
+    #[inline]
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    #[inline]
+    fn name(&mut self) -> Scanned<&'a str> {
+        let k = self.string()?;
+        if k.escaped {
+            return Err(Unsure);
+        }
+        Ok(k.raw)
     }
 
     fn owned_text(&mut self) -> Scanned<String> {
