@@ -13,11 +13,15 @@ driven with `send-keys` while `capture-pane` is polled (every 20 ms) for the tex
 frame is there:
 
   first frame    launch to the first frame showing a record (a capture id `c0000000`-like in a
-                 line other than a prompt)
+                 line other than a prompt; for verdict also a pending row, which lists a record
+                 by its source `captures/log.jsonl:1` until its verdict comes)
   all reachable  launch until every record can be reached: the jump to the end (re-sent every
-                 0.5 s) shows the log's last record (`c0999999` for M=1000000); for verdict,
-                 whose list is sorted by outcome, until the header says `validated in` with the
-                 list holding all M captures (`Captures 1000000`)
+                 --every s, 0.2 by default, for every tool alike) shows the log's last record
+                 (`c0999999` for M=1000000); for verdict, also until the list's title counts
+                 all M records (`Captures 1000000`, pending or checked), and its last record
+                 is its pending row `captures/log.jsonl:1000000` or its checked id
+  all verdicts   verdict only: launch until the header says `validated in` with the list
+                 holding all M captures (every record checked)
   jump to end    from the top, the end key(s) to the frame showing the last record (for verdict
                  the last row of its sorted list, read from the screen after the load); the
                  median of --jumps runs
@@ -184,7 +188,7 @@ def specs(a, log, ws, m):
     out = {}
     b = find("verdict", a.verdict or os.path.join(ROOT, "target", "release", "verdict"))
     out["verdict"] = (b and [b, ws], ["g"], ["G"], ["/", f"lit:{last}", "Enter"], ["Escape", "g"],
-                      lambda t: "validated in" in t and f"Captures {m}" in t)
+                      lambda t: "validated in" in t and f"Captures {m} " in t)
     b = find("lnav", a.lnav)
     out["lnav"] = (b and [b, log], ["g"], ["G"], ["/", f"lit:{last}", "Enter"], ["g"], None)
     b = find("jless", a.jless)
@@ -207,18 +211,30 @@ def one(name, spec, last, rid, a, m):
         # lnav echoes the search in its prompt and status lines (`search: c0999999`,
         # `1 hits for "c0999999"`): only the record's own line is the end marker
         lastre = re.compile(r'"id":"' + re.escape(last) + r'"')
+    # verdict's pending rows: a record listed by its source before its verdict
+    pending = re.compile(r"captures/log\.jsonl:\d+\b")
+    lastsrc = re.compile(r"captures/log\.jsonl:" + str(m) + r"\b")
     r = Run(name, argv, a.max_rss * 1024 ** 2)
     try:
         d = r.t0 + a.timeout
-        seen = r.wait(lambda t: rid.search(t) is not None, d)
-        row["first_frame_s"] = seen - r.t0
-        # every record reachable
-        if reachable:
-            seen = r.wait(reachable, d)
+        if name == "verdict":
+            seen = r.wait(lambda t: rid.search(t) is not None or pending.search(t) is not None, d)
         else:
-            r.send(*end)
-            seen = r.wait(lambda t: lastre.search(t) is not None, d, every=0.5, keys=end)
+            seen = r.wait(lambda t: rid.search(t) is not None, d)
+        row["first_frame_s"] = seen - r.t0
+        # every record reachable: the end key(s) show the last record
+        r.send(*end)
+        if name == "verdict":
+            title = f"Captures {m} "
+            seen = r.wait(lambda t: title in t and (lastsrc.search(t) or lastre.search(t)) is not None,
+                          d, every=a.every, keys=end)
+        else:
+            seen = r.wait(lambda t: lastre.search(t) is not None, d, every=a.every, keys=end)
         row["reachable_s"] = seen - r.t0
+        if reachable:
+            # verdict: every record checked
+            seen = r.wait(reachable, d)
+            row["verdicts_s"] = seen - r.t0
         time.sleep(0.5)
         r.send(*end)
         time.sleep(1.0)
@@ -277,6 +293,8 @@ def main():
     ap.add_argument("--jumps", type=int, default=5)
     ap.add_argument("--searches", type=int, default=3)
     ap.add_argument("--max-rss", type=float, default=8, help="GB: a tool past it is stopped")
+    ap.add_argument("--every", type=float, default=0.2,
+                    help="seconds between the end keys re-sent until the last record shows")
     ap.add_argument("--json")
     for t in ("verdict", "lnav", "jless", "fx", "vd"):
         ap.add_argument(f"--{t}")
@@ -300,8 +318,8 @@ def main():
         with open(a.json, "w") as f:
             json.dump({"log_bytes": os.path.getsize(log), "records": m, "rows": rows}, f, indent=1)
     print(f"{m} records, {os.path.getsize(log) / 1e6:.0f} MB; {a.rounds} round(s); medians over rounds\n")
-    print("| tool | first frame with records | all records reachable | jump to end | search | peak RSS | load (start-end) | note |")
-    print("|---|---:|---:|---:|---:|---:|---|---|")
+    print("| tool | first frame with records | all records reachable | all verdicts | jump to end | search | peak RSS | load (start-end) | note |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---|")
     for name in a.tools:
         v = [r for r in rows if r["tool"] == name]
         med = lambda k: statistics.median([r[k] for r in v if k in r]) if any(k in r for r in v) else None
@@ -309,7 +327,7 @@ def main():
         loads = ", ".join(f"{r['load_start'].split()[0]}-{r.get('load_end', '?').split()[0]}" for r in v)
         rss = med("peak_rss_mb")
         print(f"| {name} | {fmt(med('first_frame_s'), 's')} | {fmt(med('reachable_s'), 's')} | "
-              f"{fmt(med('jump_end_s'), 'ms')} | {fmt(med('search_s'), 'ms')} | "
+              f"{fmt(med('verdicts_s'), 's')} | {fmt(med('jump_end_s'), 'ms')} | {fmt(med('search_s'), 'ms')} | "
               f"{'–' if not rss else f'{rss:.0f} MB'} | {loads} | {notes} |")
 
 

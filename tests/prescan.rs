@@ -227,8 +227,20 @@ fn the_engine_reports_the_pre_pass_before_its_first_run() {
         reload: false,
     });
     let mut readings = Vec::new();
+    let mut listed = 0;
     let started = loop {
         match rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap() {
+            // the records read, listed for the workbench's pending rows
+            EngineEvent::Listed {
+                generation,
+                records,
+            } => {
+                assert_eq!(generation, 1);
+                listed += records
+                    .iter()
+                    .map(|r| (r.last - r.first + 1) as usize)
+                    .sum::<usize>();
+            }
             EngineEvent::Reading {
                 generation,
                 files_done,
@@ -251,6 +263,7 @@ fn the_engine_reports_the_pre_pass_before_its_first_run() {
         started.1, records,
         "the run's total is the pre-pass's count"
     );
+    assert_eq!(listed, records, "every record listed before the run");
     // the run's workspace has the tools' contracts, the loaded one has not
     assert!(started.0.contracts.get("mcp/get_weather.input").is_some());
     assert!(ws.contracts.get("mcp/get_weather.input").is_none());

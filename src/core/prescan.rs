@@ -25,6 +25,7 @@ use crate::core::workspace::Workspace;
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Whether the bytes `$hay` hold the literal `$needle`, with its searcher
@@ -187,6 +188,19 @@ pub struct Prescan<F> {
     pub complete: bool,
 }
 
+/// A run of records a running pre-pass has read, for a front end that lists every record
+/// before its verdict (`docs/commands.md#while-it-loads`): the records at lines `first..=last`
+/// of `file` (`0..=0`: the record of a one-record file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The file, workspace-relative, as sources name it.
+    pub file: Arc<str>,
+    /// The first record's 1-based line (0 for a one-record file).
+    pub first: u32,
+    /// The last record's line (`first` or more; consecutive lines, each a record).
+    pub last: u32,
+}
+
 /// What a running pre-pass has read so far (shared with the thread that shows it), and the
 /// switch that stops it between blocks.
 #[derive(Debug, Default)]
@@ -195,9 +209,54 @@ pub struct Progress {
     files: AtomicUsize,
     records: AtomicU64,
     stop: AtomicBool,
+    /// Whether the records read are listed ([`Progress::listing`]).
+    listing: bool,
+    /// The records read and not yet taken ([`Progress::take_listed`]).
+    listed: Mutex<Vec<Listed>>,
 }
 
 impl Progress {
+    /// A progress that also lists the records of the hooked files as they are read, in
+    /// runs of lines ([`Progress::take_listed`]): the terminal workbench shows a pending row
+    /// for each before the first verdict.
+    pub fn listing() -> Progress {
+        Progress {
+            listing: true,
+            ..Progress::default()
+        }
+    }
+
+    /// The records read since the last call, in the order read within a file (runs of one
+    /// file never interleave with themselves out of order; files read in parallel may
+    /// interleave). Empty unless made by [`Progress::listing`].
+    pub fn take_listed(&self) -> Vec<Listed> {
+        match self.listed.lock() {
+            Ok(mut l) => std::mem::take(&mut *l),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Lists the records at `lines` (ascending) of `file`, joined into runs.
+    fn list(&self, file: &Arc<str>, lines: impl IntoIterator<Item = u32>) {
+        if !self.listing {
+            return;
+        }
+        let mut runs: Vec<Listed> = Vec::new();
+        for line in lines {
+            match runs.last_mut() {
+                Some(r) if r.last.checked_add(1) == Some(line) => r.last = line,
+                _ => runs.push(Listed {
+                    file: file.clone(),
+                    first: line,
+                    last: line,
+                }),
+            }
+        }
+        if let Ok(mut l) = self.listed.lock() {
+            l.extend(runs);
+        }
+    }
+
     /// Files read completely so far.
     pub fn files_done(&self) -> usize {
         self.files_done.load(Ordering::Relaxed)
@@ -329,6 +388,9 @@ pub fn read<H: Hook>(
                         b.push(i);
                     }
                 });
+                if t.hook.is_some() {
+                    progress.list(&name, [0]);
+                }
                 progress.records.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -369,7 +431,7 @@ pub fn read<H: Hook>(
 /// reading and [`Item`]s), then folded in line order.
 fn read_log<H: Hook>(
     t: &Target,
-    name: &str,
+    name: &Arc<str>,
     max: u64,
     hook: &H,
     progress: &Progress,
@@ -381,6 +443,7 @@ fn read_log<H: Hook>(
         if let Some(h) = t.hook {
             hook.record(h, 0, None, &mut b.found);
             b.lines.push(0);
+            progress.list(name, [0]);
         }
         b.records += 1;
         progress.records.fetch_add(1, Ordering::Relaxed);
@@ -431,6 +494,7 @@ fn read_log<H: Hook>(
             for l in lines {
                 b.lines.push(l.line_no as u32);
             }
+            progress.list(name, lines.iter().map(|l| l.line_no as u32));
         }
         progress
             .records

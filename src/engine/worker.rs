@@ -151,10 +151,20 @@ pub struct Removed {
 }
 
 /// What the engine reports. Events of one generation arrive in order:
-/// any number of `Reading`s, `Started`, any number of `Batch`es, then `Finished` (or
-/// `Failed`).
+/// any number of `Reading`s and `Listed`s, `Started`, any number of `Batch`es, then
+/// `Finished` (or `Failed`).
 #[derive(Debug)]
 pub enum EngineEvent {
+    /// Records a full run's pre-pass has read, before their verdicts: a front end lists
+    /// each as pending until a [`EngineEvent::Batch`] gives its verdict, or names it in
+    /// its `cleared` (`docs/commands.md#while-it-loads`). Sent with each `Reading`, and once
+    /// more when the pre-pass ends (before `Started`).
+    Listed {
+        /// The job's generation.
+        generation: u64,
+        /// Runs of record lines, per file.
+        records: Vec<crate::core::prescan::Listed>,
+    },
     /// A full run's pre-pass is reading the capture files (`docs/commands.md#the-pre-pass`):
     /// sent when it starts and about every 50 ms until `Started`.
     Reading {
@@ -186,6 +196,11 @@ pub enum EngineEvent {
         /// The bytes of the records' texts the batch held in memory at once: at most
         /// [`batch_bytes`], or one record alone.
         bytes: u64,
+        /// The records of the batch that have no capture of their own at their line (file,
+        /// line: 0 for a one-record file): no capture at all (an MCP message other than a
+        /// `tools/call`, a batch input request) or the parts of a record of several
+        /// captures (`#1`, `#2`, ...). Their pending rows ([`EngineEvent::Listed`]) go.
+        cleared: Vec<(Arc<str>, u32)>,
     },
     /// The run evaluated every record.
     Finished {
@@ -875,7 +890,9 @@ fn validate_all(
         let shared = &st.run_shared;
         let cancel = &*st.cancel;
         type Done = (CaptureSummary, u64, Option<crate::core::verdict::Verdict>);
-        let done: Vec<Done> = chunk
+        // per record: its captures, and whether none of them is the record itself (its
+        // pending row goes)
+        let done: Vec<(Vec<Done>, Option<Locator>)> = chunk
             .par_drain(..)
             .filter_map(|(r, loc)| {
                 // the engine is dropped (the front end quits): the rest of the batch is
@@ -899,20 +916,27 @@ fn validate_all(
                         (s, h, chained.then_some(ev.verdict))
                     })
                     .collect();
-                Some(done)
+                let whole = done.iter().any(|(s, ..)| s.loc.part.is_none());
+                Some((done, (!whole).then_some(loc)))
             })
-            .flatten_iter()
             .collect();
         if cancel.load(Ordering::Relaxed) {
             return Some(RunEnd::Stop);
         }
-        for (s, h, v) in &done {
-            session.record(&s.loc.file, Some((s, *h)));
-            if let Some(v) = v {
-                st.chains.add(v);
+        let mut cleared = Vec::new();
+        let mut captures = Vec::with_capacity(done.len());
+        for (record, gone) in done {
+            if let Some(loc) = gone {
+                cleared.push((loc.file, loc.line.unwrap_or(0)));
+            }
+            for (s, h, v) in record {
+                session.record(&s.loc.file, Some((&s, h)));
+                if let Some(v) = v {
+                    st.chains.add(&v);
+                }
+                captures.push(s);
             }
         }
-        let captures = done.into_iter().map(|(s, ..)| s).collect();
         // the acknowledged queue: wait while the front end has enough batches unconsumed
         if let Some(a) = &st.acks
             && !a.acquire(&st.cancel)
@@ -923,6 +947,7 @@ fn validate_all(
             generation,
             captures,
             bytes,
+            cleared,
         }) {
             return Some(RunEnd::Stop);
         }
@@ -998,7 +1023,16 @@ fn prepass(
     queue: &mut Queue,
     emit: &impl Fn(EngineEvent) -> bool,
 ) -> Result<crate::engine::prescan::PrePass, RunEnd> {
-    let progress = crate::core::prescan::Progress::default();
+    let progress = crate::core::prescan::Progress::listing();
+    // the records read so far, for the front end's pending rows
+    let listed = |progress: &crate::core::prescan::Progress| {
+        let records = progress.take_listed();
+        records.is_empty()
+            || emit(EngineEvent::Listed {
+                generation,
+                records,
+            })
+    };
     std::thread::scope(|s| {
         let (tx, rx) = channel();
         let progress = &progress;
@@ -1015,6 +1049,11 @@ fn prepass(
         let mut end = None;
         let pre = loop {
             if end.is_none() {
+                if !listed(progress) {
+                    end = Some(RunEnd::Stop);
+                    progress.stop();
+                    continue;
+                }
                 let reading = EngineEvent::Reading {
                     generation,
                     files_done: progress.files_done(),
@@ -1037,6 +1076,9 @@ fn prepass(
             }
         };
         let _ = reader.join();
+        if end.is_none() && !listed(progress) {
+            end = Some(RunEnd::Stop);
+        }
         match (end, pre) {
             (Some(end), _) => Err(end),
             (None, Some(pre)) if pre.complete => Ok(pre),
@@ -1062,11 +1104,25 @@ mod tests {
             generation: 1,
             reload: true,
         });
-        let mut n = 0;
+        let (mut n, mut listed) = (0, 0);
         loop {
             match rx.recv_timeout(Duration::from_secs(60)).unwrap() {
                 EngineEvent::Reading { generation, .. } => assert_eq!(generation, 1),
-                EngineEvent::Started { total, .. } => assert_eq!(total, 25),
+                EngineEvent::Listed {
+                    generation,
+                    records,
+                } => {
+                    assert_eq!(generation, 1);
+                    assert_eq!(n, 0, "every record is listed before the first verdict");
+                    listed += records
+                        .iter()
+                        .map(|r| (r.last - r.first + 1) as usize)
+                        .sum::<usize>();
+                }
+                EngineEvent::Started { total, .. } => {
+                    assert_eq!(total, 25);
+                    assert_eq!(listed, 25, "the pre-pass listed every record");
+                }
                 EngineEvent::Batch {
                     generation,
                     captures,

@@ -15,6 +15,14 @@ use std::sync::Arc;
 const NONE: u32 = u32::MAX;
 /// [`Row::flags`]: the verdict flipped this session.
 pub const FLIPPED: u8 = 1;
+/// [`Row::flags`]: a record the pre-pass listed whose verdict has not come yet
+/// (`docs/commands.md#while-it-loads`): no id, no outcome ([`PENDING_KIND`]), sorted after every
+/// checked row, in file and line order.
+pub const PENDING: u8 = 2;
+/// The [`Row::kind`] of a pending row: a placeholder outcome no verdict has (it is not
+/// interned: a checked row with the same outcome gets another index), left out of every
+/// count and filter.
+pub const PENDING_KIND: u32 = 0;
 /// The longest id or message a row keeps, in bytes (longer ones are cut at a character
 /// boundary; the detail re-reads the record and shows them whole).
 pub const MAX_TEXT: usize = u16::MAX as usize - 1;
@@ -231,7 +239,19 @@ impl Default for Store {
             rows: Vec::new(),
             text: String::new(),
             garbage: 0,
-            kinds: Vec::new(),
+            kinds: vec![Kind {
+                outcome: Outcome {
+                    stage: crate::core::verdict::Stage::Ready,
+                    decision: crate::core::verdict::Decision::ReadyForCommit,
+                    reason: None,
+                    expect_met: None,
+                    repair: None,
+                },
+                contract: None,
+                first_has_pointer: false,
+                sent: None,
+                repair: None,
+            }],
             kind_ids: HashMap::new(),
             psets: vec![Vec::new()],
             pset_ids: HashMap::from([(Vec::new(), 0)]),
@@ -263,6 +283,12 @@ impl Store {
         self.expect_lines = self.expect_lines.max(n);
     }
 
+    /// Reserves text for `n` more rows' ids and messages (estimated): for the pending rows
+    /// when their verdicts start to come.
+    pub fn reserve_text(&mut self, n: usize) {
+        self.text.reserve(n * 32);
+    }
+
     /// The id of a row.
     pub fn id(&self, r: &Row) -> &str {
         let at = r.text_at as usize;
@@ -280,7 +306,17 @@ impl Store {
         r.id_len as usize + (r.msg_len as usize).saturating_sub(1)
     }
 
-    /// The outcome of a row.
+    /// Whether a row is pending ([`PENDING`]).
+    pub fn is_pending(r: &Row) -> bool {
+        r.flags & PENDING != 0
+    }
+
+    /// How many rows are pending.
+    pub fn pending(&self) -> usize {
+        self.rows.iter().filter(|r| Store::is_pending(r)).count()
+    }
+
+    /// The outcome of a row ([`PENDING_KIND`]'s placeholder for a pending row).
     pub fn kind(&self, r: &Row) -> &Kind {
         &self.kinds[r.kind as usize]
     }
@@ -501,10 +537,11 @@ impl Store {
         match existing {
             Some(i) => {
                 let old = self.rows[i as usize];
-                row.flags = old.flags;
+                row.flags = old.flags & !PENDING;
                 self.garbage += Store::text_len(&old);
-                let moved = self.kinds[old.kind as usize].outcome.decision
-                    != self.kinds[kind as usize].outcome.decision
+                let moved = Store::is_pending(&old)
+                    || self.kinds[old.kind as usize].outcome.decision
+                        != self.kinds[kind as usize].outcome.decision
                     || self.id(&old) != id;
                 self.rows[i as usize] = row;
                 if self.garbage > 1 << 20 && self.garbage > self.text.len() / 2 {
@@ -526,6 +563,33 @@ impl Store {
         }
     }
 
+    /// Adds a pending row for the record at `line` of `file` (0: a one-record file) unless
+    /// a row is there (a checked one keeps its verdict until the new one comes); the new
+    /// row's index.
+    pub fn put_pending(&mut self, file: &Arc<str>, line: u32, generation: u64) -> Option<usize> {
+        let file = self.intern_file(file);
+        if self.row_at(file, line, 0).is_some() {
+            return None;
+        }
+        let row = Row {
+            offset: crate::engine::summary::UNKNOWN_OFFSET,
+            text_at: self.text.len().min(u32::MAX as usize) as u32,
+            id_len: 0,
+            msg_len: 0,
+            file,
+            line,
+            generation: generation as u32,
+            kind: PENDING_KIND,
+            pointers: 0,
+            flags: PENDING,
+            part: 0,
+        };
+        let i = self.rows.len();
+        self.rows.push(row);
+        self.index_row(row, i as u32, &mut 0);
+        Some(i)
+    }
+
     /// Removes row `i` (the last row takes its index, which is returned).
     pub fn swap_remove(&mut self, i: usize) -> Option<usize> {
         let r = self.rows.swap_remove(i);
@@ -537,7 +601,7 @@ impl Store {
     }
 
     /// Keeps only the rows for which `keep` holds (order kept, index rebuilt).
-    pub fn retain(&mut self, keep: impl Fn(&Row) -> bool) {
+    pub fn retain(&mut self, mut keep: impl FnMut(&Row) -> bool) {
         self.rows.retain(|r| keep(r));
         for idx in &mut self.index {
             idx.clear();
@@ -562,9 +626,20 @@ impl Store {
         self.garbage = 0;
     }
 
-    /// The list order of two rows: decision (most severe first), then id, then source.
+    /// The list order of two rows: decision (most severe first), then id, then source;
+    /// pending rows after every checked one, by file, then line.
     pub fn cmp(&self, a: usize, b: usize) -> Ordering {
         let (x, y) = (&self.rows[a], &self.rows[b]);
+        let (px, py) = (Store::is_pending(x), Store::is_pending(y));
+        if px || py {
+            return px.cmp(&py).then_with(|| {
+                if x.file == y.file {
+                    x.line.cmp(&y.line)
+                } else {
+                    self.file(x).cmp(self.file(y)).then(x.line.cmp(&y.line))
+                }
+            });
+        }
         self.kinds[x.kind as usize]
             .outcome
             .decision

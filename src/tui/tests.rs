@@ -41,6 +41,7 @@ mod history;
 mod hostile;
 mod list;
 mod overlays;
+mod pending;
 mod repair;
 mod screen;
 mod triage;
@@ -112,6 +113,7 @@ fn batch(generation: u64, evs: &[Evaluation]) -> Msg {
         generation,
         captures: evs.iter().map(CaptureSummary::of_evaluation).collect(),
         bytes: 0,
+        cleared: Vec::new(),
     })
 }
 

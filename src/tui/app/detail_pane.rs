@@ -35,6 +35,12 @@ pub enum DetailState {
         /// What the pane draws.
         detail: Detail,
     },
+    /// The selected row is pending (`docs/commands.md#while-it-loads`): its record has no
+    /// verdict yet, and nothing is loaded until it has one.
+    Pending {
+        /// The record's source.
+        source: String,
+    },
     /// The selected capture's record was no longer in its file when it was read (a
     /// re-validation follows). Also kept when the list empties meanwhile.
     Missing {
@@ -87,7 +93,7 @@ impl From<DetailState> for Parts {
             missing: None,
         };
         match s {
-            DetailState::Empty => {}
+            DetailState::Empty | DetailState::Pending { .. } => {}
             DetailState::Loading {
                 source,
                 kept,
@@ -184,6 +190,14 @@ impl DetailPane {
         }
     }
 
+    /// The source of the selected row when it is pending.
+    pub fn pending(&self) -> Option<&str> {
+        match self.state.base() {
+            DetailState::Pending { source } => Some(source),
+            _ => None,
+        }
+    }
+
     /// The source of the selected capture when its record was no longer on disk.
     pub fn missing(&self) -> Option<&str> {
         match self.state.base() {
@@ -267,6 +281,11 @@ impl DetailPane {
             return (Refreshed::Waiting, None);
         };
         let source = store.source(row);
+        if Store::is_pending(row) {
+            // its verdict comes with the run: nothing to load before it
+            *base = DetailState::Pending { source };
+            return (Refreshed::Waiting, None);
+        }
         let ready = p
             .evaluation
             .as_ref()

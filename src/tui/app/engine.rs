@@ -47,23 +47,56 @@ impl App {
                 self.workspace = Some(workspace);
                 self.status = self.run.asked.then(|| super::input::revalidating(total));
                 let store = &mut self.list.store;
+                let pending = store.pending();
                 store.reserve(total.saturating_sub(store.len()));
+                store.reserve_text(pending);
+            }
+            EngineEvent::Listed {
+                generation,
+                records,
+            } => {
+                if generation < self.run.progress.generation {
+                    return;
+                }
+                let mut added = 0;
+                for r in &records {
+                    added += self.list.put_pending(&r.file, r.first, r.last, generation);
+                }
+                let due = self
+                    .run
+                    .last_rebuild
+                    .is_none_or(|t| t.elapsed() > Duration::from_millis(150));
+                if added > 0 && (due || self.list.selected.is_none()) {
+                    self.rebuild();
+                }
             }
             EngineEvent::Batch {
                 generation,
                 captures,
+                cleared,
                 ..
             } => {
                 if generation < self.run.progress.generation {
                     return;
                 }
                 self.run.progress.done += captures.len();
+                if self.list.cursor == 0
+                    && self
+                        .list
+                        .current()
+                        .is_some_and(crate::tui::store::Store::is_pending)
+                {
+                    // the first row, pending, was selected for want of another: the first
+                    // verdicts select the top of the list, as without pending rows
+                    self.list.selected = None;
+                }
                 let selected = self.list.selected_row();
                 let mut touched = false;
                 for s in &captures {
                     let i = self.list.put(s, generation, &self.history.flipped);
                     touched |= i.is_some() && i == selected;
                 }
+                self.list.clear_pending(&cleared);
                 let due = self
                     .run
                     .last_rebuild

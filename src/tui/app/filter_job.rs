@@ -337,17 +337,20 @@ impl FilterJob {
     ) -> Vec<u32> {
         let (q, m, hay) = (&self.query, &mut self.matcher, &mut self.hay);
         // the tokens depend only on a row's outcome and pointer set: decide each once
+        // a pending row has no outcome, id or message yet: no query matches it
         let kind_ok: Vec<bool> = store
             .kinds
             .iter()
-            .map(|k| {
-                q.kind_matches(
-                    k.outcome.stage,
-                    k.outcome.decision,
-                    k.outcome.reason.as_ref().map(|r| r.as_str()),
-                    k.contract.as_deref(),
-                    k.repair.as_ref(),
-                )
+            .enumerate()
+            .map(|(i, k)| {
+                i != crate::tui::store::PENDING_KIND as usize
+                    && q.kind_matches(
+                        k.outcome.stage,
+                        k.outcome.decision,
+                        k.outcome.reason.as_ref().map(|r| r.as_str()),
+                        k.contract.as_deref(),
+                        k.repair.as_ref(),
+                    )
             })
             .collect();
         let pset_ok: Vec<bool> = store.psets.iter().map(|p| q.pointers_match(p)).collect();

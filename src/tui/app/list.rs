@@ -5,6 +5,7 @@
 use crate::engine::summary::CaptureSummary;
 use crate::tui::store::{FLIPPED, Put, Row, Store};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// The list pane's model.
 #[derive(Debug, Default)]
@@ -16,6 +17,9 @@ pub struct List {
     order: Vec<u32>,
     /// Rows new or moved since `order` was last merged.
     unsorted: Vec<u32>,
+    /// Pending rows whose records have no row of their own (`EngineEvent::Batch`'s
+    /// `cleared`): removed at the next [`List::sort`], which passes over every row anyway.
+    dropping: Vec<u32>,
     /// `order` must be sorted again from scratch (rows were removed).
     order_stale: bool,
     /// Indices into `store.rows` that pass the filter, sorted by severity then id.
@@ -86,6 +90,69 @@ impl List {
         }
     }
 
+    /// Lists the records at lines `first..=last` of `file` as pending rows (those without a
+    /// row yet: `docs/commands.md#while-it-loads`); how many were added.
+    pub fn put_pending(
+        &mut self,
+        file: &Arc<str>,
+        first: u32,
+        last: u32,
+        generation: u64,
+    ) -> usize {
+        let before = self.unsorted.len();
+        for line in first..=last {
+            if let Some(i) = self.store.put_pending(file, line, generation) {
+                self.unsorted.push(i as u32);
+            }
+        }
+        self.unsorted.len() - before
+    }
+
+    /// Drops the pending rows of these records (file, line), which have no row of their
+    /// own (no capture, or the rows of their parts): at the next [`List::sort`].
+    pub fn clear_pending(&mut self, records: &[(Arc<str>, u32)]) {
+        for (file, line) in records {
+            if let Some(i) = self.store.find(file, *line)
+                && Store::is_pending(&self.store.rows[i])
+            {
+                self.dropping.push(i as u32);
+            }
+        }
+    }
+
+    /// Removes the rows in `dropping` (before any other change to the rows' indices), the
+    /// sorted rows and the rows to merge renumbered alike (linear in the list).
+    fn drop_rows(&mut self) {
+        if self.dropping.is_empty() {
+            return;
+        }
+        let n = self.store.len();
+        let mut new = vec![0u32; n];
+        for &i in &self.dropping {
+            new[i as usize] = u32::MAX;
+        }
+        self.dropping.clear();
+        let mut k = 0u32;
+        for x in &mut new {
+            if *x == 0 {
+                *x = k;
+                k += 1;
+            }
+        }
+        let mut at = 0usize;
+        self.store.retain(|_| {
+            at += 1;
+            new[at - 1] != u32::MAX
+        });
+        for v in [&mut self.order, &mut self.unsorted, &mut self.view] {
+            v.retain(|&i| new[i as usize] != u32::MAX);
+            for i in v.iter_mut() {
+                *i = new[*i as usize];
+            }
+        }
+        self.cursor = self.cursor.min(self.view.len().saturating_sub(1));
+    }
+
     /// Removes a capture's row (unless a newer generation put it there); whether it did.
     pub fn remove(&mut self, source: &str, generation: u64) -> bool {
         let Some(i) = self.store.find_source(source) else {
@@ -94,15 +161,20 @@ impl List {
         if self.store.rows[i].generation > generation as u32 {
             return false;
         }
+        // the rows waiting to be dropped keep their indices
+        self.drop_rows();
         self.store.swap_remove(i);
         self.order_stale = true;
         true
     }
 
-    /// Drops the rows older than generation `g` (a finished full run did not see them).
+    /// Drops the rows older than generation `g` (a finished full run did not see them) and
+    /// the rows still pending (a finished run gave every record its verdict).
     pub fn retain_generation(&mut self, g: u32) {
-        if self.store.rows.iter().any(|r| r.generation < g) {
-            self.store.retain(|r| r.generation >= g);
+        self.dropping.clear();
+        let keep = |r: &Row| r.generation >= g && !Store::is_pending(r);
+        if !self.store.rows.iter().all(keep) {
+            self.store.retain(keep);
             self.order_stale = true;
         }
     }
@@ -110,6 +182,7 @@ impl List {
     /// Brings the sorted rows up to date: a full sort when rows were removed, else the new
     /// and moved rows sorted and merged in (linear in the list).
     pub fn sort(&mut self) {
+        self.drop_rows();
         if self.order_stale || self.order.len() + self.unsorted.len() < self.store.len() {
             let mut order = self.buffer();
             order.extend(0..self.store.len() as u32);

@@ -503,6 +503,8 @@ impl App {
         let mut summary = Summary::default();
         let mut warnings = HashSet::new();
         let mut contracts = HashSet::new();
+        // pending rows have no outcome yet
+        per_kind[crate::tui::store::PENDING_KIND as usize] = 0;
         for (k, &n) in store.kinds.iter().zip(&per_kind) {
             if n == 0 {
                 continue;

@@ -50,7 +50,8 @@ impl Triage {
         let mut stages: BTreeMap<Stage, (usize, Reasons)> = BTreeMap::new();
         // rows counted by (outcome, pointer set) first: a log has few distinct pairs
         let mut pairs: HashMap<(u32, u32), usize> = HashMap::new();
-        for r in &store.rows {
+        // pending rows have no outcome yet
+        for r in store.rows.iter().filter(|r| !Store::is_pending(r)) {
             *pairs.entry((r.kind, r.pointers)).or_default() += 1;
         }
         for ((kind, pset), n) in pairs {
@@ -132,7 +133,7 @@ impl Triage {
 fn by_repair(store: &Store) -> Vec<TriageNode> {
     use crate::core::repair::{Applies, RepairName, TABLE};
     let mut kinds: HashMap<u32, usize> = HashMap::new();
-    for r in &store.rows {
+    for r in store.rows.iter().filter(|r| !Store::is_pending(r)) {
         *kinds.entry(r.kind).or_default() += 1;
     }
     /// Per would-be outcome label: its count and stage.

@@ -64,7 +64,12 @@ pub fn draw(f: &mut Frame, l: &Areas, t: &Theme, p: &DetailPane, cx: Context<'_>
             .current_id
             .map(|id| crate::core::text::escape_control(id).into_owned())
             .unwrap_or_default();
-        let msg = if p.loading().is_some() {
+        let msg = if let Some(source) = p.pending() {
+            format!(
+                "{} is pending: listed by the pre-pass, its verdict comes as the run reaches it",
+                crate::core::text::escape_control(source)
+            )
+        } else if p.loading().is_some() {
             format!("loading {id} from disk…")
         } else if p.missing().is_some() {
             format!("{id}: the record is no longer in its file (a re-validation follows)")
@@ -73,7 +78,10 @@ pub fn draw(f: &mut Frame, l: &Areas, t: &Theme, p: &DetailPane, cx: Context<'_>
         } else {
             "no capture selected".to_string()
         };
-        f.render_widget(Paragraph::new(Span::styled(msg, t.dim())), inner);
+        f.render_widget(
+            Paragraph::new(Span::styled(msg, t.dim())).wrap(Wrap { trim: false }),
+            inner,
+        );
         return;
     };
     let block = pane(

@@ -3,6 +3,7 @@
 use super::{pad, pane};
 use crate::core::verdict::Stage;
 use crate::tui::app::{ChainNode, ChainTree, FilterJob, List, Triage};
+use crate::tui::store::Store;
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -104,6 +105,31 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
         .take(h)
         .map(|(pos, &i)| {
             let row = &store.rows[i as usize];
+            if Store::is_pending(row) {
+                // a record listed by the pre-pass, its verdict to come: its source, dim
+                let mut line = Line::from(vec![
+                    Span::raw(" "),
+                    Span::styled("· ", t.dim()),
+                    Span::styled(
+                        if compact {
+                            String::new()
+                        } else {
+                            pad("pending", 8) + " "
+                        },
+                        t.dim(),
+                    ),
+                    Span::raw(pad("", reason_w)),
+                    Span::raw(" "),
+                    Span::styled(
+                        pad(&crate::core::text::escape_control(&store.source(row)), id_w),
+                        t.dim(),
+                    ),
+                ]);
+                if pos == list.cursor && !s.gone {
+                    line = line.patch_style(t.selected());
+                }
+                return line;
+            }
             let v = store.kind(row);
             let id = store.id(row);
             let ds = t.decision(v.outcome.decision);
