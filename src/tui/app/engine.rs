@@ -159,6 +159,11 @@ impl App {
                 self.run.progress.reading = None;
                 self.run.asked = false;
                 self.status = Some(crate::core::text::escape_control(&message).into_owned());
+                // no verdict comes for the records listed: their pending rows go
+                if self.list.store.pending() > 0 {
+                    self.list.retain_generation(0);
+                    self.rebuild();
+                }
             }
             EngineEvent::Loaded { source, evaluation } => {
                 self.refresh_detail(Change::Loaded(source, evaluation));

@@ -244,3 +244,40 @@ fn records_without_a_capture_of_their_own_drop_their_pending_rows() {
     assert_eq!(rows(&app), rows(&without));
     assert!(app.list.store.len() < 5, "{:?}", rows(&app));
 }
+
+#[test]
+fn a_run_that_fails_after_its_pre_pass_leaves_no_pending_row() {
+    let ws = Arc::new(Workspace::open(&sample("refund")).unwrap());
+    let mut app = refund(120, 30);
+    let before = rows(&app);
+    // a re-run lists a record the first run did not have, then fails (a config error only
+    // the pre-pass's facts show)
+    let generation = app.request_validation(true);
+    app.out.requests.clear();
+    let mut records = listed(&ws);
+    records.push(Listed {
+        file: Arc::from("captures/cases.jsonl"),
+        first: 22,
+        last: 22,
+    });
+    app.update(Msg::Engine(EngineEvent::Listed {
+        generation,
+        records,
+    }));
+    app.rebuild();
+    // the checked rows keep their verdicts; only the new record is pending
+    assert_eq!(app.list.store.pending(), 1);
+    assert_eq!(
+        rows(&app).last().unwrap(),
+        "pending captures/cases.jsonl:22"
+    );
+    send(
+        &mut app,
+        Msg::Engine(EngineEvent::Failed {
+            generation,
+            message: "a glob in [[request]] matches nothing".into(),
+        }),
+    );
+    assert_eq!(app.list.store.pending(), 0);
+    assert_eq!(rows(&app), before);
+}
