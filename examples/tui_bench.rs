@@ -269,7 +269,7 @@ fn main() {
     }
     rows.push(("`PgDn`".into(), stats(pg)));
     let (mut gl, mut gf) = (Vec::new(), Vec::new());
-    for _ in 0..frames / 2 {
+    for _ in 0..(frames / 2).max(1) {
         gl.push(b.key(KeyCode::Char('G')));
         b.submit();
         b.drain();

@@ -218,6 +218,9 @@ pub struct Store {
     /// The interned outcomes.
     pub kinds: Vec<Kind>,
     kind_ids: HashMap<Kind, u32>,
+    /// Rows per kind (index as [`Store::kinds`]), kept as rows come and go: the funnel's
+    /// counts without a pass over a million rows at each rebuild.
+    kind_rows: Vec<usize>,
     /// The interned pointer sets (index 0: no pointer).
     pub psets: Vec<Vec<String>>,
     pset_ids: HashMap<Vec<String>, u32>,
@@ -253,6 +256,7 @@ impl Default for Store {
                 repair: None,
             }],
             kind_ids: HashMap::new(),
+            kind_rows: vec![0],
             psets: vec![Vec::new()],
             pset_ids: HashMap::from([(Vec::new(), 0)]),
             files: Vec::new(),
@@ -313,7 +317,21 @@ impl Store {
 
     /// How many rows are pending.
     pub fn pending(&self) -> usize {
-        self.rows.iter().filter(|r| Store::is_pending(r)).count()
+        self.kind_rows[PENDING_KIND as usize]
+    }
+
+    /// How many rows have each kind (index as [`Store::kinds`]; [`PENDING_KIND`]: the
+    /// pending rows).
+    pub fn kind_rows(&self) -> &[usize] {
+        &self.kind_rows
+    }
+
+    /// Counts the rows per kind again (after rows were dropped in bulk).
+    fn recount(&mut self) {
+        self.kind_rows.iter_mut().for_each(|n| *n = 0);
+        for r in &self.rows {
+            self.kind_rows[r.kind as usize] += 1;
+        }
     }
 
     /// The outcome of a row ([`PENDING_KIND`]'s placeholder for a pending row).
@@ -476,6 +494,7 @@ impl Store {
         }
         let i = self.kinds.len() as u32;
         self.kinds.push(k.clone());
+        self.kind_rows.push(0);
         self.kind_ids.insert(k, i);
         i
     }
@@ -544,6 +563,8 @@ impl Store {
                         != self.kinds[kind as usize].outcome.decision
                     || self.id(&old) != id;
                 self.rows[i as usize] = row;
+                self.kind_rows[old.kind as usize] -= 1;
+                self.kind_rows[kind as usize] += 1;
                 if self.garbage > 1 << 20 && self.garbage > self.text.len() / 2 {
                     self.compact_text();
                 }
@@ -555,6 +576,7 @@ impl Store {
             None => {
                 let i = self.rows.len();
                 self.rows.push(row);
+                self.kind_rows[kind as usize] += 1;
                 let mut expect = std::mem::take(&mut self.expect_lines);
                 self.index_row(row, i as u32, &mut expect);
                 self.expect_lines = expect;
@@ -586,6 +608,7 @@ impl Store {
         };
         let i = self.rows.len();
         self.rows.push(row);
+        self.kind_rows[PENDING_KIND as usize] += 1;
         self.index_row(row, i as u32, &mut 0);
         Some(i)
     }
@@ -593,6 +616,7 @@ impl Store {
     /// Removes row `i` (the last row takes its index, which is returned).
     pub fn swap_remove(&mut self, i: usize) -> Option<usize> {
         let r = self.rows.swap_remove(i);
+        self.kind_rows[r.kind as usize] -= 1;
         self.garbage += Store::text_len(&r);
         self.unindex_row(r);
         let moved = self.rows.get(i).copied()?;
@@ -603,6 +627,7 @@ impl Store {
     /// Keeps only the rows for which `keep` holds (order kept, index rebuilt).
     pub fn retain(&mut self, mut keep: impl FnMut(&Row) -> bool) {
         self.rows.retain(|r| keep(r));
+        self.recount();
         for idx in &mut self.index {
             idx.clear();
         }
@@ -715,6 +740,72 @@ mod tests {
         assert_eq!(store.len(), n);
         // rows, text, the dense line index (lines 1..=n and the unused line 0)
         assert_eq!(store.heap_bytes(), n * 40 + n * 32 + (n + 1) * 4);
+    }
+
+    /// The rows per kind, kept as rows are listed pending, checked, replaced and removed,
+    /// always equal what a count over the rows gives (the funnel reads them).
+    #[test]
+    fn the_rows_per_kind_follow_every_change() {
+        use crate::core::verdict::{Decision, Stage};
+        let summary = |line: u32, decision: Decision| CaptureSummary {
+            loc: Locator::of_source(&format!("c/log.jsonl:{line}")),
+            id: format!("id{line}"),
+            contract: None,
+            outcome: Outcome {
+                stage: if decision == Decision::ReadyForCommit {
+                    Stage::Ready
+                } else {
+                    Stage::Schema
+                },
+                decision,
+                reason: None,
+                expect_met: None,
+                repair: None,
+            },
+            pointers: Vec::new(),
+            first_has_pointer: false,
+            message: None,
+            sent: None,
+            repair: None,
+        };
+        let counted = |store: &Store| {
+            let mut n = vec![0usize; store.kinds.len()];
+            for r in &store.rows {
+                n[r.kind as usize] += 1;
+            }
+            n
+        };
+        let mut store = Store::default();
+        let file: Arc<str> = Arc::from("c/log.jsonl");
+        let mut rng = 7u64;
+        for step in 0..2000u32 {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let line = (rng >> 33) as u32 % 50 + 1;
+            let decision = if rng >> 20 & 1 == 0 {
+                Decision::ReadyForCommit
+            } else {
+                Decision::Regenerate
+            };
+            match (rng >> 40) % 5 {
+                0 | 1 => {
+                    store.put_pending(&file, line, u64::from(step));
+                }
+                2 => {
+                    store.put(&summary(line, decision), u64::from(step));
+                }
+                3 if !store.is_empty() => {
+                    store.swap_remove(line as usize % store.len());
+                }
+                _ => store.retain(|r| r.line % 7 != line % 7),
+            }
+            assert_eq!(store.kind_rows(), counted(&store), "step {step}");
+            assert_eq!(
+                store.pending(),
+                store.rows.iter().filter(|r| Store::is_pending(r)).count()
+            );
+        }
     }
 
     /// The parts of a record of several captures (`log.jsonl:1#2`) are rows of their own,

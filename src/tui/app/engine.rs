@@ -50,6 +50,10 @@ impl App {
                 let pending = store.pending();
                 store.reserve(total.saturating_sub(store.len()));
                 store.reserve_text(pending);
+                if pending > 0 {
+                    // the pre-pass's last records listed: every record reachable now
+                    self.rebuild();
+                }
             }
             EngineEvent::Listed {
                 generation,

@@ -496,17 +496,12 @@ impl App {
         self.list.sort();
         // counts: rows per outcome, then the funnel and the warnings of the contracts used
         let store = &self.list.store;
-        let mut per_kind = vec![0usize; store.kinds.len()];
-        for r in &store.rows {
-            per_kind[r.kind as usize] += 1;
-        }
         let mut summary = Summary::default();
         let mut warnings = HashSet::new();
         let mut contracts = HashSet::new();
-        // pending rows have no outcome yet
-        per_kind[crate::tui::store::PENDING_KIND as usize] = 0;
-        for (k, &n) in store.kinds.iter().zip(&per_kind) {
-            if n == 0 {
+        for (i, (k, &n)) in store.kinds.iter().zip(store.kind_rows()).enumerate() {
+            // pending rows have no outcome yet
+            if n == 0 || i == crate::tui::store::PENDING_KIND as usize {
                 continue;
             }
             summary.add_outcomes(k.outcome.stage, k.outcome.decision, k.outcome.expect_met, n);
