@@ -962,3 +962,85 @@ fn ten_thousand_schema_files_check_and_lint_within_a_deadline() {
         &r.stdout[r.stdout.len().saturating_sub(400)..]
     );
 }
+
+/// `check`'s validator loop runs on a worker of the rayon pool when every input is a log
+/// (`engine::batch::stream`): on a pool of one, two or three workers, a log alone, one-record
+/// files alone and a mix of both (whose reader reads the files on the pool, so the loop
+/// stays off it) each finish, with the same report, in `--schema` mode and workspace mode.
+#[test]
+fn every_pool_size_finishes_logs_files_and_a_mix_with_the_same_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = r#"{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}"#;
+    std::fs::write(dir.path().join("s.schema.json"), schema).unwrap();
+    let lines: String = (0..5000)
+        .map(|i| {
+            if i % 7 == 0 {
+                format!("{{\"n\":\"{i}\"}}\n")
+            } else {
+                format!("{{\"n\":{i}}}\n")
+            }
+        })
+        .collect();
+    std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+    std::fs::write(dir.path().join("logs/a.jsonl"), &lines).unwrap();
+    std::fs::create_dir_all(dir.path().join("files")).unwrap();
+    std::fs::create_dir_all(dir.path().join("mix")).unwrap();
+    std::fs::write(dir.path().join("mix/a.jsonl"), &lines).unwrap();
+    for i in 0..40 {
+        let text = if i % 3 == 0 {
+            r#"{"n":1.5}"#
+        } else {
+            r#"{"n":2}"#
+        };
+        std::fs::write(dir.path().join(format!("files/{i:02}.json")), text).unwrap();
+        std::fs::write(dir.path().join(format!("mix/{i:02}.json")), text).unwrap();
+    }
+    for input in ["logs/a.jsonl", "files", "mix"] {
+        let mut reports = Vec::new();
+        for threads in ["1", "2", "3"] {
+            let r = common::run::run_with(
+                &[
+                    "check",
+                    "--schema",
+                    "s.schema.json",
+                    input,
+                    "--format",
+                    "jsonl",
+                ],
+                dir.path(),
+                Duration::from_secs(60),
+                |c| {
+                    c.env("RAYON_NUM_THREADS", threads);
+                },
+            );
+            assert_eq!(r.code, Some(1), "{input} on {threads}: {}", r.stderr);
+            reports.push(r.stdout);
+        }
+        assert!(reports[0].lines().count() > 40, "{input}");
+        assert_eq!(reports[0], reports[1], "{input}");
+        assert_eq!(reports[0], reports[2], "{input}");
+    }
+    // workspace mode: the refund sample's log alone and the whole sample
+    let refund = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/refund");
+    for input in ["captures/cases.jsonl", "."] {
+        let mut reports = Vec::new();
+        for threads in ["1", "2"] {
+            let r = common::run::run_with(
+                &["check", input, "--format", "jsonl"],
+                &refund,
+                Duration::from_secs(60),
+                |c| {
+                    c.env("RAYON_NUM_THREADS", threads);
+                },
+            );
+            assert!(
+                matches!(r.code, Some(0 | 1)),
+                "{input} on {threads}: {}",
+                r.stderr
+            );
+            reports.push((r.code, r.stdout));
+        }
+        assert!(reports[0].1.lines().count() >= 20, "{input}");
+        assert_eq!(reports[0], reports[1], "{input}");
+    }
+}

@@ -399,9 +399,12 @@ fn stream(
     let workers = rayon::current_num_threads().max(1) as u64;
     let gate = Gate::new(IN_FLIGHT.saturating_mul(max_bytes).saturating_mul(workers));
     let gate = &gate;
+    // logs only: the reader reads them on its own thread, never on the rayon pool (only a
+    // run of one-record files is read on it, `read_batches`)
+    let reader_off_pool = files.iter().all(|f| is_log(f));
     std::thread::scope(|scope| {
         scope.spawn(move || read_batches(&files, rel, is_log, max_bytes, &tx, gate));
-        scope.spawn(move || {
+        let validate = move || {
             let _closed = CloseOnDrop(gate);
             let mut paths: HashMap<Arc<str>, Arc<str>> = HashMap::new();
             // an item of a verdict, rendered
@@ -529,7 +532,18 @@ fn stream(
                     return;
                 }
             }
-        });
+        };
+        if reader_off_pool {
+            // the validator's loop runs on a worker of the rayon pool (`rayon::scope` from
+            // this thread injects it once), so each block's tasks start from inside the
+            // pool, without a cold injection and a wake-up of a thread outside it per block
+            // (BENCHMARKS.md "Session 18": 4.5% of `check --schema -q`'s CPU). That worker
+            // waits for the reader while no block is ready: safe only when the reader
+            // never needs the pool (else, on a pool of one worker, each waits for the other)
+            scope.spawn(move || rayon::scope(move |_| validate()));
+        } else {
+            scope.spawn(validate);
+        }
         for parts in done_rx {
             for out in parts.into_iter().flatten() {
                 // on error `done_rx` is dropped, which stops the validator and the reader
