@@ -35,6 +35,18 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome of a capture that passed every stage (`ready`, `ready-for-commit`), with
+    /// no `expect` and no repair.
+    pub fn ready() -> Outcome {
+        Outcome {
+            stage: Stage::Ready,
+            decision: Decision::ReadyForCommit,
+            reason: None,
+            expect_met: None,
+            repair: None,
+        }
+    }
+
     /// The outcome of a verdict.
     pub fn of(v: &Verdict) -> Outcome {
         Outcome {

@@ -243,13 +243,7 @@ impl Default for Store {
             text: String::new(),
             garbage: 0,
             kinds: vec![Kind {
-                outcome: Outcome {
-                    stage: crate::core::verdict::Stage::Ready,
-                    decision: crate::core::verdict::Decision::ReadyForCommit,
-                    reason: None,
-                    expect_met: None,
-                    repair: None,
-                },
+                outcome: Outcome::ready(),
                 contract: None,
                 first_has_pointer: false,
                 sent: None,
@@ -695,6 +689,33 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::verdict::{Decision, Stage};
+
+    /// A summary of the capture `id` at `source` with no error detail: `decision`, at the
+    /// ready stage or else the schema stage.
+    fn summary(source: &str, id: &str, decision: Decision) -> CaptureSummary {
+        CaptureSummary {
+            loc: Locator::of_source(source),
+            id: id.to_owned(),
+            contract: None,
+            outcome: Outcome {
+                stage: if decision == Decision::ReadyForCommit {
+                    Stage::Ready
+                } else {
+                    Stage::Schema
+                },
+                decision,
+                reason: None,
+                expect_met: None,
+                repair: None,
+            },
+            pointers: Vec::new(),
+            first_has_pointer: false,
+            message: None,
+            sent: None,
+            repair: None,
+        }
+    }
 
     #[test]
     fn a_row_is_40_bytes() {
@@ -718,13 +739,7 @@ mod tests {
                 loc: Locator::of_source(&format!("captures/log.jsonl:{}", i + 1)),
                 id: format!("c{i:07}"),
                 contract: Some("refund-v1".into()),
-                outcome: Outcome {
-                    stage: crate::core::verdict::Stage::Ready,
-                    decision: crate::core::verdict::Decision::ReadyForCommit,
-                    reason: None,
-                    expect_met: None,
-                    repair: None,
-                },
+                outcome: Outcome::ready(),
                 pointers: if failing {
                     vec!["/expected_version".into()]
                 } else {
@@ -746,28 +761,6 @@ mod tests {
     /// always equal what a count over the rows gives (the funnel reads them).
     #[test]
     fn the_rows_per_kind_follow_every_change() {
-        use crate::core::verdict::{Decision, Stage};
-        let summary = |line: u32, decision: Decision| CaptureSummary {
-            loc: Locator::of_source(&format!("c/log.jsonl:{line}")),
-            id: format!("id{line}"),
-            contract: None,
-            outcome: Outcome {
-                stage: if decision == Decision::ReadyForCommit {
-                    Stage::Ready
-                } else {
-                    Stage::Schema
-                },
-                decision,
-                reason: None,
-                expect_met: None,
-                repair: None,
-            },
-            pointers: Vec::new(),
-            first_has_pointer: false,
-            message: None,
-            sent: None,
-            repair: None,
-        };
         let counted = |store: &Store| {
             let mut n = vec![0usize; store.kinds.len()];
             for r in &store.rows {
@@ -793,7 +786,11 @@ mod tests {
                     store.put_pending(&file, line, u64::from(step));
                 }
                 2 => {
-                    store.put(&summary(line, decision), u64::from(step));
+                    let source = format!("c/log.jsonl:{line}");
+                    store.put(
+                        &summary(&source, &format!("id{line}"), decision),
+                        u64::from(step),
+                    );
                 }
                 3 if !store.is_empty() => {
                     store.swap_remove(line as usize % store.len());
@@ -812,23 +809,6 @@ mod tests {
     /// found, named and re-read by their part, beside the line's own rows.
     #[test]
     fn parts_of_a_record_are_rows_of_their_own() {
-        let summary = |source: &str, id: &str| CaptureSummary {
-            loc: Locator::of_source(source),
-            id: id.to_owned(),
-            contract: None,
-            outcome: Outcome {
-                stage: crate::core::verdict::Stage::Ready,
-                decision: crate::core::verdict::Decision::ReadyForCommit,
-                reason: None,
-                expect_met: None,
-                repair: None,
-            },
-            pointers: Vec::new(),
-            first_has_pointer: false,
-            message: None,
-            sent: None,
-            repair: None,
-        };
         let mut store = Store::default();
         for (source, id) in [
             ("c/log.jsonl:1#1", "t/a"),
@@ -837,7 +817,7 @@ mod tests {
             ("c/export.json#1", "t/d"),
         ] {
             assert!(matches!(
-                store.put(&summary(source, id), 1),
+                store.put(&summary(source, id, Decision::ReadyForCommit), 1),
                 Put::Inserted(_)
             ));
         }
@@ -867,7 +847,10 @@ mod tests {
         assert_eq!(store.locator(&row).source(), "c/log.jsonl:1#1");
         // a part replaced in place, another removed: the index follows
         assert!(matches!(
-            store.put(&summary("c/log.jsonl:1#1", "t/a"), 2),
+            store.put(
+                &summary("c/log.jsonl:1#1", "t/a", Decision::ReadyForCommit),
+                2
+            ),
             Put::Replaced { .. }
         ));
         store.swap_remove(0);
