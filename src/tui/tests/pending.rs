@@ -96,6 +96,23 @@ fn pending_rows_list_every_record_before_its_verdict() {
     );
     assert_screen_snapshot!("pending_rows_before_the_first_verdict", text);
 
+    // a record read a moment later: the list is sorted again at its pace, the title
+    // counts every row meanwhile (not as a filter's `25/26`)
+    app.update(Msg::Engine(EngineEvent::Listed {
+        generation,
+        records: vec![Listed {
+            file: Arc::from("captures/zz.jsonl"),
+            first: 1,
+            last: 1,
+        }],
+    }));
+    let text = screen(&app);
+    assert!(text.contains("┌ Captures 26 ─"), "{text}");
+    app.list
+        .clear_pending(&[(Arc::from("captures/zz.jsonl"), 1)]);
+    app.rebuild();
+    assert_eq!(app.list.store.len(), 25);
+
     // the first verdicts: checked rows first, sorted as ever, the pending ones after them
     let evs = evaluate_all(&ws);
     assert_eq!(evs.len(), 25);

@@ -30,7 +30,9 @@ pub struct Status<'a> {
 pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) {
     let (store, view) = (&list.store, &list.view);
     let mut title = vec![Span::styled(" Captures ", t.bold())];
-    if view.len() != store.len() {
+    // a filter's matches of all (the view of an unfiltered list may lag its rows by a
+    // rebuild while they come: the count is the rows')
+    if view.len() != store.len() && !s.filter.text.is_empty() {
         title.push(Span::raw(format!("{}/{} ", view.len(), store.len())));
     } else {
         title.push(Span::raw(format!("{} ", store.len())));
