@@ -44,6 +44,7 @@ impl App {
                 p.done = 0;
                 p.running = true;
                 p.reading = None;
+                p.failed = false;
                 self.workspace = Some(workspace);
                 self.status = self.run.asked.then(|| super::input::revalidating(total));
                 let store = &mut self.list.store;
@@ -161,6 +162,7 @@ impl App {
                 }
                 self.run.progress.running = false;
                 self.run.progress.reading = None;
+                self.run.progress.failed = true;
                 self.run.asked = false;
                 self.status = Some(crate::core::text::escape_control(&message).into_owned());
                 // no verdict comes for the records listed: their pending rows go

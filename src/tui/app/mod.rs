@@ -230,6 +230,8 @@ pub struct Progress {
     pub reading: Option<(usize, usize, u64)>,
     /// How long the last finished run took.
     pub elapsed: Option<Duration>,
+    /// The last run failed (its error is in the status line) and no run followed yet.
+    pub failed: bool,
 }
 
 /// Lint findings counted by severity, as `check` and `lint` count them.
@@ -367,6 +369,7 @@ impl App {
         run.progress.done = 0;
         run.progress.total = 0;
         run.progress.reading = None;
+        run.progress.failed = false;
         self.out.requests.push(Job::ValidateAll {
             generation: run.progress.generation,
             reload,

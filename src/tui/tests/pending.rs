@@ -298,3 +298,36 @@ fn a_run_that_fails_after_its_pre_pass_leaves_no_pending_row() {
     assert_eq!(app.list.store.pending(), 0);
     assert_eq!(rows(&app), before);
 }
+
+#[test]
+fn a_first_run_that_fails_says_so_in_the_empty_list() {
+    let ws = Arc::new(Workspace::open(&sample("refund")).unwrap());
+    let mut app = App::new("samples/refund", None, Rect::new(0, 0, 120, 16));
+    let generation = app.request_validation(false);
+    app.out.requests.clear();
+    app.update(Msg::Engine(EngineEvent::Listed {
+        generation,
+        records: listed(&ws),
+    }));
+    send(
+        &mut app,
+        Msg::Engine(EngineEvent::Failed {
+            generation,
+            message: "verdict.toml: [[source]] 1: `requests` matches no batch input file".into(),
+        }),
+    );
+    assert!(app.list.store.is_empty());
+    let text = screen(&app);
+    assert!(
+        text.contains("│the run failed: the last line says why "),
+        "{text}"
+    );
+    assert!(!text.contains("no captures found"), "{text}");
+    assert!(
+        text.contains("`requests` matches no batch input file"),
+        "{text}"
+    );
+    // the next run clears it
+    app.request_validation(true);
+    assert!(!screen(&app).contains("the run failed"));
+}

@@ -22,6 +22,8 @@ pub struct Status<'a> {
     pub focused: bool,
     /// Whether a validation run is going on (an empty list says so).
     pub running: bool,
+    /// Whether the last run failed (an empty list says so, not that there is no capture).
+    pub failed: bool,
     /// Whether the selected capture was deleted (its row is gone: no row is highlighted).
     pub gone: bool,
 }
@@ -54,6 +56,8 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
         let msg = if store.is_empty() {
             if s.running {
                 "validating…".to_string()
+            } else if s.failed {
+                "the run failed: the last line says why".to_string()
             } else {
                 // the layout hint `check` gives
                 crate::core::workspace::NO_CAPTURES.to_string()

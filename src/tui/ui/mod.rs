@@ -71,6 +71,7 @@ pub fn draw(app: &App, f: &mut Frame) {
                 filter: &app.filter,
                 focused: focus == Focus::List,
                 running: app.run.progress.running,
+                failed: app.run.progress.failed,
                 gone: app.detail.gone().is_some(),
             },
         );
