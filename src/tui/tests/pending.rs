@@ -38,12 +38,19 @@ fn rows(app: &App) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn pending_rows_list_every_record_before_its_verdict() {
+/// The refund sample's workspace and a new model of 120 columns by `height` rows whose first
+/// run was asked for (its job taken), with that run's generation.
+fn first_run(height: u16) -> (Arc<Workspace>, App, u64) {
     let ws = Arc::new(Workspace::open(&sample("refund")).unwrap());
-    let mut app = App::new("samples/refund", None, Rect::new(0, 0, 120, 30));
+    let mut app = App::new("samples/refund", None, Rect::new(0, 0, 120, height));
     let generation = app.request_validation(false);
     app.out.requests.clear();
+    (ws, app, generation)
+}
+
+#[test]
+fn pending_rows_list_every_record_before_its_verdict() {
+    let (ws, mut app, generation) = first_run(30);
     let records = listed(&ws);
     // one log of 21 lines, 4 one-record files
     assert_eq!(
@@ -301,10 +308,7 @@ fn a_run_that_fails_after_its_pre_pass_leaves_no_pending_row() {
 
 #[test]
 fn a_first_run_that_fails_says_so_in_the_empty_list() {
-    let ws = Arc::new(Workspace::open(&sample("refund")).unwrap());
-    let mut app = App::new("samples/refund", None, Rect::new(0, 0, 120, 16));
-    let generation = app.request_validation(false);
-    app.out.requests.clear();
+    let (ws, mut app, generation) = first_run(16);
     app.update(Msg::Engine(EngineEvent::Listed {
         generation,
         records: listed(&ws),
