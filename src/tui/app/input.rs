@@ -173,7 +173,13 @@ impl App {
             Action::Revalidate => {
                 self.request_validation(true);
                 self.run.asked = true;
-                self.status = Some(revalidating(self.list.store.len()));
+                // before any verdict (the first run's pre-pass) nothing is validated yet
+                let store = &self.list.store;
+                self.status = Some(if store.len() == store.pending() {
+                    RESTARTING.to_owned()
+                } else {
+                    revalidating(store.len())
+                });
             }
             Action::Pause => match self.watch.state {
                 WatchState::Live => self.watch.state = WatchState::Paused,
@@ -322,6 +328,9 @@ impl App {
         }
     }
 }
+
+/// The status line when `r` restarts a run that has given no verdict yet.
+pub(super) const RESTARTING: &str = "restarting the run: the workspace is read again…";
 
 /// The status line while a run asked for with `r` goes on.
 pub(super) fn revalidating(n: usize) -> String {

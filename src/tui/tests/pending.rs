@@ -335,3 +335,32 @@ fn a_first_run_that_fails_says_so_in_the_empty_list() {
     app.request_validation(true);
     assert!(!screen(&app).contains("the run failed"));
 }
+
+#[test]
+fn r_before_any_verdict_restarts_the_run_and_says_so() {
+    let (ws, mut app, generation) = first_run(30);
+    app.update(Msg::Engine(EngineEvent::Listed {
+        generation,
+        records: listed(&ws),
+    }));
+    assert_eq!(app.list.store.pending(), 25);
+    keys(&mut app, "r");
+    assert_eq!(
+        app.status.as_deref(),
+        Some("restarting the run: the workspace is read again…")
+    );
+    assert!(matches!(
+        app.out.requests.as_slice(),
+        [Job::ValidateAll { reload: true, .. }]
+    ));
+    // once a verdict is in, `r` re-validates every row
+    let generation = app.run.progress.generation;
+    app.update(Msg::Engine(EngineEvent::Started {
+        generation,
+        workspace: ws.clone(),
+        total: 25,
+    }));
+    app.update(batch(generation, &evaluate_all(&ws)));
+    keys(&mut app, "r");
+    assert_eq!(app.status.as_deref(), Some("re-validating 25 captures…"));
+}
