@@ -25,23 +25,63 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// Whether `c` shows as nothing on a terminal (or reorders what follows), so that two
-/// different texts would look the same: the zero-width space, joiners and direction marks
-/// (U+200B..U+200F: ZWSP, ZWNJ, ZWJ, LRM, RLM), the Arabic letter mark (U+061C), the word
-/// joiner (U+2060), the byte order mark or zero-width no-break space (U+FEFF), the line and
-/// paragraph separators (U+2028, U+2029), and the bidirectional embeddings, overrides and
-/// isolates (U+202A..U+202E, U+2066..U+2069; Unicode TR #9).
+/// Whether `c` shows as nothing on a terminal (or reorders what follows, or has no agreed
+/// width), so that two different texts would look the same or a screen's columns would
+/// shift: every Unicode default-ignorable code point (DerivedCoreProperties.txt,
+/// `Default_Ignorable_Code_Point`: the soft hyphen U+00AD, the combining grapheme joiner
+/// U+034F, the Arabic letter mark U+061C, the Hangul fillers U+115F, U+1160, U+3164 and
+/// U+FFA0, U+17B4..U+17B5, the Mongolian free variation selectors and vowel separator
+/// U+180B..U+180F, the zero-width space, joiners and direction marks U+200B..U+200F, the
+/// bidirectional embeddings, overrides and isolates U+202A..U+202E and U+2066..U+2069
+/// (Unicode TR #9), the word joiner and invisible operators U+2060..U+206F, the variation
+/// selectors U+FE00..U+FE0F and U+E0100..U+E01EF, the byte order mark U+FEFF,
+/// U+FFF0..U+FFF8, U+1BCA0..U+1BCA3, U+1D173..U+1D17A and the tags U+E0000..U+E0FFF), the
+/// interlinear annotation characters U+FFF9..U+FFFB, and the line and paragraph separators
+/// U+2028, U+2029.
 pub fn invisible(c: char) -> bool {
     matches!(
         c,
-        '\u{061C}'
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
             | '\u{200B}'..='\u{200F}'
             | '\u{2028}'..='\u{202E}'
-            | '\u{2060}'
-            | '\u{2066}'..='\u{2069}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
             | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFFB}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
     )
 }
+
+/// Whether a UTF-8 sequence that starts with byte `b` may be one [`JsonSafe`] escapes: DEL,
+/// a C1 control (0xC2) or an [`invisible`] character (the lead bytes of the ranges above;
+/// the test `every_character_json_safe_escapes_has_a_lead_byte_it_looks_at` holds the two
+/// lists together).
+const fn escape_lead(b: u8) -> bool {
+    matches!(
+        b,
+        0x7f | 0xc2 | 0xcd | 0xd8 | 0xe1 | 0xe2 | 0xe3 | 0xef | 0xf0 | 0xf3
+    )
+}
+
+/// [`escape_lead`] of every byte.
+static ESCAPE_LEAD: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = escape_lead(b as u8);
+        b += 1;
+    }
+    t
+};
 
 /// Whether `c` must never reach a terminal as it is: a control character or [`invisible`].
 fn drives_terminal(c: char) -> bool {
@@ -222,7 +262,15 @@ impl<W: std::io::Write> JsonSafe<W> {
     /// Writes one whole character's bytes, escaped when [`json_escaped`] says so.
     fn write_char(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         match json_escaped(bytes) {
-            Some(c) => write!(self.inner, "\\u{:04x}", c as u32),
+            Some(c) => {
+                // beyond the Basic Multilingual Plane a JSON escape is a surrogate pair
+                // (RFC 8259 section 7)
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    write!(self.inner, "\\u{:04x}", u)?;
+                }
+                Ok(())
+            }
             None => self.inner.write_all(bytes),
         }
     }
@@ -251,23 +299,14 @@ impl<W: std::io::Write> JsonSafe<W> {
         if below_del(buf) {
             return self.inner.write_all(buf);
         }
-        // the lead bytes of what is escaped: DEL 0x7F; U+0080..U+009F are 0xC2 0x80..0x9F;
-        // U+200B.., U+2028.., U+2060.. start with 0xE2; U+061C with 0xD8, U+FEFF with 0xEF
-        // (the two rare ones found once per write, the others as they come)
-        let mut rare = memchr::memchr2(0xd8, 0xef, buf);
-        let (mut at, mut start) = (0, 0);
-        loop {
-            if rare.is_some_and(|r| r < at) {
-                rare = memchr::memchr2(0xd8, 0xef, &buf[at..]).map(|i| i + at);
-            }
-            let common = memchr::memchr3(0x7f, 0xc2, 0xe2, &buf[at..]).map(|i| i + at);
-            let i = match (common, rare) {
-                (Some(a), Some(b)) => a.min(b),
-                (a, b) => match a.or(b) {
-                    Some(i) => i,
-                    None => break,
-                },
-            };
+        // the lead bytes of what may be escaped ([`escape_lead`])
+        let mut at = 0;
+        let mut start = 0;
+        while let Some(i) = buf[at..]
+            .iter()
+            .position(|&b| ESCAPE_LEAD[b as usize])
+            .map(|i| i + at)
+        {
             let len = utf8_len(buf[i]);
             if i + len > buf.len() {
                 self.inner.write_all(&buf[start..i])?;
@@ -358,18 +397,54 @@ mod tests {
         }
         // visible neighbours stay as they are
         for c in [
-            '\u{2010}', '\u{2027}', '\u{202f}', '\u{2061}', '\u{fefe}', 'é',
+            '\u{2010}', '\u{2027}', '\u{202f}', '\u{2070}', '\u{fefe}', 'é', '\u{ac}', '\u{ae}',
         ] {
             assert_eq!(for_terminal(&c.to_string()), c.to_string(), "{c:?}");
         }
         assert_eq!(quote("x\u{2060}\u{061c}", 8), "\"x\\u2060\\u061c\"");
     }
 
+    /// Every Unicode scalar value, alone in a JSON string through [`JsonSafe`]: DEL, the C1
+    /// controls and the [`invisible`] characters come out escaped (a surrogate pair beyond
+    /// U+FFFF), every other character as it is, and the text reads back the same; and
+    /// [`for_terminal`] escapes exactly the controls and the invisible characters.
+    #[test]
+    fn every_character_json_safe_escapes_has_a_lead_byte_it_looks_at() {
+        use std::io::Write;
+        let mut escaped = 0;
+        for c in (0..=0x10ffffu32).filter_map(char::from_u32) {
+            if c < ' ' || c == '"' || c == '\\' {
+                continue;
+            }
+            let text = format!("\"{c}\"");
+            let mut w = JsonSafe::new(Vec::new());
+            w.write_all(text.as_bytes()).unwrap();
+            let out = String::from_utf8(w.inner).unwrap();
+            let escapes = matches!(c, '\u{7f}'..='\u{9f}') || invisible(c);
+            assert_eq!(out != text, escapes, "{:04x}: {out}", c as u32);
+            assert_eq!(
+                serde_json::from_str::<String>(&out).unwrap(),
+                c.to_string(),
+                "{:04x}",
+                c as u32
+            );
+            assert_eq!(
+                for_terminal(&c.to_string()) != c.to_string(),
+                c.is_control() || invisible(c),
+                "{:04x}",
+                c as u32
+            );
+            escaped += usize::from(escapes);
+        }
+        // DEL and the 32 C1 controls, and 4,179 invisible characters
+        assert_eq!(escaped, 33 + 4_179);
+    }
+
     #[test]
     fn json_safe_escapes_del_c1_and_invisible_characters_even_split_across_writes() {
         use std::io::Write;
-        let text = "{\"id\":\"a\u{7f}b\u{85}c\u{9b}d\u{a0}e\u{9f}\u{80}é go\u{200b}od a\u{202e}b \u{2028}\u{2029}\u{61c}\u{feff}\u{2069}’—한🙂\"}";
-        let want = "{\"id\":\"a\\u007fb\\u0085c\\u009bd\u{a0}e\\u009f\\u0080é go\\u200bod a\\u202eb \\u2028\\u2029\\u061c\\ufeff\\u2069’—한🙂\"}";
+        let text = "{\"id\":\"a\u{7f}b\u{85}c\u{9b}d\u{a0}e\u{9f}\u{80}é go\u{200b}od a\u{202e}b \u{2028}\u{2029}\u{61c}\u{feff}\u{2069}’—한🙂 so\u{ad}ft \u{3164}t\u{e0041}\"}";
+        let want = "{\"id\":\"a\\u007fb\\u0085c\\u009bd\u{a0}e\\u009f\\u0080é go\\u200bod a\\u202eb \\u2028\\u2029\\u061c\\ufeff\\u2069’—한🙂 so\\u00adft \\u3164t\\udb40\\udc41\"}";
         let mut whole = JsonSafe::new(Vec::new());
         whole.write_all(text.as_bytes()).unwrap();
         assert_eq!(String::from_utf8(whole.inner).unwrap(), want);
@@ -387,7 +462,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(want).unwrap();
         assert_eq!(
             v["id"],
-            "a\u{7f}b\u{85}c\u{9b}d\u{a0}e\u{9f}\u{80}é go\u{200b}od a\u{202e}b \u{2028}\u{2029}\u{61c}\u{feff}\u{2069}’—한🙂"
+            "a\u{7f}b\u{85}c\u{9b}d\u{a0}e\u{9f}\u{80}é go\u{200b}od a\u{202e}b \u{2028}\u{2029}\u{61c}\u{feff}\u{2069}’—한🙂 so\u{ad}ft \u{3164}t\u{e0041}"
         );
         // every split into three writes, a character cut in three included
         for a in 0..text.len() {
