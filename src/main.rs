@@ -122,10 +122,11 @@ fn main() -> ExitCode {
                 .map(|_| ExitCode::SUCCESS)
         }
         None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
-            let root = cli
-                .workspace
-                .unwrap_or_else(|| std::path::PathBuf::from("."));
-            verdict::tui::run(&root, cli.config.as_deref()).map(|_| ExitCode::SUCCESS)
+            // the workspace of the path, as `check` and `watch` find it
+            // (`docs/config.md#workspaces`)
+            verdict::cli::watch::root_of(cli.workspace).and_then(|root| {
+                verdict::tui::run(&root, cli.config.as_deref()).map(|_| ExitCode::SUCCESS)
+            })
         }
         None => {
             let args = CheckArgs {

@@ -280,3 +280,37 @@ fn check_flags_captures_that_share_an_id_in_every_format() {
     );
     assert!(!String::from_utf8_lossy(&o.stdout).contains("DUPLICATE_ID"));
 }
+
+/// A relative path inside a workspace, named from a folder below the workspace's own
+/// (`docs/config.md#workspaces`: the nearest folder at or above it): `check responses` and
+/// `check .` from `captures/` find the workspace above, as the absolute paths do.
+#[test]
+fn a_relative_path_from_inside_a_workspace_finds_the_workspace_above() {
+    let (_tmp, ws) = common::refund_copy();
+    let inside = ws.join("captures");
+    let summary = |o: &std::process::Output| {
+        let out = String::from_utf8_lossy(&o.stdout);
+        out.lines().last().unwrap_or_default().to_string()
+    };
+    for (args, want) in [
+        (vec!["check", "responses"], "3 passed, 0 failed"),
+        (vec!["check", "./responses/"], "3 passed, 0 failed"),
+        (vec!["check", "."], "25 passed, 0 failed"),
+        (vec!["check", "cases.jsonl"], "21 passed, 0 failed"),
+    ] {
+        let o = common::verdict_in(&inside, &args);
+        assert_eq!(
+            summary(&o),
+            want,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        let abs = inside.join(args[1]);
+        let o = common::verdict_in(&inside, &["check", abs.to_str().unwrap()]);
+        assert_eq!(summary(&o), want, "{args:?} as {}", abs.display());
+    }
+    // piped, `verdict PATH` prints check's report for the same workspace
+    let o = common::verdict_in(&inside, &["responses"]);
+    assert_eq!(summary(&o), "3 passed, 0 failed");
+}

@@ -104,9 +104,32 @@ pub fn find_root(path: &Path) -> PathBuf {
             Some(p) if !p.as_os_str().is_empty() => dir = p,
             // a relative path's last parent is "" (`captures` -> ""): that is the current folder
             Some(_) if dir != Path::new(".") => dir = Path::new("."),
+            // then the folders above the current one, named relatively (`..`, `../..`), as
+            // an absolute path's own parents are
+            _ if start.is_relative() => return above_current(&start),
             _ => return start,
         }
     }
+}
+
+/// [`find_root`] of a relative path past the current folder: the nearest folder above the
+/// current one that holds `verdict.toml`, a `schemas` folder or a `captures` folder, as
+/// `..`, `../..`...; else `start`.
+fn above_current(start: &Path) -> PathBuf {
+    let Ok(here) = std::env::current_dir() else {
+        return start.to_path_buf();
+    };
+    let mut up = PathBuf::new();
+    for dir in here.ancestors().skip(1) {
+        up.push("..");
+        if dir.join("verdict.toml").is_file()
+            || dir.join("schemas").is_dir()
+            || dir.join("captures").is_dir()
+        {
+            return up;
+        }
+    }
+    start.to_path_buf()
 }
 
 impl Workspace {
