@@ -1192,3 +1192,159 @@ fn spans_sharing_an_id_name_each_other_by_part_in_check_watch_and_the_tui() {
     assert_eq!(tui_dups(&mut t), then);
     assert_tui_matches_check(&mut t, "appended line");
 }
+
+/// Random edits of two logs, each applied to a live session (`watch --json`'s and the
+/// TUI's): lines appended (one, several, a line written in two saves), edited, inserted,
+/// deleted, duplicated (a shared id), rewritten with the same text, records without an id
+/// (named by their line), and an MCP request with its response. After each edit the session
+/// equals one opened fresh on the same files: every capture's verdict hash, the shared
+/// ids and the totals. The session keeps the verdict of a record whose text and place are
+/// unchanged without evaluating it (`Session::revalidate_with`); this holds it to what a
+/// fresh run gives.
+#[test]
+fn a_session_kept_up_by_random_edits_equals_a_fresh_one() {
+    use verdict::engine::session::Session;
+    let ws = workspace(&[]);
+    let root = ws.path();
+    let names = ["captures/l0.jsonl", "captures/l1.jsonl"];
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let line = |next: &mut dyn FnMut(usize) -> usize| -> String {
+        let output = ["{}", "[]", "{\"k\":1}", "{", "{\"a\":1,\"a\":2}"][next(5)];
+        match next(10) {
+            // an MCP request and its response: the response's verdict depends on the request
+            0 => r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{}}}"#
+                .to_string(),
+            1 => r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{}"}]}}"#
+                .to_string(),
+            // no id: named by its line
+            2 => serde_json::json!({ "output": output }).to_string(),
+            _ => {
+                let id = ["a", "b", "c", "d", "e", "f", "g", "h"][next(8)];
+                serde_json::json!({ "id": id, "output": output }).to_string()
+            }
+        }
+    };
+    let mut logs: Vec<Vec<String>> = vec![Vec::new(), Vec::new()];
+    // a line written without its newline yet (a save in the middle of a write)
+    let mut partial: Vec<Option<String>> = vec![None, None];
+    for k in 0..2 {
+        for _ in 0..6 {
+            let l = line(&mut next);
+            logs[k].push(l);
+        }
+        std::fs::write(root.join(names[k]), logs[k].join("\n") + "\n").unwrap();
+    }
+    let (mut session, _) = Session::open(root).unwrap();
+    for step in 0..160 {
+        let k = next(2);
+        let n = logs[k].len();
+        let what = match next(9) {
+            0 | 1 => {
+                for _ in 0..1 + next(3) {
+                    let l = line(&mut next);
+                    logs[k].push(l);
+                }
+                "append"
+            }
+            2 if n > 0 => {
+                let i = next(n);
+                logs[k][i] = line(&mut next);
+                "edit"
+            }
+            3 => {
+                let i = next(n + 1);
+                let l = line(&mut next);
+                logs[k].insert(i, l);
+                "insert"
+            }
+            4 if n > 0 => {
+                logs[k].remove(next(n));
+                "delete"
+            }
+            5 if n > 0 => {
+                let l = logs[k][next(n)].clone();
+                logs[k].push(l);
+                "duplicate"
+            }
+            6 => match partial[k].take() {
+                Some(p) => {
+                    logs[k].push(p);
+                    "finish a line"
+                }
+                None => {
+                    partial[k] = Some(line(&mut next));
+                    "half a line"
+                }
+            },
+            _ => "same text",
+        };
+        let mut text = logs[k].join("\n");
+        if !logs[k].is_empty() {
+            text.push('\n');
+        }
+        if let Some(p) = &partial[k] {
+            text.push_str(&p[..p.len() / 2]);
+        }
+        std::fs::write(root.join(names[k]), text).unwrap();
+        session.apply(&[root.join(names[k])]).unwrap();
+        let (fresh, _) = Session::open(root).unwrap();
+        let at = format!("step {step} ({what} in {})", names[k]);
+        assert_eq!(session.len(), fresh.len(), "{at}: captures");
+        for name in names {
+            for l in 0..=200 {
+                assert_eq!(
+                    session.hash_of(name, l, None),
+                    fresh.hash_of(name, l, None),
+                    "{at}: the verdict at {name}:{l}"
+                );
+            }
+        }
+        assert_eq!(session.shared(), fresh.shared(), "{at}: shared ids");
+        assert_eq!(session.summary(), fresh.summary(), "{at}: totals");
+    }
+}
+
+/// A log rewritten shorter with another record at a line (`a b c d` becomes `a B`): each
+/// line that went is `removed` under the id it held (`c` at line 3, `d` at line 4), not
+/// under the id of a capture replaced at a line that is still there (`b`). A line deleted
+/// in the middle is still named after the deleted capture (`deleting_a_jsonl_line...` in
+/// tests/watch.rs).
+#[test]
+fn a_log_rewritten_shorter_removes_each_line_under_the_id_it_held() {
+    use verdict::engine::session::{Change, Session};
+    let rec = |id: &str| format!("{{\"id\":\"{id}\",\"output\":\"{{}}\"}}\n");
+    let ws = workspace(&[("l.jsonl", &["a", "b", "c", "d"].map(rec).concat())]);
+    let log = ws.path().join("captures/l.jsonl");
+    let (mut session, _) = Session::open(ws.path()).unwrap();
+    std::fs::write(&log, ["a", "B"].map(rec).concat()).unwrap();
+    let changes = session.apply(std::slice::from_ref(&log)).unwrap();
+    let removed: Vec<(String, String)> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::Removed { id, source, .. } => Some((id.clone(), source.to_string())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        removed,
+        vec![
+            ("c".to_string(), "captures/l.jsonl:3".to_string()),
+            ("d".to_string(), "captures/l.jsonl:4".to_string())
+        ]
+    );
+    // line 2's new capture is reported as new (no flip from `b`)
+    let updated: Vec<String> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::Updated { evaluation, .. } => Some(evaluation.verdict.source.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(updated, vec!["captures/l.jsonl:2".to_string()]);
+}

@@ -162,9 +162,11 @@ impl Kinds {
     }
 }
 
-/// One capture as the session remembers it (24 bytes).
+/// One capture as the session remembers it (40 bytes).
 #[derive(Debug, Clone, Copy)]
 struct Brief {
+    /// [`text_print`] of its record's text (0: not known, never taken as unchanged).
+    text: u64,
     /// JSONL line (0 for a `.json` file).
     line: u32,
     /// The 1-based part of a record holding several captures (0: the record is one).
@@ -195,19 +197,14 @@ impl FileState {
             .unwrap_or_default()
     }
 
-    /// Remembers a capture: `id` is always fingerprinted, and kept whole when `keep_id`.
-    fn push(&mut self, (line, part): (u32, u32), kind: u32, id: &str, keep_id: bool, hash: u64) {
+    /// Remembers a capture by its brief (`id` the id `brief.id` fingerprints, kept whole
+    /// when `keep_id`).
+    fn push(&mut self, brief: Brief, id: &str, keep_id: bool) {
         if keep_id {
             self.id_spans.push((self.ids.len() as u32, id.len() as u32));
             self.ids.push_str(id);
         }
-        self.briefs.push(Brief {
-            line,
-            part,
-            kind,
-            hash,
-            id: fingerprint(id),
-        });
+        self.briefs.push(brief);
     }
 
     /// The brief of a line's capture, or of one part of it (briefs are in line order, then
@@ -311,7 +308,7 @@ impl Session {
         let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
         let (ws, scan) = prepass(&ws, &files, &present);
         let mut s = Session::empty(Arc::new(ws));
-        s.revalidate_with(&files, Some(scan), each);
+        s.revalidate_with(&files, Some(scan), Reuse::None, each);
         s
     }
 
@@ -341,7 +338,11 @@ impl Session {
     /// [`verdict_hash`]; records of a file must come in file order. `file` is the capture
     /// file as [`Workspace::relative`] writes it (to know a file that has no records, pass
     /// `None`).
-    pub fn record(&mut self, file: &str, rec: Option<(&CaptureSummary, u64)>) {
+    ///
+    /// `text` is [`text_print`] of the record's text (0 when it is not known): a later
+    /// [`Session::apply`] keeps, without evaluating it again, the verdict of a record whose
+    /// text and place it finds unchanged (see [`Session::revalidate_with`]).
+    pub fn record(&mut self, file: &str, rec: Option<(&CaptureSummary, u64)>, text: u64) {
         let state = match self.files.get_mut(file) {
             Some(s) => s,
             None => self.files.entry(file.to_string()).or_default(),
@@ -349,11 +350,16 @@ impl Session {
         if let Some((s, hash)) = rec {
             let kind = self.kinds.intern(KindRef::of_summary(s));
             state.push(
-                (s.loc.line.unwrap_or(0), s.loc.part.unwrap_or(0)),
-                kind,
+                Brief {
+                    text,
+                    line: s.loc.line.unwrap_or(0),
+                    part: s.loc.part.unwrap_or(0),
+                    kind,
+                    hash,
+                    id: fingerprint(&s.id),
+                },
                 &s.id,
                 self.keep_ids,
-                hash,
             );
         }
     }
@@ -484,7 +490,7 @@ impl Session {
         self.ws = Arc::new(ws);
         self.links = None;
         self.changed_contracts = self.ws.contracts.by_name.keys().cloned().collect();
-        self.revalidate_with(&files, Some(scan), each);
+        self.revalidate_with(&files, Some(scan), Reuse::None, each);
         Ok(())
     }
 
@@ -663,7 +669,7 @@ impl Session {
             None if contracts_changed => self.reload_contracts(None, each)?,
             None => {}
         }
-        self.revalidate_with(&targets, Some(pre.ids), each);
+        self.revalidate_with(&targets, Some(pre.ids), Reuse::Unchanged, each);
         if let Some(links) = &mut self.links {
             let links = &mut links.0;
             for t in &targets {
@@ -773,15 +779,23 @@ impl Session {
     /// by file, [`CHUNK`] records at a time; then re-reports the other captures whose id
     /// became shared or no longer shared (or shared with other captures).
     fn revalidate_files(&mut self, files: &[PathBuf], each: &mut dyn FnMut(Change)) {
-        self.revalidate_with(files, None, each);
+        self.revalidate_with(files, None, Reuse::None, each);
     }
 
     /// [`Session::revalidate_files`], with the duplicate-id scan of those of `files` that
     /// are [`listed`] (in that order) when the pre-pass already read it.
+    ///
+    /// With [`Reuse::Unchanged`] (a change batch of capture files only: the contracts and
+    /// facts the kept verdicts were made with still hold), a record whose text is the one
+    /// the session last evaluated at the same place keeps its verdict, unevaluated: a
+    /// single capture (no parts), no MCP message (its verdict depends on other lines of its
+    /// file), whose id no capture shared before and none shares now (its `DUPLICATE_ID`
+    /// warning is unchanged). Appending a line to a large log evaluates that line.
     fn revalidate_with(
         &mut self,
         files: &[PathBuf],
         scan: Option<ids::Scan>,
+        reuse: Reuse,
         each: &mut dyn FnMut(Change),
     ) {
         let ws = self.ws.clone();
@@ -854,61 +868,122 @@ impl Session {
             let plan = &plan;
             let fps = &fps;
             let late = &mut late;
-            let mut flush = |chunk: &mut Vec<(capture::RawRecord, Locator)>| {
-                let done = evaluate_located(&ws, std::mem::take(chunk), |v| plan.mark(v));
-                for (loc, ev, hash) in done {
-                    let line = loc.line.unwrap_or(0);
-                    let part = loc.part.unwrap_or(0);
-                    let kind = kinds.intern(KindRef::of(&ev.verdict));
-                    let ih = fingerprint(&ev.verdict.id);
-                    if !fps.contains(&ih) {
-                        late.insert(ih);
+            let shared = &self.shared;
+            // a record kept unevaluated: the old capture at its place
+            let kept = |r: &capture::RawRecord, loc: &Locator, print: u64| -> Option<usize> {
+                if reuse != Reuse::Unchanged || print == 0 {
+                    return None;
+                }
+                let i = old.find(loc.line.unwrap_or(0), 0)?;
+                let b = &old.briefs[i];
+                let text = r.text.as_ref().ok()?;
+                (b.text == print
+                    && plan.group(b.id).is_none()
+                    && shared.group(b.id).is_none()
+                    && !crate::core::mcp::may_be_jsonrpc(text.as_bytes()))
+                .then_some(i)
+            };
+            let mut flush = |chunk: &mut Vec<Entry>| {
+                // the records to evaluate, and the order of all: a kept capture, or the
+                // line and print of a record evaluated
+                let mut records = Vec::new();
+                let mut order: Vec<Result<(Option<u32>, u64), usize>> = Vec::new();
+                for e in chunk.drain(..) {
+                    match e {
+                        Entry::Evaluate(r, loc, print) => {
+                            order.push(Ok((loc.line, print)));
+                            records.push((r, loc));
+                        }
+                        Entry::Keep(i) => order.push(Err(i)),
                     }
-                    let at_line = old.find(line, part).filter(|&i| !matched[i]);
-                    let found = match at_line {
-                        Some(i) if old.briefs[i].id == ih || line == 0 => Some(i),
-                        _ => by_id
-                            .get_or_insert_with(|| {
-                                let mut m: HashMap<u64, Vec<usize>> = HashMap::new();
-                                for (i, b) in old.briefs.iter().enumerate() {
-                                    m.entry(b.id).or_default().push(i);
-                                }
-                                m
-                            })
-                            .get(&ih)
-                            .and_then(|is| is.iter().copied().find(|&i| !matched[i])),
+                }
+                let mut done = evaluate_located(&ws, records, |v| plan.mark(v))
+                    .into_iter()
+                    .peekable();
+                for o in order {
+                    let (line, print) = match o {
+                        Err(i) => {
+                            matched[i] = true;
+                            let b = old.briefs[i];
+                            if !fps.contains(&b.id) {
+                                late.insert(b.id);
+                            }
+                            new.push(b, &old.id(i), keep_ids);
+                            continue;
+                        }
+                        Ok(at) => at,
                     };
-                    let prev = found.map(|i| {
-                        matched[i] = true;
-                        old.briefs[i]
-                    });
-                    new.push((line, part), kind, &ev.verdict.id, keep_ids, hash);
-                    if prev.is_some_and(|p| p.hash == hash) {
-                        continue;
+                    // the captures of this record (none, one, or one per part)
+                    while let Some((loc, ev, hash)) = done.next_if(|d| d.0.line == line) {
+                        let line = loc.line.unwrap_or(0);
+                        let part = loc.part.unwrap_or(0);
+                        let kind = kinds.intern(KindRef::of(&ev.verdict));
+                        let ih = fingerprint(&ev.verdict.id);
+                        if !fps.contains(&ih) {
+                            late.insert(ih);
+                        }
+                        let at_line = old.find(line, part).filter(|&i| !matched[i]);
+                        let found = match at_line {
+                            Some(i) if old.briefs[i].id == ih || line == 0 => Some(i),
+                            _ => by_id
+                                .get_or_insert_with(|| {
+                                    let mut m: HashMap<u64, Vec<usize>> = HashMap::new();
+                                    for (i, b) in old.briefs.iter().enumerate() {
+                                        m.entry(b.id).or_default().push(i);
+                                    }
+                                    m
+                                })
+                                .get(&ih)
+                                .and_then(|is| is.iter().copied().find(|&i| !matched[i])),
+                        };
+                        let prev = found.map(|i| {
+                            matched[i] = true;
+                            old.briefs[i]
+                        });
+                        new.push(
+                            Brief {
+                                text: print,
+                                line,
+                                part,
+                                kind,
+                                hash,
+                                id: ih,
+                            },
+                            &ev.verdict.id,
+                            keep_ids,
+                        );
+                        if prev.is_some_and(|p| p.hash == hash) {
+                            continue;
+                        }
+                        let previous = prev.map(|p| kinds.list[p.kind as usize].outcome.clone());
+                        let flip = previous
+                            .as_ref()
+                            .and_then(|p| kinds.list[kind as usize].outcome.flip_from(p));
+                        each(Change::Updated {
+                            previous,
+                            flip,
+                            evaluation: Box::new(ev),
+                            loc,
+                        });
                     }
-                    let previous = prev.map(|p| kinds.list[p.kind as usize].outcome.clone());
-                    let flip = previous
-                        .as_ref()
-                        .and_then(|p| kinds.list[kind as usize].outcome.flip_from(p));
-                    each(Change::Updated {
-                        previous,
-                        flip,
-                        evaluation: Box::new(ev),
-                        loc,
-                    });
                 }
             };
-            let mut chunk = Vec::with_capacity(CHUNK);
-            // the bytes of the records in `chunk`: at most `cut`, or one record
+            let mut chunk: Vec<Entry> = Vec::with_capacity(CHUNK);
+            // the bytes of the records to evaluate in `chunk`: at most `cut`, or one record
             let mut held = 0u64;
             for_each_located_as(f, &rel, max, ws.is_log_file(f), |r, loc| {
-                let n = crate::engine::worker::record_bytes(&r);
-                if !chunk.is_empty() && held.saturating_add(n) > cut {
-                    flush(&mut chunk);
-                    held = 0;
+                let print = text_print(&r);
+                if let Some(i) = kept(&r, &loc, print) {
+                    chunk.push(Entry::Keep(i));
+                } else {
+                    let n = crate::engine::worker::record_bytes(&r);
+                    if !chunk.is_empty() && held.saturating_add(n) > cut {
+                        flush(&mut chunk);
+                        held = 0;
+                    }
+                    held += n;
+                    chunk.push(Entry::Evaluate(r, loc, print));
                 }
-                held += n;
-                chunk.push((r, loc));
                 if chunk.len() >= CHUNK {
                     flush(&mut chunk);
                     held = 0;
@@ -916,22 +991,30 @@ impl Session {
                 true
             });
             flush(&mut chunk);
-            // the lines that no longer hold a record disappear; each is named after a capture
-            // that was matched nowhere (the one deleted), else after what that line held
-            let mut gone_ids = (0..old.briefs.len()).filter(|&i| !matched[i]);
+            // the lines that no longer hold a record disappear. Each is named after the
+            // capture it held when that capture is gone too (the file was cut short, or
+            // rewritten); else, that capture having moved up (a line above was deleted),
+            // after a capture gone from a line that holds another one now (the deleted one)
+            let gone = |i: usize| !matched[i];
+            let mut gone_from_a_line_still_there = (0..old.briefs.len())
+                .filter(|&i| gone(i) && new.find(old.briefs[i].line, old.briefs[i].part).is_some());
             for (i, b) in old.briefs.iter().enumerate() {
-                if new.find(b.line, b.part).is_none() {
-                    let mut ch = removed(&old, i, &self.kinds);
-                    if let (Change::Removed { id, contract, .. }, Some(g)) =
-                        (&mut ch, gone_ids.next())
-                    {
-                        *id = old.id(g);
-                        *contract = self.kinds.list[old.briefs[g].kind as usize]
-                            .contract
-                            .clone();
-                    }
-                    each(ch);
+                if new.find(b.line, b.part).is_some() {
+                    continue;
                 }
+                let named = if gone(i) {
+                    i
+                } else {
+                    gone_from_a_line_still_there.next().unwrap_or(i)
+                };
+                let mut ch = removed(&old, i, &self.kinds);
+                if let Change::Removed { id, contract, .. } = &mut ch {
+                    *id = old.id(named);
+                    *contract = self.kinds.list[old.briefs[named].kind as usize]
+                        .contract
+                        .clone();
+                }
+                each(ch);
             }
             self.files.insert(rel.to_string(), new);
         }
@@ -1072,6 +1155,41 @@ impl Session {
                 });
             }
         }
+    }
+}
+
+/// Whether [`Session::revalidate_with`] may keep the verdict of a record it finds unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reuse {
+    /// Every record is evaluated (the workspace was reloaded, or contracts changed).
+    None,
+    /// A record whose text and place are unchanged keeps its verdict (with the conditions
+    /// [`Session::revalidate_with`] gives).
+    Unchanged,
+}
+
+/// A record of a file being re-validated: to evaluate (with its [`text_print`]), or kept
+/// as the old capture at this index of the file's briefs.
+// a chunk holds at most `CHUNK` of them, and most are records to evaluate: boxing those
+// would cost an allocation each to save a few kilobytes
+#[allow(clippy::large_enum_variant)]
+enum Entry {
+    Evaluate(capture::RawRecord, Locator, u64),
+    Keep(usize),
+}
+
+/// A print of a record's text: SipHash-1-3 under this process's random keys (so a text
+/// cannot be made to collide with another on purpose), never 0; 0 for a record that could
+/// not be read. What tells [`Session::apply`] a record is unchanged.
+pub fn text_print(r: &capture::RawRecord) -> u64 {
+    static KEYS: std::sync::LazyLock<std::hash::RandomState> =
+        std::sync::LazyLock::new(std::hash::RandomState::new);
+    match &r.text {
+        Ok(t) => {
+            use std::hash::BuildHasher;
+            KEYS.hash_one(t.as_bytes()) | 1
+        }
+        Err(_) => 0,
     }
 }
 

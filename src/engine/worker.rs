@@ -889,7 +889,13 @@ fn validate_all(
         }
         let shared = &st.run_shared;
         let cancel = &*st.cancel;
-        type Done = (CaptureSummary, u64, Option<crate::core::verdict::Verdict>);
+        // a capture's summary, verdict hash, verdict (of a chain's attempt) and record print
+        type Done = (
+            CaptureSummary,
+            u64,
+            Option<crate::core::verdict::Verdict>,
+            u64,
+        );
         // per record: its captures, and whether none of them is the record itself (its
         // pending row goes)
         let done: Vec<(Vec<Done>, Option<Locator>)> = chunk
@@ -903,6 +909,7 @@ fn validate_all(
                 // a record that is not a capture (an MCP message other than a tools/call)
                 // has no row, as `check` gives it no verdict; a record of several captures
                 // a row per part
+                let print = crate::engine::session::text_print(&r);
                 let done: Vec<Done> = ws
                     .evaluate_all(&r)
                     .into_iter()
@@ -913,7 +920,7 @@ fn validate_all(
                         // the verdict of an attempt of a chain goes on to the chain set
                         let chained =
                             ev.verdict.chain.is_some() && !crate::engine::chains::lone(&ev.verdict);
-                        (s, h, chained.then_some(ev.verdict))
+                        (s, h, chained.then_some(ev.verdict), print)
                     })
                     .collect();
                 let whole = done.iter().any(|(s, ..)| s.loc.part.is_none());
@@ -929,8 +936,8 @@ fn validate_all(
             if let Some(loc) = gone {
                 cleared.push((loc.file, loc.line.unwrap_or(0)));
             }
-            for (s, h, v) in record {
-                session.record(&s.loc.file, Some((&s, h)));
+            for (s, h, v, print) in record {
+                session.record(&s.loc.file, Some((&s, h)), print);
                 if let Some(v) = v {
                     st.chains.add(&v);
                 }
