@@ -906,3 +906,35 @@ fn an_id_shared_across_the_pre_pass_blocks_of_long_lines_is_flagged() {
         ]
     );
 }
+
+/// A trace run that is not an LLM call (a LangSmith `chain` run) holds no capture, so no
+/// id: an LLM run with the same `id` is not flagged, by `check` nor by `watch --json`'s
+/// first pass, whose last word on it is the same (it used to flag it, then take the
+/// warning back).
+#[test]
+fn a_record_that_holds_no_capture_shares_no_id() {
+    let llm = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/traces/langsmith/runs.jsonl"),
+    )
+    .unwrap()
+    .lines()
+    .next()
+    .unwrap()
+    .to_string();
+    let id: Value = serde_json::from_str(&llm).unwrap();
+    let id = id["id"].as_str().unwrap().to_string();
+    let chain = serde_json::json!({"id": id, "name": "RunnableSequence", "run_type": "chain",
+        "inputs": {}, "outputs": {}, "trace_id": "0c1d2e3f-aaaa-4bbb-8ccc-1d2e3f4a5b6c"});
+    let ws = common::workspace_with(
+        r#"{"type":"object"}"#,
+        &[("runs.jsonl", &format!("{llm}\n{chain}\n"))],
+    );
+    assert_eq!(check_dups(ws.path()), Vec::<(String, String)>::new());
+    let w = Watch(WatchJson::start(ws.path(), &["--debounce-ms", "150"]));
+    let first = w.batch("the first pass");
+    assert_eq!(
+        flagged(&first),
+        vec![("captures/runs.jsonl:1".to_string(), None)],
+        "{first:?}"
+    );
+}

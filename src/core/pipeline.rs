@@ -356,8 +356,9 @@ impl Workspace {
             .collect()
     }
 
-    /// [`Workspace::record_ids`] with the part each id is the capture of: `None` for a
-    /// record that is one capture, `Some(N)` (1-based) for part N of a record of several
+    /// [`Workspace::record_ids`] with the part each id is the capture of (none for a record
+    /// that holds no capture: a trace run that is not an LLM call, a batch input request):
+    /// `None` for a record that is one capture, `Some(N)` (1-based) for part N of a record of several
     /// ([`Payload::Parts`]; its verdict's source is `FILE:LINE#N`), so the duplicate-id
     /// pre-pass names each capture by its verdict's full source
     /// (`docs/verdicts.md#duplicate-ids`).
@@ -386,6 +387,12 @@ impl Workspace {
                         })
                         .collect()
                 }
+                // a record that holds no capture (a trace run that is not an LLM call, a
+                // batch input request) has no verdict, so no id another capture could share
+                Ok(Capture {
+                    payload: Payload::NotACapture | Payload::Requests(_),
+                    ..
+                }) => Vec::new(),
                 Ok(c) => vec![(None, c.id)],
                 Err(e) => vec![(None, e.id.unwrap_or_else(|| default_id(raw)))],
             },
