@@ -562,3 +562,27 @@ fn fault_injection_more_seeds() {
         fault_injection(seed, ops);
     }
 }
+
+/// A symlinked capture whose target is outside the workspace (another folder altogether):
+/// editing the target in place or saving it atomically is followed, as for a target inside
+/// it. The watch used to see only the workspace folder: the link kept its first verdict.
+#[test]
+fn a_symlinked_capture_follows_a_target_outside_the_workspace() {
+    let tmp = workspace();
+    let root = tmp.path();
+    let elsewhere = tempfile::tempdir().unwrap();
+    write(elsewhere.path(), "t.json", &capture("t", 1));
+    std::os::unix::fs::symlink(
+        elsewhere.path().join("t.json"),
+        root.join("captures/link.json"),
+    )
+    .unwrap();
+    let mut view = View::start(root);
+    assert_eq!(reason_of(&view, "captures/link.json"), Value::Null);
+    write(elsewhere.path(), "t.json", &capture("t", -5));
+    view.settles("the outside target edited in place");
+    assert_eq!(reason_of(&view, "captures/link.json"), "SCHEMA_MISMATCH");
+    atomic_write(elsewhere.path(), "t.json", &capture("t", 3));
+    view.settles("the outside target saved atomically");
+    assert_eq!(reason_of(&view, "captures/link.json"), Value::Null);
+}

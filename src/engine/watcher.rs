@@ -1,4 +1,5 @@
-//! The file watcher: notify + notify-debouncer-full on the workspace folder, recursive.
+//! The file watcher: notify + notify-debouncer-full on the workspace folder, recursive,
+//! and on the folder of each symlinked capture's target outside it.
 //! It only says *which paths changed*; the [`crate::engine::session::Session`] decides what
 //! to re-validate. Access events are dropped; a burst of saves arrives as one batch.
 
@@ -115,6 +116,55 @@ fn extend(d: &Mutex<Debounced>, tree: &mut Tree, paths: &[PathBuf]) {
     }
 }
 
+/// The folders outside the workspace that hold a symlinked capture's target: each watched
+/// alone, so an edit of the target (in place, or saved by a rename in its folder) is a
+/// change the session maps back to the link (`docs/commands.md#watch`: a capture that is a
+/// symbolic link is read again when its target changes). A target inside the workspace is
+/// watched with it.
+struct Outside {
+    /// The workspace folder, resolved.
+    root: PathBuf,
+    /// The folders watched.
+    watched: BTreeSet<PathBuf>,
+}
+
+impl Outside {
+    /// Watches the folder of `link`'s target when `link` is a symbolic link to a file
+    /// outside the workspace.
+    fn follow(&mut self, d: &mut Debounced, link: &Path) {
+        if !std::fs::symlink_metadata(link).is_ok_and(|m| m.file_type().is_symlink()) {
+            return;
+        }
+        let Ok(target) = link.canonicalize() else {
+            return;
+        };
+        if target.starts_with(&self.root) || !target.is_file() {
+            return;
+        }
+        if let Some(folder) = target.parent()
+            && !self.watched.contains(folder)
+            && d.watch(folder, RecursiveMode::NonRecursive).is_ok()
+        {
+            self.watched.insert(folder.to_path_buf());
+        }
+    }
+
+    /// [`Outside::follow`] of every symbolic link below `dir` (symlinked folders are not
+    /// entered, as the watch does not enter them).
+    fn follow_all(&mut self, d: &mut Debounced, dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_symlink() => self.follow(d, &e.path()),
+                Ok(t) if t.is_dir() => self.follow_all(d, &e.path()),
+                _ => {}
+            }
+        }
+    }
+}
+
 /// Whether a path can matter to a workspace: a capture, schema, rules or config file, or a
 /// folder, whatever its name (`captures/v1.2/`: a new folder is rescanned). Editor swap and
 /// temp files are ignored; a path without an extension is passed on (a file may have
@@ -193,11 +243,16 @@ pub fn watch(
             .join(root)
     };
     let mut tree = Tree::default();
+    let mut outside = Outside {
+        root: root.canonicalize().unwrap_or_else(|_| root.clone()),
+        watched: BTreeSet::new(),
+    };
     {
         let mut d = debouncer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         watch_tree(&mut d, root, &mut tree)?;
+        outside.follow_all(&mut d, root);
         if tree.unwatched.contains(root) {
             return Err(
                 notify_debouncer_full::notify::Error::io(std::io::Error::from(
@@ -216,6 +271,11 @@ pub fn watch(
             for event in brx {
                 if let (WatchEvent::Changed(paths), Some(d)) = (&event, weak.upgrade()) {
                     extend(&d, &mut tree, paths);
+                    // a link made or pointed elsewhere: its target's folder is watched too
+                    let mut d = d.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    for p in paths {
+                        outside.follow(&mut d, p);
+                    }
                 }
                 if tx.send(event).is_err() {
                     break;
