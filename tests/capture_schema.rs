@@ -1,4 +1,4 @@
-//! `schemas/capture.schema.json` (the published JSON Schema of a capture record) must stay
+//! `docs/capture.schema.json` (the published JSON Schema of a capture record) must stay
 //! in step with the loader (`src/core/capture.rs`): same keys, same enums, and the same
 //! accept/reject answer on every sample record and on a set of hand-made edge cases.
 
@@ -10,7 +10,7 @@ use verdict::core::capture::{RECORD_KEYS, parse_record, read_file};
 use verdict::core::verdict::{Decision, Stage};
 
 fn schema() -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/capture.schema.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/capture.schema.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
