@@ -133,7 +133,7 @@ pub enum Action {
     Pause,
     /// Copy the current error's pointer (on the Feedback tab: the feedback), via OSC 52.
     Copy,
-    /// Open the capture in `$EDITOR` at its line.
+    /// Open the capture in `$VISUAL`, else `$EDITOR`, else `vi`, at its line.
     Edit,
     /// Show the flips of the last schema or rules change.
     Review,
@@ -186,7 +186,7 @@ impl Action {
             Action::Revalidate => "re-validate every capture",
             Action::Pause => "pause / resume watching (changes while paused apply on resume)",
             Action::Copy => "copy the error's pointer (Feedback tab: the feedback) via OSC 52",
-            Action::Edit => "open the capture in $EDITOR at its line",
+            Action::Edit => "open the capture in $VISUAL / $EDITOR (else vi) at its line",
             Action::Review => "review: the flips of the last schema or rules change",
             Action::Help => "this help",
             Action::Quit => "quit",

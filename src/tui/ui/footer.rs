@@ -24,7 +24,7 @@ pub fn draw(
             Span::raw(crate::core::text::escape_control(filter).into_owned()),
             Span::styled("█", t.key()),
             Span::styled(
-                "   Enter keep  Esc clear  stage: reason: decision: contract: pointer: flipped unmet  ! negates",
+                "  Enter keep  Esc clear  stage: reason: decision: contract: pointer: repair: would: flipped unmet  ! not",
                 t.dim(),
             ),
         ]);
