@@ -634,3 +634,37 @@ fn a_schema_check_cannot_compile_is_a_schema_invalid_error() {
     let o = run(ws.path(), &["lint", "schemas/ok.schema.json"]);
     assert_eq!(o.status.code(), Some(0));
 }
+
+/// `verdict lint` with no path: in a folder of no workspace it lints nothing (exit 2, saying
+/// so) instead of every JSON file below as a schema; in a workspace's captures folder it
+/// lints that workspace's schemas, not the capture files.
+#[test]
+fn lint_without_a_path_lints_the_workspace_it_runs_in_or_says_there_is_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("data")).unwrap();
+    std::fs::write(tmp.path().join("data/a.json"), r#"{"not": "a schema"}"#).unwrap();
+    let o = crate::common::verdict_in(tmp.path(), &["lint"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "verdict: no schemas folder in . or above it (searched ./schemas); pass a workspace folder or schema files, e.g. `verdict lint samples/refund`\n"
+    );
+    // named, the folder is linted as a folder of schemas
+    let o = crate::common::verdict_in(tmp.path(), &["lint", "data"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("in 1 schema"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let (_ws, refund) = crate::common::refund_copy();
+    let o = crate::common::verdict_in(&refund.join("captures"), &["lint"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.lines()
+            .last()
+            .unwrap()
+            .starts_with("0 errors, 0 warnings, 0 info in 1 schema;"),
+        "{out}"
+    );
+}

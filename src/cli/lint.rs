@@ -25,6 +25,23 @@ pub enum LintError {
     /// The schemas folder (or a folder named on the command line) cannot be listed.
     #[error("cannot read {}: {}", crate::core::escape::path(.0), .1)]
     Unreadable(PathBuf, String),
+    /// `verdict lint` with no path, in a folder of no workspace (no schemas folder here or
+    /// above): it does not lint every JSON file below as a schema.
+    #[error(
+        "no schemas folder in {} or above it (searched {}); pass a workspace folder or schema files, e.g. `verdict lint samples/refund`",
+        crate::core::escape::path(.0),
+        crate::core::escape::path(.1)
+    )]
+    NoSchemas(PathBuf, PathBuf),
+}
+
+/// Whether the folder `dir` is `schemas` or a folder below it (resolved: `.` in the
+/// schemas folder is the schemas folder).
+fn is_within(dir: &Path, schemas: &Path) -> bool {
+    match (dir.canonicalize(), schemas.canonicalize()) {
+        (Ok(d), Ok(s)) => d.starts_with(s),
+        _ => false,
+    }
 }
 
 /// The workspace config for `root`: its `verdict.toml`, or the defaults.
@@ -289,10 +306,18 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         let mut opts = LintOptions::from_config(&config);
         opts.profile = profile.as_ref();
         let files = if p.is_dir() {
+            let schemas = root.join(&config.schemas);
             let dir = if p.join(&config.schemas).is_dir() {
                 p.join(&config.schemas)
-            } else {
+            } else if !args.paths.is_empty() || is_within(p, &schemas) {
+                // a folder named on the command line (a folder of schemas), or the schemas
+                // folder (or one below it) the command runs in
                 p.clone()
+            } else if schemas.is_dir() {
+                // run elsewhere in a workspace (its captures folder): its schemas
+                schemas
+            } else {
+                return Err(LintError::NoSchemas(p.clone(), schemas).into());
             };
             let mut files = Vec::new();
             for u in collect_files(
