@@ -653,3 +653,19 @@ fn the_workbench_shows_the_chain_rows_check_reports() {
     whole["rows"] = json!([]);
     assert_eq!(summary, whole, "the view's report: the summary, no rows");
 }
+
+/// `verdict chains` where there is no capture at all fails as `check` does (exit 2, the
+/// folders it searched), instead of reporting a workspace without chains.
+#[test]
+fn chains_without_captures_is_the_error_check_gives() {
+    let tmp = tempfile::tempdir().unwrap();
+    for cmd in ["chains", "check"] {
+        let o = crate::common::verdict_in(tmp.path(), &[cmd]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).starts_with("verdict: no captures found "),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

@@ -42,6 +42,14 @@ pub fn run(args: &ChainsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         Err(BatchError::Check(e)) => return Err(e.into()),
         Err(BatchError::Deliver(e)) => return Err(e.into()),
     };
+    // no captures at all is the error `check` gives (a wrong path must not look like a
+    // workspace without chains)
+    if summary.captures == 0 {
+        return Err(batch::CheckError::NoCaptures {
+            searched: crate::cli::check::searched_captures(&paths),
+        }
+        .into());
+    }
     let chain_warnings = summary.warnings.iter().filter(|w| {
         w.code == crate::core::chain::CHAIN_ATTEMPTS || w.code == crate::core::chain::CHAIN_ORDER
     });

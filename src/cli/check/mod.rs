@@ -165,7 +165,7 @@ impl Progress {
 /// The capture folders and files a run with no captures looked in: each PATH's workspace's
 /// `captures` (from its `verdict.toml`), or the PATH itself when it is a file, with
 /// `(missing)` after one that does not exist.
-fn searched_captures(paths: &[std::path::PathBuf]) -> String {
+pub(crate) fn searched_captures(paths: &[std::path::PathBuf]) -> String {
     let dot = [std::path::PathBuf::from(".")];
     let paths = if paths.is_empty() { &dot[..] } else { paths };
     let mut out = Vec::new();
