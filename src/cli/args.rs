@@ -223,7 +223,7 @@ pub struct CheckArgs {
 pub enum Format {
     /// Grouped by stage, for people; ends with the funnel and `N passed, N failed`.
     Human,
-    /// One document `{"summary": {...}, "verdicts": [...]}`.
+    /// One document `{"verdicts": [...], "summary": {...}}`.
     Json,
     /// One verdict per line.
     Jsonl,
