@@ -36,9 +36,10 @@ fn misspelt_command() -> Option<String> {
     }
     let guess = verdict::core::hint::did_you_mean(first, COMMANDS)?;
     Some(format!(
-        "verdict: `{}` is not a command or a path; did you mean `verdict {guess}`? (commands: {}; `verdict --help`)",
+        "verdict: `{}` is not a command or a path; did you mean `verdict {guess}`? (commands: {}, {}; `verdict --help`)",
         verdict::core::escape::for_terminal(first),
-        COMMANDS.join(", ")
+        COMMANDS.join(", "),
+        AUXILIARY.join(", ")
     ))
 }
 

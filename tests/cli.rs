@@ -1367,7 +1367,7 @@ fn a_misspelt_command_is_named_with_a_suggestion() {
     assert_eq!(o.stdout, b"");
     assert_eq!(
         stderr(&o),
-        "verdict: `chek` is not a command or a path; did you mean `verdict check`? (commands: check, feedback, watch, lint, review, chains; `verdict --help`)\n"
+        "verdict: `chek` is not a command or a path; did you mean `verdict check`? (commands: check, feedback, watch, lint, review, chains, completions, man; `verdict --help`)\n"
     );
     // a path that is not a command still opens (or reports) the workspace
     let o = verdict(&["samples/no-such"]);

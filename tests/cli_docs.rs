@@ -81,7 +81,14 @@ fn man_of_an_unknown_command_exits_2() {
     assert!(o.stdout.is_empty());
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
-        "verdict: `chek` is not a command (commands: check, feedback, watch, lint, review, chains, completions, man)\n"
+        "verdict: `chek` is not a command; did you mean `verdict man check`? (commands: check, feedback, watch, lint, review, chains, completions, man)\n"
+    );
+    // the name given is shown escaped, and nothing close is not guessed at
+    let o = verdict(&["man", "x\u{1b}[2J"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "verdict: `x\\u{1b}[2J` is not a command (commands: check, feedback, watch, lint, review, chains, completions, man)\n"
     );
 }
 

@@ -127,7 +127,7 @@ fn paths_and_arguments_echoed_by_every_command_are_escaped() {
         (
             vec!["check\u{1b}[2J"],
             "verdict: `check\\u{1b}[2J` is not a command or a path; did you mean `verdict check`? \
-             (commands: check, feedback, watch, lint, review, chains; `verdict --help`)\n"
+             (commands: check, feedback, watch, lint, review, chains, completions, man; `verdict --help`)\n"
                 .to_string(),
         ),
     ] {

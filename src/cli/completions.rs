@@ -6,10 +6,12 @@ use crate::cli::args::Cli;
 use clap::CommandFactory;
 use std::io::{self, Write};
 
-/// Why `verdict man COMMAND` could not run (exit code 2).
+/// Why `verdict man COMMAND` could not run (exit code 2): the name given (escaped for the
+/// terminal), a "did you mean" when one is close (`; did you mean `check`?`), and the
+/// commands.
 #[derive(Debug, thiserror::Error)]
-#[error("`{0}` is not a command (commands: {1})")]
-pub struct UnknownCommand(pub String, pub String);
+#[error("`{0}` is not a command{1} (commands: {2})")]
+pub struct UnknownCommand(pub String, pub String, pub String);
 
 /// Writes the completion script for `shell` (bash, zsh, fish, elvish, powershell) to `out`.
 ///
@@ -40,7 +42,15 @@ pub fn man(command: Option<&str>, out: &mut dyn Write) -> anyhow::Result<()> {
                     .filter(|s| !s.is_hide_set() && s.get_name() != "help")
                     .map(|s| s.get_name())
                     .collect();
-                return Err(UnknownCommand(name.to_string(), names.join(", ")).into());
+                let guess = crate::core::hint::did_you_mean(name, names.iter().copied())
+                    .map(|g| format!("; did you mean `verdict man {g}`?"))
+                    .unwrap_or_default();
+                return Err(UnknownCommand(
+                    crate::core::escape::for_terminal(name).into_owned(),
+                    guess,
+                    names.join(", "),
+                )
+                .into());
             };
             // built, a subcommand's display name is `verdict-check`: the page's title
             sub.clone()
