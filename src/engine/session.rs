@@ -341,7 +341,7 @@ impl Session {
     ///
     /// `text` is [`text_print`] of the record's text (0 when it is not known): a later
     /// [`Session::apply`] keeps, without evaluating it again, the verdict of a record whose
-    /// text and place it finds unchanged (see [`Session::revalidate_with`]).
+    /// text and place it finds unchanged (`docs/commands.md#watch`).
     pub fn record(&mut self, file: &str, rec: Option<(&CaptureSummary, u64)>, text: u64) {
         let state = match self.files.get_mut(file) {
             Some(s) => s,
