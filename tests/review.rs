@@ -432,6 +432,36 @@ fn another_error_within_the_same_reason_is_changed() {
             "schema/SCHEMA_MISMATCH"
         )]
     );
+    // the report shows both errors: the one now and the one it replaced
+    let o = review(r.path(), &["-f", "json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = &doc["flips"][0];
+    assert_ne!(f["cause"]["message"], f["was"]["message"], "{f}");
+    assert_eq!(f["was"]["pointer"], "/amount", "{f}");
+    let human = String::from_utf8_lossy(&review(r.path(), &[]).stdout).to_string();
+    let now = format!(
+        "      now: /amount: {}",
+        f["cause"]["message"].as_str().unwrap()
+    );
+    let was = format!(
+        "      was: /amount: {}",
+        f["was"]["message"].as_str().unwrap()
+    );
+    assert!(human.contains(&format!("{now}\n{was}\n")), "{human}");
+    // a flip of outcome has no `was`
+    let mut s = base_schema();
+    s["required"] = json!(["amount", "note"]);
+    write_schema(r.path(), &s);
+    let o = review(r.path(), &["-f", "json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let flips = doc["flips"].as_array().unwrap();
+    assert!(flips.len() >= 3, "{doc}");
+    assert!(
+        flips
+            .iter()
+            .all(|f| f["kind"] == "now-failing" && f.get("was").is_none()),
+        "{doc}"
+    );
 }
 
 #[test]

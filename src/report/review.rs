@@ -2,6 +2,7 @@
 
 use crate::core::review::{Flip, FlipKind, Review};
 use crate::core::text::escape_control;
+use crate::core::verdict::Finding;
 use crate::report::github::{data, property};
 use std::io::{self, Write};
 
@@ -24,11 +25,22 @@ pub fn summary_line(r: &Review) -> String {
 /// For an `anyOf`/`oneOf` failure the closest branch's own errors follow, since the
 /// combinator's message alone ("not valid under any of the schemas") says little.
 pub fn cause(f: &Flip) -> String {
+    finding(f.cause.as_ref())
+}
+
+/// For a `changed` flip, the old first error that the cause replaced, as [`cause`] writes
+/// it (empty otherwise).
+pub fn was(f: &Flip) -> String {
+    finding(f.was.as_ref())
+}
+
+/// A flip's finding as [`cause`] writes it.
+fn finding(f: Option<&Finding>) -> String {
     let at = |p: Option<&str>, m: &str| match p {
         Some(p) if !p.is_empty() => format!("{p}: {m}"),
         _ => m.to_string(),
     };
-    match &f.cause {
+    match f {
         Some(c) => {
             let mut s = at(c.pointer.as_deref(), &c.message);
             if let Some(best) = c.branches.first() {
@@ -109,8 +121,12 @@ pub fn human(out: &mut dyn Write, r: &Review, color: bool) -> io::Result<()> {
                 p.decision(f.new.decision, &f.new.label()),
                 p.wrap("2", &escape_control(f.source.as_str()))
             )?;
-            let c = cause(f);
-            if !c.is_empty() {
+            let (c, w) = (cause(f), was(f));
+            if !w.is_empty() {
+                // the same outcome: what a reviewer reads is the error that changed
+                writeln!(out, "      now: {}", escape_control(&c))?;
+                writeln!(out, "      was: {}", escape_control(&w))?;
+            } else if !c.is_empty() {
                 writeln!(out, "      {}", escape_control(&c))?;
             }
         }
@@ -178,7 +194,10 @@ pub fn markdown(out: &mut dyn Write, r: &Review) -> io::Result<()> {
                 md(&f.id),
                 f.old.label(),
                 f.new.label(),
-                md(&cause(f))
+                md(&match was(f) {
+                    w if w.is_empty() => cause(f),
+                    w => format!("{} (was: {w})", cause(f)),
+                })
             )?;
         }
         writeln!(out)?;
@@ -197,7 +216,7 @@ pub fn github(out: &mut dyn Write, r: &Review, root: &std::path::Path) -> io::Re
         let (path, line) = (&**f.source.file(), f.source.line().unwrap_or(1));
         let joined = root.join(path).to_string_lossy().replace('\\', "/");
         let path = joined.strip_prefix("./").unwrap_or(&joined);
-        let msg = format!(
+        let mut msg = format!(
             "{} {}: {} -> {}: {}",
             f.id,
             f.kind.title(),
@@ -205,6 +224,10 @@ pub fn github(out: &mut dyn Write, r: &Review, root: &std::path::Path) -> io::Re
             f.new.label(),
             cause(f)
         );
+        let w = was(f);
+        if !w.is_empty() {
+            msg.push_str(&format!(" (was: {w})"));
+        }
         writeln!(
             out,
             "::{cmd} file={},line={line},title={}::{}",

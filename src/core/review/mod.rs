@@ -38,6 +38,10 @@ pub struct Flip {
     /// The error that causes the flip: the new verdict's first error, or for a newly
     /// passing capture the old error that no longer fires.
     pub cause: Option<Finding>,
+    /// For a `changed` flip (the same outcome, another first error): the old verdict's
+    /// first error, which `cause` replaced (`docs/commands.md#review`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub was: Option<Finding>,
 }
 
 /// The whole review.
@@ -116,6 +120,11 @@ pub fn flip(old: &Verdict, new: &Verdict) -> Option<Flip> {
         old: o,
         new: n,
         cause,
+        was: if kind == FlipKind::Changed {
+            old.errors.first().cloned()
+        } else {
+            None
+        },
     })
 }
 

@@ -268,6 +268,8 @@ impl App {
                     old: prev.clone(),
                     new,
                     cause,
+                    // the workbench's flips are outcome flips: never `changed`
+                    was: None,
                 })
             });
             let Some(i) = self.list.put(s, generation, &self.history.flipped) else {
