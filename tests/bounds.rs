@@ -1044,3 +1044,37 @@ fn every_pool_size_finishes_logs_files_and_a_mix_with_the_same_report() {
         assert_eq!(reports[0], reports[1], "{input}");
     }
 }
+
+/// A rule that builds a value past the memory budget (nine chained maps of eight copies of
+/// a 56-byte string: 7.5 GB) is `RULE_ERROR` on each capture, named, and not run: the run
+/// goes on (it used to end the process on an allocation failure, no verdict printed).
+#[test]
+fn a_rule_past_the_memory_budget_is_a_rule_error_not_an_abort() {
+    let eight = ".map(x, x + x + x + x + x + x + x + x)";
+    let rule = format!("['{}']{}.size() > 0", "a".repeat(56), eight.repeat(9));
+    let w = ws(
+        &[("c.schema.json", r#"{"type": "object"}"#.to_string())],
+        &[
+            ("a.json", rec("a", "c", "{}")),
+            ("b.json", rec("b", "c", "{\"k\": 1}")),
+        ],
+    );
+    std::fs::write(
+        w.path().join("schemas/c.rules.toml"),
+        format!("[[rule]]\nreason = \"BIG\"\nrule = {rule:?}\nmessage = \"m\"\n"),
+    )
+    .unwrap();
+    let v = check_by_id(w.path(), 60, 1);
+    for id in ["a", "b"] {
+        assert_eq!(v[id]["reason"], "RULE_ERROR", "{id}: {}", v[id]);
+        let m = &messages(&v[id])[0];
+        assert!(
+            m.starts_with("rule 1 (BIG) could build a value of up to "),
+            "{m}"
+        );
+        assert!(
+            m.ends_with(" bytes on this capture, over the rule budget of 256 MiB (MAX_RULE_BYTES, docs/verdicts.md#limits); not evaluated, fails closed"),
+            "{m}"
+        );
+    }
+}

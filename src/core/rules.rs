@@ -37,6 +37,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 mod fast;
+mod size;
 
 /// One compiled rule.
 pub struct Rule {
@@ -59,6 +60,10 @@ pub struct Rule {
     /// The rule's (and its `message_expression`'s) comprehension work as terms `k · N^e`
     /// ([`cost_terms`]), `N` the values of one capture.
     cost: Vec<(f64, i32)>,
+    /// The bound of the largest value the rule (and its `message_expression`) can build,
+    /// in bytes, as terms `k · S^e`, `S` the size of the capture's values
+    /// ([`size::largest_value`], [`MAX_RULE_BYTES`]).
+    size: Vec<(f64, i32)>,
     /// The rule for the direct evaluator ([`fast`]), when every part of it is one that
     /// evaluator knows: then a capture it can decide does not go through the interpreter.
     fast: Option<fast::Fast>,
@@ -70,6 +75,13 @@ pub struct Rule {
 /// runs, from its expression and the size of the capture ([`Rule::estimated_steps`]); a
 /// rule over the budget does not run and is `RULE_ERROR` naming the budget (fails closed).
 pub const MAX_RULE_STEPS: f64 = 10_000_000.0;
+
+/// The largest value a rule may build on one capture (`docs/verdicts.md#limits`): 256 MiB.
+/// The cel crate has no memory limit either, and `+` of strings or lists in chained or
+/// nested comprehensions doubles what it builds at each step (nine chained
+/// `.map(x, x + x + x + x + x + x + x + x)` on a string of 56 bytes: 7.5 GB), so the size is
+/// bounded before the rule runs ([`size`]): over the budget it is `RULE_ERROR`, not run.
+pub const MAX_RULE_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
 
 /// The comprehension work of an expression as terms `(k, e)`, each standing for `k · N^e`
 /// iterations, `N` the number of values (every object, array, member and item, scalars
@@ -154,6 +166,21 @@ impl Rule {
     /// [`MAX_RULE_STEPS`]): an upper estimate, made before the rule runs.
     pub fn estimated_steps(&self, n: f64) -> f64 {
         self.cost.iter().map(|(k, e)| k * n.powi(*e)).sum()
+    }
+
+    /// The bytes of the largest value the rule may build on a capture whose values have
+    /// size `s` (see [`MAX_RULE_BYTES`]): an upper estimate, made before the rule runs.
+    pub fn estimated_bytes(&self, s: f64) -> f64 {
+        size::at(&self.size, s)
+    }
+
+    /// Whether the estimate of [`Rule::estimated_bytes`] needs the capture's size: a rule
+    /// that can build more than a few times the capture (a term of `S²` or more, or of
+    /// more than 8 `S`); for the others the constant part alone is checked.
+    fn sized(&self) -> bool {
+        self.size
+            .iter()
+            .any(|&(k, e)| e >= 2 || (e == 1 && k > 8.0))
     }
 
     /// The proposal members the rule (and its `message_expression`) reads, as paths of
@@ -504,6 +531,13 @@ impl RuleSet {
                     }
                     c
                 },
+                size: {
+                    let mut s = size::largest_value(program.expression());
+                    if let Some(m) = &message_expression {
+                        s = size::max(&s, &size::largest_value(m.expression()));
+                    }
+                    s
+                },
                 fast: fast::compile(program.expression()),
                 program,
                 message,
@@ -575,6 +609,13 @@ impl RuleSet {
         } else {
             0.0
         };
+        let s = if self.rules.iter().any(Rule::sized) {
+            size::value_bytes(proposal)
+                + context.map_or(0.0, |m| m.values().map(size::value_bytes).sum())
+                + intent.map_or(0.0, |m| m.values().map(size::value_bytes).sum())
+        } else {
+            0.0
+        };
         let vars = fast::Vars {
             proposal,
             context: context.unwrap_or(empty_object()),
@@ -582,7 +623,7 @@ impl RuleSet {
         };
         // the CEL context is made for the first rule the direct evaluator cannot decide
         let ctx = std::cell::OnceCell::new();
-        self.run_with(Some(&vars), || ctx.get_or_init(|| binding.context()), n)
+        self.run_with(Some(&vars), || ctx.get_or_init(|| binding.context()), n, s)
     }
 
     /// The rules in order against one CEL context: the first failure, or `None`.
@@ -590,7 +631,7 @@ impl RuleSet {
     /// rule over it does not run and is `RULE_ERROR`.
     #[cfg(test)]
     fn run(&self, ctx: &Context<'_, '_>, n: f64) -> Option<Finding> {
-        self.run_with(None, || ctx, n)
+        self.run_with(None, || ctx, n, 0.0)
     }
 
     /// [`RuleSet::run`], each rule first given to the direct evaluator ([`fast`]) on
@@ -601,10 +642,21 @@ impl RuleSet {
         vars: Option<&fast::Vars<'_>>,
         ctx: impl Fn() -> &'c Context<'c, 'c>,
         n: f64,
+        s: f64,
     ) -> Option<Finding> {
         for rule in &self.rules {
             let steps = rule.estimated_steps(n);
-            let outcome = if steps > MAX_RULE_STEPS {
+            let bytes = rule.estimated_bytes(s);
+            let outcome = if bytes > MAX_RULE_BYTES {
+                Finding::new(
+                    Stage::Business,
+                    Reason::RULE_ERROR,
+                    format!(
+                        "rule {} ({}) could build a value of up to {bytes:.3e} bytes on this capture, over the rule budget of 256 MiB (MAX_RULE_BYTES, docs/verdicts.md#limits); not evaluated, fails closed",
+                        rule.index, rule.reason
+                    ),
+                )
+            } else if steps > MAX_RULE_STEPS {
                 Finding::new(
                     Stage::Business,
                     Reason::RULE_ERROR,

@@ -69,6 +69,11 @@ pub(super) enum Op {
 /// The variables, in the order [`eval`] takes them.
 const VARIABLES: [&str; 3] = ["proposal", "context", "intent"];
 
+/// Whether `name` is one of the three variables of a capture.
+pub(super) fn is_variable(name: &str) -> bool {
+    VARIABLES.contains(&name)
+}
+
 /// The rule `e` for [`eval`], or `None` when any part of it is one the evaluator does not
 /// handle (then the rule always runs in the interpreter).
 pub(super) fn compile(e: &cel::IdedExpr) -> Option<Fast> {
