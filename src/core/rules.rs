@@ -80,7 +80,8 @@ pub const MAX_RULE_STEPS: f64 = 10_000_000.0;
 /// The cel crate has no memory limit either, and `+` of strings or lists in chained or
 /// nested comprehensions doubles what it builds at each step (nine chained
 /// `.map(x, x + x + x + x + x + x + x + x)` on a string of 56 bytes: 7.5 GB), so the size is
-/// bounded before the rule runs ([`size`]): over the budget it is `RULE_ERROR`, not run.
+/// bounded before the rule runs (`src/core/rules/size.rs`): over the budget it is
+/// `RULE_ERROR`, not run.
 pub const MAX_RULE_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
 
 /// The comprehension work of an expression as terms `(k, e)`, each standing for `k · N^e`
