@@ -575,6 +575,34 @@ fn a_capture_log_that_grows_while_check_reads_it_is_read_up_to_its_size_when_ope
 }
 
 #[test]
+fn a_ten_megabyte_value_that_fails_its_type_is_quoted_by_its_head_and_size() {
+    // an array of 5,000,000 zeros (10,000,001 bytes) where an object belongs
+    let n = 5_000_000usize;
+    let output = format!("[{}0]", "0,".repeat(n - 1));
+    let w = ws(
+        &[("c.schema.json", r#"{"type": "object"}"#.into())],
+        &[("big.json", rec("big", "c", &output))],
+    );
+    drop(output);
+    let message = format!(
+        "[{}0... (10000001 bytes) is not of type \"object\"",
+        "0,".repeat(29)
+    );
+    let v = check_by_id(w.path(), 300, 1);
+    assert_eq!(messages(&v["big"]), [message.as_str()]);
+    assert_eq!(v["big"]["errors"][0]["pointer"], "");
+    let r = run(&["check", "."], w.path(), Duration::from_secs(300));
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&message),
+        "{}",
+        &r.stdout[..r.stdout.len().min(3000)]
+    );
+    // the human report is short: the message, not the value
+    assert!(r.stdout.len() < 4000, "{} bytes", r.stdout.len());
+}
+
+#[test]
 fn millions_of_errors_keep_the_first_hundred_and_a_count_in_every_front_end() {
     let n = 5_000_000usize;
     let mut output = String::with_capacity(2 * n + 2);

@@ -125,7 +125,7 @@ fn finding(e: &ValidationError<'_>) -> Finding {
                 crate::core::contract::REGEX_BACKTRACK_LIMIT
             ),
         ),
-        _ => Finding::new(Stage::Schema, Reason::SCHEMA_MISMATCH, e.to_string()),
+        _ => Finding::new(Stage::Schema, Reason::SCHEMA_MISMATCH, message(e)),
     };
     f.schema_path = Some(e.schema_path().as_str().to_string());
     f.keyword = Some(e.kind().keyword().to_string());
@@ -150,6 +150,44 @@ fn finding(e: &ValidationError<'_>) -> Finding {
         f.branches = branches;
     }
     f
+}
+
+/// The longest value a schema finding's message quotes whole: the compact JSON text of the
+/// failing value, in bytes (`docs/verdicts.md#limits`).
+pub const MAX_QUOTED_VALUE: usize = 256;
+
+/// The bytes of a longer value's text that its message quotes before `...`.
+const QUOTED_HEAD: usize = 60;
+
+/// The validator's message of `e`, with the failing value it quotes (most of its messages
+/// start with it: `{...} is not of type "array"`, `[...] has more than 5 items`) cut to its
+/// first [`QUOTED_HEAD`] bytes and its size when its text is over [`MAX_QUOTED_VALUE`]
+/// bytes: a 10 MB line that fails `type` at its root is a short finding, not a 10 MB one.
+fn message(e: &ValidationError<'_>) -> String {
+    let message = e.to_string();
+    if message.len() <= MAX_QUOTED_VALUE {
+        return message;
+    }
+    let quoted = e.instance().to_string();
+    if quoted.len() <= MAX_QUOTED_VALUE {
+        return message;
+    }
+    match message.find(&quoted) {
+        Some(at) => {
+            let mut head = QUOTED_HEAD;
+            while !quoted.is_char_boundary(head) {
+                head -= 1;
+            }
+            format!(
+                "{}{}... ({} bytes){}",
+                &message[..at],
+                &quoted[..head],
+                quoted.len(),
+                &message[at + quoted.len()..]
+            )
+        }
+        None => message,
+    }
 }
 
 /// Lower is a better match: a branch that failed only on the type of the value itself
@@ -196,6 +234,38 @@ mod tests {
     /// `(stage, reason, decision)` of a finding.
     fn outcome(f: &Finding) -> (Stage, String, crate::core::verdict::Decision) {
         (f.stage, f.reason.to_string(), f.decision)
+    }
+
+    #[test]
+    fn a_long_failing_value_is_quoted_by_its_head_and_size() {
+        let v = compile(json!({"type": "object", "properties": {"s": {"maxLength": 2}}}));
+        // 10,000 zeros: `[0,0,...]` is 20,001 bytes of JSON
+        let big = Value::Array(vec![json!(0); 10_000]);
+        let f = validate(&v, &big, None);
+        assert_eq!(
+            f[0].message,
+            format!(
+                "{}... (20001 bytes) is not of type \"object\"",
+                "[0,".to_owned() + &"0,".repeat(28) + "0"
+            )
+        );
+        // 200 two-byte characters: the cut falls back to a character boundary (59 bytes)
+        let s = json!({"s": "é".repeat(200)});
+        let f = validate(&v, &s, None);
+        assert_eq!(
+            f[0].message,
+            format!(
+                "\"{}... (402 bytes) is longer than 2 characters",
+                "é".repeat(29)
+            )
+        );
+        // at most 256 bytes: quoted whole, as the validator writes it
+        let s = json!({"s": "x".repeat(254)});
+        let f = validate(&v, &s, None);
+        assert_eq!(
+            f[0].message,
+            format!("\"{}\" is longer than 2 characters", "x".repeat(254))
+        );
     }
 
     #[test]
