@@ -314,3 +314,39 @@ fn a_relative_path_from_inside_a_workspace_finds_the_workspace_above() {
     let o = common::verdict_in(&inside, &["responses"]);
     assert_eq!(summary(&o), "3 passed, 0 failed");
 }
+
+/// A file named from a folder below the workspace's is named from the workspace
+/// (`docs/capture-record.md`: sources are relative to the workspace), so its records keep
+/// the sources and default ids (`FILE:LINE`) they have when it is named from the root: an
+/// `expect` or a join keyed by such an id still meets its capture.
+#[test]
+fn a_file_named_from_a_subfolder_keeps_its_workspace_relative_sources() {
+    let (_tmp, ws) = common::refund_copy();
+    let sources = |dir: &std::path::Path, file: &str| -> Vec<String> {
+        let o = common::verdict_in(dir, &["check", "--format", "jsonl", file]);
+        common::jsonl_verdicts(&String::from_utf8_lossy(&o.stdout))
+            .iter()
+            .map(|v| format!("{} {}", v["id"], v["source"]))
+            .collect()
+    };
+    let from_root = sources(&ws, "captures/cases.jsonl");
+    assert_eq!(from_root.len(), 21);
+    assert!(
+        from_root[0].ends_with(" \"captures/cases.jsonl:1\""),
+        "{}",
+        from_root[0]
+    );
+    assert_eq!(sources(&ws.join("captures"), "cases.jsonl"), from_root);
+    assert_eq!(
+        sources(&ws.join("captures/responses"), "../cases.jsonl"),
+        from_root
+    );
+    let one = sources(&ws, "captures/responses/refusal.json");
+    assert_eq!(one.len(), 1);
+    assert!(
+        one[0].ends_with(" \"captures/responses/refusal.json\""),
+        "{}",
+        one[0]
+    );
+    assert_eq!(sources(&ws.join("captures/responses"), "refusal.json"), one);
+}

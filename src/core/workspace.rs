@@ -112,6 +112,34 @@ pub fn find_root(path: &Path) -> PathBuf {
     }
 }
 
+/// `file` named from `root`, the workspace [`find_root`] found for it, so that its sources
+/// are workspace-relative (`docs/capture-record.md`): a file named from a subfolder of the
+/// workspace (`azure-filtered.jsonl`, whose root is `..`) becomes `root` joined with its
+/// path below the root (`../responses/azure-filtered.jsonl`, named
+/// `responses/azure-filtered.jsonl`), as if it had been named from the root. Folders are
+/// compared resolved (symbolic links followed); the file keeps its own name (a symbolic
+/// link is not resolved). A file already written under `root`, or whose folder is not
+/// below it, is returned as it is.
+pub fn under_root(file: &Path, root: &Path) -> PathBuf {
+    if file.strip_prefix(root).is_ok() {
+        return file.to_path_buf();
+    }
+    let Some(name) = file.file_name() else {
+        return file.to_path_buf();
+    };
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (dir.canonicalize(), root.canonicalize()) {
+        (Ok(dir), Ok(base)) => match dir.strip_prefix(&base) {
+            Ok(below) => root.join(below).join(name),
+            Err(_) => file.to_path_buf(),
+        },
+        _ => file.to_path_buf(),
+    }
+}
+
 /// [`find_root`] of a relative path past the current folder: the nearest folder above the
 /// current one that holds `verdict.toml`, a `schemas` folder or a `captures` folder, as
 /// `..`, `../..`...; else `start`.

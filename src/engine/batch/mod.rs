@@ -764,7 +764,8 @@ fn workspace_mode(
                         .filter(|f| f.canonicalize().is_ok_and(|c| c.starts_with(&canon))),
                 );
             } else {
-                files.push(t.clone());
+                // named from the workspace root, not from the current folder
+                files.push(crate::core::workspace::under_root(t, &root));
             }
         }
         // one row per file, however often it is named (`a.json . ./a.json`); a symlink
