@@ -49,6 +49,13 @@ if [ "${1:-}" = viewers ]; then
   if [ -x "$TOOLS/npm/node_modules/.bin/fx" ]; then status fx "already installed"
   elif (cd "$TOOLS/npm" && { [ -f package.json ] || npm init -y >/dev/null; } && npm install --no-audit --no-fund fx) >>"$LOG" 2>&1; then
     status fx ok; else status fx "FAILED (see install.log)"; fi
+  # jless links libxcb's render, shape and xfixes libraries (its clipboard): their -dev
+  # packages first, or its link fails ("unable to find library -lxcb-render")
+  if ! cargo install --list --root "$TOOLS/cargo" 2>/dev/null | grep -q '^jless '; then
+    apt-get install -y libxcb-render0-dev libxcb-shape0-dev libxcb-xfixes0-dev >>"$LOG" 2>&1 ||
+      { apt-get update >>"$LOG" 2>&1 &&
+        apt-get install -y libxcb-render0-dev libxcb-shape0-dev libxcb-xfixes0-dev >>"$LOG" 2>&1; }
+  fi
   inst_cargo jless jless
   cat "$TOOLS/install-status.txt"
   exit 0

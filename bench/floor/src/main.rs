@@ -7,7 +7,12 @@
 //!   verdict-floor --schema S.json [--threads 1|2] [--parse-only] INPUT(.jsonl | folder)
 //!
 //! `--parse-only` stops after `serde_json::from_slice::<Value>`: the floor of the full pipeline
-//! (what the capture records cost just to parse). Prints `instances invalid errors` on stdout.
+//! (what the capture records cost just to parse). `--stream` reads a JSONL file in blocks of
+//! 4 MiB (whole lines) handed to the threads and reused, instead of whole: no page fault per
+//! page of the file (on some machines the whole read costs as much system time as the parse
+//! costs user time; BENCHMARKS.md, Session 20). Prints `instances invalid errors` on stdout.
+use std::io::Read;
+use std::sync::{Mutex, mpsc};
 use std::{fs, path::PathBuf, process::ExitCode};
 
 use serde_json::Value;
@@ -19,6 +24,7 @@ fn main() -> ExitCode {
     let mut schema = None;
     let mut threads = 1usize;
     let mut parse_only = false;
+    let mut stream = false;
     let mut input = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -26,6 +32,7 @@ fn main() -> ExitCode {
             "--schema" => schema = args.next(),
             "--threads" => threads = args.next().and_then(|t| t.parse().ok()).unwrap_or(1).max(1),
             "--parse-only" => parse_only = true,
+            "--stream" => stream = true,
             _ => input = Some(PathBuf::from(a)),
         }
     }
@@ -40,6 +47,12 @@ fn main() -> ExitCode {
         let s: Value = serde_json::from_slice(&text).expect("schema json");
         Some(jsonschema::validator_for(&s).expect("compile schema"))
     };
+
+    if stream && !input.is_dir() {
+        let (n, invalid, bad_json, errors) = streamed(&input, threads, validator.as_ref());
+        println!("instances={n} invalid={invalid} unparsable={bad_json} errors={errors}");
+        return ExitCode::SUCCESS;
+    }
 
     // The instances as byte slices: lines of one file, or whole files of a folder.
     let files: Vec<Vec<u8>>;
@@ -65,25 +78,11 @@ fn main() -> ExitCode {
             .map(|part| {
                 let validator = validator.as_ref();
                 s.spawn(move || {
-                    let (mut invalid, mut bad_json) = (0usize, 0usize);
-                    let mut errors = 0usize;
+                    let mut counts = (0usize, 0usize, 0usize);
                     for raw in part {
-                        let v: Value = match serde_json::from_slice(raw) {
-                            Ok(v) => v,
-                            Err(_) => {
-                                bad_json += 1;
-                                continue;
-                            }
-                        };
-                        if let Some(val) = validator {
-                            if !val.is_valid(&v) {
-                                invalid += 1;
-                                errors += val.iter_errors(&v).count();
-                            }
-                        }
-                        std::hint::black_box(&v);
+                        check(raw, validator, &mut counts);
                     }
-                    (invalid, bad_json, errors)
+                    counts
                 })
             })
             .collect();
@@ -104,5 +103,103 @@ fn read_all(paths: &[PathBuf], threads: usize) -> Vec<Vec<u8>> {
             .map(|p| s.spawn(move || p.iter().map(|p| fs::read(p).expect("read")).collect::<Vec<_>>()))
             .collect();
         hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// One instance: parsed, validated when there is a validator; `counts` is
+/// `(invalid, unparsable, errors)`.
+fn check(raw: &[u8], validator: Option<&jsonschema::Validator>, counts: &mut (usize, usize, usize)) {
+    let v: Value = match serde_json::from_slice(raw) {
+        Ok(v) => v,
+        Err(_) => {
+            counts.1 += 1;
+            return;
+        }
+    };
+    if let Some(val) = validator {
+        if !val.is_valid(&v) {
+            counts.0 += 1;
+            counts.2 += val.iter_errors(&v).count();
+        }
+    }
+    std::hint::black_box(&v);
+}
+
+/// `--stream`: the file read in blocks of whole lines by this thread, each block checked by
+/// one of `threads` threads and its buffer handed back for the next read. Gives
+/// `(instances, invalid, unparsable, errors)`.
+fn streamed(
+    input: &PathBuf,
+    threads: usize,
+    validator: Option<&jsonschema::Validator>,
+) -> (usize, usize, usize, usize) {
+    const BLOCK: usize = 4 << 20;
+    let mut file = fs::File::open(input).expect("open input");
+    let (full_tx, full_rx) = mpsc::sync_channel::<Vec<u8>>(threads * 2);
+    let (empty_tx, empty_rx) = mpsc::channel::<Vec<u8>>();
+    let full_rx = Mutex::new(full_rx);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let (full_rx, empty_tx) = (&full_rx, empty_tx.clone());
+                s.spawn(move || {
+                    let mut counts = (0usize, 0usize, 0usize);
+                    let mut n = 0usize;
+                    loop {
+                        let got = full_rx.lock().unwrap().recv();
+                        let Ok(block) = got else { break };
+                        for line in block.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                            n += 1;
+                            check(line, validator, &mut counts);
+                        }
+                        let _ = empty_tx.send(block);
+                    }
+                    (n, counts)
+                })
+            })
+            .collect();
+        drop(empty_tx);
+        // the bytes after the last newline of a read: the start of the next block
+        let mut carry: Vec<u8> = Vec::new();
+        loop {
+            let mut buf = empty_rx.try_recv().unwrap_or_else(|_| Vec::with_capacity(BLOCK + BLOCK / 4));
+            buf.clear();
+            buf.extend_from_slice(&carry);
+            carry.clear();
+            let start = buf.len();
+            buf.resize(start + BLOCK, 0);
+            let mut filled = start;
+            while filled < buf.len() {
+                match file.read(&mut buf[filled..]).expect("read input") {
+                    0 => break,
+                    k => filled += k,
+                }
+            }
+            buf.truncate(filled);
+            let eof = filled < start + BLOCK;
+            if !eof {
+                match buf.iter().rposition(|&b| b == b'\n') {
+                    Some(cut) => {
+                        carry.extend_from_slice(&buf[cut + 1..]);
+                        buf.truncate(cut + 1);
+                    }
+                    None => {
+                        // a line longer than a block: keep reading it
+                        carry = std::mem::take(&mut buf);
+                        continue;
+                    }
+                }
+            }
+            if !buf.is_empty() {
+                full_tx.send(buf).expect("a worker");
+            }
+            if eof {
+                break;
+            }
+        }
+        drop(full_tx);
+        workers.into_iter().map(|h| h.join().unwrap()).fold((0, 0, 0, 0), |a, (n, c)| {
+            (a.0 + n, a.1 + c.0, a.2 + c.1, a.3 + c.2)
+        })
     })
 }
