@@ -386,3 +386,34 @@ fn an_edited_join_file_revalidates_the_captures_it_joins_as_check_does() {
         assert_eq!(checked[k], line["data"][k], "{k}");
     }
 }
+
+/// A folder with no captures yet: `watch --json` says so on stderr, naming where it looked
+/// (stdout keeps its JSON lines: a summary of 0 captures), and checks a capture that
+/// appears there.
+#[test]
+fn a_workspace_without_captures_is_watched_and_says_so_on_stderr() {
+    let tmp = tempfile::tempdir().unwrap();
+    let w = Watch::start(tmp.path());
+    let first = w.batch("the first pass");
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(first[0]["data"]["captures"], 0);
+    let said = w.0.errors.recv_timeout(EVENTUALLY).unwrap();
+    assert_eq!(
+        said,
+        "verdict: no captures yet (searched ./captures (missing)); watching: files that appear there are checked as they come"
+    );
+    std::fs::create_dir(tmp.path().join("captures")).unwrap();
+    std::fs::write(
+        tmp.path().join("captures/a.json"),
+        r#"{"id": "a", "output": "{}"}"#,
+    )
+    .unwrap();
+    let batch = loop {
+        let batch = w.batch("the new capture");
+        if batch.len() > 1 {
+            break batch;
+        }
+    };
+    assert_eq!(batch[0]["data"]["id"], "a");
+    assert_eq!(batch.last().unwrap()["data"]["captures"], 1);
+}

@@ -242,6 +242,10 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
     }
     chains.write(out, &[], &session.ws.config.budget)?;
     write_summary(out, &session, &[])?;
+    if session.is_empty() {
+        // stdout keeps its JSON lines; the person who started it is told why they are empty
+        eprintln!("{}", no_captures_yet(root));
+    }
     for event in rx {
         match event {
             WatchEvent::Changed(paths) => {
@@ -273,6 +277,15 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
         }
     }
     Ok(())
+}
+
+/// What `watch --json` says on stderr when the workspace holds no capture when it starts
+/// (`check` stops there, exit 2; `watch` goes on): where it looked, and that it waits.
+pub fn no_captures_yet(root: &Path) -> String {
+    format!(
+        "verdict: no captures yet (searched {}); watching: files that appear there are checked as they come",
+        crate::cli::check::searched_captures(&[root.to_path_buf()])
+    )
 }
 
 /// What `watch` without `--json` is told (exit 2): it would otherwise run without a word

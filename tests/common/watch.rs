@@ -12,6 +12,8 @@ pub struct WatchJson {
     child: Child,
     /// Its stdout, one parsed JSON line per message (the channel closes when it exits).
     pub lines: Receiver<Value>,
+    /// Its stderr, line by line.
+    pub errors: Receiver<String>,
 }
 
 impl WatchJson {
@@ -24,9 +26,18 @@ impl WatchJson {
             .current_dir(root)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let err = child.stderr.take().unwrap();
+        let (err_tx, errors) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if err_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
         let out = child.stdout.take().unwrap();
         let (tx, lines) = channel();
         std::thread::spawn(move || {
@@ -37,7 +48,11 @@ impl WatchJson {
                 }
             }
         });
-        WatchJson { child, lines }
+        WatchJson {
+            child,
+            lines,
+            errors,
+        }
     }
 
     /// Lines up to and including the next summary, or a panic after `within` (naming
