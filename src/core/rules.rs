@@ -57,8 +57,8 @@ pub struct Rule {
     pub decision: Decision,
     /// JSON Pointer into the proposal to blame.
     pub field: Option<String>,
-    /// The rule's (and its `message_expression`'s) comprehension work as terms `k · N^e`
-    /// ([`cost_terms`]), `N` the values of one capture.
+    /// The rule's (and its `message_expression`'s) comprehension steps as terms `k · N^e`
+    /// ([`size::steps`]), `N` the values of one capture.
     cost: Vec<(f64, i32)>,
     /// The bound of the largest value the rule (and its `message_expression`) can build,
     /// in bytes, as terms `k · S^e`, `S` the size of the capture's values
@@ -72,95 +72,21 @@ pub struct Rule {
 /// The most comprehension steps (`all`, `exists`, `exists_one`, `map`, `filter` iterations)
 /// a rule may take on one capture (`docs/verdicts.md#limits`): 10,000,000. The cel crate has
 /// no run-time budget and cannot be interrupted, so the cost is bounded before the rule
-/// runs, from its expression and the size of the capture ([`Rule::estimated_steps`]); a
-/// rule over the budget does not run and is `RULE_ERROR` naming the budget (fails closed).
+/// runs, from its expression and the size of the capture ([`Rule::estimated_steps`], every
+/// range bounded by its length: literals by their items, parts of the capture by its value
+/// count; `src/core/rules/size.rs`); over the budget, the bound is taken again on the
+/// capture's own values ([`Rule::bounds_on`]), and a rule still over it does not run and is
+/// `RULE_ERROR` naming the budget (fails closed).
 pub const MAX_RULE_STEPS: f64 = 10_000_000.0;
 
 /// The largest value a rule may build on one capture (`docs/verdicts.md#limits`): 256 MiB.
 /// The cel crate has no memory limit either, and `+` of strings or lists in chained or
 /// nested comprehensions doubles what it builds at each step (nine chained
 /// `.map(x, x + x + x + x + x + x + x + x)` on a string of 56 bytes: 7.5 GB), so the size is
-/// bounded before the rule runs (`src/core/rules/size.rs`): over the budget it is
-/// `RULE_ERROR`, not run.
+/// bounded before the rule runs (`src/core/rules/size.rs`): over the budget, the bound is
+/// taken again on the capture's own values ([`Rule::bounds_on`]), and still over it the rule
+/// is `RULE_ERROR`, not run.
 pub const MAX_RULE_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
-
-/// The comprehension work of an expression as terms `(k, e)`, each standing for `k · N^e`
-/// iterations, `N` the number of values (every object, array, member and item, scalars
-/// included) of the capture's `proposal`, `context` and `intent`, which bounds the length of
-/// any list or map the rule can iterate over them. A comprehension runs its body, per run of
-/// its parent: `n` times over a literal list of `n` items; as many times in all as its
-/// enclosing comprehension did over a range read from that comprehension's variable
-/// (`items.all(i, i.tags.all(t, ...))`: the tags of all items are at most `N`); `N` times
-/// over any other range (`items.all(a, items.exists(b, ...))` is `N²`).
-fn cost_terms(e: &cel::IdedExpr) -> Vec<(f64, i32)> {
-    use cel::common::ast::Expr;
-    fn root_ident(mut e: &cel::IdedExpr) -> Option<&str> {
-        loop {
-            match &e.expr {
-                Expr::Ident(n) => return Some(n),
-                Expr::Select(s) => e = &s.operand,
-                Expr::Call(c) if c.func_name == "_[_]" && c.target.is_none() => {
-                    e = c.args.first()?;
-                }
-                _ => return None,
-            }
-        }
-    }
-    fn walk<'e>(
-        e: &'e cel::IdedExpr,
-        parent: (f64, i32),
-        scope: &mut Vec<(&'e str, (f64, i32))>,
-        out: &mut Vec<(f64, i32)>,
-    ) {
-        match &e.expr {
-            Expr::Comprehension(c) => {
-                walk(&c.iter_range, parent, scope, out);
-                walk(&c.accu_init, parent, scope, out);
-                let bound = root_ident(&c.iter_range)
-                    .and_then(|n| scope.iter().rev().find(|(v, _)| *v == n))
-                    .map(|(_, w)| *w);
-                let work = match (&c.iter_range.expr, bound) {
-                    (_, Some(w)) => w,
-                    (Expr::List(l), None) => (parent.0 * l.elements.len() as f64, parent.1),
-                    _ => (parent.0, parent.1 + 1),
-                };
-                out.push(work);
-                let len = scope.len();
-                scope.push((&c.iter_var, work));
-                if let Some(v2) = &c.iter_var2 {
-                    scope.push((v2, work));
-                }
-                for body in [&c.loop_cond, &c.loop_step, &c.result] {
-                    walk(body, work, scope, out);
-                }
-                scope.truncate(len);
-            }
-            _ => {
-                for child in children(e) {
-                    walk(child, parent, scope, out);
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(e, (1.0, 0), &mut Vec::new(), &mut out);
-    out
-}
-
-/// The number of values of a JSON value: itself, and every member and item, recursively.
-fn value_count(v: &Value) -> f64 {
-    let mut n = 0.0;
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
-        n += 1.0;
-        match v {
-            Value::Array(a) => stack.extend(a.iter()),
-            Value::Object(m) => stack.extend(m.values()),
-            _ => {}
-        }
-    }
-    n
-}
 
 impl Rule {
     /// The comprehension steps the rule may take on a capture of `n` values (see
@@ -173,6 +99,24 @@ impl Rule {
     /// size `s` (see [`MAX_RULE_BYTES`]): an upper estimate, made before the rule runs.
     pub fn estimated_bytes(&self, s: f64) -> f64 {
         size::at(&self.size, s)
+    }
+
+    /// The comprehension steps and the bytes of the largest value the rule (and its
+    /// `message_expression`) may take and build on this capture: the bounds of
+    /// [`Rule::estimated_steps`] and [`Rule::estimated_bytes`] with every path of static
+    /// members and literal indexes counted as the value it names there
+    /// ([`size::on_capture`]). Taken only when a static bound is over its budget: it walks
+    /// the expression and the capture.
+    fn bounds_on(&self, vars: &fast::Vars<'_>) -> (f64, f64) {
+        let (n, s) = (vars.values(), vars.bytes());
+        let mut steps = 0.0;
+        let mut bytes: f64 = 0.0;
+        for e in std::iter::once(&self.program).chain(&self.message_expression) {
+            let (b, st) = size::on_capture(e.expression(), vars);
+            bytes = bytes.max(size::at(&b, s));
+            steps += size::at(&st, n);
+        }
+        (steps, bytes)
     }
 
     /// Whether the estimate of [`Rule::estimated_bytes`] needs the capture's size: a rule
@@ -526,9 +470,9 @@ impl RuleSet {
                 source: r.rule.into_inner(),
                 line: start.line,
                 cost: {
-                    let mut c = cost_terms(program.expression());
+                    let mut c = size::steps(program.expression());
                     if let Some(m) = &message_expression {
-                        c.extend(cost_terms(m.expression()));
+                        c.extend(size::steps(m.expression()));
                     }
                     c
                 },
@@ -603,24 +547,20 @@ impl RuleSet {
             return None;
         }
         let binding = self.bind(proposal, context, intent);
-        let n = if self.rules.iter().any(|r| !r.cost.is_empty()) {
-            value_count(proposal)
-                + context.map_or(0.0, |m| m.values().map(value_count).sum())
-                + intent.map_or(0.0, |m| m.values().map(value_count).sum())
-        } else {
-            0.0
-        };
-        let s = if self.rules.iter().any(Rule::sized) {
-            size::value_bytes(proposal)
-                + context.map_or(0.0, |m| m.values().map(size::value_bytes).sum())
-                + intent.map_or(0.0, |m| m.values().map(size::value_bytes).sum())
-        } else {
-            0.0
-        };
         let vars = fast::Vars {
             proposal,
             context: context.unwrap_or(empty_object()),
             intent: intent.unwrap_or(empty_object()),
+        };
+        let n = if self.rules.iter().any(|r| !r.cost.is_empty()) {
+            vars.values()
+        } else {
+            0.0
+        };
+        let s = if self.rules.iter().any(Rule::sized) {
+            vars.bytes()
+        } else {
+            0.0
         };
         // the CEL context is made for the first rule the direct evaluator cannot decide
         let ctx = std::cell::OnceCell::new();
@@ -646,8 +586,13 @@ impl RuleSet {
         s: f64,
     ) -> Option<Finding> {
         for rule in &self.rules {
-            let steps = rule.estimated_steps(n);
-            let bytes = rule.estimated_bytes(s);
+            let (mut steps, mut bytes) = (rule.estimated_steps(n), rule.estimated_bytes(s));
+            // over a budget by the static bound: the bound on this capture decides
+            if (bytes > MAX_RULE_BYTES || steps > MAX_RULE_STEPS)
+                && let Some(vars) = vars
+            {
+                (steps, bytes) = rule.bounds_on(vars);
+            }
             let outcome = if bytes > MAX_RULE_BYTES {
                 Finding::new(
                     Stage::Business,
@@ -2180,5 +2125,131 @@ mod depth_tests {
             .join()
             .unwrap();
         assert_eq!(f, None);
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn one(rule: &str) -> RuleSet {
+        RuleSet::load(
+            "r.rules.toml",
+            &format!("[[rule]]\nreason = \"R\"\nrule = {rule:?}\nmessage = \"m\"\n"),
+        )
+        .unwrap()
+    }
+
+    /// An order of `n` items `{sku, name, qty}` with short strings (3000 items: 179 KB).
+    fn order(n: usize) -> Value {
+        let items: Vec<Value> = (0..n)
+            .map(|i| json!({"sku": format!("S{i}"), "name": format!("n{i}"), "qty": i % 7 + 1}))
+            .collect();
+        json!({"order_id": "o-17", "currency": "EUR", "items": items})
+    }
+
+    /// The message of the `RULE_ERROR` of a rule over the bytes budget.
+    fn over_bytes(bytes: &str) -> String {
+        format!(
+            "rule 1 (R) could build a value of up to {bytes} bytes on this capture, over the rule budget of 256 MiB (MAX_RULE_BYTES, docs/verdicts.md#limits); not evaluated, fails closed"
+        )
+    }
+
+    /// The message of the `RULE_ERROR` of a rule over the steps budget.
+    fn over_steps(steps: &str, n: usize) -> String {
+        format!(
+            "rule 1 (R) could take up to {steps} comprehension steps on this capture ({n} values), over the rule budget of 10,000,000 steps (MAX_RULE_STEPS, docs/verdicts.md#limits); not evaluated, fails closed"
+        )
+    }
+
+    /// The finding of `rule` on `proposal`: a `RULE_ERROR` gives its message.
+    fn error(rule: &str, proposal: &Value) -> String {
+        let f = one(rule).evaluate(proposal, None, None).expect(rule);
+        assert_eq!(f.reason, Reason::RULE_ERROR, "{rule}: {}", f.message);
+        f.message
+    }
+
+    fn ones(n: usize) -> String {
+        format!("[{}]", vec!["1"; n].join(", "))
+    }
+
+    /// Bug 1: an index or a member of a literal was as long as the literal (one item):
+    /// three nested maps over the 600 items of `[[1, ...]][0]` built 3.6 GB and ended the
+    /// process. Now the part is as long as the literal's size allows.
+    #[test]
+    fn an_indexed_or_selected_literal_is_refused_not_an_abort() {
+        let l = format!("[{}][0]", ones(600));
+        let rule = format!("{l}.map(a, {l}.map(b, {l}.map(c, 1))).size() > 0");
+        assert_eq!(error(&rule, &json!({})), over_bytes("8.364e10"));
+        let l = format!("{{'k': {}}}.k", ones(300));
+        let rule = format!("{l}.map(a, {l}.map(b, {l}.map(c, 1))).size() > 0");
+        assert_eq!(error(&rule, &json!({})), over_bytes("1.065e10"));
+    }
+
+    /// Bug 2: a range that was neither a literal list nor read from the capture counted as
+    /// `N` (one, on an empty capture): four nested `all` over `[1, ...100] + []` took 10^8
+    /// steps. Now its length is the sum of the literals'.
+    #[test]
+    fn a_range_built_from_literals_is_refused_not_a_hang() {
+        let l = format!("({} + [])", ones(100));
+        let rule = format!("{l}.all(a, {l}.all(b, {l}.all(c, {l}.all(d, true))))");
+        assert_eq!(error(&rule, &json!({})), over_steps("1.010e8", 1));
+        // three nested over the same list: 1,010,100 steps, under the budget, runs
+        let rule = format!("{l}.all(a, {l}.all(b, {l}.all(c, true)))");
+        assert_eq!(one(&rule).evaluate(&json!({}), None, None), None);
+    }
+
+    /// Bug 3: a capture value read in a `.map` body counted as the whole capture per item
+    /// (`S²/16`: 1.05e10 bytes on 3000 items); the bound on this capture counts it as the
+    /// value it is, so these rules run and give their boolean.
+    #[test]
+    fn reading_a_capture_value_per_item_is_bounded_by_that_value_on_the_capture() {
+        let p = order(3000);
+        let vars = fast::Vars {
+            proposal: &p,
+            context: empty_object(),
+            intent: empty_object(),
+        };
+        let rules = [
+            "proposal.items.map(i, proposal.order_id + ':' + i.sku)",
+            "proposal.items.map(i, [i.sku, proposal.currency])",
+            "proposal['items'].map(i, [i.name, proposal.items[0].sku])",
+        ];
+        for rule in rules {
+            // over the budget without the capture, well under it on the capture
+            let r = &one(rule).rules[0];
+            let static_bytes = r.estimated_bytes(vars.bytes());
+            assert!(static_bytes > MAX_RULE_BYTES, "{rule}: {static_bytes}");
+            let (steps, bytes) = r.bounds_on(&vars);
+            assert!(bytes < 1e6, "{rule}: {bytes}");
+            assert!((3000.0..3100.0).contains(&steps), "{rule}: {steps}");
+        }
+        // (a map copies its accumulator at each step: a few seconds each in a debug build)
+        for rule in &rules[..2] {
+            let holds = one(&format!("{rule}.size() == 3000"));
+            assert_eq!(holds.evaluate(&p, None, None), None, "{rule}");
+        }
+        let f = one(&format!("{}.size() > 3000", rules[0]))
+            .evaluate(&p, None, None)
+            .unwrap();
+        assert_eq!((f.reason.as_str(), f.message.as_str()), ("R", "m"));
+        // a capture that really is too large for the rule is still refused, with the
+        // figures of this capture
+        let pairs = "proposal.items.map(i, proposal.items.map(j, i.sku + j.sku)).size() > 0";
+        assert_eq!(error(pairs, &p), over_bytes("2.651e9"));
+        let pairs = "proposal.items.all(i, proposal.items.all(j, i.sku != j.sku || i == j))";
+        assert_eq!(error(pairs, &order(4000)), over_steps("1.600e7", 16004));
+    }
+
+    /// What was refused stays refused, on any capture: nine chained maps of eight copies
+    /// of a 56-byte string, and `N²` steps over the capture's own items.
+    #[test]
+    fn the_existing_refusals_hold_on_the_capture() {
+        let eight = ".map(x, x + x + x + x + x + x + x + x)";
+        let rule = format!("['{}']{}.size() > 0", "a".repeat(56), eight.repeat(9));
+        for p in [json!({}), order(3)] {
+            assert_eq!(error(&rule, &p), over_bytes("1.488e10"));
+        }
     }
 }
