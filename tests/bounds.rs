@@ -1106,3 +1106,62 @@ fn a_rule_past_the_memory_budget_is_a_rule_error_not_an_abort() {
         );
     }
 }
+
+/// The hostile tester's rules end to end: three nested maps over an indexed literal of 600
+/// items (it ended the process, 3.6 GB) and four nested `all` over `[1 (100)] + []` (18
+/// seconds a capture) are `RULE_ERROR` within a deadline; a map over 3000 items that reads
+/// a short member of the proposal in its body (refused as 1.05e10 bytes) is evaluated.
+#[test]
+fn an_indexed_literal_or_a_built_range_is_a_rule_error_and_a_map_over_the_capture_runs() {
+    let ones = |n: usize| format!("[{}]", vec!["1"; n].join(", "));
+    let l = format!("[{}][0]", ones(600));
+    let indexed = format!("{l}.map(a, {l}.map(b, {l}.map(c, 1))).size() > 0");
+    let l = format!("({} + [])", ones(100));
+    let built = format!("{l}.all(a, {l}.all(b, {l}.all(c, {l}.all(d, true))))");
+    let read = "proposal.items.map(i, proposal.order_id + ':' + i.sku).size() > 0";
+    let items: Vec<Value> = (0..3000)
+        .map(|i| json!({"sku": format!("S{i}"), "name": format!("n{i}"), "qty": i % 7 + 1}))
+        .collect();
+    let order = json!({"order_id": "o-17", "currency": "EUR", "items": items}).to_string();
+    let cases = [
+        ("indexed", &indexed),
+        ("built", &built),
+        ("read", &read.to_string()),
+    ];
+    let mut schemas = Vec::new();
+    let mut captures = Vec::new();
+    for (name, _) in &cases {
+        schemas.push((
+            Box::leak(format!("{name}.schema.json").into_boxed_str()) as &str,
+            r#"{"type": "object"}"#.to_string(),
+        ));
+        captures.push((
+            Box::leak(format!("{name}.json").into_boxed_str()) as &str,
+            rec(name, name, &order),
+        ));
+    }
+    let w = ws(&schemas, &captures);
+    for (name, rule) in &cases {
+        std::fs::write(
+            w.path().join(format!("schemas/{name}.rules.toml")),
+            format!("[[rule]]\nreason = \"R\"\nrule = {rule:?}\nmessage = \"m\"\n"),
+        )
+        .unwrap();
+    }
+    let v = check_by_id(w.path(), 60, 1);
+    assert_eq!(v["read"]["decision"], "ready-for-commit", "{}", v["read"]);
+    assert_eq!(v["indexed"]["reason"], "RULE_ERROR", "{}", v["indexed"]);
+    assert_eq!(
+        messages(&v["indexed"]),
+        [
+            "rule 1 (R) could build a value of up to 8.364e10 bytes on this capture, over the rule budget of 256 MiB (MAX_RULE_BYTES, docs/verdicts.md#limits); not evaluated, fails closed"
+        ]
+    );
+    assert_eq!(v["built"]["reason"], "RULE_ERROR", "{}", v["built"]);
+    assert_eq!(
+        messages(&v["built"]),
+        [
+            "rule 1 (R) could take up to 1.010e8 comprehension steps on this capture (12004 values), over the rule budget of 10,000,000 steps (MAX_RULE_STEPS, docs/verdicts.md#limits); not evaluated, fails closed"
+        ]
+    );
+}

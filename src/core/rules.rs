@@ -75,7 +75,7 @@ pub struct Rule {
 /// runs, from its expression and the size of the capture ([`Rule::estimated_steps`], every
 /// range bounded by its length: literals by their items, parts of the capture by its value
 /// count; `src/core/rules/size.rs`); over the budget, the bound is taken again on the
-/// capture's own values ([`Rule::bounds_on`]), and a rule still over it does not run and is
+/// capture's own values (`Rule::bounds_on`), and a rule still over it does not run and is
 /// `RULE_ERROR` naming the budget (fails closed).
 pub const MAX_RULE_STEPS: f64 = 10_000_000.0;
 
@@ -84,7 +84,7 @@ pub const MAX_RULE_STEPS: f64 = 10_000_000.0;
 /// nested comprehensions doubles what it builds at each step (nine chained
 /// `.map(x, x + x + x + x + x + x + x + x)` on a string of 56 bytes: 7.5 GB), so the size is
 /// bounded before the rule runs (`src/core/rules/size.rs`): over the budget, the bound is
-/// taken again on the capture's own values ([`Rule::bounds_on`]), and still over it the rule
+/// taken again on the capture's own values (`Rule::bounds_on`), and still over it the rule
 /// is `RULE_ERROR`, not run.
 pub const MAX_RULE_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
 
@@ -1466,6 +1466,11 @@ mod binding_tests {
         )
         .unwrap();
         assert_eq!(rs.rules.len(), 5);
+        // no per-capture work for the budgets: no steps, no size, no bound on the capture
+        for r in &rs.rules {
+            assert!(r.cost.is_empty() && !r.sized(), "{}", r.source);
+            assert!(r.estimated_bytes(0.0) < 1e3, "{}", r.source);
+        }
         let proposal = json!({"schema_version": "refund-v1", "order_id": "O-1", "amount_minor": 500,
             "currency": "EUR", "expected_version": 3});
         let context = json!({"actor": {"user_id": "U-1", "allowed_actions": ["refund", "view"]},
