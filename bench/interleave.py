@@ -7,8 +7,10 @@
 Each round runs every command once, in the order given (so a drift of the machine's speed
 hits every row alike), stdout and stderr to /dev/null. For each run: wall (a monotonic
 clock), CPU (user + sys of the process, from wait4's rusage) and peak RSS (wait4's
-ru_maxrss, KiB: the command is started directly, without a shell, so it is the command's
-own). Prints, per command, the median, min and max of wall and CPU, the median peak RSS,
+ru_maxrss, KiB: the command is started directly, without a shell; the high-water mark of
+the forked child counts this interpreter's pages until the exec, so a figure near 15 MB may
+be the interpreter's, not the command's: use `bench/timeit.py` for small peaks). Prints, per command, the median, min and max of wall and CPU, the median system time
+(the part of CPU spent in the kernel), the median peak RSS,
 and the ratio of its medians to the first command's; then the machine's CPU model and the
 load average before and after. A command is split with shlex (no shell: no pipes).
 """
@@ -30,7 +32,7 @@ def run(cmd, cwd):
     wall = time.perf_counter() - t0
     child.returncode = 0  # reaped here
     rc = os.waitstatus_to_exitcode(status)
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, rc
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, rc, ru.ru_stime
 
 
 def cpu_model():
@@ -66,8 +68,8 @@ def main():
     first = None
     print(f"cpu: {cpu_model()}, {os.cpu_count()} cpus; load {load0[0]:.2f} -> {load1[0]:.2f}; "
           f"{a.rounds} rounds after {a.warmup} warm-up")
-    print("| command | wall median (min-max) | CPU median (min-max) | peak RSS | wall ratio | CPU ratio | exit |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print("| command | wall median (min-max) | CPU median (min-max) | of it sys | peak RSS | wall ratio | CPU ratio | exit |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
     for name, _ in rows:
         runs = got[name]
         wall = [r[0] for r in runs]
@@ -75,10 +77,11 @@ def main():
         rss = statistics.median(r[2] for r in runs) / 1024
         rcs = sorted({r[3] for r in runs})
         mw, mc = statistics.median(wall), statistics.median(cpu)
+        ms = statistics.median(r[4] for r in runs)
         if first is None:
             first = (mw, mc)
         print(f"| {name} | {mw * 1000:.1f} ms ({min(wall) * 1000:.1f}-{max(wall) * 1000:.1f}) "
-              f"| {mc * 1000:.1f} ms ({min(cpu) * 1000:.1f}-{max(cpu) * 1000:.1f}) | {rss:.0f} MB "
+              f"| {mc * 1000:.1f} ms ({min(cpu) * 1000:.1f}-{max(cpu) * 1000:.1f}) | {ms * 1000:.1f} ms | {rss:.0f} MB "
               f"| {mw / first[0]:.3f}x | {mc / first[1]:.3f}x | {','.join(map(str, rcs))} |")
 
 

@@ -173,7 +173,9 @@ def shlex_quote(a):
 def find(name, override):
     if override:
         return override if os.path.exists(override) else None
+    # visidata has a venv of its own (install-peers.sh viewers): `vd-venv`
     for p in (os.path.join(TOOLS_DIR, "bin", name), os.path.join(TOOLS_DIR, "venv", "bin", name),
+              os.path.join(TOOLS_DIR, "vd-venv", "bin", name),
               os.path.join(TOOLS_DIR, "cargo", "bin", name),
               os.path.join(TOOLS_DIR, "npm", "node_modules", ".bin", name)):
         if os.path.exists(p):
