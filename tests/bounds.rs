@@ -69,6 +69,15 @@ fn ref_chain(n: usize) -> String {
     json!({"$ref": "#/$defs/d0", "$defs": defs}).to_string()
 }
 
+/// Writes `schemas/NAME.rules.toml` under `root`: the one rule `rule`, reason `R`.
+fn write_rule(root: &Path, name: &str, rule: &str) {
+    std::fs::write(
+        root.join(format!("schemas/{name}.rules.toml")),
+        format!("[[rule]]\nreason = \"R\"\nrule = {rule:?}\nmessage = \"m\"\n"),
+    )
+    .unwrap();
+}
+
 const OK_SCHEMA: &str = r#"{"type": "object", "required": ["a"]}"#;
 
 fn rec(id: &str, contract: &str, output: &str) -> String {
@@ -686,11 +695,7 @@ fn a_rule_past_the_step_budget_is_a_rule_error_not_a_hang() {
     captures.push(("linear.json", rec("linear", "c", &output)));
     let w = ws(&schemas, &captures);
     for (name, rule) in &cases {
-        std::fs::write(
-            w.path().join(format!("schemas/{name}.rules.toml")),
-            format!("[[rule]]\nreason = \"R\"\nrule = {rule:?}\nmessage = \"m\"\n"),
-        )
-        .unwrap();
+        write_rule(w.path(), name, rule);
     }
     std::fs::write(
         w.path().join("schemas/c.rules.toml"),
@@ -1142,11 +1147,7 @@ fn an_indexed_literal_or_a_built_range_is_a_rule_error_and_a_map_over_the_captur
     }
     let w = ws(&schemas, &captures);
     for (name, rule) in &cases {
-        std::fs::write(
-            w.path().join(format!("schemas/{name}.rules.toml")),
-            format!("[[rule]]\nreason = \"R\"\nrule = {rule:?}\nmessage = \"m\"\n"),
-        )
-        .unwrap();
+        write_rule(w.path(), name, rule);
     }
     let v = check_by_id(w.path(), 60, 1);
     assert_eq!(v["read"]["decision"], "ready-for-commit", "{}", v["read"]);
