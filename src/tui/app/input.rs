@@ -167,7 +167,9 @@ impl App {
                     if !matches!(pane.tab, Tab::Proposal | Tab::Raw | Tab::Contract) {
                         pane.tab = Tab::Proposal;
                     }
-                    pane.scroll_to_error(self.screen.areas.content);
+                    // the table grows or shrinks with the new error's message
+                    self.relayout();
+                    self.detail.scroll_to_error(self.screen.areas.content);
                 }
             }
             Action::Revalidate => {

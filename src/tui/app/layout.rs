@@ -50,9 +50,15 @@ impl Screen {
 
     /// [`Screen::new`] with `header` header lines (3 with the chain funnel).
     pub fn with_header(area: Rect, errors: usize, header: u16) -> Screen {
+        Screen::with_message(area, errors, header, 0)
+    }
+
+    /// [`Screen::with_header`] with `extra` more rows for the error table's message (the
+    /// selected error's, wrapped, when it takes more than its two lines).
+    pub fn with_message(area: Rect, errors: usize, header: u16, extra: u16) -> Screen {
         Screen {
             area,
-            areas: areas_with(area, errors, header),
+            areas: areas_for(area, errors, header, extra),
         }
     }
 }
@@ -75,6 +81,11 @@ pub fn areas(area: Rect, errors: usize) -> Areas {
 
 /// [`areas`] with `header` header lines.
 pub fn areas_with(area: Rect, errors: usize, header: u16) -> Areas {
+    areas_for(area, errors, header, 0)
+}
+
+/// [`areas_with`], the error table `extra` rows taller (for a long message).
+fn areas_for(area: Rect, errors: usize, header: u16, extra: u16) -> Areas {
     if too_small(area) {
         return Areas::default();
     }
@@ -93,7 +104,7 @@ pub fn areas_with(area: Rect, errors: usize, header: u16) -> Areas {
     let inner = Block::bordered().inner(detail);
     let [strip, errors, tabs, content] = Layout::vertical([
         Constraint::Length(1),
-        Constraint::Length(error_rows(errors)),
+        Constraint::Length(error_rows(errors) + extra),
         Constraint::Length(1),
         Constraint::Fill(1),
     ])

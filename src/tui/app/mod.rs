@@ -424,7 +424,19 @@ impl App {
     fn relayout(&mut self) {
         let errors = self.detail.detail().map_or(0, |d| d.errors.len());
         let header = if self.chains.tree.any() { 3 } else { 2 };
-        self.screen = Screen::with_header(self.screen.area, errors, header);
+        let area = self.screen.area;
+        self.screen = Screen::with_header(area, errors, header);
+        // the selected error's message wrapped at the table's width: the lines past its two
+        // make the table taller, up to a third of the detail pane
+        if let Some(d) = self.detail.detail() {
+            let width = self.screen.areas.errors.width;
+            let over = crate::tui::ui::detail::message_lines(d, self.detail.error, width)
+                .saturating_sub(crate::tui::ui::detail::MESSAGE_LINES);
+            let most = self.screen.areas.detail.height / 3;
+            if over > 0 {
+                self.screen = Screen::with_message(area, errors, header, over.min(most));
+            }
+        }
     }
 
     /// Whether a filter is still running ([`App::work`] goes on with it).

@@ -544,3 +544,50 @@ fn a_repair_that_leaves_another_error_names_it() {
         )
     );
 }
+
+/// The selected error's message is shown whole below the error table, wrapped over as many
+/// lines as it takes (up to half the pane): a hint at its end is not cut off, with or
+/// without a repair line under it.
+#[test]
+fn a_long_message_and_its_hint_wrap_below_the_error_table() {
+    let mut app = app_on(&sample("providers"), "samples/providers", 120, 30);
+    select(&mut app, "anthropic/several-tools-no-tool");
+    let s = screen(&app);
+    let below: Vec<&str> = s
+        .lines()
+        .skip_while(|l| !l.contains("│› "))
+        .take(3)
+        .collect();
+    let text: String = below
+        .iter()
+        .map(|l| {
+            // the detail pane's side of the line (`screen` quotes each line), without its
+            // border and the mark
+            let l = l
+                .strip_prefix('"')
+                .and_then(|l| l.strip_suffix('"'))
+                .unwrap_or(l);
+            let detail = l.rsplit("││").next().unwrap_or(l);
+            detail
+                .trim_end_matches(|c: char| c == '│' || c.is_whitespace())
+                .trim_start_matches(|c: char| c == '›' || c.is_whitespace())
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        text.ends_with(
+            "(hint: set `tool` to the name (or call id) of the call that is the proposal)"
+        ),
+        "{s}"
+    );
+    let mut app = refund(120, 30);
+    select(&mut app, "fenced-json");
+    let s = screen(&app);
+    let at = s
+        .lines()
+        .position(|l| l.contains("│› "))
+        .expect("the message");
+    let lines: Vec<&str> = s.lines().collect();
+    assert!(lines[at + 1].contains("start with the value"), "{s}");
+    assert!(lines[at + 2].contains(" repair: "), "{s}");
+}

@@ -168,6 +168,30 @@ fn draw_tab_bar(f: &mut Frame, r: Rect, t: &Theme, active: Tab) {
     f.render_widget(Paragraph::new(Line::from(spans)), r);
 }
 
+/// The lines below the error table for the selected error's message (and the repair's
+/// line, which takes the second when there is one) when the message fits them.
+pub const MESSAGE_LINES: u16 = 2;
+
+/// The selected error's message line (` › MESSAGE`), wrapped as the error table shows it.
+fn message_paragraph<'a>(e: &'a ErrorRow, style: Style, mark: Style) -> Paragraph<'a> {
+    Paragraph::new(Line::from(vec![
+        Span::styled(" › ", mark),
+        Span::styled(e.message.as_str(), style),
+    ]))
+    .wrap(Wrap { trim: true })
+}
+
+/// How many lines the selected error's message and the repair's line take below the error
+/// table at `width` columns: compared with [`MESSAGE_LINES`] to size the table.
+pub fn message_lines(d: &Detail, error: usize, width: u16) -> u16 {
+    let message = d.errors.get(error).map_or(1, |e| {
+        message_paragraph(e, Style::new(), Style::new()).line_count(width)
+    });
+    u16::try_from(message)
+        .unwrap_or(u16::MAX)
+        .saturating_add(u16::from(d.repair.is_some()))
+}
+
 /// The error table (the `error`th error marked, its message in full below it).
 fn draw_errors(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, error: usize) {
     if d.errors.is_empty() {
@@ -177,25 +201,28 @@ fn draw_errors(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, error: usize) {
         );
         return;
     }
-    let [r, full] = Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(r);
-    // a repairable capture: the message keeps one line, the repair takes the other
-    let (full, note) = match &d.repair {
-        Some(note) => {
-            let [m, n] =
-                Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(full);
-            (m, Some((n, note)))
-        }
-        None => (full, None),
-    };
-    if let Some(e) = d.errors.get(error) {
-        f.render_widget(
-            Paragraph::new(Line::from(vec![
-                Span::styled(" › ", t.fail()),
-                Span::raw(e.message.as_str()),
-            ]))
-            .wrap(Wrap { trim: true }),
-            full,
-        );
+    // the selected error's message in full below the table, wrapped: the lines it takes
+    // past its two are rows the layout added for it (`App::relayout`)
+    let message = d
+        .errors
+        .get(error)
+        .map(|e| message_paragraph(e, Style::new(), t.fail()));
+    let note_h = u16::from(d.repair.is_some());
+    let need = message.as_ref().map_or(1, |m| {
+        u16::try_from(m.line_count(r.width)).unwrap_or(u16::MAX)
+    });
+    // the table keeps its header and a row
+    let most = r.height.saturating_sub(2 + note_h).max(1);
+    let message_h = need.max(MESSAGE_LINES - note_h).min(most);
+    let [r, full, n] = Layout::vertical([
+        Constraint::Fill(1),
+        Constraint::Length(message_h),
+        Constraint::Length(note_h),
+    ])
+    .areas(r);
+    let note = d.repair.as_ref().map(|note| (n, note));
+    if let Some(m) = message {
+        f.render_widget(m, full);
     }
     if let Some((n, (text, ready))) = note {
         f.render_widget(
