@@ -288,3 +288,35 @@ fn a_named_pipe_does_not_stall_the_run() {
         "cannot read captures/pipe.json: not a regular file (a FIFO, socket or device)"
     );
 }
+
+/// A capture file whose record sits after prose or inside a fence: the message names where
+/// the value starts as the value's place, not as the place the record stops being JSON
+/// (its first character, which the message quotes).
+#[test]
+fn a_record_after_prose_names_where_its_value_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = r#"{"id": "x", "output": "{}"}"#;
+    for (name, text) in [
+        ("prose.json", format!("Here is the record:\n\n{rec}\n")),
+        ("fenced.json", format!("```json\n{rec}\n```\n")),
+    ] {
+        let p = dir.path().join("captures").join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    std::fs::create_dir_all(dir.path().join("schemas")).unwrap();
+    std::fs::write(dir.path().join("schemas/s.schema.json"), SCHEMA).unwrap();
+    let vs = verdicts(dir.path());
+    let message = |source: &str| -> String {
+        let v = vs.iter().find(|v| v.source == source).unwrap();
+        v.errors[0].message.clone()
+    };
+    assert_eq!(
+        message("captures/prose.json"),
+        "record is not valid JSON: the JSON value at 3:1 is preceded by prose, with no fence or tag around it: expected the text to start with the value, found \"Here is the record:\""
+    );
+    assert_eq!(
+        message("captures/fenced.json"),
+        "record is not valid JSON: the JSON value at 2:1 is wrapped in a markdown code fence: expected the text to start with the value, found \"```json\""
+    );
+}

@@ -841,8 +841,17 @@ pub(crate) fn record_parse_error(f: &crate::core::verdict::Finding) -> RecordErr
     } else {
         "record is not valid JSON"
     };
+    // a value inside prose, a fence or a tag is positioned where the value starts, which
+    // the message names (`the JSON value at 3:11 is preceded by prose ... found "Hello"`),
+    // not where the record stops being JSON (its first character)
+    let message = match f.message.strip_prefix("the JSON value ") {
+        Some(rest) if f.reason == Reason::FENCED_JSON => {
+            format!("{what}: the JSON value{at} {rest}")
+        }
+        _ => format!("{what}{at}: {}", f.message),
+    };
     RecordError {
-        finding: invalid(format!("{what}{at}: {}", f.message)),
+        finding: invalid(message),
         id: None,
         expect: None,
         format: None,
