@@ -3,6 +3,7 @@
 
 use super::header::contract_note;
 use super::message;
+use crate::core::verdict::Decision;
 use crate::tui::app::ContractChange;
 use crate::tui::keymap::{Action, Keymap};
 use crate::tui::theme::Theme;
@@ -92,7 +93,8 @@ pub fn draw_help(f: &mut Frame, area: Rect, t: &Theme, keymap: &Keymap) {
     // wide enough for the tabs row (` tabs   1 Diff  2 Proposal ... 9 Chain  0 Repair`)
     let w = 114.min(area.width.saturating_sub(2));
     let rows = help_rows(keymap);
-    let h = (rows.len() as u16 + 4).min(area.height.saturating_sub(2));
+    // the rows, then the mouse, the decisions' glyphs and the marks, inside the border
+    let h = (rows.len() as u16 + 5).min(area.height.saturating_sub(2));
     let r = Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
@@ -124,6 +126,20 @@ pub fn draw_help(f: &mut Frame, area: Rect, t: &Theme, keymap: &Keymap) {
         Span::styled(format!(" {:<7}", "mouse"), t.key()),
         Span::raw("click selects a row or a tab, the wheel scrolls"),
     ]));
+    // the glyph each row starts with: its decision (`docs/verdicts.md#decisions`)
+    let mut decisions = vec![Span::styled(format!(" {:<7}", "rows"), t.key())];
+    for d in [
+        Decision::ReadyForCommit,
+        Decision::Retry,
+        Decision::Regenerate,
+        Decision::Recheck,
+        Decision::Reject,
+    ] {
+        decisions.push(Span::styled(d.glyph(), t.decision(d)));
+        decisions.push(Span::raw(format!(" {}   ", d.as_str())));
+    }
+    decisions.push(Span::styled("(the decision)", t.dim()));
+    lines.push(Line::from(decisions));
     lines.push(Line::from(vec![
         Span::styled(format!(" {:<7}", "marks"), t.key()),
         Span::raw("↺ verdict flipped this session   ≠ verdict misses the capture's expect"),
