@@ -47,7 +47,7 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, v: View, m: Models<'_
         Tab::Context => scrolled(f, r, role_lines(t, &d.context), s, false),
         Tab::Feedback => scrolled(f, r, role_lines(t, &d.feedback), s, true),
         Tab::History => draw_history(f, r, t, m.history, &d.source, s),
-        Tab::Chain => scrolled(f, r, role_lines(t, &m.chain.lines), s, false),
+        Tab::Chain => scrolled(f, r, role_lines(t, &m.chain.lines), s, true),
         Tab::Repair => draw_repair(f, r, t, &d.repair_tab, s),
     }
 }
