@@ -319,7 +319,7 @@ fn write_verdict(out: &mut dyn Write, p: &Paint, it: &Item) -> io::Result<()> {
                 writeln!(
                     out,
                     "        {} {}  {}",
-                    p.dim(&format!("best branch {}:", best.index)),
+                    p.dim(&format!("closest branch {}:", best.index)),
                     escape_control(b.pointer.as_deref().unwrap_or("")),
                     escape_control(&b.message)
                 )?;

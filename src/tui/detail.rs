@@ -558,7 +558,7 @@ fn error_row(f: &Finding) -> ErrorRow {
     if let Some(best) = f.branches.first()
         && let Some(e) = best.errors.first()
     {
-        message.push_str(&format!(" (best branch {}: {})", best.index, e.message));
+        message.push_str(&format!(" (closest branch {}: {})", best.index, e.message));
     }
     if let Some(h) = &f.hint {
         message.push_str(&format!(" (hint: {h})"));
