@@ -1286,6 +1286,15 @@ fn feedback_for_an_unknown_id_exits_2() {
         stderr(&o),
         "verdict: samples/no-such-workspace: no such file or folder\n"
     );
+    // a folder with no captures (run outside any workspace): where it looked, and the
+    // argument that names a workspace
+    let empty = tempfile::tempdir().unwrap();
+    let o = crate::common::verdict_in(empty.path(), &["feedback", "amount-as-string"]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(
+        stderr(&o),
+        "verdict: no capture with id or source \"amount-as-string\" in .: it holds no captures (searched ./captures (missing)); name the workspace: `verdict feedback ID WORKSPACE`\n"
+    );
 }
 
 // ---------------------------------------------------------------- untrusted text

@@ -85,6 +85,14 @@ pub fn run(args: &FeedbackArgs, out: &mut dyn Write) -> anyhow::Result<bool> {
         );
     }
     let Some(ev) = found.pop() else {
+        if records.is_empty() {
+            anyhow::bail!(
+                "no capture with id or source {} in {}: it holds no captures (searched {}); name the workspace: `verdict feedback ID WORKSPACE`",
+                escape::quoted(&args.id),
+                escape::path(&ws.root),
+                crate::cli::check::searched_captures(std::slice::from_ref(&path))
+            );
+        }
         let ids: Vec<String> = records
             .par_iter()
             .flat_map_iter(|r| ws.check_all(r).into_iter().map(|v| v.id))
