@@ -477,6 +477,7 @@ fn repair_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<RepairView, St
             signed_json(&copy_text, &right),
         )
     };
+    let (original, copy) = align(original, copy);
     Ok(RepairView {
         lines,
         original_title,
@@ -484,6 +485,38 @@ fn repair_view(ws: Option<&Workspace>, ev: &Evaluation) -> Result<RepairView, St
         copy_title: format!("after {} (not applied)", r.name),
         copy,
     })
+}
+
+/// The two sides of the Repair tab line by line: a line only the original has (`-`, removed
+/// or dropped) faces a blank line in the copy, a line only the copy has (`+`, added) a blank
+/// line in the original, so the lines after them stay side by side (as the Diff tab leaves
+/// a blank for a missing member).
+fn align(original: Vec<SideLine>, copy: Vec<SideLine>) -> (Vec<SideLine>, Vec<SideLine>) {
+    let blank = || SideLine {
+        sign: ' ',
+        pieces: Vec::new(),
+    };
+    let (mut left, mut right) = (Vec::new(), Vec::new());
+    let mut o = original.into_iter().peekable();
+    let mut c = copy.into_iter().peekable();
+    loop {
+        match (o.peek(), c.peek()) {
+            (None, None) => break,
+            (Some(l), _) if l.sign == '-' => {
+                left.extend(o.next());
+                right.push(blank());
+            }
+            (_, Some(r)) if r.sign == '+' => {
+                left.push(blank());
+                right.extend(c.next());
+            }
+            _ => {
+                left.push(o.next().unwrap_or_else(blank));
+                right.push(c.next().unwrap_or_else(blank));
+            }
+        }
+    }
+    (left, right)
 }
 
 /// Everything the detail pane shows for one capture.
