@@ -157,6 +157,12 @@ impl App {
             }
             Action::NextError | Action::PrevError => {
                 let n = self.detail.detail().map_or(0, |d| d.errors.len());
+                // nothing (else) to step to: said, rather than nothing happening
+                match n {
+                    0 => self.status = Some("this capture has no errors".into()),
+                    1 => self.status = Some("this capture has one error".into()),
+                    _ => {}
+                }
                 if n > 0 {
                     let pane = &mut self.detail;
                     pane.set_error(if a == Action::NextError {

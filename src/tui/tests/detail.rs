@@ -591,3 +591,20 @@ fn a_long_message_and_its_hint_wrap_below_the_error_table() {
     assert!(lines[at + 1].contains("start with the value"), "{s}");
     assert!(lines[at + 2].contains(" repair: "), "{s}");
 }
+
+/// `n` on a capture with one error or none says so on the footer line (it used to do
+/// nothing visible there).
+#[test]
+fn n_with_one_error_or_none_says_so() {
+    let mut app = refund(120, 30);
+    select(&mut app, "valid-proposal");
+    keys(&mut app, "n");
+    assert_eq!(app.status.as_deref(), Some("this capture has no errors"));
+    assert!(screen(&app).contains("this capture has no errors"));
+    select(&mut app, "duplicate-key");
+    assert_eq!(app.detail.detail().unwrap().errors.len(), 1);
+    keys(&mut app, "n");
+    assert_eq!(app.status.as_deref(), Some("this capture has one error"));
+    assert_eq!(app.detail.tab, Tab::Proposal);
+    assert!(screen(&app).contains("this capture has one error"));
+}
