@@ -103,3 +103,35 @@ fn an_overlay_opens_over_the_triage_tree_and_closing_it_keeps_the_tree() {
     assert_eq!(app.modes.overlay, None);
     assert!(!app.out.quit);
 }
+
+/// A flip whose cause is longer than the review overlay is wide wraps: its end is on
+/// screen, not cut at the overlay's edge.
+#[test]
+fn a_long_flip_cause_wraps_in_the_review_overlay() {
+    let mut app = refund(80, 30);
+    select(&mut app, "valid-proposal");
+    let ready = shown(&app).verdict.clone();
+    select(&mut app, "extra-field-approved");
+    let failing = shown(&app).clone();
+    send(
+        &mut app,
+        applied(
+            2,
+            vec![Updated::of(
+                failing,
+                Some(Outcome::of(&ready)),
+                Some("schemas/refund-v1.schema.json".into()),
+            )],
+            vec![],
+            vec!["refund-v1".into()],
+            vec!["schemas/refund-v1.schema.json".into()],
+        ),
+    );
+    keys(&mut app, "v");
+    let s = screen(&app);
+    assert!(
+        s.contains("extra-field-approved ready → schema/SCHEMA_MISMATCH"),
+        "{s}"
+    );
+    assert!(s.contains("was unexpected)"), "{s}");
+}

@@ -10,7 +10,7 @@ use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 /// Draws the review overlay over `area`: the flips of `change`, grouped by kind.
 pub fn draw_review(f: &mut Frame, area: Rect, t: &Theme, change: Option<&ContractChange>) {
@@ -85,7 +85,8 @@ pub fn draw_review(f: &mut Frame, area: Rect, t: &Theme, change: Option<&Contrac
             ]));
         }
     }
-    f.render_widget(Paragraph::new(lines), inner);
+    // a flip's cause (the error it now has) can be longer than the overlay is wide
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
 
 /// Draws the help overlay over `area`, from `keymap`.
