@@ -159,8 +159,13 @@ impl App {
                 let n = self.detail.detail().map_or(0, |d| d.errors.len());
                 // nothing (else) to step to: said, rather than nothing happening
                 match n {
-                    0 => self.status = Some("this capture has no errors".into()),
-                    1 => self.status = Some("this capture has one error".into()),
+                    0 => {
+                        self.status = Some("n/N: this capture has no errors to step through".into())
+                    }
+                    1 => {
+                        self.status =
+                            Some("n/N: no other error to step to (this capture has one)".into())
+                    }
                     _ => {}
                 }
                 if n > 0 {

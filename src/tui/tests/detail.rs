@@ -599,12 +599,14 @@ fn n_with_one_error_or_none_says_so() {
     let mut app = refund(120, 30);
     select(&mut app, "valid-proposal");
     keys(&mut app, "n");
-    assert_eq!(app.status.as_deref(), Some("this capture has no errors"));
-    assert!(screen(&app).contains("this capture has no errors"));
+    let none = "n/N: this capture has no errors to step through";
+    assert_eq!(app.status.as_deref(), Some(none));
+    assert!(screen(&app).contains(none));
     select(&mut app, "duplicate-key");
     assert_eq!(app.detail.detail().unwrap().errors.len(), 1);
     keys(&mut app, "n");
-    assert_eq!(app.status.as_deref(), Some("this capture has one error"));
+    let one = "n/N: no other error to step to (this capture has one)";
+    assert_eq!(app.status.as_deref(), Some(one));
     assert_eq!(app.detail.tab, Tab::Proposal);
-    assert!(screen(&app).contains("this capture has one error"));
+    assert!(screen(&app).contains(one));
 }
