@@ -348,7 +348,45 @@ fn draw_contract(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, scroll: usize, e
         t.bold(),
     )));
     lines.extend(json_lines(t, &c.schema, error));
+    // not wrapped (the error's keyword is scrolled to by its line): a line wider than the
+    // pane ends in `…` instead of stopping at the edge as if it were whole
+    let lines = lines
+        .into_iter()
+        .map(|l| clipped(l, r.width as usize, t.dim()))
+        .collect();
     scrolled(f, r, lines, scroll, false);
+}
+
+/// `line` cut to `width` columns with a `…` (in `mark`) in the last one when it is wider;
+/// as it is when it fits.
+fn clipped(line: Line<'_>, width: usize, mark: Style) -> Line<'_> {
+    if line.width() <= width || width == 0 {
+        return line;
+    }
+    let room = width - 1;
+    let mut used = 0;
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let w = span.width();
+        if used + w <= room {
+            used += w;
+            spans.push(span);
+            continue;
+        }
+        let mut kept = String::new();
+        for c in span.content.chars() {
+            let cw = Span::raw(c.to_string()).width();
+            if used + cw > room {
+                break;
+            }
+            used += cw;
+            kept.push(c);
+        }
+        spans.push(Span::styled(kept, span.style));
+        break;
+    }
+    spans.push(Span::styled("…", mark));
+    Line::from(spans).style(line.style)
 }
 
 /// The drift view of the Contract tab: its heading and finding lines (wrapped), then the
@@ -430,4 +468,39 @@ fn history_lines(t: &Theme, h: &History, source: &str) -> Vec<Line<'static>> {
         lines.push(Line::from(""));
     }
     lines
+}
+
+#[cfg(test)]
+mod clip_tests {
+    use super::*;
+
+    fn text(l: &Line<'_>) -> String {
+        l.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn a_line_wider_than_the_pane_ends_in_an_ellipsis_at_its_last_column() {
+        let mark = Style::new();
+        let line = Line::from(vec![Span::raw("rule 1  "), Span::raw("has(context.order)")]);
+        assert_eq!(line.width(), 26);
+        // fits: untouched
+        assert_eq!(
+            text(&clipped(line.clone(), 26, mark)),
+            "rule 1  has(context.order)"
+        );
+        // one column short: cut inside the second span, `…` in the last column
+        let cut = clipped(line.clone(), 25, mark);
+        assert_eq!(text(&cut), "rule 1  has(context.orde…");
+        assert_eq!(cut.width(), 25);
+        // cut at a span's end
+        assert_eq!(text(&clipped(line, 9, mark)), "rule 1  …");
+        // a two-column character that would straddle the edge is left out whole
+        let wide = Line::from("ab日本");
+        assert_eq!(wide.width(), 6);
+        let cut = clipped(wide, 5, mark);
+        assert_eq!(text(&cut), "ab日…");
+        assert_eq!(cut.width(), 5);
+        let cut = clipped(Line::from("ab日本"), 4, mark);
+        assert_eq!(text(&cut), "ab…");
+    }
 }
