@@ -69,6 +69,19 @@ fn ref_chain(n: usize) -> String {
     json!({"$ref": "#/$defs/d0", "$defs": defs}).to_string()
 }
 
+/// `check`'s human report of `root`, which must exit 1 (a failing capture) within 300 s and
+/// hold `text`.
+fn human_report(root: &Path, text: &str) -> String {
+    let r = run(&["check", "."], root, Duration::from_secs(300));
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stdout.contains(text),
+        "{}",
+        &r.stdout[..r.stdout.len().min(3000)]
+    );
+    r.stdout
+}
+
 /// Writes `schemas/NAME.rules.toml` under `root`: the one rule `rule`, reason `R`.
 fn write_rule(root: &Path, name: &str, rule: &str) {
     std::fs::write(
@@ -600,15 +613,9 @@ fn a_ten_megabyte_value_that_fails_its_type_is_quoted_by_its_head_and_size() {
     let v = check_by_id(w.path(), 300, 1);
     assert_eq!(messages(&v["big"]), [message.as_str()]);
     assert_eq!(v["big"]["errors"][0]["pointer"], "");
-    let r = run(&["check", "."], w.path(), Duration::from_secs(300));
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
-    assert!(
-        r.stdout.contains(&message),
-        "{}",
-        &r.stdout[..r.stdout.len().min(3000)]
-    );
+    let human = human_report(w.path(), &message);
     // the human report is short: the message, not the value
-    assert!(r.stdout.len() < 4000, "{} bytes", r.stdout.len());
+    assert!(human.len() < 4000, "{} bytes", human.len());
 }
 
 #[test]
@@ -650,13 +657,7 @@ fn millions_of_errors_keep_the_first_hundred_and_a_count_in_every_front_end() {
     assert_eq!(errors[100]["reason"], "SCHEMA_MISMATCH");
     let v = check_by_id(w.path(), 300, 1);
     assert_eq!(v["big"]["errors"], doc["verdicts"][0]["errors"]);
-    let r = run(&["check", "."], w.path(), Duration::from_secs(300));
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
-    assert!(
-        r.stdout.contains(&more),
-        "{}",
-        &r.stdout[..r.stdout.len().min(3000)]
-    );
+    human_report(w.path(), &more);
 }
 
 #[test]

@@ -329,24 +329,34 @@ fn a_file_named_from_a_subfolder_keeps_its_workspace_relative_sources() {
             .map(|v| format!("{} {}", v["id"], v["source"]))
             .collect()
     };
-    let from_root = sources(&ws, "captures/cases.jsonl");
-    assert_eq!(from_root.len(), 21);
-    assert!(
-        from_root[0].ends_with(" \"captures/cases.jsonl:1\""),
-        "{}",
-        from_root[0]
-    );
-    assert_eq!(sources(&ws.join("captures"), "cases.jsonl"), from_root);
-    assert_eq!(
-        sources(&ws.join("captures/responses"), "../cases.jsonl"),
-        from_root
-    );
-    let one = sources(&ws, "captures/responses/refusal.json");
-    assert_eq!(one.len(), 1);
-    assert!(
-        one[0].ends_with(" \"captures/responses/refusal.json\""),
-        "{}",
-        one[0]
-    );
-    assert_eq!(sources(&ws.join("captures/responses"), "refusal.json"), one);
+    // (the file from the root, its first source, the same file from subfolders)
+    for (from_root_as, first, elsewhere) in [
+        (
+            "captures/cases.jsonl",
+            "captures/cases.jsonl:1",
+            [
+                ("captures", "cases.jsonl"),
+                ("captures/responses", "../cases.jsonl"),
+            ],
+        ),
+        (
+            "captures/responses/refusal.json",
+            "captures/responses/refusal.json",
+            [
+                ("captures/responses", "refusal.json"),
+                ("captures", "responses/refusal.json"),
+            ],
+        ),
+    ] {
+        let from_root = sources(&ws, from_root_as);
+        assert!(
+            from_root[0].ends_with(&format!(" \"{first}\"")),
+            "{}",
+            from_root[0]
+        );
+        for (dir, name) in elsewhere {
+            assert_eq!(sources(&ws.join(dir), name), from_root, "{name} from {dir}");
+        }
+    }
+    assert_eq!(sources(&ws, "captures/cases.jsonl").len(), 21);
 }

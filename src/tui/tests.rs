@@ -8,6 +8,7 @@ use super::keymap::Tab;
 use super::ui;
 use crate::core::pipeline::Evaluation;
 use crate::core::review::Outcome;
+use crate::core::verdict::Verdict;
 use crate::core::workspace::Workspace;
 use crate::engine::summary::CaptureSummary;
 use crate::engine::worker::Updated;
@@ -228,6 +229,23 @@ fn applied(
         removed,
         warnings: Vec::new(),
     })
+}
+
+/// The engine's answer to a save of `file` (generation 2) that gives one capture the new
+/// evaluation `now` where it had the verdict `before`; `contract` names the contract the
+/// file is part of, for a schema or rules file.
+fn flipped_by(now: Evaluation, before: &Verdict, file: &str, contract: Option<&str>) -> Msg {
+    applied(
+        2,
+        vec![Updated::of(
+            now,
+            Some(Outcome::of(before)),
+            Some(file.into()),
+        )],
+        vec![],
+        contract.into_iter().map(String::from).collect(),
+        vec![file.into()],
+    )
 }
 
 /// A temporary workspace with the refund sample's config and schemas, and these capture

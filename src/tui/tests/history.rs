@@ -13,17 +13,7 @@ fn a_flip_is_marked_counted_filterable_and_in_the_history_tab() {
     assert!(fixed.verdict.is_ready());
     send(
         &mut app,
-        applied(
-            2,
-            vec![Updated::of(
-                fixed,
-                Some(Outcome::of(&before)),
-                Some("captures/cases.jsonl".into()),
-            )],
-            vec![],
-            vec![],
-            vec!["captures/cases.jsonl".into()],
-        ),
+        flipped_by(fixed, &before, "captures/cases.jsonl", None),
     );
     assert_eq!(app.history.flips.len(), 1);
     assert_eq!(app.history.flipped.len(), 1);

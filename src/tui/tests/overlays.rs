@@ -59,16 +59,11 @@ fn a_contract_change_is_summed_up_in_the_header_and_listed_in_review() {
     let before = shown(&app).verdict.clone();
     send(
         &mut app,
-        applied(
-            2,
-            vec![Updated::of(
-                fixed_8000(),
-                Some(Outcome::of(&before)),
-                Some("schemas/refund-v1.schema.json".into()),
-            )],
-            vec![],
-            vec!["refund-v1".into()],
-            vec!["schemas/refund-v1.schema.json".into()],
+        flipped_by(
+            fixed_8000(),
+            &before,
+            "schemas/refund-v1.schema.json",
+            Some("refund-v1"),
         ),
     );
     let s = screen(&app);
@@ -115,16 +110,11 @@ fn a_long_flip_cause_wraps_in_the_review_overlay() {
     let failing = shown(&app).clone();
     send(
         &mut app,
-        applied(
-            2,
-            vec![Updated::of(
-                failing,
-                Some(Outcome::of(&ready)),
-                Some("schemas/refund-v1.schema.json".into()),
-            )],
-            vec![],
-            vec!["refund-v1".into()],
-            vec!["schemas/refund-v1.schema.json".into()],
+        flipped_by(
+            failing,
+            &ready,
+            "schemas/refund-v1.schema.json",
+            Some("refund-v1"),
         ),
     );
     keys(&mut app, "v");

@@ -48,6 +48,16 @@ fn first_run(height: u16) -> (Arc<Workspace>, App, u64) {
     (ws, app, generation)
 }
 
+/// [`first_run`] whose pre-pass has listed every record (all rows pending).
+fn first_run_listed(height: u16) -> (Arc<Workspace>, App, u64) {
+    let (ws, mut app, generation) = first_run(height);
+    app.update(Msg::Engine(EngineEvent::Listed {
+        generation,
+        records: listed(&ws),
+    }));
+    (ws, app, generation)
+}
+
 #[test]
 fn pending_rows_list_every_record_before_its_verdict() {
     let (ws, mut app, generation) = first_run(30);
@@ -308,11 +318,7 @@ fn a_run_that_fails_after_its_pre_pass_leaves_no_pending_row() {
 
 #[test]
 fn a_first_run_that_fails_says_so_in_the_empty_list() {
-    let (ws, mut app, generation) = first_run(16);
-    app.update(Msg::Engine(EngineEvent::Listed {
-        generation,
-        records: listed(&ws),
-    }));
+    let (_ws, mut app, generation) = first_run_listed(16);
     send(
         &mut app,
         Msg::Engine(EngineEvent::Failed {
@@ -338,11 +344,7 @@ fn a_first_run_that_fails_says_so_in_the_empty_list() {
 
 #[test]
 fn r_before_any_verdict_restarts_the_run_and_says_so() {
-    let (ws, mut app, generation) = first_run(30);
-    app.update(Msg::Engine(EngineEvent::Listed {
-        generation,
-        records: listed(&ws),
-    }));
+    let (ws, mut app, _) = first_run_listed(30);
     assert_eq!(app.list.store.pending(), 25);
     keys(&mut app, "r");
     assert_eq!(
