@@ -32,22 +32,55 @@ impl Paint {
     }
     /// `s` in a decision's colour.
     pub(crate) fn decision(&self, d: Decision, s: &str) -> String {
-        let code = match d {
+        self.wrap(self.decision_code(d), s)
+    }
+    fn dim(&self, s: &str) -> String {
+        self.wrap(DIM, s)
+    }
+    fn bold(&self, s: &str) -> String {
+        self.wrap(BOLD, s)
+    }
+
+    /// The SGR colour of a decision.
+    fn decision_code(&self, d: Decision) -> &'static str {
+        match d {
             Decision::ReadyForCommit => "32",
             Decision::Retry => "33",
             Decision::Regenerate => "31",
             Decision::Recheck => "35",
             Decision::Reject => "1;31",
-        };
-        self.wrap(code, s)
+        }
     }
-    fn dim(&self, s: &str) -> String {
-        self.wrap("2", s)
+
+    /// Appends the start of the SGR colour `code` when colour is on ([`Paint::close`] ends it).
+    fn open(&self, out: &mut Vec<u8>, code: &str) {
+        if self.on {
+            out.extend_from_slice(b"\x1b[");
+            out.extend_from_slice(code.as_bytes());
+            out.push(b'm');
+        }
     }
-    fn bold(&self, s: &str) -> String {
-        self.wrap("1", s)
+
+    /// Appends the end of a colour [`Paint::open`] started, when colour is on.
+    fn close(&self, out: &mut Vec<u8>) {
+        if self.on {
+            out.extend_from_slice(b"\x1b[0m");
+        }
+    }
+
+    /// Appends `s` in the SGR colour `code` when colour is on: what [`Paint::wrap`] makes,
+    /// without a string of its own.
+    fn put(&self, out: &mut Vec<u8>, code: &str, s: &str) {
+        self.open(out, code);
+        out.extend_from_slice(s.as_bytes());
+        self.close(out);
     }
 }
+
+/// The SGR code of dim text.
+const DIM: &str = "2";
+/// The SGR code of bold text.
+const BOLD: &str = "1";
 
 /// `--format human`: verdicts grouped by stage. Each stage's lines are spilled to a
 /// temporary file as they come and copied out in pipeline order at the end.
@@ -112,14 +145,18 @@ impl<W: Write> Sink for Human<W> {
         let file = self.group(it.verdict.stage, 1)?;
         match &it.rendered {
             Some(bytes) => file.write_all(bytes),
-            None => write_verdict(file, &paint, it),
+            None => {
+                let mut bytes = Vec::with_capacity(256);
+                write_verdict(&mut bytes, &paint, it);
+                file.write_all(&bytes)
+            }
         }
     }
 
     fn renderer(&self) -> Option<Renderer> {
         let paint = self.paint;
         Some(std::sync::Arc::new(move |it: &Item, out: &mut Vec<u8>| {
-            write_verdict(out, &paint, it).expect("writing to a Vec cannot fail");
+            write_verdict(out, &paint, it);
         }))
     }
 
@@ -242,96 +279,125 @@ impl<W: Write> Sink for Human<W> {
     }
 }
 
-fn write_verdict(out: &mut dyn Write, p: &Paint, it: &Item) -> io::Result<()> {
+/// Appends `it` as its group lists it: the verdict's line, then its notes, warnings and
+/// errors, each line indented under it. Written straight into `out`, piece by piece (no
+/// string per painted piece: this runs for every failing capture of a run, on the
+/// validation threads).
+fn write_verdict(out: &mut Vec<u8>, p: &Paint, it: &Item) {
     let v: &Verdict = &it.verdict;
-    let reason = v.reason.as_ref().map_or(String::new(), |r| {
-        format!("{}  ", escape_control(r.as_str()))
-    });
-    let mark = match &v.expect {
-        Some(e) if e.met => p.dim("  (as expected)"),
-        Some(_) => p.wrap("1;31", "  NOT AS EXPECTED"),
-        None => String::new(),
-    };
-    writeln!(
-        out,
-        "  {} {}{}  {}  {}{}",
-        p.decision(v.decision, v.decision.glyph()),
-        p.decision(v.decision, &reason),
-        escape_control(&v.id),
-        p.decision(v.decision, v.decision.as_str()),
-        p.dim(&escape_control(&v.source.to_string())),
-        mark
-    )?;
+    let colour = p.decision_code(v.decision);
+    out.extend_from_slice(b"  ");
+    p.put(out, colour, v.decision.glyph());
+    out.push(b' ');
+    p.open(out, colour);
+    if let Some(r) = &v.reason {
+        out.extend_from_slice(escape_control(r.as_str()).as_bytes());
+        out.extend_from_slice(b"  ");
+    }
+    p.close(out);
+    out.extend_from_slice(escape_control(&v.id).as_bytes());
+    out.extend_from_slice(b"  ");
+    p.put(out, colour, v.decision.as_str());
+    out.extend_from_slice(b"  ");
+    p.put(out, DIM, &escape_control(v.source.as_str()));
+    match &v.expect {
+        Some(e) if e.met => p.put(out, DIM, "  (as expected)"),
+        Some(_) => p.put(out, "1;31", "  NOT AS EXPECTED"),
+        None => {}
+    }
+    out.push(b'\n');
     if let Some(m) = expect_mismatch(v) {
-        writeln!(out, "      {}", p.wrap("31", &escape_control(&m)))?;
+        out.extend_from_slice(b"      ");
+        p.put(out, "31", &escape_control(&m));
+        out.push(b'\n');
     }
     // a narrow repair that would change the outcome (`docs/repairs.md`): counted, never applied
     if let Some(note) = crate::report::repair_note(v) {
-        writeln!(
-            out,
-            "      {}",
-            p.wrap("36", &format!("repair: {}", escape_control(&note)))
-        )?;
+        out.extend_from_slice(b"      ");
+        p.open(out, "36");
+        out.extend_from_slice(b"repair: ");
+        out.extend_from_slice(escape_control(&note).as_bytes());
+        p.close(out);
+        out.push(b'\n');
     }
     // the eval tool's own pass/fail beside verdict's (`docs/record-shapes.md#promptfoo`)
     if let Some(note) = crate::report::eval_note(v) {
-        writeln!(out, "      {}", p.dim(&escape_control(&note)))?;
+        out.extend_from_slice(b"      ");
+        p.put(out, DIM, &escape_control(&note));
+        out.push(b'\n');
     }
     // the capture's own warnings (a contract's are summed up once at the end)
     for w in v.warnings.iter().filter(|w| w.file.is_none()) {
-        let at = w.pointer.as_deref().map_or(String::new(), |ptr| {
-            format!("{}  ", p.bold(&escape_control(ptr)))
-        });
-        writeln!(
-            out,
-            "      {}{at}{}",
-            p.wrap("33", &format!("warning[{}] ", escape_control(&w.code))),
-            escape_control(&w.message)
-        )?;
+        out.extend_from_slice(b"      ");
+        p.open(out, "33");
+        out.extend_from_slice(b"warning[");
+        out.extend_from_slice(escape_control(&w.code).as_bytes());
+        out.extend_from_slice(b"] ");
+        p.close(out);
+        if let Some(ptr) = w.pointer.as_deref() {
+            p.put(out, BOLD, &escape_control(ptr));
+            out.extend_from_slice(b"  ");
+        }
+        out.extend_from_slice(escape_control(&w.message).as_bytes());
+        out.push(b'\n');
     }
     for f in &v.errors {
-        let mut line = String::new();
+        out.extend_from_slice(b"      ");
         if let Some(ptr) = f.pointer.as_deref() {
             // a pointer is made of the proposal's own keys: model text
-            let ptr = if ptr.is_empty() {
-                "(root)".into()
+            if ptr.is_empty() {
+                p.put(out, BOLD, "(root)");
             } else {
-                escape_control(ptr)
-            };
-            line.push_str(&p.bold(&ptr));
-            line.push_str("  ");
+                p.put(out, BOLD, &escape_control(ptr));
+            }
+            out.extend_from_slice(b"  ");
         }
         if let Some(at) = f.at {
-            line.push_str(&p.dim(&at.to_string()));
-            line.push_str("  ");
+            p.open(out, DIM);
+            let mut n = itoa::Buffer::new();
+            out.extend_from_slice(n.format(at.line).as_bytes());
+            out.push(b':');
+            out.extend_from_slice(n.format(at.column).as_bytes());
+            p.close(out);
+            out.extend_from_slice(b"  ");
         }
-        line.push_str(&escape_control(&f.message));
+        out.extend_from_slice(escape_control(&f.message).as_bytes());
         if let Some(sp) = f
             .schema_path
             .as_deref()
             .filter(|s| !s.is_empty() && f.stage == Stage::Schema)
         {
-            line.push_str(&p.dim(&format!("  [{}]", escape_control(sp))));
+            p.open(out, DIM);
+            out.extend_from_slice(b"  [");
+            out.extend_from_slice(escape_control(sp).as_bytes());
+            out.push(b']');
+            p.close(out);
         }
-        writeln!(out, "      {line}")?;
+        out.push(b'\n');
         if let Some(best) = f.branches.first() {
             for b in &best.errors {
-                writeln!(
-                    out,
-                    "        {} {}  {}",
-                    p.dim(&format!("closest branch {}:", best.index)),
-                    escape_control(b.pointer.as_deref().unwrap_or("")),
-                    escape_control(&b.message)
-                )?;
+                out.extend_from_slice(b"        ");
+                p.open(out, DIM);
+                out.extend_from_slice(b"closest branch ");
+                out.extend_from_slice(itoa::Buffer::new().format(best.index).as_bytes());
+                out.push(b':');
+                p.close(out);
+                out.push(b' ');
+                out.extend_from_slice(
+                    escape_control(b.pointer.as_deref().unwrap_or("")).as_bytes(),
+                );
+                out.extend_from_slice(b"  ");
+                out.extend_from_slice(escape_control(&b.message).as_bytes());
+                out.push(b'\n');
             }
         }
         if let Some(h) = &f.hint {
-            writeln!(
-                out,
-                "        {}",
-                p.dim(&format!("hint: {}", escape_control(h)))
-            )?;
+            out.extend_from_slice(b"        ");
+            p.open(out, DIM);
+            out.extend_from_slice(b"hint: ");
+            out.extend_from_slice(escape_control(h).as_bytes());
+            p.close(out);
+            out.push(b'\n');
         }
     }
-    Ok(())
 }

@@ -11,6 +11,7 @@ use crate::core::verdict::{Branch, Finding, MAX_ERRORS, Reason, Stage, cap_findi
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
+use std::fmt::Write as _;
 
 /// Validates `value` and returns every error (empty when it meets the schema). `raw` is the
 /// proposal's text, used to locate each error's value; `None` for structured proposals.
@@ -164,7 +165,10 @@ const QUOTED_HEAD: usize = 60;
 /// first [`QUOTED_HEAD`] bytes and its size when its text is over [`MAX_QUOTED_VALUE`]
 /// bytes: a 10 MB line that fails `type` at its root is a short finding, not a 10 MB one.
 fn message(e: &ValidationError<'_>) -> String {
-    let message = e.to_string();
+    // room for most messages at once (`to_string` starts empty and grows it piece by
+    // piece: a reallocation per piece of the message)
+    let mut message = String::with_capacity(128);
+    let _ = write!(message, "{e}");
     if message.len() <= MAX_QUOTED_VALUE {
         return message;
     }
