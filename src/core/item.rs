@@ -18,7 +18,9 @@ pub struct Item {
     /// 1-based column (characters).
     pub column: usize,
     /// The item as its sink prints it, when the sink has a [`Renderer`] and the item was
-    /// rendered on a validation thread (`None`: the sink renders it itself).
+    /// rendered on a validation thread (`None`: the sink renders it itself). A rendered
+    /// item's verdict has lost its `errors` unless it is in a chain (`chain`): the
+    /// rendered bytes hold them, and they are freed on the thread that rendered them.
     pub rendered: Option<Vec<u8>>,
 }
 

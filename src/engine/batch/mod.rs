@@ -53,6 +53,11 @@ pub enum CheckError {
     Schema(String),
 }
 
+thread_local! {
+    /// The buffer an item is rendered into on a validation thread ([`BatchOptions::renderer`]).
+    static RENDER_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Records per batch handed from the reader thread to the evaluators.
 const BATCH: usize = 2048;
 
@@ -412,9 +417,22 @@ fn stream(
                 if let Some(r) = &render
                     && !(r.quiet && item.verdict.passes())
                 {
-                    let mut bytes = Vec::with_capacity(256);
-                    (r.renderer)(item, &mut bytes);
-                    item.rendered = Some(bytes);
+                    // rendered into this thread's buffer, which keeps its size, then
+                    // copied out at its exact length: one allocation and one copy, where a
+                    // buffer grown from small would be reallocated and copied as it grows
+                    // (a failing verdict's JSON line is about 1 KB)
+                    RENDER_BUFFER.with_borrow_mut(|buf| {
+                        buf.clear();
+                        (r.renderer)(item, buf);
+                        item.rendered = Some(buf.as_slice().to_vec());
+                    });
+                    // the report prints the rendered bytes, and nothing past this thread
+                    // reads a rendered verdict's findings but the chain set (a verdict in a
+                    // chain keeps them): they are freed here, on the thread that made them,
+                    // not on the report's (a free from another thread costs more)
+                    if item.verdict.chain.is_none() {
+                        drop(std::mem::take(&mut item.verdict.errors));
+                    }
                 }
             };
             let finish = |verdict: Verdict, path: Arc<str>, (line, column): (usize, usize)| {
