@@ -249,3 +249,60 @@ fn editing_the_valid_amount_to_8000_flips_exactly_that_case_to_intent_mismatch()
     );
     assert_eq!(v["expect"]["met"], false);
 }
+
+/// `check` reads a log's lines a run at a time, then evaluates them
+/// (`Workspace::check_all_many`): every record of every sample workspace, and records that
+/// could not be read, are not JSON, hold several captures or none, get exactly the verdicts
+/// `Workspace::check_all` gives each alone, in order.
+#[test]
+fn records_checked_a_run_at_a_time_get_the_verdicts_each_gets_alone() {
+    use verdict::core::capture::RawRecord;
+    use verdict::core::record_ref::RecordRef;
+    use verdict::core::verdict::Finding;
+    use verdict::core::workspace::Workspace;
+    let mut runs = 0;
+    let mut verdicts = 0;
+    for name in [
+        "refund",
+        "providers",
+        "logs",
+        "chains",
+        "requests",
+        "traces",
+    ] {
+        let ws = Workspace::open(&sample(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut raws: Vec<RawRecord> = ws
+            .capture_files()
+            .iter()
+            .flat_map(|f| ws.read_file(f))
+            .collect();
+        let at = |line| RecordRef::new("captures/odd.jsonl", Some(line));
+        raws.push(RawRecord::json(
+            at(1),
+            Err(Finding::new(
+                Stage::Input,
+                verdict::core::verdict::Reason::INVALID_CAPTURE,
+                "unreadable",
+            )),
+        ));
+        raws.push(RawRecord::json(at(2), Ok("{\"id\":".into())));
+        raws.push(RawRecord::json(at(3), Ok("[1,2]".into())));
+        raws.push(RawRecord::json(
+            at(4),
+            Ok(r#"{"id":"x","output":"{}"}"#.into()),
+        ));
+        let alone: Vec<_> = raws.iter().map(|r| ws.check_all(r)).collect();
+        for run in [1, 2, 7, raws.len()] {
+            let many: Vec<_> = raws
+                .chunks(run)
+                .flat_map(|c| ws.check_all_many(c))
+                .collect();
+            assert_eq!(many, alone, "samples/{name}, runs of {run}");
+            runs += 1;
+        }
+        verdicts += alone.iter().map(Vec::len).sum::<usize>();
+    }
+    // the OTLP records of samples/traces hold several captures each
+    assert_eq!(runs, 24);
+    assert!(verdicts > 240, "{verdicts} verdicts");
+}

@@ -40,6 +40,14 @@ pub struct Evaluation {
     pub sent: Option<GenerationSchema>,
 }
 
+/// A record read by [`Workspace::read_parts`]: `out` holds its evaluation in place (a
+/// placeholder while `capture` is still to be evaluated), or is final when `capture` is `None`.
+struct ReadParts<'r> {
+    raw: &'r RawRecord,
+    out: Vec<Evaluation>,
+    capture: Option<Capture>,
+}
+
 /// Where a verdict's contract came from: its `contract_from` (`docs/verdicts.md#contract-from`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ContractFrom {
@@ -175,7 +183,30 @@ impl Workspace {
     /// [`Workspace::evaluate_all`] keeping only part `only` (1-based; a record that is one
     /// capture is its part 1).
     fn evaluate_parts(&self, raw: &RawRecord, only: Option<u32>) -> Vec<Evaluation> {
-        let placeholder = || Evaluation {
+        let read = self.read_parts(raw);
+        self.finish_parts(read, only)
+    }
+
+    /// [`Workspace::check_all`] of each record of `raws`, in order: every record read first,
+    /// then every capture read evaluated, so the code of each step runs over the whole run
+    /// of records at once (fewer misses of the processor's instruction cache than reading
+    /// and evaluating each record in turn).
+    pub fn check_all_many(&self, raws: &[RawRecord]) -> Vec<Vec<Verdict>> {
+        let read: Vec<ReadParts<'_>> = raws.iter().map(|raw| self.read_parts(raw)).collect();
+        read.into_iter()
+            .map(|r| {
+                self.finish_parts(r, None)
+                    .into_iter()
+                    .map(|ev| ev.verdict)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The first step of [`Workspace::evaluate_parts`]: the record read, its verdict made
+    /// already when it could not be, else its capture kept for [`Workspace::finish_parts`].
+    fn read_parts<'r>(&self, raw: &'r RawRecord) -> ReadParts<'r> {
+        let placeholder = Evaluation {
             // a placeholder: every way out below sets the verdict
             verdict: Verdict::placeholder(raw.source.clone()),
             capture: None,
@@ -185,7 +216,7 @@ impl Workspace {
         };
         // the evaluation of a record of one capture is made in its place in the vector
         // handed back, not moved there (an `Evaluation` is over a kilobyte)
-        let mut out = vec![placeholder()];
+        let mut out = vec![placeholder];
         let ev = &mut out[0];
         let text = match &raw.text {
             Ok(t) => t,
@@ -196,7 +227,11 @@ impl Workspace {
                     None,
                     vec![f.clone()],
                 );
-                return out;
+                return ReadParts {
+                    raw,
+                    out,
+                    capture: None,
+                };
             }
         };
         // a record the pre-pass read as a batch input request is no capture: not parsed
@@ -206,7 +241,11 @@ impl Workspace {
             && self.requests.is_request(&raw.source)
             && crate::core::request::may_be_request(text.as_bytes())
         {
-            return Vec::new();
+            return ReadParts {
+                raw,
+                out: Vec::new(),
+                capture: None,
+            };
         }
         let rel = raw.source.file().clone();
         // a `.sse` file is its stream as the `response`, no record to parse
@@ -214,20 +253,47 @@ impl Workspace {
             RecordKind::Sse => Ok(capture_file::sse_capture(text, &default_id(raw))),
             RecordKind::Json => self.read_capture(text, &raw.source, &rel),
         };
-        let capture = match parsed {
-            Ok(c) => c,
+        match parsed {
+            Ok(c) => ReadParts {
+                raw,
+                out,
+                capture: Some(c),
+            },
             Err(e) => {
                 self.record_error(ev, e, raw.source.clone(), text);
-                return out;
+                ReadParts {
+                    raw,
+                    out,
+                    capture: None,
+                }
             }
-        };
+        }
+    }
+
+    /// The second step of [`Workspace::evaluate_parts`]: the stages of the capture (or
+    /// captures) [`Workspace::read_parts`] read.
+    fn finish_parts(&self, read: ReadParts<'_>, only: Option<u32>) -> Vec<Evaluation> {
+        let ReadParts {
+            raw,
+            mut out,
+            capture,
+        } = read;
+        let Some(capture) = capture else { return out };
+        let text = raw.text.as_deref().unwrap_or_default();
         let Payload::Parts(parts) = capture.payload else {
             if only.is_some_and(|p| p != 1)
-                || !self.evaluate_capture(capture, raw.source.clone(), text, ev)
+                || !self.evaluate_capture(capture, raw.source.clone(), text, &mut out[0])
             {
                 return Vec::new();
             }
             return out;
+        };
+        let placeholder = || Evaluation {
+            verdict: Verdict::placeholder(raw.source.clone()),
+            capture: None,
+            raw_output: None,
+            proposal: None,
+            sent: None,
         };
         out.clear();
         let whole = raw.source.with_part(None);

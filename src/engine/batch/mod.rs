@@ -72,6 +72,12 @@ const LINE_BLOCK_BYTES: u64 = 1 << 20;
 /// record is usually well under this).
 const BLOCK_SLACK: usize = 64 * 1024;
 
+/// Lines of a log read together before their captures are evaluated
+/// (`Workspace::check_all_many`): the reading's code then runs over the whole run, then the
+/// stages' code, each staying in the processor's instruction cache (a run of 8 already
+/// saves a third of the misses a record at a time has; BENCHMARKS.md, "Session 21").
+const MANY: usize = 32;
+
 /// Lines per task of the fast path (a task gathers its passing lines into runs).
 const FAST_CHUNK: usize = 256;
 
@@ -376,14 +382,20 @@ struct Input<'a> {
     records: bool,
 }
 
+/// Checks a run of records, giving each record's verdicts in order (`stream`'s `check_many`).
+type CheckMany<'a> = dyn Fn(&[RawRecord]) -> Vec<Vec<Verdict>> + Sync + 'a;
+
 /// Reads the input's files on a reader thread (small files in parallel, JSONL logs line by
 /// line), validates each batch in parallel with `check`, and hands the items to `emit` in
 /// order. A record `check` gives no verdict (not a capture: an MCP message other than a
 /// tools/call request or response) is left out, uncounted; a record of several captures
 /// (an OTLP `TracesData` of several LLM spans) gives an item per capture, in its order.
+/// `check_many`, when given, checks a log's lines [`MANY`] at a time instead (each run read
+/// whole, then evaluated: the same verdicts as `check` on each, in order).
 fn stream(
     input: Input<'_>,
     check: &(dyn Fn(&RawRecord) -> Vec<Verdict> + Sync),
+    check_many: Option<&CheckMany<'_>>,
     fast: Option<&Fast<'_>>,
     render: Option<Render>,
     emit: &mut Emit<'_>,
@@ -446,9 +458,9 @@ fn stream(
                 render_item(&mut item);
                 item
             };
-            let items = |raw: RawRecord, path: Arc<str>| {
-                let at = locate_record(&raw, records);
-                check(&raw).into_iter().map(move |verdict| {
+            // a record's verdicts as items (`at`: where the record is)
+            let to_items = |verdicts: Vec<Verdict>, at: (usize, usize), path: Arc<str>| {
+                verdicts.into_iter().map(move |verdict| {
                     // boxed first, rendered in place (a verdict is moved once, not thrice)
                     let mut item = Box::new(Item {
                         verdict,
@@ -460,6 +472,11 @@ fn stream(
                     render_item(&mut item);
                     Out::Item(item)
                 })
+            };
+            let to_items = &to_items;
+            let items = |raw: RawRecord, path: Arc<str>| {
+                let at = locate_record(&raw, records);
+                to_items(check(&raw), at, path)
             };
             // a line of a block as a record (decoded here, on the validation threads, which
             // also free it)
@@ -495,8 +512,26 @@ fn stream(
                     Chunk::Lines(block) => {
                         let path = display_path(root, &block.rel);
                         let block = &block;
-                        match fast {
-                            None => vec![
+                        match (fast, check_many) {
+                            // a run of lines read, then evaluated, then made items
+                            (None, Some(many)) => vec![
+                                block
+                                    .lines
+                                    .par_chunks(MANY)
+                                    .flat_map_iter(|lines| {
+                                        let raws: Vec<RawRecord> = lines
+                                            .iter()
+                                            .map(|(line_no, at)| line_record(block, *line_no, at))
+                                            .collect();
+                                        let verdicts = many(&raws);
+                                        let path = path.clone();
+                                        raws.into_iter().zip(verdicts).flat_map(move |(raw, vs)| {
+                                            to_items(vs, locate_record(&raw, records), path.clone())
+                                        })
+                                    })
+                                    .collect::<Vec<Out>>(),
+                            ],
+                            (None, None) => vec![
                                 block
                                     .lines
                                     .par_iter()
@@ -506,7 +541,7 @@ fn stream(
                                     })
                                     .collect::<Vec<Out>>(),
                             ],
-                            Some(fast) => {
+                            (Some(fast), _) => {
                                 let first = block.lines.first().map_or(1, |l| l.0);
                                 let model = Arc::new(PassModel::new(
                                     &block.rel,
@@ -836,14 +871,18 @@ fn workspace_mode(
                 ws.requests.mark(family, &v.id, rel, glob, &marks);
             }
         };
-        let check = |raw: &RawRecord| {
-            let mut vs = verdicts_of(&ws, &dups, raw);
+        // a record's verdicts as the pipeline gave them, made the run's: each marked when
+        // its id is shared, its join and batch input noted
+        let settle = |vs: &mut Vec<Verdict>, raw: &RawRecord| {
+            for v in vs.iter_mut() {
+                dups.mark(v);
+            }
             // the pre-pass finds every shared id only if each verdict id is one of the
             // candidates its byte scan reads, and `record_parts` is the pipeline's reading (the
             // part of each capture too: the shared ids name captures by their full source)
             #[cfg(debug_assertions)]
             {
-                for v in &vs {
+                for v in vs.iter() {
                     assert!(
                         ids::is_candidate_in(&ws, &v.id, raw),
                         "the id {:?} of {} is not among the candidates `ids::candidates` reads",
@@ -853,7 +892,7 @@ fn workspace_mode(
                 }
                 // a span's chain is left out when the pre-pass saw its key once: every
                 // chain id a key could equal must be among the keys it reads
-                for v in &vs {
+                for v in vs.iter() {
                     if let Some(l) = &v.chain
                         && matches!(
                             l.linked_by,
@@ -881,10 +920,23 @@ fn workspace_mode(
                     );
                 }
             }
-            for v in &mut vs {
+            for v in vs.iter_mut() {
                 check_one(v, raw);
             }
+        };
+        let check = |raw: &RawRecord| {
+            let mut vs = ws.check_all(raw);
+            settle(&mut vs, raw);
             vs
+        };
+        // a log's lines a run at a time: all read, then all evaluated
+        // (`Workspace::check_all_many`)
+        let check_many = |raws: &[RawRecord]| {
+            let mut all = ws.check_all_many(raws);
+            for (vs, raw) in all.iter_mut().zip(raws) {
+                settle(vs, raw);
+            }
+            all
         };
         let input = Input {
             root: &root,
@@ -917,7 +969,14 @@ fn workspace_mode(
             }
             emit(o)
         };
-        stream(input, &check, None, render.clone(), &mut feed)?;
+        stream(
+            input,
+            &check,
+            Some(&check_many),
+            None,
+            render.clone(),
+            &mut feed,
+        )?;
         let matched = matched
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -1183,7 +1242,7 @@ fn validator_mode(
         errors: &errors,
         verdict: &verdict,
     };
-    stream(input, &check, Some(&fast), render, emit)?;
+    stream(input, &check, None, Some(&fast), render, emit)?;
     Ok(())
 }
 
