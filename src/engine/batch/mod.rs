@@ -78,6 +78,29 @@ const BLOCK_SLACK: usize = 64 * 1024;
 /// saves a third of the misses a record at a time has; BENCHMARKS.md, "Session 21").
 const MANY: usize = 32;
 
+/// The text of a run of [`MANY`] lines, in bytes, past which the run is cut (after the line
+/// that passes it): a log of large records is still read and evaluated one record at a time
+/// on each validation thread, as [`IN_FLIGHT`]'s bound on memory assumes.
+const MANY_BYTES: usize = 256 * 1024;
+
+/// A block's lines (`lines`, by index) in runs of at most [`MANY`] lines, each cut once its
+/// text passes [`MANY_BYTES`], in order.
+fn runs(lines: &[(usize, LineAt)]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::with_capacity(lines.len() / MANY + 1);
+    let (mut start, mut bytes) = (0, 0);
+    for (i, (_, at)) in lines.iter().enumerate() {
+        bytes += at.as_ref().map_or(0, ExactSizeIterator::len);
+        if i + 1 - start >= MANY || bytes >= MANY_BYTES {
+            out.push(start..i + 1);
+            (start, bytes) = (i + 1, 0);
+        }
+    }
+    if start < lines.len() {
+        out.push(start..lines.len());
+    }
+    out
+}
+
 /// Lines per task of the fast path (a task gathers its passing lines into runs).
 const FAST_CHUNK: usize = 256;
 
@@ -515,10 +538,10 @@ fn stream(
                         match (fast, check_many) {
                             // a run of lines read, then evaluated, then made items
                             (None, Some(many)) => vec![
-                                block
-                                    .lines
-                                    .par_chunks(MANY)
-                                    .flat_map_iter(|lines| {
+                                runs(&block.lines)
+                                    .into_par_iter()
+                                    .flat_map_iter(|run| {
+                                        let lines = &block.lines[run];
                                         let raws: Vec<RawRecord> = lines
                                             .iter()
                                             .map(|(line_no, at)| line_record(block, *line_no, at))
@@ -1249,6 +1272,27 @@ fn validator_mode(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs of lines: [`MANY`] small lines at most, and a large line ends its run, so records
+    /// of hundreds of kilobytes are evaluated one at a time; an unusable line counts no bytes.
+    #[test]
+    fn a_run_is_cut_at_many_lines_or_after_the_line_that_passes_its_bytes() {
+        let line = |n: usize, len: usize| (n, Ok(0..len));
+        let small: Vec<(usize, LineAt)> = (1..=70).map(|n| line(n, 500)).collect();
+        assert_eq!(runs(&small), vec![0..32, 32..64, 64..70]);
+        let mut mixed: Vec<(usize, LineAt)> = vec![line(1, 100), line(2, MANY_BYTES), line(3, 1)];
+        mixed.push((
+            4,
+            Err(Box::new(Finding::new(
+                crate::core::verdict::Stage::Input,
+                crate::core::verdict::Reason::INVALID_CAPTURE,
+                "too long",
+            ))),
+        ));
+        mixed.extend((5..=8).map(|n| line(n, MANY_BYTES / 3)));
+        assert_eq!(runs(&mixed), vec![0..2, 2..7, 7..8]);
+        assert_eq!(runs(&[]), Vec::<std::ops::Range<usize>>::new());
+    }
 
     /// Collects what a run delivers: `(source, path, line, column)` per item, and the runs of
     /// passing lines as `(model source, n)`.
