@@ -377,7 +377,7 @@ fn run_effect(
                 .filter(|e| !e.trim().is_empty())
                 .unwrap_or_else(|| "vi".into());
             let Some((program, args)) = editor_command(&editor, &path, line) else {
-                app.status = Some("$EDITOR is empty".into());
+                app.note = Some("$EDITOR is empty".into());
                 return Ok(());
             };
             // park the input thread so the editor gets every key

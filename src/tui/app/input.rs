@@ -12,6 +12,8 @@ impl App {
     /// Applies one key: an open overlay closes, the filter prompt takes typed keys, else
     /// the keymap decides.
     pub(super) fn key(&mut self, k: KeyEvent) {
+        // the answer to the last key has been read: the footer shows the hints again
+        self.note = None;
         let editing = self.modes.editing();
         if self.modes.overlay.is_some() {
             // any key closes the overlay; `q` and Ctrl-C still quit
@@ -159,11 +161,9 @@ impl App {
                 let n = self.detail.detail().map_or(0, |d| d.errors.len());
                 // nothing (else) to step to: said, rather than nothing happening
                 match n {
-                    0 => {
-                        self.status = Some("n/N: this capture has no errors to step through".into())
-                    }
+                    0 => self.note = Some("n/N: this capture has no errors to step through".into()),
                     1 => {
-                        self.status =
+                        self.note =
                             Some("n/N: no other error to step to (this capture has one)".into())
                     }
                     _ => {}
@@ -201,7 +201,7 @@ impl App {
                     let paths = std::mem::take(&mut self.watch.pending);
                     self.submit_changes(paths);
                 }
-                WatchState::Off => self.status = Some("not watching this workspace".into()),
+                WatchState::Off => self.note = Some("not watching this workspace".into()),
             },
             Action::Copy => self.copy(),
             Action::Edit => self.edit(),
@@ -220,7 +220,7 @@ impl App {
             match self.detail.detail().and_then(|d| d.feedback_text.clone()) {
                 Some(t) => (t, "the feedback".to_string()),
                 None => {
-                    self.status = Some("no feedback to copy".into());
+                    self.note = Some("no feedback to copy".into());
                     return;
                 }
             }
@@ -230,7 +230,7 @@ impl App {
                 .evaluation()
                 .filter(|e| Some(e.verdict.source.as_str()) == self.list.selected.as_deref())
             else {
-                self.status = Some("the capture is still loading".into());
+                self.note = Some("the capture is still loading".into());
                 return;
             };
             match e
@@ -244,13 +244,13 @@ impl App {
                     (p, shown)
                 }
                 None => {
-                    self.status = Some("this error has no pointer to copy".into());
+                    self.note = Some("this error has no pointer to copy".into());
                     return;
                 }
             }
         };
         self.out.effects.push(Effect::Copy(text));
-        self.status = Some(format!("copied {what} to the clipboard (OSC 52)"));
+        self.note = Some(format!("copied {what} to the clipboard (OSC 52)"));
     }
 
     /// Asks the event loop to open the selected capture in `$EDITOR`.

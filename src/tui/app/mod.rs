@@ -327,8 +327,12 @@ pub struct App {
     pub run: Run,
     /// The file watching.
     pub watch: Watch,
-    /// A one-line status message (an engine error).
+    /// A one-line status message (an engine error, a run's progress): shown on the footer
+    /// until the state it tells of changes.
     pub status: Option<String>,
+    /// A one-line answer to the last key (`copied … to the clipboard`, `n/N: …`): shown on
+    /// the footer over [`App::status`] and the key hints, and gone at the next key.
+    pub note: Option<String>,
     /// Jobs, effects and quitting, for the event loop.
     pub out: Outbox,
 }
@@ -356,6 +360,7 @@ impl App {
                 off_reason: None,
             },
             status: None,
+            note: None,
             out: Outbox::default(),
         }
     }

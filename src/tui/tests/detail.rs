@@ -600,13 +600,38 @@ fn n_with_one_error_or_none_says_so() {
     select(&mut app, "valid-proposal");
     keys(&mut app, "n");
     let none = "n/N: this capture has no errors to step through";
-    assert_eq!(app.status.as_deref(), Some(none));
+    assert_eq!(app.note.as_deref(), Some(none));
     assert!(screen(&app).contains(none));
     select(&mut app, "duplicate-key");
     assert_eq!(app.detail.detail().unwrap().errors.len(), 1);
     keys(&mut app, "n");
     let one = "n/N: no other error to step to (this capture has one)";
-    assert_eq!(app.status.as_deref(), Some(one));
+    assert_eq!(app.note.as_deref(), Some(one));
     assert_eq!(app.detail.tab, Tab::Proposal);
     assert!(screen(&app).contains(one));
+}
+
+/// The answer to a key is gone at the next key, and the key hints are back in its place; a
+/// status (a watcher error) it covered shows again, and stays until its state changes.
+#[test]
+fn a_note_lasts_until_the_next_key_and_a_status_until_its_state_changes() {
+    let mut app = refund(120, 30);
+    select(&mut app, "valid-proposal");
+    let footer = |app: &App| screen(app).lines().last().unwrap_or_default().to_string();
+    let hints = footer(&app);
+    assert!(hints.contains("help"), "{hints}");
+    keys(&mut app, "n");
+    let note = "n/N: this capture has no errors to step through";
+    assert!(footer(&app).contains(note), "{}", footer(&app));
+    keys(&mut app, "j");
+    assert_eq!(app.note, None);
+    assert_eq!(footer(&app), hints);
+    app.status = Some("watcher: gone".into());
+    keys(&mut app, "k");
+    assert!(footer(&app).contains("watcher: gone"), "{}", footer(&app));
+    select(&mut app, "valid-proposal");
+    keys(&mut app, "n");
+    assert!(footer(&app).contains(note), "{}", footer(&app));
+    keys(&mut app, "j");
+    assert!(footer(&app).contains("watcher: gone"), "{}", footer(&app));
 }

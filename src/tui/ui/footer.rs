@@ -1,5 +1,6 @@
-//! The footer line: the filter prompt while it is typed, else the status message, else
-//! the keymap's hints (dropped from the middle until they fit, never help and quit).
+//! The footer line: the filter prompt while it is typed, else the note answering the last key
+//! (until the next key), else the status message, else the keymap's hints (dropped from the
+//! middle until they fit, never help and quit).
 
 use crate::tui::keymap::Keymap;
 use crate::tui::theme::Theme;
@@ -9,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 /// Draws the footer into `r`: `editing` is the filter text while it is being typed,
-/// `status` the one-line status message.
+/// `status` the one-line note or status message (`App::note` over `App::status`).
 pub fn draw(
     f: &mut Frame,
     r: Rect,

@@ -95,7 +95,7 @@ pub fn draw(app: &App, f: &mut Frame) {
         t,
         &app.settings.keymap,
         app.modes.editing().then_some(app.filter.text.as_str()),
-        app.status.as_deref(),
+        app.note.as_deref().or(app.status.as_deref()),
     );
     match app.modes.overlay {
         Some(Overlay::Review) => {
