@@ -79,9 +79,13 @@ const BLOCK_SLACK: usize = 64 * 1024;
 const MANY: usize = 32;
 
 /// The text of a run of [`MANY`] lines, in bytes, past which the run is cut (after the line
-/// that passes it): a log of large records is still read and evaluated one record at a time
-/// on each validation thread, as [`IN_FLIGHT`]'s bound on memory assumes.
-const MANY_BYTES: usize = 256 * 1024;
+/// that passes it): a run of capture records of a few hundred bytes is whole, while records
+/// of kilobytes are read a few at a time and large ones one at a time on each validation
+/// thread, as [`IN_FLIGHT`]'s bound on memory assumes. A parsed record can weigh 90 times
+/// its text (an object of many small objects), so at 256 KiB a log of 8 KB records of that
+/// kind took 94 MB against 37 MB read a record at a time; at 16 KiB, 39 MB
+/// (BENCHMARKS.md, "Session 21").
+const MANY_BYTES: usize = 16 * 1024;
 
 /// A block's lines (`lines`, by index) in runs of at most [`MANY`] lines, each cut once its
 /// text passes [`MANY_BYTES`], in order.
