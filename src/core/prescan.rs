@@ -28,37 +28,230 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-/// Whether the bytes `$hay` hold the literal `$needle`, with its searcher
-/// (`memchr::memmem::Finder`) built once per use site: building one costs more than
-/// searching a line of a few kB, and the pre-pass tests every line of every capture file
-/// this way (`crate::core::request::may_be_request`, `crate::core::mcp::may_be_jsonrpc`).
-macro_rules! holds {
-    ($hay:expr, $needle:literal) => {{
-        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
-        FINDER.find($hay).is_some()
-    }};
-}
-pub(crate) use holds;
-
-/// What the pre-pass's byte tests ask of a record, each a search of its whole text, found
-/// once for them all (the duplicate-id scan, the MCP and the request tests): whether it
-/// holds `jsonrpc` (an MCP message's member name) and `\u` (an escape a member name could
-/// hide behind, RFC 8259 section 7).
+/// What the pre-pass's byte tests ask of a record, found in one search of its whole text
+/// for them all (the duplicate-id scan, the MCP and the request tests): whether it holds
+/// `jsonrpc` (an MCP message's member name) and `\u` (an escape a member name could hide
+/// behind, RFC 8259 section 7), which of the quoted member names the tests look for it
+/// holds ([`Needle`]), and where the ones the duplicate-id scan reads the values of are.
+///
+/// The search is one pass of an Aho-Corasick automaton over every needle (leftmost-first,
+/// non-overlapping), where the tests made one `memmem` pass per needle (about eleven for a
+/// capture record). It finds every match the separate searches find: no needle is a prefix
+/// of another, and no match can begin inside another on strict JSON, where the only `"`
+/// inside a match is its last byte, the closing quote of a string, which no needle (each a
+/// quote and a letter, `jsonrpc`, `resourceSpans` or `\u`) can begin at. On other text a
+/// match may be missed, as the byte scans allow (`crate::engine::ids`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Sniff {
     /// The bytes hold `jsonrpc`.
     pub jsonrpc: bool,
     /// The bytes hold `\u`.
     pub escape: bool,
+    /// The [`Needle`]s found, a bit each (`1 << needle as u32`).
+    found: u32,
+    /// The first [`Sniff::MEMBERS`] matches of member needles ([`Needle::is_member`]), in
+    /// text order: the needle and the offset of its opening quote.
+    members: [(u8, u32); Sniff::MEMBERS],
+    /// How many of `members` are set; `u8::MAX`: more matches than it holds (ask
+    /// [`Sniff::member_matches`] to search again).
+    member_count: u8,
+}
+
+/// What the one search of [`Sniff::of`] looks for. `Id` to `RequestId` are
+/// `crate::engine::ids::ID_MEMBERS` quoted, in its order; `Chain` and `TraceId` are the
+/// members of `crate::engine::ids::CHAIN_MEMBERS` that are not ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Needle {
+    /// `jsonrpc`, anywhere.
+    Jsonrpc,
+    /// `\u`, anywhere.
+    Escape,
+    /// `resourceSpans`, anywhere.
+    ResourceSpans,
+    /// `"jsonrpc"`.
+    QuotedJsonrpc,
+    /// `"id"`.
+    Id,
+    /// `"custom_id"`.
+    CustomId,
+    /// `"key"`.
+    Key,
+    /// `"recordId"`.
+    RecordId,
+    /// `"responseId"`.
+    ResponseId,
+    /// `"RequestId"`.
+    RequestId,
+    /// `"chain"`.
+    Chain,
+    /// `"trace_id"`.
+    TraceId,
+    /// `"method"`.
+    Method,
+    /// `"url"`.
+    Url,
+    /// `"params"`.
+    Params,
+    /// `"request"` (the search is for `"request`, its next bytes tell the two apart).
+    Request,
+    /// `"requests"`.
+    Requests,
+}
+
+impl Needle {
+    /// The bytes searched for, in [`Needle`] order up to `Request` (`Requests` is found by
+    /// `Request`'s search).
+    const SEARCHED: [&'static [u8]; 16] = [
+        b"jsonrpc",
+        b"\\u",
+        b"resourceSpans",
+        b"\"jsonrpc\"",
+        b"\"id\"",
+        b"\"custom_id\"",
+        b"\"key\"",
+        b"\"recordId\"",
+        b"\"responseId\"",
+        b"\"RequestId\"",
+        b"\"chain\"",
+        b"\"trace_id\"",
+        b"\"method\"",
+        b"\"url\"",
+        b"\"params\"",
+        b"\"request",
+    ];
+
+    /// Whether the duplicate-id scan reads the value after this member name (its offsets
+    /// are kept): the id and chain members.
+    pub fn is_member(self) -> bool {
+        (Needle::Id as u8..=Needle::TraceId as u8).contains(&(self as u8))
+    }
+
+    /// The needle searched for as `i` ([`Needle::SEARCHED`]).
+    fn of_index(i: usize) -> Needle {
+        const ALL: [Needle; 16] = [
+            Needle::Jsonrpc,
+            Needle::Escape,
+            Needle::ResourceSpans,
+            Needle::QuotedJsonrpc,
+            Needle::Id,
+            Needle::CustomId,
+            Needle::Key,
+            Needle::RecordId,
+            Needle::ResponseId,
+            Needle::RequestId,
+            Needle::Chain,
+            Needle::TraceId,
+            Needle::Method,
+            Needle::Url,
+            Needle::Params,
+            Needle::Request,
+        ];
+        ALL[i]
+    }
+
+    /// The bytes the needle stands for: what is searched, but `"request"` and
+    /// `"requests"` whole.
+    pub fn bytes(self) -> &'static [u8] {
+        match self {
+            Needle::Request => b"\"request\"",
+            Needle::Requests => b"\"requests\"",
+            n => Needle::SEARCHED[n as usize],
+        }
+    }
+}
+
+/// The automaton of [`Sniff::of`], built once.
+static SEARCHER: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
+    aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(Needle::SEARCHED.iter().enumerate().map(|(i, n)| {
+            if i == Needle::Escape as usize {
+                &b"jsonrpc"[..]
+            } else {
+                *n
+            }
+        }))
+        .expect("a handful of short literals always build")
+});
+
+/// The matches of [`SEARCHER`] in `bytes`: `(needle, offset)`, in text order.
+fn needles(bytes: &[u8]) -> impl Iterator<Item = (Needle, usize)> + '_ {
+    SEARCHER.find_iter(bytes).map(move |m| {
+        let n = Needle::of_index(m.pattern().as_usize());
+        // `"request` followed by `"` or `s"`
+        let n = match (n, bytes.get(m.end()..)) {
+            (Needle::Request, Some([b's', b'"', ..])) => Needle::Requests,
+            (n, _) => n,
+        };
+        (n, m.start())
+    })
 }
 
 impl Sniff {
-    /// The two searches of `bytes`.
+    /// How many member matches a `Sniff` holds (a capture record has one, `"id"`).
+    pub const MEMBERS: usize = 8;
+
+    /// The one search of `bytes`.
     pub fn of(bytes: &[u8]) -> Sniff {
-        Sniff {
-            jsonrpc: holds!(bytes, b"jsonrpc"),
-            escape: holds!(bytes, b"\\u"),
+        let mut s = Sniff::default();
+        for (n, at) in needles(bytes) {
+            if n == Needle::Request && bytes.get(at + 8) != Some(&b'"') {
+                // `"request` begins neither `"request"` nor `"requests"`
+                continue;
+            }
+            s.found |= 1 << n as u32;
+            if n == Needle::QuotedJsonrpc {
+                s.found |= 1 << Needle::Jsonrpc as u32;
+            }
+            if n.is_member() && s.member_count != u8::MAX {
+                match (
+                    s.members.get_mut(s.member_count as usize),
+                    u32::try_from(at),
+                ) {
+                    (Some(slot), Ok(at)) => {
+                        *slot = (n as u8, at);
+                        s.member_count += 1;
+                    }
+                    _ => s.member_count = u8::MAX,
+                }
+            }
+        }
+        // `\u` apart: a needle of two bytes would make the automaton's prefilter (Teddy)
+        // test every pair of bytes, not every three, and stop at most quotes
+        static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
+        if ESCAPE.find(bytes).is_some() {
+            s.found |= 1 << Needle::Escape as u32;
+        }
+        s.jsonrpc = s.has(Needle::Jsonrpc) || s.has(Needle::QuotedJsonrpc);
+        s.escape = s.has(Needle::Escape);
+        s
+    }
+
+    /// Whether the bytes hold `n`.
+    pub fn has(&self, n: Needle) -> bool {
+        self.found & (1 << n as u32) != 0
+    }
+
+    /// Calls `each` with the offset of every match of the member needle `n` in `bytes` (the
+    /// bytes this was made of), in text order.
+    pub fn member_matches(&self, bytes: &[u8], n: Needle, each: &mut dyn FnMut(usize)) {
+        if !self.has(n) {
+            return;
+        }
+        if self.member_count == u8::MAX {
+            for (m, at) in needles(bytes) {
+                if m == n {
+                    each(at);
+                }
+            }
+            return;
+        }
+        for &(m, at) in &self.members[..self.member_count as usize] {
+            if m == n as u8 {
+                each(at as usize);
+            }
         }
     }
 }
@@ -558,7 +751,108 @@ pub fn facts(ws: &Workspace, files: &[PathBuf]) -> (McpSessions, Requests) {
 
 #[cfg(test)]
 mod tests {
-    use super::Lines;
+    use super::{Lines, Needle, Sniff};
+
+    /// Every needle as separate `memmem` searches find it: whether the bytes hold it, and
+    /// (a member needle) the offset of each match.
+    fn by_memmem(bytes: &[u8]) -> Vec<(Needle, Vec<usize>)> {
+        let all = [
+            Needle::Jsonrpc,
+            Needle::Escape,
+            Needle::ResourceSpans,
+            Needle::QuotedJsonrpc,
+            Needle::Id,
+            Needle::CustomId,
+            Needle::Key,
+            Needle::RecordId,
+            Needle::ResponseId,
+            Needle::RequestId,
+            Needle::Chain,
+            Needle::TraceId,
+            Needle::Method,
+            Needle::Url,
+            Needle::Params,
+            Needle::Request,
+            Needle::Requests,
+        ];
+        all.into_iter()
+            .map(|n| (n, memchr::memmem::find_iter(bytes, n.bytes()).collect()))
+            .collect()
+    }
+
+    /// What one `Sniff` gives for the same questions.
+    fn by_sniff(bytes: &[u8]) -> Vec<(Needle, Vec<usize>)> {
+        let s = Sniff::of(bytes);
+        by_memmem(bytes)
+            .into_iter()
+            .map(|(n, _)| {
+                let mut at = Vec::new();
+                if n.is_member() {
+                    s.member_matches(bytes, n, &mut |i| at.push(i));
+                } else if s.has(n) {
+                    // only whether it is there
+                    at = memchr::memmem::find_iter(bytes, n.bytes()).collect();
+                }
+                (n, at)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_search_finds_what_a_search_per_needle_finds_in_every_sample_line() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+        let mut lines = 0;
+        let mut stack = vec![root];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                let Ok(text) = std::fs::read(&p) else {
+                    continue;
+                };
+                for line in text.split(|&b| b == b'\n') {
+                    lines += 1;
+                    assert_eq!(
+                        by_sniff(line),
+                        by_memmem(line),
+                        "{}: {}",
+                        p.display(),
+                        String::from_utf8_lossy(line)
+                    );
+                }
+            }
+        }
+        assert!(lines > 500, "{lines} sample lines");
+    }
+
+    #[test]
+    fn one_search_finds_every_match_of_many_members_and_of_odd_text() {
+        let many: String = (0..40)
+            .map(|i| format!(r#"{{"id":"a{i}","key":"k{i}","chain":"c/{i}"}}"#))
+            .collect();
+        let cases: Vec<Vec<u8>> = vec![
+            many.into_bytes(),
+            br#"{"request":{"key":1},"requests":[],"request_id":"x","custom_id":"c","url":"/v1"}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"\u0069d"}}"#.to_vec(),
+            br#"{"resourceSpans":[{"traceId":"t","RequestId":"r","responseId":"s","recordId":"q"}]}"#.to_vec(),
+            br#"{"a":"\"id\"","trace_id":"x/y","\u006bey":"k","requestss":1}"#.to_vec(),
+            vec![0xff, b'"', b'i', b'd', b'"', b':', 0xfe, b'"', b'k', b'e', b'y', b'"'],
+            Vec::new(),
+        ];
+        for c in &cases {
+            assert_eq!(by_sniff(c), by_memmem(c), "{}", String::from_utf8_lossy(c));
+        }
+        // 120 member matches: more than a `Sniff` holds, found again
+        let s = Sniff::of(&cases[0]);
+        let mut n = 0;
+        s.member_matches(&cases[0], Needle::Chain, &mut |_| n += 1);
+        assert_eq!(n, 40);
+        assert!(!s.has(Needle::Requests) && Sniff::of(&cases[1]).has(Needle::Requests));
+        assert!(Sniff::of(&cases[2]).jsonrpc && Sniff::of(&cases[2]).escape);
+    }
 
     #[test]
     fn lines_keep_runs_and_give_back_every_line_in_order() {

@@ -774,23 +774,18 @@ impl Requests {
 /// (unescaped, the values skipped) and tested the same way, so a key spelled `"\u006bey"` is
 /// found as `"key"` is (JSON, RFC 8259 section 7).
 pub fn may_be_request(bytes: &[u8]) -> bool {
-    may_be_request_with(bytes, crate::core::prescan::holds!(bytes, b"\\u"))
+    may_be_request_with(bytes, crate::core::prescan::Sniff::of(bytes))
 }
 
-/// [`may_be_request`] given whether the bytes hold `\u` (`escapes`: the pre-pass's
-/// search, [`crate::core::prescan::Sniff`]).
-pub(crate) fn may_be_request_with(bytes: &[u8], escapes: bool) -> bool {
-    use crate::core::prescan::holds;
-    let plain = (holds!(bytes, b"\"custom_id\"")
-        && (holds!(bytes, b"\"method\"")
-            || holds!(bytes, b"\"url\"")
-            || holds!(bytes, b"\"params\"")))
-        || {
-            // `"request"` and `"requests"` from one search for what they begin with
-            let (request, requests) = request_names(bytes);
-            requests || (request && holds!(bytes, b"\"key\""))
-        };
-    if plain || !escapes || !escapes_a_letter(bytes) {
+/// [`may_be_request`] given the pre-pass's one search of the bytes
+/// ([`crate::core::prescan::Sniff`]).
+pub(crate) fn may_be_request_with(bytes: &[u8], sniff: crate::core::prescan::Sniff) -> bool {
+    use crate::core::prescan::Needle;
+    let plain = (sniff.has(Needle::CustomId)
+        && (sniff.has(Needle::Method) || sniff.has(Needle::Url) || sniff.has(Needle::Params)))
+        || sniff.has(Needle::Requests)
+        || (sniff.has(Needle::Request) && sniff.has(Needle::Key));
+    if plain || !sniff.escape || !escapes_a_letter(bytes) {
         return plain;
     }
     let Some(keys) = top_level_keys(bytes) else {
@@ -800,25 +795,6 @@ pub(crate) fn may_be_request_with(bytes: &[u8], escapes: bool) -> bool {
     (key("custom_id") && (key("method") || key("url") || key("params")))
         || (key("key") && key("request"))
         || key("requests")
-}
-
-/// Whether the bytes hold `"request"` and whether they hold `"requests"`, from one search
-/// for `"request` (which cannot overlap itself: every match is found).
-fn request_names(bytes: &[u8]) -> (bool, bool) {
-    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"request"));
-    let (mut request, mut requests) = (false, false);
-    for at in FINDER.find_iter(bytes) {
-        match &bytes[at + 8..] {
-            [b'"', ..] => request = true,
-            [b's', b'"', ..] => requests = true,
-            _ => {}
-        }
-        if request && requests {
-            break;
-        }
-    }
-    (request, requests)
 }
 
 /// Whether the bytes hold a `\u` escape of an ASCII letter or `_` (`\u0041` to `\u007a`), as
@@ -925,7 +901,7 @@ pub(crate) fn input_of_bytes_with(
     source: &dyn Fn() -> RecordRef,
     read: &ReadInput<'_>,
 ) -> Option<Input> {
-    if !may_be_request_with(bytes, sniff.escape) {
+    if !may_be_request_with(bytes, sniff) {
         return None;
     }
     let text = std::str::from_utf8(bytes).ok()?;

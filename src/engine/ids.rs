@@ -23,7 +23,7 @@
 //! a million captures), and then both are flagged, by every front end alike.
 
 use crate::core::capture::{self, RawRecord};
-use crate::core::prescan::Sniff;
+use crate::core::prescan::{Needle, Sniff};
 use crate::core::record_ref::RecordRef;
 use crate::core::verdict::{Verdict, Warning};
 use crate::core::workspace::Workspace;
@@ -170,9 +170,8 @@ fn scan_record(
     each: &mut dyn FnMut(&[u8]),
     mut keys: Option<Each<'_>>,
 ) {
-    use crate::core::prescan::holds;
     // an OTLP/JSON record's span capture is named `TRACEID/SPANID`, two members joined
-    let walked = holds!(text, b"resourceSpans");
+    let walked = sniff.has(Needle::ResourceSpans);
     if walked && otlp_spans(text, sniff, each, &mut keys).is_some_and(|as_otlp| shaped && as_otlp) {
         return;
     }
@@ -182,35 +181,20 @@ fn scan_record(
     if sniff.escape {
         return tokenize(text, sniff, file, walked, each, keys);
     }
-    static FINDERS: std::sync::LazyLock<Vec<(bool, memchr::memmem::Finder<'static>)>> =
-        std::sync::LazyLock::new(|| {
-            ID_MEMBERS
-                .iter()
-                .map(|m| {
-                    let quoted: &'static [u8] = format!("\"{m}\"").into_bytes().leak();
-                    (*m == "id", memchr::memmem::Finder::new(quoted))
-                })
-                .collect()
-        });
-    let jsonrpc = sniff.jsonrpc && holds!(text, b"\"jsonrpc\"");
+    let jsonrpc = sniff.has(Needle::QuotedJsonrpc);
     let mut rpc_ids: Vec<Vec<u8>> = Vec::new();
     let mut value_buf = Vec::new();
-    for (is_id, finder) in FINDERS.iter() {
-        for at in finder.find_iter(text) {
-            let j = skip_ws(text, at + finder.needle().len());
+    for needle in ID_NEEDLES {
+        let len = needle.bytes().len();
+        let rpc = needle == Needle::Id && jsonrpc;
+        sniff.member_matches(text, needle, &mut |at| {
+            let j = skip_ws(text, at + len);
             if text.get(j) != Some(&b':') {
-                continue;
+                return;
             }
             let j = skip_ws(text, j + 1);
-            member_value(
-                text,
-                j,
-                *is_id && jsonrpc,
-                &mut value_buf,
-                &mut rpc_ids,
-                each,
-            );
-        }
+            member_value(text, j, rpc, &mut value_buf, &mut rpc_ids, each);
+        });
     }
     if jsonrpc {
         mcp_forms(&rpc_ids, file, each);
@@ -220,33 +204,43 @@ fn scan_record(
     if let Some(k) = keys
         && memchr::memchr(b'/', text).is_some()
     {
-        static KEY_FINDERS: std::sync::LazyLock<Vec<memchr::memmem::Finder<'static>>> =
-            std::sync::LazyLock::new(|| {
-                CHAIN_MEMBERS
-                    .iter()
-                    .map(|m| {
-                        let quoted: &'static [u8] = format!("\"{m}\"").into_bytes().leak();
-                        memchr::memmem::Finder::new(quoted)
-                    })
-                    .collect()
-            });
         let mut slashed = |v: &[u8]| {
             if memchr::memchr(b'/', v).is_some() {
                 k(v);
             }
         };
-        for finder in KEY_FINDERS.iter() {
-            for at in finder.find_iter(text) {
-                let j = skip_ws(text, at + finder.needle().len());
+        for needle in CHAIN_NEEDLES {
+            let len = needle.bytes().len();
+            sniff.member_matches(text, needle, &mut |at| {
+                let j = skip_ws(text, at + len);
                 if text.get(j) != Some(&b':') {
-                    continue;
+                    return;
                 }
                 let j = skip_ws(text, j + 1);
                 member_value(text, j, false, &mut value_buf, &mut rpc_ids, &mut slashed);
-            }
+            });
         }
     }
 }
+
+/// [`ID_MEMBERS`] as the pre-pass's search finds them ([`Sniff`]), in the same order.
+const ID_NEEDLES: [Needle; 6] = [
+    Needle::Id,
+    Needle::CustomId,
+    Needle::Key,
+    Needle::RecordId,
+    Needle::ResponseId,
+    Needle::RequestId,
+];
+
+/// [`CHAIN_MEMBERS`] as the pre-pass's search finds them, in the same order.
+const CHAIN_NEEDLES: [Needle; 5] = [
+    Needle::Chain,
+    Needle::TraceId,
+    Needle::CustomId,
+    Needle::Key,
+    Needle::RecordId,
+];
 
 /// The value at `j` of an id member: a string is a candidate (decoded); with `rpc`, it and
 /// a number token are kept in `rpc_ids` too. Returns where the value ends, if it is one.
@@ -1170,6 +1164,21 @@ pub fn scan(ws: &Workspace, files: &[PathBuf]) -> Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_needles_of_the_pre_pass_are_the_members_quoted_in_order() {
+        let quoted = |m: &&str| format!("\"{m}\"").into_bytes();
+        let ids: Vec<Vec<u8>> = ID_NEEDLES.iter().map(|n| n.bytes().to_vec()).collect();
+        assert_eq!(ids, ID_MEMBERS.iter().map(quoted).collect::<Vec<_>>());
+        let chain: Vec<Vec<u8>> = CHAIN_NEEDLES.iter().map(|n| n.bytes().to_vec()).collect();
+        assert_eq!(chain, CHAIN_MEMBERS.iter().map(quoted).collect::<Vec<_>>());
+        assert!(
+            ID_NEEDLES
+                .iter()
+                .chain(&CHAIN_NEEDLES)
+                .all(|n| n.is_member())
+        );
+    }
 
     #[test]
     fn in_several_lists_each_fingerprint_two_runs_share_once_in_order() {
