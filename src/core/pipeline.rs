@@ -127,6 +127,42 @@ struct Run<'a> {
     repair: Option<Repair>,
 }
 
+/// A record of [`Workspace::check_all_many`] between its parts.
+// nearly every record of a run is `Begun` (one capture): a box would cost an allocation each
+#[allow(clippy::large_enum_variant)]
+enum Step<'r, 'w> {
+    /// Its evaluations made.
+    Done(Vec<Evaluation>),
+    /// A record of one capture, begun: its evaluation (`out[0]`) is made in place.
+    Begun {
+        out: Vec<Evaluation>,
+        begun: Begun<'w>,
+        text: &'r str,
+    },
+}
+
+/// What the later stages of a capture need, once the contract is found
+/// ([`Workspace::begin_stages`]).
+struct Pending {
+    /// The contract (compiled).
+    contract: Arc<Contract>,
+    /// What the response stage read as the proposal.
+    proposal: Proposal,
+    /// The generation schema checked beside a server contract: compiled, or broken.
+    beside: Option<Result<Arc<Contract>, ()>>,
+    /// Where the contract came from.
+    from: ContractFrom,
+}
+
+/// A capture on its way through [`Workspace::begin_capture`], [`Workspace::middle_capture`]
+/// and [`Workspace::end_capture`].
+struct Begun<'w> {
+    capture: Capture,
+    source: RecordRef,
+    run: Run<'w>,
+    pending: Option<Pending>,
+}
+
 /// Copies the provider's metadata the response stage read into the capture's `meta`
 /// (`docs/capture-record.md#meta`): `model`, and `usage` as `{input_tokens, output_tokens,
 /// total_tokens}` (the counts the provider reported), each only when the record's own
@@ -187,20 +223,61 @@ impl Workspace {
         self.finish_parts(read, only)
     }
 
-    /// [`Workspace::check_all`] of each record of `raws`, in order: every record read first,
-    /// then every capture read evaluated, so the code of each step runs over the whole run
-    /// of records at once (fewer misses of the processor's instruction cache than reading
-    /// and evaluating each record in turn).
+    /// [`Workspace::check_all`] of each record of `raws`, in order, in four parts each run
+    /// over the whole run of records before the next: every record read; every capture to
+    /// its contract ([`Workspace::begin_capture`]); every capture through its later stages
+    /// ([`Workspace::middle_capture`]); every verdict made ([`Workspace::end_capture`]). The
+    /// code of each part stays in the processor's instruction cache across the run, where
+    /// one record's whole way does not fit it (BENCHMARKS.md, "Session 21" and "Session 22").
+    /// A record of several captures is evaluated whole in the second part.
     pub fn check_all_many(&self, raws: &[RawRecord]) -> Vec<Vec<Verdict>> {
         let read: Vec<ReadParts<'_>> = raws.iter().map(|raw| self.read_parts(raw)).collect();
-        read.into_iter()
-            .map(|r| {
-                self.finish_parts(r, None)
-                    .into_iter()
-                    .map(|ev| ev.verdict)
-                    .collect()
+        // each capture to its contract, then each through the later stages, then each
+        // verdict made: the code of every part runs over the whole run at once
+        let mut steps: Vec<Step<'_, '_>> = read.into_iter().map(|r| self.begin_parts(r)).collect();
+        for step in &mut steps {
+            if let Step::Begun { out, begun, .. } = step {
+                self.middle_capture(begun, &mut out[0]);
+            }
+        }
+        steps
+            .into_iter()
+            .map(|step| {
+                let out = match step {
+                    Step::Done(out) => out,
+                    Step::Begun {
+                        mut out,
+                        begun,
+                        text,
+                    } => {
+                        self.end_capture(begun, text, &mut out[0]);
+                        out
+                    }
+                };
+                out.into_iter().map(|ev| ev.verdict).collect()
             })
             .collect()
+    }
+
+    /// [`Workspace::finish_parts`] (keeping every part) up to the later stages of a record
+    /// of one capture ([`Workspace::begin_capture`]); a record of several captures, or of
+    /// none, is finished here.
+    fn begin_parts<'r>(&self, read: ReadParts<'r>) -> Step<'r, '_> {
+        let ReadParts {
+            raw,
+            mut out,
+            capture,
+        } = read;
+        match capture {
+            Some(c) if !matches!(c.payload, Payload::Parts(_)) => {
+                let text = raw.text.as_deref().unwrap_or_default();
+                match self.begin_capture(c, raw.source.clone(), &mut out[0]) {
+                    Some(begun) => Step::Begun { out, begun, text },
+                    None => Step::Done(Vec::new()),
+                }
+            }
+            capture => Step::Done(self.finish_parts(ReadParts { raw, out, capture }, None)),
+        }
     }
 
     /// The first step of [`Workspace::evaluate_parts`]: the record read, its verdict made
@@ -340,11 +417,27 @@ impl Workspace {
     /// verdict made in place); false when it is not a capture after all.
     fn evaluate_capture(
         &self,
-        mut capture: Capture,
+        capture: Capture,
         source: RecordRef,
         text: &str,
         ev: &mut Evaluation,
     ) -> bool {
+        let Some(mut begun) = self.begin_capture(capture, source, ev) else {
+            return false;
+        };
+        self.middle_capture(&mut begun, ev);
+        self.end_capture(begun, text, ev);
+        true
+    }
+
+    /// The first part of [`Workspace::evaluate_capture`]: the capture completed, its
+    /// response read and its contract found; `None` when it is not a capture after all.
+    fn begin_capture(
+        &self,
+        mut capture: Capture,
+        source: RecordRef,
+        ev: &mut Evaluation,
+    ) -> Option<Begun<'_>> {
         let rel = source.file().clone();
         // a batch input record is requests, not a capture (`docs/requests.md`); a trace
         // record with no LLM or tool span holds none (`docs/record-shapes.md#traces`)
@@ -352,20 +445,43 @@ impl Workspace {
             capture.payload,
             Payload::Requests(_) | Payload::NotACapture | Payload::Parts(_)
         ) {
-            return false;
+            return None;
         }
         // an MCP message is a capture only as part of its session: its request, if it is a
         // response; skipped when it is not a tools/call request or response
         if let Payload::Mcp(m) = &capture.payload {
             match self.mcp.resolve(m) {
-                Resolved::NotACapture => return false,
+                Resolved::NotACapture => return None,
                 Resolved::Tool(tool) => capture.tool = Some(tool),
                 Resolved::Unpaired => capture.tool = None,
             }
         }
         let (capture, origin) = self.complete(capture, &rel);
-        let mut capture = capture;
-        let run = self.run_stages(&capture, &origin, &rel, ev);
+        let (run, pending) = self.begin_stages(&capture, &origin, &rel, ev);
+        Some(Begun {
+            capture,
+            source,
+            run,
+            pending,
+        })
+    }
+
+    /// The second part of [`Workspace::evaluate_capture`]: the later stages, when they run.
+    fn middle_capture(&self, begun: &mut Begun<'_>, ev: &mut Evaluation) {
+        if let Some(pending) = begun.pending.take() {
+            self.finish_stages(&begun.capture, &mut begun.run, pending, ev);
+        }
+    }
+
+    /// The last part of [`Workspace::evaluate_capture`]: the verdict made in `ev`, the
+    /// capture kept there.
+    fn end_capture(&self, begun: Begun<'_>, text: &str, ev: &mut Evaluation) {
+        let Begun {
+            mut capture,
+            source,
+            run,
+            ..
+        } = begun;
         if let Some(info) = &run.info {
             fill_meta(&mut capture, info);
         }
@@ -395,7 +511,6 @@ impl Workspace {
         // read it from the verdict ([`Evaluation::capture`])
         verdict.meta = capture.meta.take();
         ev.capture = Some(capture);
-        true
     }
 
     /// The id the pipeline gives the record (its verdict's `id`), read as [`Workspace::evaluate`]
@@ -1034,13 +1149,16 @@ impl Workspace {
         }
     }
 
-    fn run_stages(
+    /// The first stages of a capture: the response read and the contract
+    /// found; what the later stages need ([`Pending`]) when they are to run, else the
+    /// findings are in the run already.
+    fn begin_stages(
         &self,
         capture: &Capture,
         origin: &Origin,
         rel: &str,
         ev: &mut Evaluation,
-    ) -> Run<'_> {
+    ) -> (Run<'_>, Option<Pending>) {
         // response first (it is pure): routing may need the called tool's name and the model
         let adapted = match &capture.payload {
             Payload::Response(r) => {
@@ -1115,56 +1233,82 @@ impl Workspace {
                         run.from = Some(ContractFrom::Request.text());
                         run.generation = Some(g);
                         run.errors = vec![*f];
-                        return run;
+                        return (run, None);
                     }
                     FromRequest::Missing(note) => {
                         run.errors = vec![self.no_contract(tool, note)];
-                        return run;
+                        return (run, None);
                     }
                 },
                 Err(f) => {
                     run.errors = vec![f];
-                    return run;
+                    return (run, None);
                 }
             };
         run.name = Some(contract.name.clone());
         run.from = Some(from.text());
         run.contract = Some(contract.clone());
-        let validator = match &contract.compiled {
-            Ok(v) => v,
-            Err(errors) => {
-                run.errors = match &run.generation {
-                    // where the request is: the compiled contract is shared by every
-                    // request that sent this schema
-                    Some(g) => errors
-                        .iter()
-                        .map(|f| {
-                            let mut f = f.clone();
-                            f.message = format!("{} {}: {}", g.request, g.pointer, f.message);
-                            f
-                        })
-                        .collect(),
-                    None => errors.clone(),
-                };
-                return run;
-            }
-        };
+        if let Err(errors) = &contract.compiled {
+            run.errors = match &run.generation {
+                // where the request is: the compiled contract is shared by every request
+                // that sent this schema
+                Some(g) => errors
+                    .iter()
+                    .map(|f| {
+                        let mut f = f.clone();
+                        f.message = format!("{} {}: {}", g.request, g.pointer, f.message);
+                        f
+                    })
+                    .collect(),
+                None => errors.clone(),
+            };
+            return (run, None);
+        }
         run.info = Some(adapted.info);
         let proposal = match adapted.result {
             Ok(p) => p,
             Err(f) => {
                 run.errors = vec![f];
-                return run;
+                return (run, None);
             }
+        };
+        (
+            run,
+            Some(Pending {
+                contract,
+                proposal,
+                beside,
+                from,
+            }),
+        )
+    }
+
+    /// The later stages of a capture (parse, schema, business), then the
+    /// generation schema checked beside a server contract.
+    fn finish_stages(
+        &self,
+        capture: &Capture,
+        run: &mut Run<'_>,
+        pending: Pending,
+        ev: &mut Evaluation,
+    ) {
+        let Pending {
+            contract,
+            proposal,
+            beside,
+            from,
+        } = pending;
+        // compiled: `begin_stages` hands on no contract that did not compile
+        let Ok(validator) = &contract.compiled else {
+            return;
         };
         (run.errors, run.repair) = self.later_stages(capture, &contract, validator, proposal, ev);
         match beside {
-            Some(Ok(gc)) => self.check_beside(&mut run, &gc, ev),
+            Some(Ok(gc)) => self.check_beside(run, &gc, ev),
             Some(Err(())) => {}
-            None if from == ContractFrom::Request => strict_zero_config(&mut run),
+            None if from == ContractFrom::Request => strict_zero_config(run),
             None => {}
         }
-        run
     }
 
     /// Checks the proposal against the generation schema `gc` beside the server contract

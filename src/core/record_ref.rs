@@ -42,6 +42,11 @@ pub struct RecordRef {
     text: Arc<str>,
 }
 
+thread_local! {
+    /// The text of a source being made ([`RecordRef::new_part`]), reused.
+    static TEXT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
 impl RecordRef {
     /// The record at `line` of `file` (`None`: the file's one record).
     pub fn new(file: impl Into<Arc<str>>, line: Option<usize>) -> RecordRef {
@@ -57,8 +62,11 @@ impl RecordRef {
         let file = file.into();
         let text = match (line, part) {
             (None, None) => file.clone(),
-            _ => {
-                let mut text = String::with_capacity(file.len() + 24);
+            // written into this thread's reused buffer, then copied once into the `Arc`
+            // (`Arc::from(String)` allocates and copies anyway: a record would cost two
+            // allocations)
+            _ => TEXT.with_borrow_mut(|text| {
+                text.clear();
                 text.push_str(&file);
                 if let Some(line) = line {
                     text.push(':');
@@ -68,8 +76,8 @@ impl RecordRef {
                     text.push('#');
                     text.push_str(itoa::Buffer::new().format(part));
                 }
-                Arc::from(text)
-            }
+                Arc::from(text.as_str())
+            }),
         };
         RecordRef {
             file,
