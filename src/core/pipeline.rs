@@ -225,8 +225,8 @@ impl Workspace {
 
     /// [`Workspace::check_all`] of each record of `raws`, in order, in four parts each run
     /// over the whole run of records before the next: every record read; every capture to
-    /// its contract ([`Workspace::begin_capture`]); every capture through its later stages
-    /// ([`Workspace::middle_capture`]); every verdict made ([`Workspace::end_capture`]). The
+    /// its contract (`begin_capture`); every capture through its later stages
+    /// (`middle_capture`); every verdict made (`end_capture`). The
     /// code of each part stays in the processor's instruction cache across the run, where
     /// one record's whole way does not fit it (BENCHMARKS.md, "Session 21" and "Session 22").
     /// A record of several captures is evaluated whole in the second part.

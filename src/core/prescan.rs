@@ -127,28 +127,26 @@ impl Needle {
         (Needle::Id as u8..=Needle::TraceId as u8).contains(&(self as u8))
     }
 
-    /// The needle searched for as `i` ([`Needle::SEARCHED`]).
-    fn of_index(i: usize) -> Needle {
-        const ALL: [Needle; 16] = [
-            Needle::Jsonrpc,
-            Needle::Escape,
-            Needle::ResourceSpans,
-            Needle::QuotedJsonrpc,
-            Needle::Id,
-            Needle::CustomId,
-            Needle::Key,
-            Needle::RecordId,
-            Needle::ResponseId,
-            Needle::RequestId,
-            Needle::Chain,
-            Needle::TraceId,
-            Needle::Method,
-            Needle::Url,
-            Needle::Params,
-            Needle::Request,
-        ];
-        ALL[i]
-    }
+    /// Every needle, in order: the one the search reports as pattern `i` is `ALL[i]`.
+    pub const ALL: [Needle; 17] = [
+        Needle::Jsonrpc,
+        Needle::Escape,
+        Needle::ResourceSpans,
+        Needle::QuotedJsonrpc,
+        Needle::Id,
+        Needle::CustomId,
+        Needle::Key,
+        Needle::RecordId,
+        Needle::ResponseId,
+        Needle::RequestId,
+        Needle::Chain,
+        Needle::TraceId,
+        Needle::Method,
+        Needle::Url,
+        Needle::Params,
+        Needle::Request,
+        Needle::Requests,
+    ];
 
     /// The bytes the needle stands for: what is searched, but `"request"` and
     /// `"requests"` whole.
@@ -178,7 +176,7 @@ static SEARCHER: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::Laz
 /// The matches of [`SEARCHER`] in `bytes`: `(needle, offset)`, in text order.
 fn needles(bytes: &[u8]) -> impl Iterator<Item = (Needle, usize)> + '_ {
     SEARCHER.find_iter(bytes).map(move |m| {
-        let n = Needle::of_index(m.pattern().as_usize());
+        let n = Needle::ALL[m.pattern().as_usize()];
         // `"request` followed by `"` or `s"`
         let n = match (n, bytes.get(m.end()..)) {
             (Needle::Request, Some([b's', b'"', ..])) => Needle::Requests,
@@ -756,26 +754,8 @@ mod tests {
     /// Every needle as separate `memmem` searches find it: whether the bytes hold it, and
     /// (a member needle) the offset of each match.
     fn by_memmem(bytes: &[u8]) -> Vec<(Needle, Vec<usize>)> {
-        let all = [
-            Needle::Jsonrpc,
-            Needle::Escape,
-            Needle::ResourceSpans,
-            Needle::QuotedJsonrpc,
-            Needle::Id,
-            Needle::CustomId,
-            Needle::Key,
-            Needle::RecordId,
-            Needle::ResponseId,
-            Needle::RequestId,
-            Needle::Chain,
-            Needle::TraceId,
-            Needle::Method,
-            Needle::Url,
-            Needle::Params,
-            Needle::Request,
-            Needle::Requests,
-        ];
-        all.into_iter()
+        Needle::ALL
+            .into_iter()
             .map(|n| (n, memchr::memmem::find_iter(bytes, n.bytes()).collect()))
             .collect()
     }

@@ -184,7 +184,7 @@ fn scan_record(
     let jsonrpc = sniff.has(Needle::QuotedJsonrpc);
     let mut rpc_ids: Vec<Vec<u8>> = Vec::new();
     let mut value_buf = Vec::new();
-    for needle in ID_NEEDLES {
+    for &needle in ID_NEEDLES {
         let len = needle.bytes().len();
         let rpc = needle == Needle::Id && jsonrpc;
         sniff.member_matches(text, needle, &mut |at| {
@@ -223,15 +223,13 @@ fn scan_record(
     }
 }
 
-/// [`ID_MEMBERS`] as the pre-pass's search finds them ([`Sniff`]), in the same order.
-const ID_NEEDLES: [Needle; 6] = [
-    Needle::Id,
-    Needle::CustomId,
-    Needle::Key,
-    Needle::RecordId,
-    Needle::ResponseId,
-    Needle::RequestId,
-];
+/// [`ID_MEMBERS`] as the pre-pass's search finds them ([`Sniff`]), in the same order: the
+/// needles `Id` to `RequestId`.
+const ID_NEEDLES: &[Needle] = Needle::ALL
+    .split_at(Needle::Id as usize)
+    .1
+    .split_at(Needle::RequestId as usize - Needle::Id as usize + 1)
+    .0;
 
 /// [`CHAIN_MEMBERS`] as the pre-pass's search finds them, in the same order.
 const CHAIN_NEEDLES: [Needle; 5] = [
