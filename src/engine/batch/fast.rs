@@ -371,6 +371,7 @@ mod tests {
                     assert!(run.lines.capacity() <= 8);
                     passes += 1;
                 }
+                Out::Counted(_) => panic!("the fast path never counts a line alone"),
             }
         }
         assert_eq!(passes, 128);

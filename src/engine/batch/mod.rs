@@ -17,7 +17,7 @@ use crate::core::request::Family;
 use crate::core::stage::{parse, tape};
 use crate::core::summary::Summary;
 use crate::core::text::line_col;
-use crate::core::verdict::{Finding, Verdict};
+use crate::core::verdict::{Decision, Finding, Stage, Verdict};
 use crate::core::workspace::{Workspace, find_root};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -269,6 +269,7 @@ pub fn check_workspaces(
     let (warnings, chains) = workspace_mode(
         paths,
         render(opts),
+        opts.skip_passing,
         opts.chain_rows,
         &mut delivery(opts, &mut summary, out),
     )?;
@@ -326,6 +327,11 @@ fn delivery<'a>(
                     return Ok(());
                 }
                 out.item(&item)
+            }
+            Out::Counted(c) => {
+                c.add_to(summary);
+                out.progress(summary.captures);
+                Ok(())
             }
             Out::Passes(run) => {
                 let model = &run.model.item;
@@ -387,11 +393,40 @@ struct Render {
 enum Out {
     /// One capture with its verdict (boxed: most of a fast-path batch is small runs).
     Item(Box<Item>),
+    /// A passing capture that is counted but not delivered ([`BatchOptions::skip_passing`]).
+    Counted(Counted),
     /// Consecutive instances of one log that passed `check --schema`'s fast path.
     Passes(Passes),
 }
 
 type Emit<'a> = dyn FnMut(Out) -> std::io::Result<()> + 'a;
+
+/// What the summary counts of a verdict ([`Summary::add`]), without the verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counted {
+    stage: Stage,
+    decision: Decision,
+    /// Whether its `expect` was met; `None`: it has none.
+    expect: Option<bool>,
+    repair: Option<crate::core::repair::RepairMark>,
+}
+
+impl Counted {
+    fn of(v: &Verdict) -> Counted {
+        Counted {
+            stage: v.stage,
+            decision: v.decision,
+            expect: v.expect.as_ref().map(|e| e.met),
+            repair: v.repair.as_ref().map(crate::core::repair::Repair::mark),
+        }
+    }
+
+    /// Adds it to `summary` as [`Summary::add`] adds its verdict.
+    fn add_to(self, summary: &mut Summary) {
+        summary.add_outcome(self.stage, self.decision, self.expect);
+        summary.add_repairs(self.repair, 1);
+    }
+}
 
 /// What [`stream`] reads.
 struct Input<'a> {
@@ -407,6 +442,10 @@ struct Input<'a> {
     is_log: &'a (dyn Fn(&Path) -> bool + Sync),
     /// The files hold capture records (false: plain instances, `--schema`).
     records: bool,
+    /// Passing records are counted but not delivered ([`BatchOptions::skip_passing`]): a
+    /// passing verdict outside any chain is made [`Out::Counted`] on the validation thread
+    /// that made it, and freed there.
+    skip_passing: bool,
 }
 
 /// Checks a run of records, giving each record's verdicts in order (`stream`'s `check_many`).
@@ -434,6 +473,7 @@ fn stream(
         max_bytes,
         is_log,
         records,
+        skip_passing,
     } = input;
     // three stages overlap: the reader thread reads batch k+2, the validator thread checks
     // batch k+1 on the rayon pool, and this thread reports batch k (in order)
@@ -488,6 +528,13 @@ fn stream(
             // a record's verdicts as items (`at`: where the record is)
             let to_items = |verdicts: Vec<Verdict>, at: (usize, usize), path: Arc<str>| {
                 verdicts.into_iter().map(move |verdict| {
+                    // a passing verdict the report does not print is only counted: its
+                    // outcome goes on, the verdict is freed here, on the thread that made it
+                    // (a free from the report's thread costs more; BENCHMARKS.md, "Session
+                    // 23"). One in a chain goes on whole: the chain set reads it
+                    if skip_passing && verdict.chain.is_none() && verdict.passes() {
+                        return Out::Counted(Counted::of(&verdict));
+                    }
                     // boxed first, rendered in place (a verdict is moved once, not thrice)
                     let mut item = Box::new(Item {
                         verdict,
@@ -807,6 +854,7 @@ type WorkspaceEnd = (
 fn workspace_mode(
     paths: &[PathBuf],
     render: Option<Render>,
+    skip_passing: bool,
     keep: crate::core::chain::Keep,
     emit: &mut Emit<'_>,
 ) -> Result<WorkspaceEnd, BatchError> {
@@ -972,6 +1020,7 @@ fn workspace_mode(
             max_bytes: max,
             is_log: &|f| ws.is_log_file(f),
             records: true,
+            skip_passing,
         };
         // the chain accumulator, fed the verdicts as they are delivered (a small step per
         // attempt of a chain, never the verdict: `docs/chains.md#memory`); a natural link
@@ -1264,6 +1313,8 @@ fn validator_mode(
         max_bytes: crate::core::config::DEFAULT_MAX_CAPTURE_BYTES,
         is_log: &|f| is_log(f),
         records: false,
+        // the fast path's runs of passing lines are counted already (`Out::Passes`)
+        skip_passing: false,
     };
     let fast = Fast {
         errors: &errors,
@@ -1376,6 +1427,69 @@ mod tests {
             [format!("{log}:3"), format!("{log}:5"), one.clone()]
         );
         assert_eq!((again.captures, again.failed), (5, 3));
+    }
+
+    /// Collects the sources of the delivered items and whether each passes.
+    #[derive(Default)]
+    struct Sources(Vec<(String, bool)>);
+
+    impl Deliver for Sources {
+        fn item(&mut self, item: &Item) -> std::io::Result<()> {
+            self.0
+                .push((item.verdict.source.to_string(), item.verdict.passes()));
+            Ok(())
+        }
+        fn passes(&mut self, _: &Item, _: &[u8], _: usize) -> std::io::Result<()> {
+            unreachable!("a workspace has no fast path")
+        }
+        fn progress(&mut self, _: usize) {}
+    }
+
+    #[test]
+    fn passing_captures_counted_on_the_validation_threads_give_the_summary_of_a_full_run() {
+        // `skip_passing` makes a passing verdict outside any chain an `Out::Counted` where it
+        // was made: the summary must be the one of a run that delivers every verdict, and
+        // the delivered items that run's failing ones
+        let mut counted_repairs = 0;
+        for sample in [
+            "refund",
+            "chains",
+            "logs",
+            "providers",
+            "requests",
+            "traces",
+        ] {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("samples")
+                .join(sample);
+            let paths = [root];
+            let mut all = Sources::default();
+            let mut full = check_workspaces(&paths, &BatchOptions::default(), &mut all).unwrap();
+            let mut quiet = Sources::default();
+            let opts = BatchOptions {
+                skip_passing: true,
+                ..BatchOptions::default()
+            };
+            let mut counted = check_workspaces(&paths, &opts, &mut quiet).unwrap();
+            // the chain reports by their counts (their sets' hash tables differ in order)
+            let chains = |s: &mut Summary| s.chains.take().map(|c| c.summary);
+            assert_eq!(chains(&mut counted), chains(&mut full), "{sample}");
+            assert_eq!(counted, full, "{sample}");
+            let failing: Vec<&(String, bool)> = all.0.iter().filter(|(_, p)| !p).collect();
+            assert_eq!(quiet.0.iter().collect::<Vec<_>>(), failing, "{sample}");
+            assert!(
+                full.passed > 0 && full.failed + full.passed == full.captures,
+                "{sample}"
+            );
+            counted_repairs += full
+                .rates
+                .repairs
+                .iter()
+                .map(|t| t.ready + t.not_ready)
+                .sum::<usize>();
+        }
+        // the repairs' counts are part of what is compared
+        assert!(counted_repairs > 0);
     }
 
     #[test]
