@@ -368,6 +368,100 @@ fn decompression_bombs_stop_at_max_capture_bytes_in_bounded_memory() {
     );
 }
 
+/// A workspace of one schema (any object) with `max_capture_bytes = max` and the capture
+/// files `files` (names below `captures/`, bytes).
+fn limited(max: usize, files: &[(String, Vec<u8>)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    std::fs::create_dir_all(ws.join("schemas")).unwrap();
+    std::fs::create_dir_all(ws.join("captures")).unwrap();
+    std::fs::write(ws.join("schemas/c.schema.json"), r#"{"type": "object"}"#).unwrap();
+    std::fs::write(
+        ws.join("verdict.toml"),
+        format!("max_capture_bytes = {max}\n"),
+    )
+    .unwrap();
+    for (name, bytes) in files {
+        std::fs::write(ws.join("captures").join(name), bytes).unwrap();
+    }
+    tmp
+}
+
+/// A capture record of exactly `len` bytes whose output passes: padded in `meta`.
+fn record_of(id: &str, len: usize) -> String {
+    let head = format!(r#"{{"id": "{id}", "output": "{{}}", "meta": {{"pad": ""#);
+    let text = format!("{head}{}\"}}}}", "x".repeat(len - head.len() - 3));
+    assert_eq!(text.len(), len, "{text}");
+    text
+}
+
+/// Each verdict's source, reason (`ready` for none) and, for `INVALID_CAPTURE`, message.
+fn sources_and_reasons(verdicts: &[Value]) -> Vec<(String, String, String)> {
+    verdicts
+        .iter()
+        .map(|v| {
+            let reason = v["reason"].as_str().unwrap_or("ready");
+            let message = if reason == "INVALID_CAPTURE" {
+                v["errors"][0]["message"].as_str().unwrap()
+            } else {
+                ""
+            };
+            (
+                v["source"].as_str().unwrap().to_string(),
+                reason.to_string(),
+                message.to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A log line over `max_capture_bytes` is counted by its record's bytes, without its line
+/// ending: a record of `MAX + 1` bytes is `MAX + 1` bytes whether its line ends in `\n` or
+/// `\r\n`, in a plain log and in a compressed one, and so is a longer one; a record of `MAX`
+/// bytes passes with either ending. (A `\r\n` line used to count its `\r`, and a line too
+/// long to be read whole its `\n` too.)
+#[test]
+fn an_over_long_line_counts_its_record_not_its_line_ending() {
+    const MAX: usize = 100;
+    let plain = [
+        record_of("max", MAX),
+        record_of("one-over", MAX + 1),
+        record_of("between", 60),
+        record_of("far-over", MAX + 30),
+        record_of("last", 60),
+    ];
+    let mut files = Vec::new();
+    for (tag, ending) in [("lf", "\n"), ("crlf", "\r\n")] {
+        let log =
+            |lines: &[String]| -> String { lines.iter().map(|l| format!("{l}{ending}")).collect() };
+        files.push((format!("{tag}.jsonl"), log(&plain).into_bytes()));
+        files.push((format!("{tag}.jsonl.gz"), gzip(log(&plain[..3]).as_bytes())));
+    }
+    let tmp = limited(MAX, &files);
+    let (code, verdicts) = check(tmp.path());
+    assert_eq!(code, Some(1));
+    let over = |n: usize| {
+        format!("capture record is {n} bytes, over max_capture_bytes ({MAX}); not parsed")
+    };
+    let row = |source: String, reason: &str, message: String| (source, reason.to_string(), message);
+    let mut want = Vec::new();
+    for name in ["crlf.jsonl", "crlf.jsonl.gz", "lf.jsonl", "lf.jsonl.gz"] {
+        let at = |line: usize| format!("captures/{name}:{line}");
+        want.extend([
+            row(at(1), "ready", String::new()),
+            row(at(2), "INVALID_CAPTURE", over(MAX + 1)),
+            row(at(3), "ready", String::new()),
+        ]);
+        if !name.ends_with(".gz") {
+            want.extend([
+                row(at(4), "INVALID_CAPTURE", over(MAX + 30)),
+                row(at(5), "ready", String::new()),
+            ]);
+        }
+    }
+    assert_eq!(sources_and_reasons(&verdicts), want);
+}
+
 /// The `response` string of a `samples/providers` capture.
 fn sample_sse(path: &str) -> String {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
