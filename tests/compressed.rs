@@ -309,7 +309,7 @@ fn decompression_bombs_stop_at_max_capture_bytes_in_bounded_memory() {
             format!(
                 "captures/{name}: a record inflates past max_capture_bytes ({MAX} bytes) at \
              decompressed byte {}; the rest of the {format} file is not read",
-                ok.len() + MAX + 3
+                ok.len() + MAX + 1
             ),
             log_hint
         ])
@@ -417,9 +417,11 @@ fn sources_and_reasons(verdicts: &[Value]) -> Vec<(String, String, String)> {
 
 /// A log line over `max_capture_bytes` is counted by its record's bytes, without its line
 /// ending: a record of `MAX + 1` bytes is `MAX + 1` bytes whether its line ends in `\n` or
-/// `\r\n`, in a plain log and in a compressed one, and so is a longer one; a record of `MAX`
-/// bytes passes with either ending. (A `\r\n` line used to count its `\r`, and a line too
-/// long to be read whole its `\n` too.)
+/// `\r\n`, and so is a longer one; a record of `MAX` bytes passes with either ending, in a
+/// plain log and in a compressed one. (A `\r\n` line used to count its `\r`, and a line too
+/// long to be read whole its `\n` too.) A compressed log ends at the record of `MAX + 1`
+/// bytes, at its byte `MAX + 1` whatever its line ending
+/// (`an_over_long_line_ends_a_compressed_log_and_is_skipped_in_a_plain_one`).
 #[test]
 fn an_over_long_line_counts_its_record_not_its_line_ending() {
     const MAX: usize = 100;
@@ -435,7 +437,7 @@ fn an_over_long_line_counts_its_record_not_its_line_ending() {
         let log =
             |lines: &[String]| -> String { lines.iter().map(|l| format!("{l}{ending}")).collect() };
         files.push((format!("{tag}.jsonl"), log(&plain).into_bytes()));
-        files.push((format!("{tag}.jsonl.gz"), gzip(log(&plain[..3]).as_bytes())));
+        files.push((format!("{tag}.jsonl.gz"), gzip(log(&plain).as_bytes())));
     }
     let tmp = limited(MAX, &files);
     let (code, verdicts) = check(tmp.path());
@@ -444,22 +446,118 @@ fn an_over_long_line_counts_its_record_not_its_line_ending() {
         format!("capture record is {n} bytes, over max_capture_bytes ({MAX}); not parsed")
     };
     let row = |source: String, reason: &str, message: String| (source, reason.to_string(), message);
+    // the first line (`MAX` bytes and its ending), then the second's `MAX + 1`
+    let ended = |name: &str, at: usize| {
+        format!(
+            "captures/{name}: a record inflates past max_capture_bytes ({MAX} bytes) at \
+             decompressed byte {at}; the rest of the gzip file is not read"
+        )
+    };
     let mut want = Vec::new();
-    for name in ["crlf.jsonl", "crlf.jsonl.gz", "lf.jsonl", "lf.jsonl.gz"] {
+    for (name, ending) in [
+        ("crlf.jsonl", 2),
+        ("crlf.jsonl.gz", 2),
+        ("lf.jsonl", 1),
+        ("lf.jsonl.gz", 1),
+    ] {
         let at = |line: usize| format!("captures/{name}:{line}");
+        want.push(row(at(1), "ready", String::new()));
+        if name.ends_with(".gz") {
+            let message = ended(name, MAX + ending + MAX + 1);
+            want.push(row(at(2), "INVALID_CAPTURE", message));
+            continue;
+        }
         want.extend([
-            row(at(1), "ready", String::new()),
             row(at(2), "INVALID_CAPTURE", over(MAX + 1)),
             row(at(3), "ready", String::new()),
+            row(at(4), "INVALID_CAPTURE", over(MAX + 30)),
+            row(at(5), "ready", String::new()),
         ]);
-        if !name.ends_with(".gz") {
-            want.extend([
-                row(at(4), "INVALID_CAPTURE", over(MAX + 30)),
-                row(at(5), "ready", String::new()),
-            ]);
-        }
     }
     assert_eq!(sources_and_reasons(&verdicts), want);
+}
+
+/// A log line over `max_capture_bytes` ends a compressed log, as
+/// `docs/capture-record.md#capture-files` says, however short the line: its records before
+/// it are checked, the line is one `INVALID_CAPTURE` naming the decompressed byte where its
+/// record passed the limit, and no line after it is read (skipping the line would mean
+/// inflating all of it, and an archive can inflate without end). In a plain log the line is
+/// skipped and the lines after it are read. The rest of the workspace is checked either way.
+/// (A compressed log used to go on after a line that lay whole in one read of the decoder's
+/// output, and stop at one across two reads.)
+#[test]
+fn an_over_long_line_ends_a_compressed_log_and_is_skipped_in_a_plain_one() {
+    const MAX: usize = 100;
+    let text: String = [
+        record_of("first", 60),
+        record_of("over", MAX + 1),
+        record_of("third", 60),
+        record_of("fourth", 60),
+    ]
+    .iter()
+    .map(|l| format!("{l}\r\n"))
+    .collect();
+    let files = [
+        ("log.jsonl".to_string(), text.clone().into_bytes()),
+        ("log.jsonl.gz".to_string(), gzip(text.as_bytes())),
+        ("log.jsonl.zst".to_string(), zstd(text.as_bytes())),
+        (
+            "z.jsonl".to_string(),
+            format!("{}\n", record_of("z", 60)).into_bytes(),
+        ),
+    ];
+    let tmp = limited(MAX, &files);
+    let (code, verdicts) = check(tmp.path());
+    assert_eq!(code, Some(1));
+    let row = |source: &str, reason: &str, message: String| {
+        (source.to_string(), reason.to_string(), message)
+    };
+    // read up to the record's byte 101: the first line's 62 bytes and 101 of the second's
+    let ended = |name: &str, format: &str| {
+        format!(
+            "captures/{name}: a record inflates past max_capture_bytes ({MAX} bytes) at \
+             decompressed byte 163; the rest of the {format} file is not read"
+        )
+    };
+    assert_eq!(
+        sources_and_reasons(&verdicts),
+        [
+            row("captures/log.jsonl:1", "ready", String::new()),
+            row(
+                "captures/log.jsonl:2",
+                "INVALID_CAPTURE",
+                format!("capture record is 101 bytes, over max_capture_bytes ({MAX}); not parsed")
+            ),
+            row("captures/log.jsonl:3", "ready", String::new()),
+            row("captures/log.jsonl:4", "ready", String::new()),
+            row("captures/log.jsonl.gz:1", "ready", String::new()),
+            row(
+                "captures/log.jsonl.gz:2",
+                "INVALID_CAPTURE",
+                ended("log.jsonl.gz", "gzip")
+            ),
+            row("captures/log.jsonl.zst:1", "ready", String::new()),
+            row(
+                "captures/log.jsonl.zst:2",
+                "INVALID_CAPTURE",
+                ended("log.jsonl.zst", "zstd")
+            ),
+            row("captures/z.jsonl:1", "ready", String::new()),
+        ]
+    );
+    let hints: Vec<&Value> = verdicts[1..]
+        .iter()
+        .filter(|v| v["reason"] == "INVALID_CAPTURE")
+        .map(|v| &v["errors"][0]["hint"])
+        .collect();
+    assert_eq!(
+        hints,
+        [
+            "raise max_capture_bytes in verdict.toml if this size is expected",
+            "raise max_capture_bytes in verdict.toml if records this large are expected",
+            "raise max_capture_bytes in verdict.toml if records this large are expected",
+        ]
+    );
 }
 
 /// The `response` string of a `samples/providers` capture.
