@@ -198,7 +198,8 @@ fn one_clear_verdict_per_item() {
         message("captures/too-big.json"),
         format!("capture record is {big} bytes, over max_capture_bytes ({MAX}); not parsed")
     );
-    let line2 = record("line-2", &format!("\"{}\"", "y".repeat(MAX))).len() + 1;
+    // the record's bytes, without its line's `\n`
+    let line2 = record("line-2", &format!("\"{}\"", "y".repeat(MAX))).len();
     assert_eq!(
         message("captures/log.jsonl:2"),
         format!("capture record is {line2} bytes, over max_capture_bytes ({MAX}); not parsed")

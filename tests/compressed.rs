@@ -309,7 +309,7 @@ fn decompression_bombs_stop_at_max_capture_bytes_in_bounded_memory() {
             format!(
                 "captures/{name}: a record inflates past max_capture_bytes ({MAX} bytes) at \
              decompressed byte {}; the rest of the {format} file is not read",
-                ok.len() + MAX + 3
+                ok.len() + MAX + 1
             ),
             log_hint
         ])
@@ -364,6 +364,198 @@ fn decompression_bombs_stop_at_max_capture_bytes_in_bounded_memory() {
                 "INVALID_CAPTURE",
                 bomb("bomb.jsonl.zst", "zstd")
             ),
+        ]
+    );
+}
+
+/// A workspace of one schema (any object) with `max_capture_bytes = max` and the capture
+/// files `files` (names below `captures/`, bytes).
+fn limited(max: usize, files: &[(String, Vec<u8>)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    std::fs::create_dir_all(ws.join("schemas")).unwrap();
+    std::fs::create_dir_all(ws.join("captures")).unwrap();
+    std::fs::write(ws.join("schemas/c.schema.json"), r#"{"type": "object"}"#).unwrap();
+    std::fs::write(
+        ws.join("verdict.toml"),
+        format!("max_capture_bytes = {max}\n"),
+    )
+    .unwrap();
+    for (name, bytes) in files {
+        std::fs::write(ws.join("captures").join(name), bytes).unwrap();
+    }
+    tmp
+}
+
+/// A capture record of exactly `len` bytes whose output passes: padded in `meta`.
+fn record_of(id: &str, len: usize) -> String {
+    let head = format!(r#"{{"id": "{id}", "output": "{{}}", "meta": {{"pad": ""#);
+    let text = format!("{head}{}\"}}}}", "x".repeat(len - head.len() - 3));
+    assert_eq!(text.len(), len, "{text}");
+    text
+}
+
+/// Each verdict's source, reason (`ready` for none) and, for `INVALID_CAPTURE`, message.
+fn sources_and_reasons(verdicts: &[Value]) -> Vec<(String, String, String)> {
+    verdicts
+        .iter()
+        .map(|v| {
+            let reason = v["reason"].as_str().unwrap_or("ready");
+            let message = if reason == "INVALID_CAPTURE" {
+                v["errors"][0]["message"].as_str().unwrap()
+            } else {
+                ""
+            };
+            (
+                v["source"].as_str().unwrap().to_string(),
+                reason.to_string(),
+                message.to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A log line over `max_capture_bytes` is counted by its record's bytes, without its line
+/// ending: a record of `MAX + 1` bytes is `MAX + 1` bytes whether its line ends in `\n` or
+/// `\r\n`, and so is a longer one; a record of `MAX` bytes passes with either ending, in a
+/// plain log and in a compressed one. (A `\r\n` line used to count its `\r`, and a line too
+/// long to be read whole its `\n` too.) A compressed log ends at the record of `MAX + 1`
+/// bytes, at its byte `MAX + 1` whatever its line ending
+/// (`an_over_long_line_ends_a_compressed_log_and_is_skipped_in_a_plain_one`).
+#[test]
+fn an_over_long_line_counts_its_record_not_its_line_ending() {
+    const MAX: usize = 100;
+    let plain = [
+        record_of("max", MAX),
+        record_of("one-over", MAX + 1),
+        record_of("between", 60),
+        record_of("far-over", MAX + 30),
+        record_of("last", 60),
+    ];
+    let mut files = Vec::new();
+    for (tag, ending) in [("lf", "\n"), ("crlf", "\r\n")] {
+        let log =
+            |lines: &[String]| -> String { lines.iter().map(|l| format!("{l}{ending}")).collect() };
+        files.push((format!("{tag}.jsonl"), log(&plain).into_bytes()));
+        files.push((format!("{tag}.jsonl.gz"), gzip(log(&plain).as_bytes())));
+    }
+    let tmp = limited(MAX, &files);
+    let (code, verdicts) = check(tmp.path());
+    assert_eq!(code, Some(1));
+    let over = |n: usize| {
+        format!("capture record is {n} bytes, over max_capture_bytes ({MAX}); not parsed")
+    };
+    let row = |source: String, reason: &str, message: String| (source, reason.to_string(), message);
+    // the first line (`MAX` bytes and its ending), then the second's `MAX + 1`
+    let ended = |name: &str, at: usize| {
+        format!(
+            "captures/{name}: a record inflates past max_capture_bytes ({MAX} bytes) at \
+             decompressed byte {at}; the rest of the gzip file is not read"
+        )
+    };
+    let mut want = Vec::new();
+    for (name, ending) in [
+        ("crlf.jsonl", 2),
+        ("crlf.jsonl.gz", 2),
+        ("lf.jsonl", 1),
+        ("lf.jsonl.gz", 1),
+    ] {
+        let at = |line: usize| format!("captures/{name}:{line}");
+        want.push(row(at(1), "ready", String::new()));
+        if name.ends_with(".gz") {
+            let message = ended(name, MAX + ending + MAX + 1);
+            want.push(row(at(2), "INVALID_CAPTURE", message));
+            continue;
+        }
+        want.extend([
+            row(at(2), "INVALID_CAPTURE", over(MAX + 1)),
+            row(at(3), "ready", String::new()),
+            row(at(4), "INVALID_CAPTURE", over(MAX + 30)),
+            row(at(5), "ready", String::new()),
+        ]);
+    }
+    assert_eq!(sources_and_reasons(&verdicts), want);
+}
+
+/// A log line over `max_capture_bytes` ends a compressed log, as
+/// `docs/capture-record.md#capture-files` says, however short the line: its records before
+/// it are checked, the line is one `INVALID_CAPTURE` naming the decompressed byte where its
+/// record passed the limit, and no line after it is read (skipping the line would mean
+/// inflating all of it, and an archive can inflate without end). In a plain log the line is
+/// skipped and the lines after it are read. The rest of the workspace is checked either way.
+/// (A compressed log used to go on after a line that lay whole in one read of the decoder's
+/// output, and stop at one across two reads.)
+#[test]
+fn an_over_long_line_ends_a_compressed_log_and_is_skipped_in_a_plain_one() {
+    const MAX: usize = 100;
+    let text: String = [
+        record_of("first", 60),
+        record_of("over", MAX + 1),
+        record_of("third", 60),
+        record_of("fourth", 60),
+    ]
+    .iter()
+    .map(|l| format!("{l}\r\n"))
+    .collect();
+    let files = [
+        ("log.jsonl".to_string(), text.clone().into_bytes()),
+        ("log.jsonl.gz".to_string(), gzip(text.as_bytes())),
+        ("log.jsonl.zst".to_string(), zstd(text.as_bytes())),
+        (
+            "z.jsonl".to_string(),
+            format!("{}\n", record_of("z", 60)).into_bytes(),
+        ),
+    ];
+    let tmp = limited(MAX, &files);
+    let (code, verdicts) = check(tmp.path());
+    assert_eq!(code, Some(1));
+    let row = |source: &str, reason: &str, message: String| {
+        (source.to_string(), reason.to_string(), message)
+    };
+    // read up to the record's byte 101: the first line's 62 bytes and 101 of the second's
+    let ended = |name: &str, format: &str| {
+        format!(
+            "captures/{name}: a record inflates past max_capture_bytes ({MAX} bytes) at \
+             decompressed byte 163; the rest of the {format} file is not read"
+        )
+    };
+    assert_eq!(
+        sources_and_reasons(&verdicts),
+        [
+            row("captures/log.jsonl:1", "ready", String::new()),
+            row(
+                "captures/log.jsonl:2",
+                "INVALID_CAPTURE",
+                format!("capture record is 101 bytes, over max_capture_bytes ({MAX}); not parsed")
+            ),
+            row("captures/log.jsonl:3", "ready", String::new()),
+            row("captures/log.jsonl:4", "ready", String::new()),
+            row("captures/log.jsonl.gz:1", "ready", String::new()),
+            row(
+                "captures/log.jsonl.gz:2",
+                "INVALID_CAPTURE",
+                ended("log.jsonl.gz", "gzip")
+            ),
+            row("captures/log.jsonl.zst:1", "ready", String::new()),
+            row(
+                "captures/log.jsonl.zst:2",
+                "INVALID_CAPTURE",
+                ended("log.jsonl.zst", "zstd")
+            ),
+            row("captures/z.jsonl:1", "ready", String::new()),
+        ]
+    );
+    let hints: Vec<&Value> = verdicts[1..]
+        .iter()
+        .filter(|v| v["reason"] == "INVALID_CAPTURE")
+        .map(|v| &v["errors"][0]["hint"])
+        .collect();
+    assert_eq!(
+        hints,
+        [
+            "raise max_capture_bytes in verdict.toml if this size is expected",
+            "raise max_capture_bytes in verdict.toml if records this large are expected",
+            "raise max_capture_bytes in verdict.toml if records this large are expected",
         ]
     );
 }

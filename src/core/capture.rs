@@ -509,8 +509,10 @@ fn read_line_blocks_by<R: Read>(
     let mut line_no = 0usize;
     // where the line being read starts in `bytes`, and where the search for its end goes on
     let (mut start, mut scan) = (0usize, 0usize);
-    // the bytes of an over-long line dropped so far, while it is read to its end
+    // the bytes of an over-long line dropped so far, while it is read to its end, and the
+    // last of them
     let mut skipped: Option<u64> = None;
+    let mut skipped_last = 0u8;
     let mut failed = None;
     let mut eof = false;
     loop {
@@ -519,9 +521,16 @@ fn read_line_blocks_by<R: Read>(
             let end = scan + i;
             line_no += 1;
             let len = (end - start) as u64;
+            let over = |n: u64| {
+                let last = bytes[start..end].last().copied().unwrap_or(skipped_last);
+                Some(Err(Box::new(too_large(
+                    record_len(n + len, last),
+                    max_bytes,
+                ))))
+            };
             let text = match skipped.take() {
-                Some(n) => Some(Err(Box::new(too_large(n + len + 1, max_bytes)))),
-                None if len >= limit => Some(Err(Box::new(too_large(len + 1, max_bytes)))),
+                Some(n) => over(n),
+                None if len >= limit => over(0),
                 None => finish_line(&bytes[start..end], max_bytes)
                     .map(|t| t.map(|r| start + r.start..start + r.end)),
             };
@@ -550,6 +559,9 @@ fn read_line_blocks_by<R: Read>(
         let partial = (bytes.len() - start) as u64;
         if skipped.is_some() || partial > limit {
             *skipped.get_or_insert(0) += partial;
+            if let Some(&b) = bytes[start..].last() {
+                skipped_last = b;
+            }
             bytes.truncate(start);
             scan = start;
         }
@@ -570,10 +582,11 @@ fn read_line_blocks_by<R: Read>(
         lines.push((line_no + 1, Err(Box::new(read_error(&e)))));
     } else {
         let len = skipped.unwrap_or(0) + (bytes.len() - start) as u64;
+        let last = bytes[start..].last().copied().unwrap_or(skipped_last);
         let text = if len == 0 {
             None
         } else if skipped.is_some() || len > limit {
-            Some(Err(Box::new(too_large(len, max_bytes))))
+            Some(Err(Box::new(too_large(record_len(len, last), max_bytes))))
         } else {
             finish_line(&bytes[start..], max_bytes)
                 .map(|t| t.map(|r| start + r.start..start + r.end))
@@ -601,6 +614,8 @@ fn read_slow_line<R: BufRead>(
 ) -> (Option<LineAt>, bool) {
     buf.clear();
     let mut len: u64 = 0;
+    // the line's last byte before its `\n`, and whether it has one
+    let (mut last, mut newline) = (0u8, false);
     let mut overflow = false;
     let mut eof = false;
     loop {
@@ -617,6 +632,10 @@ fn read_slow_line<R: BufRead>(
             Some(i) => (i + 1, true),
             None => (chunk.len(), false),
         };
+        if let Some(&b) = chunk[..take - usize::from(done)].last() {
+            last = b;
+        }
+        newline = done;
         len += take as u64;
         if !overflow {
             if len > max_bytes.saturating_add(2) {
@@ -636,11 +655,20 @@ fn read_slow_line<R: BufRead>(
         return (None, true);
     }
     let text = if overflow {
-        Some(Err(Box::new(too_large(len, max_bytes))))
+        let record = record_len(len - u64::from(newline), last);
+        Some(Err(Box::new(too_large(record, max_bytes))))
     } else {
         finish_line(buf, max_bytes)
     };
     (text, eof)
+}
+
+/// The bytes of an over-long line's record, the count its finding gives: the line's `len`
+/// bytes before its `\n` (if any), less a `\r` that ends them (`last`, their last byte), so
+/// a record counts the same whether its line ends in `\n`, `\r\n` or the end of the stream
+/// ([`finish_line`] counts a line that is read whole the same).
+fn record_len(len: u64, last: u8) -> u64 {
+    len - u64::from(len > 0 && last == b'\r')
 }
 
 /// One line of [`read_line_runs`] (its `\n` and any `\r`/`\n` before it stripped): `None`
@@ -1206,7 +1234,10 @@ mod read_line_tests {
             let start = at;
             at += raw.len() as u64;
             if raw.len() as u64 > max.saturating_add(2) {
-                out.push((n, start, Err(too_large(raw.len() as u64, max).message)));
+                // the record: the line without its ending (`\n`, `\r\n`, a last `\r`)
+                let record = raw.strip_suffix(b"\n").unwrap_or(raw);
+                let record = record.strip_suffix(b"\r").unwrap_or(record);
+                out.push((n, start, Err(too_large(record.len() as u64, max).message)));
                 continue;
             }
             let mut line = raw;
@@ -1274,6 +1305,68 @@ mod read_line_tests {
             );
             assert_eq!(got, want, "failing after {ok} bytes");
             assert!(want.last().is_some_and(|l| l.1.is_err()), "{want:?}");
+        }
+    }
+
+    /// An over-long line's message counts its record's bytes, the line without its ending:
+    /// the same count with `\n`, `\r\n` or none (the last line), whichever reader reads it
+    /// and however its reads fall. A record of `max` bytes passes with either ending.
+    #[test]
+    fn an_over_long_line_counts_its_record_without_its_line_ending() {
+        let max = 8u64;
+        for ending in ["\n", "\r\n", ""] {
+            for len in [8usize, 9, 10, 11, 12, 40] {
+                let record = "x".repeat(len);
+                let text = format!("{{}}\r\n{record}{ending}");
+                let want = vec![
+                    (1, Ok(b"{}".to_vec())),
+                    (
+                        2,
+                        if len as u64 > max {
+                            Err(format!(
+                                "capture record is {len} bytes, over max_capture_bytes (8); \
+                                 not parsed"
+                            ))
+                        } else {
+                            Ok(record.clone().into_bytes())
+                        },
+                    ),
+                ];
+                let case = format!("{len} bytes, ending {ending:?}");
+                for cap in [1usize, 3, 4096] {
+                    let mut got = Vec::new();
+                    let reader = std::io::BufReader::with_capacity(cap, text.as_bytes());
+                    read_line_bytes_at(reader, max, |n, _, l| {
+                        got.push((n, l.map(<[u8]>::to_vec).map_err(|f| f.message)))
+                    });
+                    assert_eq!(got, want, "lines: {case}, buffer {cap}");
+                    let mut runs = Vec::new();
+                    let reader = std::io::BufReader::with_capacity(cap, text.as_bytes());
+                    read_line_runs(reader, max, |run, lines| {
+                        for l in lines.drain(..) {
+                            let text = l.text.map(|r| run[r].to_vec()).map_err(|f| f.message);
+                            runs.push((l.line_no, text));
+                        }
+                    });
+                    assert_eq!(runs, want, "runs: {case}, buffer {cap}");
+                    let mut blocks = Vec::new();
+                    read_line_blocks_by(
+                        text.as_bytes(),
+                        max,
+                        cap,
+                        1 + cap % 7,
+                        |_, _| true,
+                        |bytes, lines| {
+                            for (n, l) in lines {
+                                let text = l.map(|r| bytes[r].to_vec()).map_err(|f| f.message);
+                                blocks.push((n, text));
+                            }
+                            true
+                        },
+                    );
+                    assert_eq!(blocks, want, "blocks: {case}, reads of {}", 1 + cap % 7);
+                }
+            }
         }
     }
 

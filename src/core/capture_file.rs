@@ -177,7 +177,8 @@ struct Inflate {
     size: Option<u64>,
     /// Decompressed bytes handed out.
     out: u64,
-    /// A log's `max_capture_bytes`, and the bytes handed out since the last newline.
+    /// A log's `max_capture_bytes`, and the bytes handed out since the last newline (at most
+    /// `max_capture_bytes + 1`: [`over_limit`]).
     line_max: Option<u64>,
     since_newline: u64,
     /// Once the stream failed, every later read returns this.
@@ -244,43 +245,79 @@ impl Read for Inflate {
         };
         let mut n = n;
         if let Some(max) = self.line_max {
-            // a line longer than a record may be stops the file here: skipping it would mean
-            // inflating all of it, and a small archive can inflate without end
-            let limit = max.saturating_add(3);
-            let chunk = &buf[..n];
-            let (since, tail) = match memchr::memrchr(b'\n', chunk) {
-                Some(i) => ((n - i - 1) as u64, (n - i - 1) as u64),
-                None => (self.since_newline + n as u64, n as u64),
-            };
-            if since >= limit {
-                // hand out the line up to the limit (so the line is seen as over-long), then fail
-                n -= (since - limit).min(tail) as usize;
-                let bomb = StreamError {
-                    message: format!(
-                        "{}: a record inflates past max_capture_bytes ({max} bytes) at \
-                         decompressed byte {}; the rest of the {} file is not read",
-                        self.rel,
-                        self.out + n as u64,
-                        self.compression.name(),
-                    ),
-                    hint: Some(
-                        "raise max_capture_bytes in verdict.toml if records this large are expected"
-                            .into(),
-                    ),
-                };
-                self.failed = Some(bomb);
+            // a line whose record is over the limit stops the file here, whatever its length:
+            // skipping it would mean inflating all of it, and a small archive can inflate
+            // without end
+            match over_limit(&buf[..n], self.since_newline, max) {
+                Ok(since) => self.since_newline = since,
+                Err(cut) => {
+                    // hand out the line up to the byte that takes it past the limit (its
+                    // record is then seen unfinished), then fail
+                    n = cut;
+                    let bomb = StreamError {
+                        message: format!(
+                            "{}: a record inflates past max_capture_bytes ({max} bytes) at \
+                             decompressed byte {}; the rest of the {} file is not read",
+                            self.rel,
+                            self.out + n as u64,
+                            self.compression.name(),
+                        ),
+                        hint: Some(
+                            "raise max_capture_bytes in verdict.toml if records this large are \
+                             expected"
+                                .into(),
+                        ),
+                    };
+                    self.failed = Some(bomb);
+                }
             }
-            self.since_newline = since.min(limit);
         }
         self.out += n as u64;
         Ok(n)
     }
 }
 
+/// Where a line of a log's decompressed `chunk` first holds a record over `max` bytes (the
+/// line without its `\n` or `\r\n`, as the line readers of `crate::core::capture` test
+/// it), `since` bytes of its first line having come before: `Err` with the length of the
+/// chunk up to and including the byte that shows it (the line's byte `max + 1`, or
+/// `max + 2` when byte `max + 1` is a `\r`, which a `\n` may still make its line ending),
+/// else `Ok` with the bytes of its last line so far (at most `max + 1`). Every line of the
+/// chunk is tested, so which lines stop the file does not depend on where its reads end.
+fn over_limit(chunk: &[u8], since: u64, max: u64) -> Result<u64, usize> {
+    let (mut since, mut start) = (since, 0);
+    loop {
+        let end = memchr::memchr(b'\n', &chunk[start..]).map(|i| start + i);
+        let line = &chunk[start..end.unwrap_or(chunk.len())];
+        if since.saturating_add(line.len() as u64) > max {
+            if since > max {
+                // its byte `max + 1` was a `\r` of an earlier chunk: a byte that is not its
+                // `\n` follows it
+                if !line.is_empty() {
+                    return Err(start + 1);
+                }
+            } else {
+                let i = (max - since) as usize;
+                if line[i] != b'\r' {
+                    return Err(start + i + 1);
+                }
+                if line.len() > i + 1 {
+                    return Err(start + i + 2);
+                }
+            }
+        }
+        match end {
+            Some(e) => (since, start) = (0, e + 1),
+            None => return Ok(since + line.len() as u64),
+        }
+    }
+}
+
 /// Opens a capture file's byte stream: the file itself, or for a `.gz` / `.zst` file its
 /// decompressed content, inflated as it is read. `rel` names the file in errors. For a
-/// compressed log give `line_max` (`max_capture_bytes`): a line that inflates past it ends
-/// the stream with a [`StreamError`] instead of being inflated to its end. A corrupt or
+/// compressed log give `line_max` (`max_capture_bytes`): a line whose record is over it,
+/// however little, ends the stream with a [`StreamError`] at the byte that takes it past
+/// (`over_limit`) instead of being inflated to its end. A corrupt or
 /// cut-short archive ends the stream with a [`StreamError`] naming the compressed byte the
 /// decoder had reached (of the file's size) and the decompressed byte (exact: everything
 /// before it was handed out). Only regular files are opened, and read no further than their size when opened
@@ -386,13 +423,23 @@ mod tests {
 
     /// Everything the stream of `bytes` (stored as `name`) gives, and how it ends.
     fn drain(name: &str, bytes: &[u8], line_max: Option<u64>) -> (Vec<u8>, Option<String>) {
+        drain_by(name, bytes, line_max, 1000)
+    }
+
+    /// [`drain`], reading at most `read` bytes at a time.
+    fn drain_by(
+        name: &str,
+        bytes: &[u8],
+        line_max: Option<u64>,
+        read: usize,
+    ) -> (Vec<u8>, Option<String>) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         let kind = FileKind::of(&path).unwrap();
         let (mut r, _) = open(&path, name, kind.compression, line_max).unwrap();
         let mut out = Vec::new();
-        let mut buf = [0u8; 1000];
+        let mut buf = vec![0u8; read];
         loop {
             match r.read(&mut buf) {
                 Ok(0) => return (out, None),
@@ -519,14 +566,14 @@ mod tests {
         for (name, packed) in [("b.jsonl.gz", gzip(&big)), ("b.jsonl.zst", zstd(&big))] {
             assert!(packed.len() < 64 << 10, "{name}: {}", packed.len());
             let (out, err) = drain(name, &packed, Some(1000));
-            // handed out: the first line, then the long one up to the limit (1003 bytes)
-            assert_eq!(out.len(), 8 + 1003, "{name}");
+            // handed out: the first line, then the long one up to its byte 1001
+            assert_eq!(out.len(), 8 + 1001, "{name}");
             let format = if name.ends_with("gz") { "gzip" } else { "zstd" };
             assert_eq!(
                 err.unwrap(),
                 format!(
                     "{name}: a record inflates past max_capture_bytes (1000 bytes) at \
-                     decompressed byte 1011; the rest of the {format} file is not read"
+                     decompressed byte 1009; the rest of the {format} file is not read"
                 )
             );
         }
@@ -535,7 +582,49 @@ mod tests {
             .flatten()
             .copied()
             .collect();
-        assert_eq!(drain("l.jsonl.gz", &gzip(&lines), Some(8)), (lines, None));
+        assert_eq!(drain("l.jsonl.gz", &gzip(&lines), Some(10)), (lines, None));
+    }
+
+    /// Every line whose record (the line without its `\n` or `\r\n`) is over the limit
+    /// stops a compressed log's stream, however short it is and wherever the reads fall: it
+    /// is handed out up to the byte that takes its record past the limit. A record of the
+    /// limit passes with either ending, and so does one that a `\r` follows at the limit.
+    #[test]
+    fn every_line_over_the_limit_stops_the_stream_wherever_the_reads_fall() {
+        let max = 10usize;
+        let ok = "{\"a\":1}\r\n";
+        let cases: [(String, Option<usize>); 6] = [
+            (
+                format!("{}\n{}\r\n", "x".repeat(max), "y".repeat(max)),
+                None,
+            ),
+            (format!("{}\r\n", "x".repeat(max + 1)), Some(max + 1)),
+            (format!("{}\n", "x".repeat(max + 1)), Some(max + 1)),
+            (format!("{}\r\r\n", "x".repeat(max)), Some(max + 2)),
+            (
+                format!("{}\r{}\n", "x".repeat(max), "x".repeat(50)),
+                Some(max + 2),
+            ),
+            (format!("{}\n", "x".repeat(max + 200)), Some(max + 1)),
+        ];
+        for (line, cut) in cases {
+            let text = format!("{ok}{line}{ok}");
+            let want = match cut {
+                None => (text.clone().into_bytes(), None),
+                Some(cut) => (
+                    format!("{ok}{}", &line[..cut]).into_bytes(),
+                    Some(format!(
+                        "a.jsonl.gz: a record inflates past max_capture_bytes ({max} bytes) at \
+                         decompressed byte {}; the rest of the gzip file is not read",
+                        ok.len() + cut
+                    )),
+                ),
+            };
+            for read in [1, 2, 3, 7, 11, 12, 13, 1000] {
+                let got = drain_by("a.jsonl.gz", &gzip(text.as_bytes()), Some(max as u64), read);
+                assert_eq!(got, want, "{line:?}, reads of {read}");
+            }
+        }
     }
 
     #[test]
