@@ -263,16 +263,8 @@ fn check_within(dir: &Path, limit: u64) -> (Option<i32>, Vec<Value>) {
 #[test]
 fn decompression_bombs_stop_at_max_capture_bytes_in_bounded_memory() {
     const MAX: usize = 1 << 20;
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = limited(MAX, &[]);
     let ws = tmp.path();
-    std::fs::create_dir_all(ws.join("schemas")).unwrap();
-    std::fs::create_dir_all(ws.join("captures")).unwrap();
-    std::fs::write(ws.join("schemas/c.schema.json"), r#"{"type": "object"}"#).unwrap();
-    std::fs::write(
-        ws.join("verdict.toml"),
-        format!("max_capture_bytes = {MAX}\n"),
-    )
-    .unwrap();
     let ok = b"{\"id\": \"ok\", \"output\": \"{}\"}\n";
     let x = vec![b'x'; 16 << 20];
     let open = [b"{\"output\": \"".as_slice(), &x].concat();
