@@ -14,6 +14,9 @@ use ratatui::widgets::Paragraph;
 /// The id column's least width in a narrow list: 20 characters and the `…` of a cut id.
 const ID_MIN: usize = 21;
 
+/// The reason column's most width: the longest reason code's (`NON_STANDARD_NUMBER`, 19).
+const REASON_MAX: usize = 19;
+
 /// What the list reads besides its rows.
 pub struct Status<'a> {
     /// The filter (its text and progress go in the title).
@@ -77,24 +80,19 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
         );
         return;
     }
-    // a narrow list drops the stage word (the decision glyph and the reason stay) and
-    // narrows the reason, so that an id keeps at least 20 characters (`ID_MIN` columns)
-    let compact = (inner.width as usize) < 3 + 9 + 8 + 1 + ID_MIN;
+    // a list without room for the stage word, a reason's full name (`REASON_MAX`) and an
+    // id of 20 characters (`ID_MIN` columns) drops the stage word (the decision glyph and
+    // the reason, which names its stage, stay; the strip above the detail pane names the
+    // stage) and narrows the reason only when it must, so that the id keeps its 20
+    let compact = (inner.width as usize) < 3 + 9 + REASON_MAX + 1 + ID_MIN;
     let widest = view
         .iter()
         .skip(list.offset)
         .take(h)
-        .map(|&i| {
-            store
-                .kind(&store.rows[i as usize])
-                .outcome
-                .reason
-                .as_ref()
-                .map_or(0, |r| r.as_str().chars().count())
-        })
+        .map(|&i| reason_label(store, &store.rows[i as usize], compact).chars().count())
         .max()
         .unwrap_or(0)
-        .min(19);
+        .min(REASON_MAX);
     let (stage_w, reason_w) = if compact {
         (
             0,
@@ -124,7 +122,7 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
                         },
                         t.dim(),
                     ),
-                    Span::raw(pad("", reason_w)),
+                    Span::styled(pad(reason_label(store, row, compact), reason_w), t.dim()),
                     Span::raw(" "),
                     Span::styled(
                         pad(&crate::core::text::escape_control(&store.source(row)), id_w),
@@ -139,7 +137,7 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
             let v = store.kind(row);
             let id = store.id(row);
             let ds = t.decision(v.outcome.decision);
-            let reason = v.outcome.reason.as_ref().map_or("", |r| r.as_str());
+            let reason = reason_label(store, row, compact);
             let flipped = row.flags & crate::tui::store::FLIPPED != 0;
             let mut line = Line::from(vec![
                 Span::styled(if flipped { "↺" } else { " " }, t.flip()),
@@ -176,6 +174,20 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
         })
         .collect();
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A row's text in the reason column: its reason; in a `compact` list (no stage column),
+/// the stage word of a row with none (`ready`, `pending`).
+fn reason_label<'a>(store: &'a Store, row: &crate::tui::store::Row, compact: bool) -> &'a str {
+    if Store::is_pending(row) {
+        return if compact { "pending" } else { "" };
+    }
+    let outcome = &store.kind(row).outcome;
+    match &outcome.reason {
+        Some(r) => r.as_str(),
+        None if compact => outcome.stage.as_str(),
+        None => "",
+    }
 }
 
 /// Draws the triage tree into `r`.
