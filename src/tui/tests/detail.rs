@@ -41,6 +41,37 @@ fn schema_failure_contract_tab_highlights_the_keyword() {
 }
 
 #[test]
+fn the_contract_tab_wraps_a_long_rule_under_its_own_indentation() {
+    let mut app = refund(120, 30);
+    select(&mut app, "no-refund-permission");
+    key(&mut app, KeyCode::Char('5'));
+    let s = screen(&app);
+    // the failing rule whole, over three rows of the 70-column tab, its continuations
+    // two columns in from its own four, broken between words (it was cut with `…`)
+    let rows: Vec<&str> = s
+        .lines()
+        .map(|l| {
+            let detail = l.split("││").nth(1).unwrap_or("");
+            detail.trim_end_matches(['│', '"']).trim_end()
+        })
+        .collect();
+    let at = rows
+        .iter()
+        .position(|r| r.starts_with("    has(context.order) && "))
+        .expect(&s);
+    assert_eq!(
+        &rows[at..at + 3],
+        &[
+            "    has(context.order) && context.order.order_id == proposal.order_id",
+            "      && context.order.owner_id == context.actor.user_id && 'refund'",
+            "      in context.actor.allowed_actions",
+        ],
+        "{s}"
+    );
+    assert!(rows.iter().all(|r| !r.contains('…')), "nothing is cut: {s}");
+}
+
+#[test]
 fn intent_diff_side_by_side() {
     let mut app = refund(120, 30);
     select(&mut app, "amount-8000-intent-5000");

@@ -2,7 +2,7 @@
 
 use super::message;
 use crate::tui::app::History;
-use crate::tui::app::layout::{RawRow, raw_rows};
+use crate::tui::app::layout::{self, RawRow, raw_rows};
 use crate::tui::detail::{
     Detail, DiffKind, DiffView, DriftView, JsonView, RawView, RepairView, Role, SideLine,
 };
@@ -187,18 +187,20 @@ fn json_lines<'a>(t: &Theme, j: &'a JsonView, current: usize) -> Vec<Line<'a>> {
 fn role_lines<'a>(t: &Theme, lines: &'a [(String, Role)]) -> Vec<Line<'a>> {
     lines
         .iter()
-        .map(|(s, r)| {
-            let style = match r {
-                Role::Heading => t.bold(),
-                Role::Text => Style::new(),
-                Role::Dim => t.dim(),
-                Role::Highlight => t.highlight(),
-                Role::Added => t.pass(),
-                Role::Removed => t.fail(),
-            };
-            Line::from(Span::styled(s.as_str(), style))
-        })
+        .map(|(s, r)| Line::from(Span::styled(s.as_str(), role_style(t, *r))))
         .collect()
+}
+
+/// The style of a line of `role`.
+fn role_style(t: &Theme, role: Role) -> Style {
+    match role {
+        Role::Heading => t.bold(),
+        Role::Text => Style::new(),
+        Role::Dim => t.dim(),
+        Role::Highlight => t.highlight(),
+        Role::Added => t.pass(),
+        Role::Removed => t.fail(),
+    }
 }
 
 /// The Diff tab: the proposal and the confirmed intent side by side.
@@ -341,52 +343,52 @@ fn draw_contract(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, scroll: usize, e
     if let Some(dv) = &c.drift {
         return draw_drift(f, r, t, dv, scroll);
     }
-    let mut lines = role_lines(t, &c.rules);
-    lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled(
-        format!("schema  {}", c.heading),
-        t.bold(),
-    )));
-    lines.extend(json_lines(t, &c.schema, error));
-    // not wrapped (the error's keyword is scrolled to by its line): a line wider than the
-    // pane ends in `…` instead of stopping at the edge as if it were whole
-    let lines = lines
-        .into_iter()
-        .map(|l| clipped(l, r.width as usize, t.dim()))
-        .collect();
-    scrolled(f, r, lines, scroll, false);
-}
-
-/// `line` cut to `width` columns with a `…` (in `mark`) in the last one when it is wider;
-/// as it is when it fits.
-fn clipped(line: Line<'_>, width: usize, mark: Style) -> Line<'_> {
-    if line.width() <= width || width == 0 {
-        return line;
-    }
-    let room = width - 1;
-    let mut used = 0;
-    let mut spans = Vec::new();
-    for span in line.spans {
-        let w = span.width();
-        if used + w <= room {
-            used += w;
-            spans.push(span);
-            continue;
-        }
-        let mut kept = String::new();
-        for c in span.content.chars() {
-            let cw = Span::raw(c.to_string()).width();
-            if used + cw > room {
-                break;
+    // wrapped, each continuation row indented under its line's own indentation, the
+    // error's keyword scrolled to by its row (`DetailPane::scroll_to_error`)
+    let width = r.width as usize;
+    let rules = c.rules.len();
+    let mut rows = Vec::new();
+    for (i, (text, gutter)) in layout::contract_lines(c).iter().enumerate() {
+        // the style of the line's text past its gutter
+        let style = if i < rules {
+            role_style(t, c.rules[i].1)
+        } else if i == rules + 1 {
+            t.bold()
+        } else if i > rules + 1 {
+            match c.schema.mark_of(i - rules - 2, error) {
+                Some(true) => t.current(),
+                Some(false) => t.highlight(),
+                None => Style::new(),
             }
-            used += cw;
-            kept.push(c);
+        } else {
+            Style::new()
+        };
+        let indent = layout::continuation_indent(text, *gutter);
+        let pad = layout::wrap_indent(width, indent);
+        for (k, range) in layout::wrap_ranges(text, width, indent)
+            .into_iter()
+            .enumerate()
+        {
+            let mut spans = Vec::new();
+            if k > 0 {
+                spans.push(Span::raw(" ".repeat(pad)));
+            }
+            if range.start < *gutter {
+                spans.push(Span::styled(
+                    text[range.start..range.end.min(*gutter)].to_string(),
+                    t.dim(),
+                ));
+            }
+            if range.end > *gutter {
+                spans.push(Span::styled(
+                    text[range.start.max(*gutter)..range.end].to_string(),
+                    style,
+                ));
+            }
+            rows.push(Line::from(spans));
         }
-        spans.push(Span::styled(kept, span.style));
-        break;
     }
-    spans.push(Span::styled("…", mark));
-    Line::from(spans).style(line.style)
+    scrolled(f, r, rows, scroll, false);
 }
 
 /// The drift view of the Contract tab: its heading and finding lines (wrapped), then the
@@ -468,39 +470,4 @@ fn history_lines(t: &Theme, h: &History, source: &str) -> Vec<Line<'static>> {
         lines.push(Line::from(""));
     }
     lines
-}
-
-#[cfg(test)]
-mod clip_tests {
-    use super::*;
-
-    fn text(l: &Line<'_>) -> String {
-        l.spans.iter().map(|s| s.content.as_ref()).collect()
-    }
-
-    #[test]
-    fn a_line_wider_than_the_pane_ends_in_an_ellipsis_at_its_last_column() {
-        let mark = Style::new();
-        let line = Line::from(vec![Span::raw("rule 1  "), Span::raw("has(context.order)")]);
-        assert_eq!(line.width(), 26);
-        // fits: untouched
-        assert_eq!(
-            text(&clipped(line.clone(), 26, mark)),
-            "rule 1  has(context.order)"
-        );
-        // one column short: cut inside the second span, `…` in the last column
-        let cut = clipped(line.clone(), 25, mark);
-        assert_eq!(text(&cut), "rule 1  has(context.orde…");
-        assert_eq!(cut.width(), 25);
-        // cut at a span's end
-        assert_eq!(text(&clipped(line, 9, mark)), "rule 1  …");
-        // a two-column character that would straddle the edge is left out whole
-        let wide = Line::from("ab日本");
-        assert_eq!(wide.width(), 6);
-        let cut = clipped(wide, 5, mark);
-        assert_eq!(text(&cut), "ab日…");
-        assert_eq!(cut.width(), 5);
-        let cut = clipped(Line::from("ab日本"), 4, mark);
-        assert_eq!(text(&cut), "ab…");
-    }
 }
