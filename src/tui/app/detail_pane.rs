@@ -357,14 +357,10 @@ impl DetailPane {
                 .as_ref()
                 .ok()
                 .and_then(|r| raw_rows(r, content.width).1),
-            Tab::Contract => d
-                .contract
-                .as_ref()
-                .ok()
-                .and_then(|c| {
-                    let line = c.schema.target(self.error)? + c.rules.len() + 2;
-                    Some(layout::contract_row_of(c, content.width, line))
-                }),
+            Tab::Contract => d.contract.as_ref().ok().and_then(|c| {
+                let line = c.schema.target(self.error)? + c.rules.len() + 2;
+                Some(layout::contract_row_of(c, content.width, line))
+            }),
             _ => None,
         };
         let h = content.height as usize;

@@ -238,7 +238,11 @@ pub fn raw_rows(raw: &RawView, width: u16) -> (Vec<RawRow>, Option<usize>) {
 /// The indent of a wrapped line's continuation rows in a `width`-column area: `indent`, or
 /// none when it would leave fewer than 8 columns.
 pub fn wrap_indent(width: usize, indent: usize) -> usize {
-    if width.saturating_sub(indent) < 8 { 0 } else { indent }
+    if width.saturating_sub(indent) < 8 {
+        0
+    } else {
+        indent
+    }
 }
 
 /// Where a line of `text` is cut into rows of `width` columns: the byte range of each row's
@@ -326,7 +330,7 @@ pub fn contract_row_of(c: &ContractView, width: u16, line: usize) -> usize {
 mod wrap_tests {
     use super::*;
 
-    fn rows<'a>(text: &'a str, width: usize, indent: usize) -> Vec<&'a str> {
+    fn rows(text: &str, width: usize, indent: usize) -> Vec<&str> {
         wrap_ranges(text, width, indent)
             .into_iter()
             .map(|r| &text[r])
@@ -354,7 +358,10 @@ mod wrap_tests {
         assert_eq!(rows("abcdefghi日本", 10, 0), vec!["abcdefghi", "日本"]);
         assert_eq!(rows("日本語", 4, 0), vec!["日本", "語"]);
         // an indent leaving fewer than 8 columns is dropped
-        assert_eq!(rows("abcdefghijklmnop", 10, 3), vec!["abcdefghij", "klmnop"]);
+        assert_eq!(
+            rows("abcdefghijklmnop", 10, 3),
+            vec!["abcdefghij", "klmnop"]
+        );
         // a character wider than the row still goes somewhere (alone)
         assert_eq!(rows("日日", 1, 0), vec!["日", "日"]);
     }

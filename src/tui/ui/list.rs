@@ -89,7 +89,11 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
         .iter()
         .skip(list.offset)
         .take(h)
-        .map(|&i| reason_label(store, &store.rows[i as usize], compact).chars().count())
+        .map(|&i| {
+            reason_label(store, &store.rows[i as usize], compact)
+                .chars()
+                .count()
+        })
         .max()
         .unwrap_or(0)
         .min(REASON_MAX);
