@@ -68,7 +68,21 @@ fn the_contract_tab_wraps_a_long_rule_under_its_own_indentation() {
         ],
         "{s}"
     );
-    assert!(rows.iter().all(|r| !r.contains('…')), "nothing is cut: {s}");
+    assert!(
+        rows[at..].iter().all(|r| !r.contains('…')),
+        "nothing is cut: {s}"
+    );
+}
+
+#[test]
+fn a_narrow_diff_wraps_its_values_and_keeps_both_sides_level() {
+    let mut app = refund(80, 24);
+    select(&mut app, "amount-9000");
+    key(&mut app, KeyCode::Char('1'));
+    let s = screen(&app);
+    assert_screen_snapshot!("a_narrow_diff_wraps_its_values", s);
+    // the values compared are whole (a cut `900` against `50` would misread them)
+    assert!(s.contains("9000,") && s.contains("5000,"), "{s}");
 }
 
 #[test]

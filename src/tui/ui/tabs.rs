@@ -209,7 +209,6 @@ fn draw_diff(f: &mut Frame, r: Rect, t: &Theme, diff: &Result<DiffView, String>,
         Err(m) => return message(t, f, r, m),
         Ok(diff) => diff,
     };
-    let [top, body] = Layout::vertical([Constraint::Length(2), Constraint::Fill(1)]).areas(r);
     let note = match &diff.compared {
         Some(false) => Line::from(vec![
             Span::raw(" the proposal differs from the confirmed intent at "),
@@ -224,8 +223,15 @@ fn draw_diff(f: &mut Frame, r: Rect, t: &Theme, diff: &Result<DiffView, String>,
             t.dim(),
         )),
     };
-    let [nr, heads] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(top);
-    f.render_widget(Paragraph::new(note), nr);
+    // the note wrapped over the rows it needs (at most three)
+    let note_rows = note.width().max(1).div_ceil(r.width.max(1) as usize).min(3) as u16;
+    let [nr, heads, body] = Layout::vertical([
+        Constraint::Length(note_rows),
+        Constraint::Length(1),
+        Constraint::Fill(1),
+    ])
+    .areas(r);
+    f.render_widget(Paragraph::new(note).wrap(Wrap { trim: false }), nr);
     let halves = || {
         Layout::horizontal([
             Constraint::Fill(1),
@@ -240,42 +246,56 @@ fn draw_diff(f: &mut Frame, r: Rect, t: &Theme, diff: &Result<DiffView, String>,
         Paragraph::new(Span::styled(" confirmed intent", t.bold())),
         rh,
     );
-    let side = |left: bool| -> Vec<Line> {
-        diff.rows
-            .iter()
-            .map(|row| {
-                let text = if left { &row.left } else { &row.right };
-                let base = match (row.kind, left) {
-                    (DiffKind::Same, _) => Style::new(),
-                    (DiffKind::Changed, true) | (DiffKind::LeftOnly, true) => {
-                        if row.kind == DiffKind::LeftOnly {
-                            t.dim()
-                        } else {
-                            t.removed()
-                        }
-                    }
-                    (DiffKind::Changed, false) | (DiffKind::RightOnly, false) => t.added(),
-                    _ => Style::new(),
-                };
-                let style = if row.mismatch && text.is_some() {
-                    t.highlight()
-                } else {
-                    base
-                };
-                let sign = match (row.kind, left, text.is_some()) {
-                    (_, _, false) => " ",
-                    (DiffKind::Same | DiffKind::LeftOnly, _, _) => " ",
-                    (_, true, _) => "-",
-                    (_, false, _) => "+",
-                };
-                Line::from(vec![
-                    Span::styled(sign, base),
-                    Span::styled(text.as_deref().unwrap_or(""), style),
-                ])
-            })
-            .collect()
-    };
-    scrolled(f, lb, side(true), scroll, false);
+    // each side's text wrapped to its column under its own indentation (a value is never
+    // cut: `900` must not stand for `9000`), a row of the diff as many screen rows on both
+    // sides as its longer side needs, so the two stay level
+    let (mut left, mut right) = (Vec::new(), Vec::new());
+    for row in &diff.rows {
+        let side = |is_left: bool, width: u16| -> Vec<Line> {
+            let text = if is_left { &row.left } else { &row.right };
+            let base = match (row.kind, is_left) {
+                (DiffKind::Same, _) => Style::new(),
+                (DiffKind::LeftOnly, true) => t.dim(),
+                (DiffKind::Changed, true) => t.removed(),
+                (DiffKind::Changed, false) | (DiffKind::RightOnly, false) => t.added(),
+                _ => Style::new(),
+            };
+            let style = if row.mismatch && text.is_some() {
+                t.highlight()
+            } else {
+                base
+            };
+            let sign = match (row.kind, is_left, text.is_some()) {
+                (_, _, false) => " ",
+                (DiffKind::Same | DiffKind::LeftOnly, _, _) => " ",
+                (_, true, _) => "-",
+                (_, false, _) => "+",
+            };
+            let text = text.as_deref().unwrap_or("");
+            let room = (width as usize).saturating_sub(1);
+            let indent = layout::continuation_indent(text, 0);
+            let pad = layout::wrap_indent(room, indent);
+            layout::wrap_ranges(text, room, indent)
+                .into_iter()
+                .enumerate()
+                .map(|(k, range)| {
+                    let lead = if k == 0 {
+                        Span::styled(sign, base)
+                    } else {
+                        Span::raw(" ".repeat(1 + pad))
+                    };
+                    Line::from(vec![lead, Span::styled(&text[range], style)])
+                })
+                .collect()
+        };
+        let (mut l, mut r) = (side(true, lb.width), side(false, rb.width));
+        let n = l.len().max(r.len());
+        l.resize(n, Line::from(""));
+        r.resize(n, Line::from(""));
+        left.extend(l);
+        right.extend(r);
+    }
+    scrolled(f, lb, left, scroll, false);
     f.render_widget(
         Paragraph::new(vec![
             Line::from(Span::styled("│", t.border()));
@@ -283,7 +303,7 @@ fn draw_diff(f: &mut Frame, r: Rect, t: &Theme, diff: &Result<DiffView, String>,
         ]),
         sep,
     );
-    scrolled(f, rb, side(false), scroll, false);
+    scrolled(f, rb, right, scroll, false);
 }
 
 /// The Proposal tab: the proposal as pretty JSON.
