@@ -191,10 +191,12 @@ pub enum RawRow {
     Caret(usize),
 }
 
-/// The Raw tab's rows for a content width: logical lines hard-wrapped (escaped text counts
-/// one column per character), with a caret row under the error position. Also returns the
+/// The Raw tab's rows for a content width: logical lines hard-wrapped by the columns their
+/// characters take (a wide character, such as a CJK one, takes two and never straddles a
+/// row's end), with a caret row under the error position, at its column. Also returns the
 /// row of the caret, for scrolling.
 pub fn raw_rows(raw: &RawView, width: u16) -> (Vec<RawRow>, Option<usize>) {
+    use unicode_width::UnicodeWidthChar;
     let gutter = raw.lines.len().to_string().len().max(3);
     let room = (width as usize).saturating_sub(gutter + 1).max(8);
     let mut rows = Vec::new();
@@ -204,11 +206,18 @@ pub fn raw_rows(raw: &RawView, width: u16) -> (Vec<RawRow>, Option<usize>) {
             .iter()
             .flat_map(|(s, m)| s.chars().map(move |c| (c, *m)))
             .collect();
-        let chunks: Vec<&[(char, bool)]> = if chars.is_empty() {
-            vec![&[]]
-        } else {
-            chars.chunks(room).collect()
-        };
+        // rows of at most `room` columns
+        let mut chunks: Vec<&[(char, bool)]> = Vec::new();
+        let (mut start, mut used) = (0, 0);
+        for (i, &(c, _)) in chars.iter().enumerate() {
+            let w = c.width().unwrap_or(0);
+            if used + w > room && i > start {
+                chunks.push(&chars[start..i]);
+                (start, used) = (i, 0);
+            }
+            used += w;
+        }
+        chunks.push(&chars[start..]);
         for (k, chunk) in chunks.into_iter().enumerate() {
             let g = if k == 0 {
                 format!("{:>gutter$} ", n + 1)
@@ -222,7 +231,13 @@ pub fn raw_rows(raw: &RawView, width: u16) -> (Vec<RawRow>, Option<usize>) {
                     _ => out.push((c.to_string(), m)),
                 }
             }
-            let caret = chunk.iter().position(|(_, m)| *m);
+            // the caret's column: the columns of the characters before the first marked one
+            let caret = chunk.iter().position(|(_, m)| *m).map(|at| {
+                chunk[..at]
+                    .iter()
+                    .map(|(c, _)| c.width().unwrap_or(0))
+                    .sum::<usize>()
+            });
             rows.push(RawRow::Text(g, out));
             if let Some(col) = caret
                 && caret_row.is_none()

@@ -680,3 +680,41 @@ fn a_note_lasts_until_the_next_key_and_a_status_until_its_state_changes() {
     keys(&mut app, "j");
     assert!(footer(&app).contains("watcher: gone"), "{}", footer(&app));
 }
+
+#[test]
+fn the_raw_tab_wraps_wide_characters_by_their_columns_and_sets_the_caret_under_the_error() {
+    // the user's own case: CJK text, the schema error at `"五千"` (1:88), a wide row
+    let output = r#"{"schema_version":"refund-v1","order_id":"注文番号一二三四五六七八九十注文番号一二三四五六七八九十","amount_minor":"五千","currency":"KRW","expected_version":1}"#;
+    let record = serde_json::json!({"id": "wide", "output": output}).to_string();
+    let dir = refund_workspace_with(&[("wide.json", &record)]);
+    let mut app = app_on(dir.path(), "ws", 120, 30);
+    select(&mut app, "wide");
+    key(&mut app, KeyCode::Char('3'));
+    let s = screen(&app);
+    let rows: Vec<String> = s
+        .lines()
+        .filter_map(|l| l.split("││").nth(1))
+        // the pane's text, without its border and the test backend's note on wide symbols
+        .map(|d| d.split("│\"").next().unwrap_or("").trim_end().to_string())
+        .collect();
+    let at = rows.iter().position(|r| r.starts_with("  1 {")).expect(&s);
+    // 66 columns of text a row (70 less the gutter's 4): no row is wider, the wide
+    // characters are not split, continuation rows keep the gutter, and the caret sits
+    // under the quote that opens `"五千"` (4 + 32 + 17 columns in)
+    assert_eq!(
+        &rows[at..at + 4],
+        &[
+            r#"  1 {"schema_version":"refund-v1","order_id":"注文番号一二三四五六七八"#,
+            r#"    九十注文番号一二三四五六七八九十","amount_minor":"五千","currency""#,
+            r#"                                                     ^"#,
+            r#"    :"KRW","expected_version":1}"#,
+        ],
+        "{s}"
+    );
+    for r in &rows[at..at + 4] {
+        assert!(
+            unicode_width::UnicodeWidthStr::width(r.as_str()) <= 70,
+            "{r}"
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! The left pane: the capture list (only the rows on screen are built) or the triage tree.
 
-use super::{pad, pane};
+use super::{pad, pad_middle, pane};
 use crate::core::verdict::Stage;
 use crate::tui::app::{ChainNode, ChainTree, FilterJob, List, Triage};
 use crate::tui::store::Store;
@@ -129,7 +129,7 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
                     Span::styled(pad(reason_label(store, row, compact), reason_w), t.dim()),
                     Span::raw(" "),
                     Span::styled(
-                        pad(&crate::core::text::escape_control(&store.source(row)), id_w),
+                        pad_middle(&crate::core::text::escape_control(&store.source(row)), id_w),
                         t.dim(),
                     ),
                 ]);
@@ -162,14 +162,16 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
             ]);
             if v.outcome.misses_expect() && id_w > 4 {
                 // like `check`'s NOT AS EXPECTED: the verdict misses the capture's `expect`
-                line.spans.push(Span::raw(pad(
+                line.spans.push(Span::raw(pad_middle(
                     &crate::core::text::escape_control(id),
                     id_w - 2,
                 )));
                 line.spans.push(Span::styled(" ≠", t.fail()));
             } else {
-                line.spans
-                    .push(Span::raw(pad(&crate::core::text::escape_control(id), id_w)));
+                line.spans.push(Span::raw(pad_middle(
+                    &crate::core::text::escape_control(id),
+                    id_w,
+                )));
             }
             if pos == list.cursor && !s.gone {
                 line = line.patch_style(t.selected());
@@ -321,7 +323,7 @@ pub fn draw_chains(f: &mut Frame, r: Rect, t: &Theme, tree: &ChainTree, focused:
                     let room = w.saturating_sub(left.chars().count());
                     Line::from(vec![
                         Span::styled(left, t.decision(a.decision)),
-                        Span::styled(pad(&esc(&a.source.to_string()), room), t.dim()),
+                        Span::styled(pad_middle(&esc(&a.source.to_string()), room), t.dim()),
                     ])
                 }
             };
