@@ -271,32 +271,35 @@ pub fn wrap_ranges(text: &str, width: usize, indent: usize) -> Vec<std::ops::Ran
     let width = width.max(1);
     let indent = wrap_indent(width, indent);
     let mut rows = Vec::new();
-    let (mut start, mut used, mut room) = (0, 0, width);
-    // the end of the row's last space (a byte offset) and the columns up to it
-    let mut space: Option<(usize, usize)> = None;
-    for (i, c) in text.char_indices() {
-        let w = c.width().unwrap_or(0);
-        if used + w > room && i > start {
-            match space {
-                Some((end, cols)) if cols * 2 > room => {
-                    rows.push(start..end);
-                    (start, used) = (end, used - cols);
-                }
-                _ => {
-                    rows.push(start..i);
-                    (start, used) = (i, 0);
-                }
+    let (mut start, mut room) = (0, width);
+    // one row at a time, each scanned from its start: where it must end (the first
+    // character that would overflow it) and its last space before that
+    loop {
+        let mut used = 0;
+        let mut space: Option<(usize, usize)> = None;
+        let mut end = None;
+        for (i, c) in text[start..].char_indices() {
+            let w = c.width().unwrap_or(0);
+            if used + w > room && i > 0 {
+                end = Some(start + i);
+                break;
             }
-            room = width - indent;
-            space = None;
+            used += w;
+            if c == ' ' {
+                space = Some((start + i + 1, used));
+            }
         }
-        used += w;
-        if c == ' ' {
-            space = Some((i + 1, used));
-        }
+        let Some(hard) = end else {
+            rows.push(start..text.len());
+            return rows;
+        };
+        let cut = match space {
+            Some((after, cols)) if cols * 2 > room => after,
+            _ => hard,
+        };
+        rows.push(start..cut);
+        (start, room) = (cut, width - indent);
     }
-    rows.push(start..text.len());
-    rows
 }
 
 /// The columns a wrapped line's continuation rows are indented by: its own indentation
@@ -379,6 +382,52 @@ mod wrap_tests {
         );
         // a character wider than the row still goes somewhere (alone)
         assert_eq!(rows("日日", 1, 0), vec!["日", "日"]);
+    }
+
+    /// Property: over random texts of ASCII, spaces and wide characters and random widths
+    /// and indents, the rows cover the text in order without a gap, none is empty but an
+    /// empty text's, and each fits its columns (the first `width`, the others `width`
+    /// less the indent `wrap_indent` keeps) unless it holds one character that is wider.
+    #[test]
+    fn rows_cover_the_text_in_order_and_each_fits_its_columns() {
+        use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let alphabet = ['a', 'b', ' ', ' ', '日', '本', 'é', '\u{301}', '-'];
+        for _ in 0..20_000 {
+            let len = next(60) as usize;
+            let text: String = (0..len)
+                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                .collect();
+            let width = 1 + next(30) as usize;
+            let indent = next(30) as usize;
+            let rows = wrap_ranges(&text, width, indent);
+            assert_eq!(rows[0].start, 0);
+            assert_eq!(rows.last().unwrap().end, text.len());
+            for pair in rows.windows(2) {
+                assert_eq!(pair[0].end, pair[1].start, "{text:?} {width} {indent}");
+            }
+            let pad = wrap_indent(width, indent);
+            for (k, r) in rows.iter().enumerate() {
+                let row = &text[r.clone()];
+                assert!(
+                    !row.is_empty() || text.is_empty(),
+                    "{text:?} {width} {indent}"
+                );
+                let room = if k == 0 { width } else { width - pad };
+                // (a zero-width mark goes with the character before it, or opens a row)
+                let wide = row.chars().filter(|c| c.width().unwrap_or(0) > 0).count();
+                assert!(
+                    row.width() <= room || wide == 1,
+                    "{text:?} {width} {indent}: row {row:?}"
+                );
+            }
+        }
     }
 
     #[test]
