@@ -387,9 +387,14 @@ impl List {
     }
 }
 
-/// Whether two ids as drawn can be the same capture's (either may be cut with `…`).
+/// Whether two ids as drawn can be the same capture's (either may be cut with `…`: at its
+/// end, as a title is, or in its middle, as a list row is).
 fn same_id(a: &str, b: &str) -> bool {
-    let cut = |x: &str, y: &str| x.strip_suffix('…').is_some_and(|p| y.starts_with(p));
+    let cut = |x: &str, y: &str| {
+        x.split_once('…').is_some_and(|(head, tail)| {
+            y.len() >= head.len() + tail.len() && y.starts_with(head) && y.ends_with(tail)
+        })
+    };
     a == b || cut(a, b) || cut(b, a)
 }
 
@@ -412,7 +417,7 @@ const EVENTUALLY: Duration = Duration::from_secs(20);
 fn filter_see_the_mismatch_fix_it_on_disk_see_it_flip_help_quit() {
     let (_dir, ws) = refund_copy();
     let mut tui = Tui::start(&ws);
-    tui.wait_text("amount-8000-intent-50", LONG);
+    tui.wait_text("ntent-5000", LONG);
     tui.wait_text("● live", LONG);
     tui.send("/8000\r");
     tui.wait_text("Captures 2/25", LONG);

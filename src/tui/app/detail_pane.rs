@@ -1,7 +1,7 @@
 //! The detail pane's model: what it shows for the selected capture (one [`DetailState`]),
 //! the tab, its scroll and the current error.
 
-use super::layout::raw_rows;
+use super::layout::{self, raw_rows};
 use crate::core::pipeline::Evaluation;
 use crate::core::workspace::Workspace;
 use crate::engine::Job;
@@ -357,11 +357,10 @@ impl DetailPane {
                 .as_ref()
                 .ok()
                 .and_then(|r| raw_rows(r, content.width).1),
-            Tab::Contract => d
-                .contract
-                .as_ref()
-                .ok()
-                .and_then(|c| c.schema.target(self.error).map(|x| x + c.rules.len() + 2)),
+            Tab::Contract => d.contract.as_ref().ok().and_then(|c| {
+                let line = c.schema.target(self.error)? + c.rules.len() + 2;
+                Some(layout::contract_row_of(c, content.width, line))
+            }),
             _ => None,
         };
         let h = content.height as usize;

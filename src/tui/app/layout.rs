@@ -1,10 +1,10 @@
 //! The screen's geometry, owned by the model: the rectangles of every region for a terminal
-//! size, the tab bar's labels and the Raw tab's wrapped rows. Pure functions of their
+//! size, the tab bar's labels and the Raw and Contract tabs' wrapped rows. Pure functions of their
 //! arguments (no drawing, no I/O); the model stores the [`Screen`] it computed on resize and
 //! whenever the detail's error count changes, and the view draws into the very same
 //! rectangles, so clicks and scrolling hit what was drawn.
 
-use crate::tui::detail::RawView;
+use crate::tui::detail::{ContractView, RawView};
 use crate::tui::keymap::Tab;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::Block;
@@ -191,10 +191,12 @@ pub enum RawRow {
     Caret(usize),
 }
 
-/// The Raw tab's rows for a content width: logical lines hard-wrapped (escaped text counts
-/// one column per character), with a caret row under the error position. Also returns the
+/// The Raw tab's rows for a content width: logical lines hard-wrapped by the columns their
+/// characters take (a wide character, such as a CJK one, takes two and never straddles a
+/// row's end), with a caret row under the error position, at its column. Also returns the
 /// row of the caret, for scrolling.
 pub fn raw_rows(raw: &RawView, width: u16) -> (Vec<RawRow>, Option<usize>) {
+    use unicode_width::UnicodeWidthChar;
     let gutter = raw.lines.len().to_string().len().max(3);
     let room = (width as usize).saturating_sub(gutter + 1).max(8);
     let mut rows = Vec::new();
@@ -204,11 +206,18 @@ pub fn raw_rows(raw: &RawView, width: u16) -> (Vec<RawRow>, Option<usize>) {
             .iter()
             .flat_map(|(s, m)| s.chars().map(move |c| (c, *m)))
             .collect();
-        let chunks: Vec<&[(char, bool)]> = if chars.is_empty() {
-            vec![&[]]
-        } else {
-            chars.chunks(room).collect()
-        };
+        // rows of at most `room` columns
+        let mut chunks: Vec<&[(char, bool)]> = Vec::new();
+        let (mut start, mut used) = (0, 0);
+        for (i, &(c, _)) in chars.iter().enumerate() {
+            let w = c.width().unwrap_or(0);
+            if used + w > room && i > start {
+                chunks.push(&chars[start..i]);
+                (start, used) = (i, 0);
+            }
+            used += w;
+        }
+        chunks.push(&chars[start..]);
         for (k, chunk) in chunks.into_iter().enumerate() {
             let g = if k == 0 {
                 format!("{:>gutter$} ", n + 1)
@@ -222,7 +231,13 @@ pub fn raw_rows(raw: &RawView, width: u16) -> (Vec<RawRow>, Option<usize>) {
                     _ => out.push((c.to_string(), m)),
                 }
             }
-            let caret = chunk.iter().position(|(_, m)| *m);
+            // the caret's column: the columns of the characters before the first marked one
+            let caret = chunk.iter().position(|(_, m)| *m).map(|at| {
+                chunk[..at]
+                    .iter()
+                    .map(|(c, _)| c.width().unwrap_or(0))
+                    .sum::<usize>()
+            });
             rows.push(RawRow::Text(g, out));
             if let Some(col) = caret
                 && caret_row.is_none()
@@ -233,4 +248,194 @@ pub fn raw_rows(raw: &RawView, width: u16) -> (Vec<RawRow>, Option<usize>) {
         }
     }
     (rows, caret_row)
+}
+
+/// The indent of a wrapped line's continuation rows in a `width`-column area: `indent`, or
+/// none when it would leave fewer than 8 columns.
+pub fn wrap_indent(width: usize, indent: usize) -> usize {
+    if width.saturating_sub(indent) < 8 {
+        0
+    } else {
+        indent
+    }
+}
+
+/// Where a line of `text` is cut into rows of `width` columns: the byte range of each row's
+/// text, the rows after the first drawn [`wrap_indent`] columns in (so they take that much
+/// less of the text). A row ends after its last space when that space lies in the row's
+/// second half (prose and JSON break between words), else at its last column; a character
+/// goes whole to the row it starts on unless it would cross the row's end (a wide
+/// character then starts the next row). One row, empty, for an empty text.
+pub fn wrap_ranges(text: &str, width: usize, indent: usize) -> Vec<std::ops::Range<usize>> {
+    use unicode_width::UnicodeWidthChar;
+    let width = width.max(1);
+    let indent = wrap_indent(width, indent);
+    let mut rows = Vec::new();
+    let (mut start, mut room) = (0, width);
+    // one row at a time, each scanned from its start: where it must end (the first
+    // character that would overflow it) and its last space before that
+    loop {
+        let mut used = 0;
+        let mut space: Option<(usize, usize)> = None;
+        let mut end = None;
+        for (i, c) in text[start..].char_indices() {
+            let w = c.width().unwrap_or(0);
+            if used + w > room && i > 0 {
+                end = Some(start + i);
+                break;
+            }
+            used += w;
+            if c == ' ' {
+                space = Some((start + i + 1, used));
+            }
+        }
+        let Some(hard) = end else {
+            rows.push(start..text.len());
+            return rows;
+        };
+        let cut = match space {
+            Some((after, cols)) if cols * 2 > room => after,
+            _ => hard,
+        };
+        rows.push(start..cut);
+        (start, room) = (cut, width - indent);
+    }
+}
+
+/// The columns a wrapped line's continuation rows are indented by: its own indentation
+/// after its first `gutter` characters (a numbered line's number), plus two.
+pub fn continuation_indent(text: &str, gutter: usize) -> usize {
+    let body = text.get(gutter..).unwrap_or("");
+    gutter + body.len() - body.trim_start_matches(' ').len() + 2
+}
+
+/// The Contract tab's logical lines as drawn, each with its gutter (the columns of its
+/// number, 0 for an unnumbered line): the rules' lines, a blank line, the schema's heading,
+/// then the schema's lines, each numbered (`  5 "type": ...`). The view wraps each with
+/// [`wrap_ranges`] and [`continuation_indent`]; [`contract_row_of`] counts the same rows.
+pub fn contract_lines(c: &ContractView) -> Vec<(std::borrow::Cow<'_, str>, usize)> {
+    let gutter = c.schema.lines.len().to_string().len().max(3);
+    let mut lines: Vec<(std::borrow::Cow<'_, str>, usize)> = c
+        .rules
+        .iter()
+        .map(|(s, _)| (std::borrow::Cow::Borrowed(s.as_str()), 0))
+        .collect();
+    lines.push((std::borrow::Cow::Borrowed(""), 0));
+    lines.push((format!("schema  {}", c.heading).into(), 0));
+    lines.extend(
+        c.schema
+            .lines
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (format!("{:>gutter$} {s}", i + 1).into(), gutter + 1)),
+    );
+    lines
+}
+
+/// The row of the Contract tab, wrapped to `width` columns, at which its logical line
+/// `line` ([`contract_lines`]) starts (for scrolling to an error's keyword).
+pub fn contract_row_of(c: &ContractView, width: u16, line: usize) -> usize {
+    contract_lines(c)
+        .iter()
+        .take(line)
+        .map(|(text, gutter)| {
+            wrap_ranges(text, width as usize, continuation_indent(text, *gutter)).len()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::*;
+
+    fn rows(text: &str, width: usize, indent: usize) -> Vec<&str> {
+        wrap_ranges(text, width, indent)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect()
+    }
+
+    #[test]
+    fn a_line_is_cut_into_rows_of_the_width_its_continuations_indented() {
+        assert_eq!(rows("", 10, 2), vec![""]);
+        // between words when the last space is in the row's second half (rows of 12,
+        // then 10), at the last column when it is in the first (`the ` of `the propos`)
+        assert_eq!(
+            rows("the order version the proposal", 12, 2),
+            vec!["the order ", "version ", "the propos", "al"]
+        );
+        // a space in the row's first half: cut at the last column
+        assert_eq!(rows("ab cdefghijklmn", 10, 0), vec!["ab cdefghi", "jklmn"]);
+        assert_eq!(rows("abcdefghij", 10, 2), vec!["abcdefghij"]);
+        // the first row takes 10, each next one 10 - 2
+        assert_eq!(
+            rows("abcdefghijklmnopqrstuvwxyz", 10, 2),
+            vec!["abcdefghij", "klmnopqr", "stuvwxyz"]
+        );
+        // a two-column character that would cross a row's end starts the next row
+        assert_eq!(rows("abcdefghi日本", 10, 0), vec!["abcdefghi", "日本"]);
+        assert_eq!(rows("日本語", 4, 0), vec!["日本", "語"]);
+        // an indent leaving fewer than 8 columns is dropped
+        assert_eq!(
+            rows("abcdefghijklmnop", 10, 3),
+            vec!["abcdefghij", "klmnop"]
+        );
+        // a character wider than the row still goes somewhere (alone)
+        assert_eq!(rows("日日", 1, 0), vec!["日", "日"]);
+    }
+
+    /// Property: over random texts of ASCII, spaces and wide characters and random widths
+    /// and indents, the rows cover the text in order without a gap, none is empty but an
+    /// empty text's, and each fits its columns (the first `width`, the others `width`
+    /// less the indent `wrap_indent` keeps) unless it holds one character that is wider.
+    #[test]
+    fn rows_cover_the_text_in_order_and_each_fits_its_columns() {
+        use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let alphabet = ['a', 'b', ' ', ' ', '日', '本', 'é', '\u{301}', '-'];
+        for _ in 0..20_000 {
+            let len = next(60) as usize;
+            let text: String = (0..len)
+                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                .collect();
+            let width = 1 + next(30) as usize;
+            let indent = next(30) as usize;
+            let rows = wrap_ranges(&text, width, indent);
+            assert_eq!(rows[0].start, 0);
+            assert_eq!(rows.last().unwrap().end, text.len());
+            for pair in rows.windows(2) {
+                assert_eq!(pair[0].end, pair[1].start, "{text:?} {width} {indent}");
+            }
+            let pad = wrap_indent(width, indent);
+            for (k, r) in rows.iter().enumerate() {
+                let row = &text[r.clone()];
+                assert!(
+                    !row.is_empty() || text.is_empty(),
+                    "{text:?} {width} {indent}"
+                );
+                let room = if k == 0 { width } else { width - pad };
+                // (a zero-width mark goes with the character before it, or opens a row)
+                let wide = row.chars().filter(|c| c.width().unwrap_or(0) > 0).count();
+                assert!(
+                    row.width() <= room || wide == 1,
+                    "{text:?} {width} {indent}: row {row:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn continuations_sit_two_columns_in_from_the_line_s_own_indentation() {
+        assert_eq!(continuation_indent("    has(x)", 0), 6);
+        assert_eq!(continuation_indent("[1] NOT_AUTHORIZED", 0), 2);
+        // a numbered schema line: its number's columns, then its own indentation
+        assert_eq!(continuation_indent("  5   \"description\": \"x\"", 4), 8);
+        assert_eq!(continuation_indent("  1 {", 4), 6);
+    }
 }

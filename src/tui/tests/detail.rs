@@ -41,6 +41,51 @@ fn schema_failure_contract_tab_highlights_the_keyword() {
 }
 
 #[test]
+fn the_contract_tab_wraps_a_long_rule_under_its_own_indentation() {
+    let mut app = refund(120, 30);
+    select(&mut app, "no-refund-permission");
+    key(&mut app, KeyCode::Char('5'));
+    let s = screen(&app);
+    // the failing rule whole, over three rows of the 70-column tab, its continuations
+    // two columns in from its own four, broken between words (it was cut with `…`)
+    let rows: Vec<&str> = s
+        .lines()
+        .map(|l| {
+            let detail = l.split("││").nth(1).unwrap_or("");
+            detail.trim_end_matches(['│', '"']).trim_end()
+        })
+        .collect();
+    let at = rows
+        .iter()
+        .position(|r| r.starts_with("    has(context.order) && "))
+        .expect(&s);
+    assert_eq!(
+        &rows[at..at + 3],
+        &[
+            "    has(context.order) && context.order.order_id == proposal.order_id",
+            "      && context.order.owner_id == context.actor.user_id && 'refund'",
+            "      in context.actor.allowed_actions",
+        ],
+        "{s}"
+    );
+    assert!(
+        rows[at..].iter().all(|r| !r.contains('…')),
+        "nothing is cut: {s}"
+    );
+}
+
+#[test]
+fn a_narrow_diff_wraps_its_values_and_keeps_both_sides_level() {
+    let mut app = refund(80, 24);
+    select(&mut app, "amount-9000");
+    key(&mut app, KeyCode::Char('1'));
+    let s = screen(&app);
+    assert_screen_snapshot!("a_narrow_diff_wraps_its_values", s);
+    // the values compared are whole (a cut `900` against `50` would misread them)
+    assert!(s.contains("9000,") && s.contains("5000,"), "{s}");
+}
+
+#[test]
 fn intent_diff_side_by_side() {
     let mut app = refund(120, 30);
     select(&mut app, "amount-8000-intent-5000");
@@ -634,4 +679,42 @@ fn a_note_lasts_until_the_next_key_and_a_status_until_its_state_changes() {
     assert!(footer(&app).contains(note), "{}", footer(&app));
     keys(&mut app, "j");
     assert!(footer(&app).contains("watcher: gone"), "{}", footer(&app));
+}
+
+#[test]
+fn the_raw_tab_wraps_wide_characters_by_their_columns_and_sets_the_caret_under_the_error() {
+    // the user's own case: CJK text, the schema error at `"五千"` (1:88), a wide row
+    let output = r#"{"schema_version":"refund-v1","order_id":"注文番号一二三四五六七八九十注文番号一二三四五六七八九十","amount_minor":"五千","currency":"KRW","expected_version":1}"#;
+    let record = serde_json::json!({"id": "wide", "output": output}).to_string();
+    let dir = refund_workspace_with(&[("wide.json", &record)]);
+    let mut app = app_on(dir.path(), "ws", 120, 30);
+    select(&mut app, "wide");
+    key(&mut app, KeyCode::Char('3'));
+    let s = screen(&app);
+    let rows: Vec<String> = s
+        .lines()
+        .filter_map(|l| l.split("││").nth(1))
+        // the pane's text, without its border and the test backend's note on wide symbols
+        .map(|d| d.split("│\"").next().unwrap_or("").trim_end().to_string())
+        .collect();
+    let at = rows.iter().position(|r| r.starts_with("  1 {")).expect(&s);
+    // 66 columns of text a row (70 less the gutter's 4): no row is wider, the wide
+    // characters are not split, continuation rows keep the gutter, and the caret sits
+    // under the quote that opens `"五千"` (4 + 32 + 17 columns in)
+    assert_eq!(
+        &rows[at..at + 4],
+        &[
+            r#"  1 {"schema_version":"refund-v1","order_id":"注文番号一二三四五六七八"#,
+            r#"    九十注文番号一二三四五六七八九十","amount_minor":"五千","currency""#,
+            r#"                                                     ^"#,
+            r#"    :"KRW","expected_version":1}"#,
+        ],
+        "{s}"
+    );
+    for r in &rows[at..at + 4] {
+        assert!(
+            unicode_width::UnicodeWidthStr::width(r.as_str()) <= 70,
+            "{r}"
+        );
+    }
 }

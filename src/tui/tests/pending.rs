@@ -104,7 +104,7 @@ fn pending_rows_list_every_record_before_its_verdict() {
     );
     let text = screen(&app);
     assert!(
-        text.contains("│ · pending   captures/cases.jsonl:1"),
+        text.contains("│ · pending captures/cases.jsonl:1 "),
         "{text}"
     );
     assert!(

@@ -58,7 +58,7 @@ fn at_80x24_the_footer_keeps_help_and_quit_and_the_tabs_are_readable() {
     for tab in Tab::ALL {
         assert!(bar.contains(&format!(" {} ", tab.short_title())), "{bar}");
     }
-    assert!(s.contains("│ ⊘ CURREN… currency-usd-on-krw-…│"), "{s}");
+    assert!(s.contains("│ ⊘ CURREN… currency-u…-krw-order│"), "{s}");
     assert_screen_snapshot!(
         "at_80x24_the_footer_keeps_help_and_quit_and_the_tabs_are_readable",
         screen(&app)

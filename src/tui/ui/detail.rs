@@ -235,23 +235,46 @@ fn draw_errors(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, error: usize) {
     }
     let shown = (r.height as usize).saturating_sub(1).max(1);
     let first = error.saturating_sub(shown - 1);
-    let width = |get: fn(&ErrorRow) -> &str, min: usize, cap: usize| -> u16 {
+    let width = |get: fn(&ErrorRow) -> &str, min: usize, cap: usize| -> usize {
         d.errors
             .iter()
             .map(|e| get(e).chars().count())
             .max()
             .unwrap_or(0)
-            .clamp(min, cap) as u16
+            .clamp(min, cap)
     };
-    let widths = [
-        Constraint::Length(1),
-        Constraint::Length(width(|e| &e.reason, 6, 20)),
-        Constraint::Length(width(|e| &e.pointer, 7, 18)),
-        Constraint::Length(width(|e| &e.location, 8, 34)),
-        Constraint::Length(width(|e| &e.at, 2, 7)),
-        Constraint::Fill(1),
+    // marker, reason, pointer, location, at: each as wide as its widest cell (capped); on a
+    // narrow pane they give up columns, the keyword location first, down to a few each, and
+    // a cut cell ends in `…` (the selected error's message is whole below the table)
+    let mut cols = [
+        1,
+        width(|e| &e.reason, 6, 20),
+        width(|e| &e.pointer, 7, 18),
+        width(|e| &e.location, 8, 34),
+        width(|e| &e.at, 2, 7),
     ];
-    let header = Row::new(["", "reason", "pointer", "location", "at", "message"]).style(t.dim());
+    let room = (r.width as usize).saturating_sub(5);
+    for (col, least) in [(3, 4), (2, 5), (1, 6), (4, 2)] {
+        let over = cols.iter().sum::<usize>().saturating_sub(room);
+        cols[col] -= over.min(cols[col].saturating_sub(least));
+    }
+    // a message column too narrow to say anything is left out
+    let message_w = match room.saturating_sub(cols.iter().sum()) {
+        w if w < 8 => 0,
+        w => w,
+    };
+    let widths = cols
+        .iter()
+        .map(|&w| Constraint::Length(w as u16))
+        .chain([Constraint::Length(message_w as u16)]);
+    let fit = |s: &str, w: usize| super::pad(s, w).trim_end().to_string();
+    let header = Row::new(
+        ["", "reason", "pointer", "location", "at", "message"]
+            .iter()
+            .zip(cols.iter().chain([&message_w]))
+            .map(|(h, &w)| fit(h, w)),
+    )
+    .style(t.dim());
     let rows: Vec<Row> = d
         .errors
         .iter()
@@ -262,11 +285,11 @@ fn draw_errors(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, error: usize) {
             let cur = i == error && d.errors.len() > 1;
             let row = Row::new(vec![
                 Cell::from(if cur { "›" } else { " " }),
-                Cell::from(e.reason.clone()).style(t.fail()),
-                Cell::from(e.pointer.clone()).style(t.bold()),
-                Cell::from(e.location.clone()).style(t.dim()),
-                Cell::from(e.at.clone()),
-                Cell::from(e.message.clone()),
+                Cell::from(fit(&e.reason, cols[1])).style(t.fail()),
+                Cell::from(fit(&e.pointer, cols[2])).style(t.bold()),
+                Cell::from(fit(&e.location, cols[3])).style(t.dim()),
+                Cell::from(fit(&e.at, cols[4])),
+                Cell::from(fit(&e.message, message_w)),
             ]);
             if cur { row.style(t.bold()) } else { row }
         })

@@ -1,6 +1,6 @@
 //! The left pane: the capture list (only the rows on screen are built) or the triage tree.
 
-use super::{pad, pane};
+use super::{pad, pad_middle, pane};
 use crate::core::verdict::Stage;
 use crate::tui::app::{ChainNode, ChainTree, FilterJob, List, Triage};
 use crate::tui::store::Store;
@@ -13,6 +13,9 @@ use ratatui::widgets::Paragraph;
 
 /// The id column's least width in a narrow list: 20 characters and the `…` of a cut id.
 const ID_MIN: usize = 21;
+
+/// The reason column's most width: the longest reason code's (`NON_STANDARD_NUMBER`, 19).
+const REASON_MAX: usize = 19;
 
 /// What the list reads besides its rows.
 pub struct Status<'a> {
@@ -77,24 +80,23 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
         );
         return;
     }
-    // a narrow list drops the stage word (the decision glyph and the reason stay) and
-    // narrows the reason, so that an id keeps at least 20 characters (`ID_MIN` columns)
-    let compact = (inner.width as usize) < 3 + 9 + 8 + 1 + ID_MIN;
+    // a list without room for the stage word, a reason's full name (`REASON_MAX`) and an
+    // id of 20 characters (`ID_MIN` columns) drops the stage word (the decision glyph and
+    // the reason, which names its stage, stay; the strip above the detail pane names the
+    // stage) and narrows the reason only when it must, so that the id keeps its 20
+    let compact = (inner.width as usize) < 3 + 9 + REASON_MAX + 1 + ID_MIN;
     let widest = view
         .iter()
         .skip(list.offset)
         .take(h)
         .map(|&i| {
-            store
-                .kind(&store.rows[i as usize])
-                .outcome
-                .reason
-                .as_ref()
-                .map_or(0, |r| r.as_str().chars().count())
+            reason_label(store, &store.rows[i as usize], compact)
+                .chars()
+                .count()
         })
         .max()
         .unwrap_or(0)
-        .min(19);
+        .min(REASON_MAX);
     let (stage_w, reason_w) = if compact {
         (
             0,
@@ -124,10 +126,10 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
                         },
                         t.dim(),
                     ),
-                    Span::raw(pad("", reason_w)),
+                    Span::styled(pad(reason_label(store, row, compact), reason_w), t.dim()),
                     Span::raw(" "),
                     Span::styled(
-                        pad(&crate::core::text::escape_control(&store.source(row)), id_w),
+                        pad_middle(&crate::core::text::escape_control(&store.source(row)), id_w),
                         t.dim(),
                     ),
                 ]);
@@ -139,7 +141,7 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
             let v = store.kind(row);
             let id = store.id(row);
             let ds = t.decision(v.outcome.decision);
-            let reason = v.outcome.reason.as_ref().map_or("", |r| r.as_str());
+            let reason = reason_label(store, row, compact);
             let flipped = row.flags & crate::tui::store::FLIPPED != 0;
             let mut line = Line::from(vec![
                 Span::styled(if flipped { "↺" } else { " " }, t.flip()),
@@ -160,14 +162,16 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
             ]);
             if v.outcome.misses_expect() && id_w > 4 {
                 // like `check`'s NOT AS EXPECTED: the verdict misses the capture's `expect`
-                line.spans.push(Span::raw(pad(
+                line.spans.push(Span::raw(pad_middle(
                     &crate::core::text::escape_control(id),
                     id_w - 2,
                 )));
                 line.spans.push(Span::styled(" ≠", t.fail()));
             } else {
-                line.spans
-                    .push(Span::raw(pad(&crate::core::text::escape_control(id), id_w)));
+                line.spans.push(Span::raw(pad_middle(
+                    &crate::core::text::escape_control(id),
+                    id_w,
+                )));
             }
             if pos == list.cursor && !s.gone {
                 line = line.patch_style(t.selected());
@@ -176,6 +180,20 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
         })
         .collect();
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A row's text in the reason column: its reason; in a `compact` list (no stage column),
+/// the stage word of a row with none (`ready`, `pending`).
+fn reason_label<'a>(store: &'a Store, row: &crate::tui::store::Row, compact: bool) -> &'a str {
+    if Store::is_pending(row) {
+        return if compact { "pending" } else { "" };
+    }
+    let outcome = &store.kind(row).outcome;
+    match &outcome.reason {
+        Some(r) => r.as_str(),
+        None if compact => outcome.stage.as_str(),
+        None => "",
+    }
 }
 
 /// Draws the triage tree into `r`.
@@ -305,7 +323,7 @@ pub fn draw_chains(f: &mut Frame, r: Rect, t: &Theme, tree: &ChainTree, focused:
                     let room = w.saturating_sub(left.chars().count());
                     Line::from(vec![
                         Span::styled(left, t.decision(a.decision)),
-                        Span::styled(pad(&esc(&a.source.to_string()), room), t.dim()),
+                        Span::styled(pad_middle(&esc(&a.source.to_string()), room), t.dim()),
                     ])
                 }
             };

@@ -139,6 +139,25 @@ fn pane(t: &Theme, title: Line<'static>, focused: bool) -> Block<'static> {
     })
 }
 
+/// `s` padded with spaces to `w` characters, or cut to `w` in its middle, a `…` in place
+/// of what is left out: an id or a source keeps its start and its end, where the ids of a
+/// log's records and a chain's attempts differ (`loop-unrecovered/1`, `mcp/session.json:12`).
+fn pad_middle(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n <= w {
+        return format!("{s}{}", " ".repeat(w - n));
+    }
+    if w < 8 {
+        return pad(s, w);
+    }
+    let tail = (w - 1) / 2;
+    let head = w - 1 - tail;
+    let mut out: String = s.chars().take(head).collect();
+    out.push('…');
+    out.extend(s.chars().skip(n - tail));
+    out
+}
+
 /// `s` padded with spaces to `w` characters, or cut to `w` with a trailing `…`.
 fn pad(s: &str, w: usize) -> String {
     let n = s.chars().count();
@@ -157,4 +176,19 @@ fn message(t: &Theme, f: &mut Frame, r: Rect, s: &str) {
         Paragraph::new(Span::styled(s.to_string(), t.dim())).wrap(Wrap { trim: true }),
         r,
     );
+}
+
+#[cfg(test)]
+mod pad_tests {
+    use super::*;
+
+    #[test]
+    fn an_id_too_long_for_its_column_keeps_its_start_and_its_end() {
+        assert_eq!(pad_middle("loop-unrecovered/1", 20), "loop-unrecovered/1  ");
+        assert_eq!(pad_middle("loop-unrecovered/12", 12), "loop-u…ed/12");
+        assert_eq!(pad_middle("loop-unrecovered/12", 12).chars().count(), 12);
+        assert_eq!(pad_middle("mcp/session.json:12#1", 16), "mcp/sess…on:12#1");
+        // too narrow to keep both ends: cut at the end, as `pad`
+        assert_eq!(pad_middle("abcdefghij", 5), "abcd…");
+    }
 }

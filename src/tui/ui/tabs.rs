@@ -2,7 +2,7 @@
 
 use super::message;
 use crate::tui::app::History;
-use crate::tui::app::layout::{RawRow, raw_rows};
+use crate::tui::app::layout::{self, RawRow, raw_rows};
 use crate::tui::detail::{
     Detail, DiffKind, DiffView, DriftView, JsonView, RawView, RepairView, Role, SideLine,
 };
@@ -187,18 +187,20 @@ fn json_lines<'a>(t: &Theme, j: &'a JsonView, current: usize) -> Vec<Line<'a>> {
 fn role_lines<'a>(t: &Theme, lines: &'a [(String, Role)]) -> Vec<Line<'a>> {
     lines
         .iter()
-        .map(|(s, r)| {
-            let style = match r {
-                Role::Heading => t.bold(),
-                Role::Text => Style::new(),
-                Role::Dim => t.dim(),
-                Role::Highlight => t.highlight(),
-                Role::Added => t.pass(),
-                Role::Removed => t.fail(),
-            };
-            Line::from(Span::styled(s.as_str(), style))
-        })
+        .map(|(s, r)| Line::from(Span::styled(s.as_str(), role_style(t, *r))))
         .collect()
+}
+
+/// The style of a line of `role`.
+fn role_style(t: &Theme, role: Role) -> Style {
+    match role {
+        Role::Heading => t.bold(),
+        Role::Text => Style::new(),
+        Role::Dim => t.dim(),
+        Role::Highlight => t.highlight(),
+        Role::Added => t.pass(),
+        Role::Removed => t.fail(),
+    }
 }
 
 /// The Diff tab: the proposal and the confirmed intent side by side.
@@ -207,7 +209,6 @@ fn draw_diff(f: &mut Frame, r: Rect, t: &Theme, diff: &Result<DiffView, String>,
         Err(m) => return message(t, f, r, m),
         Ok(diff) => diff,
     };
-    let [top, body] = Layout::vertical([Constraint::Length(2), Constraint::Fill(1)]).areas(r);
     let note = match &diff.compared {
         Some(false) => Line::from(vec![
             Span::raw(" the proposal differs from the confirmed intent at "),
@@ -222,8 +223,15 @@ fn draw_diff(f: &mut Frame, r: Rect, t: &Theme, diff: &Result<DiffView, String>,
             t.dim(),
         )),
     };
-    let [nr, heads] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(top);
-    f.render_widget(Paragraph::new(note), nr);
+    // the note wrapped over the rows it needs (at most three)
+    let note_rows = note.width().max(1).div_ceil(r.width.max(1) as usize).min(3) as u16;
+    let [nr, heads, body] = Layout::vertical([
+        Constraint::Length(note_rows),
+        Constraint::Length(1),
+        Constraint::Fill(1),
+    ])
+    .areas(r);
+    f.render_widget(Paragraph::new(note).wrap(Wrap { trim: false }), nr);
     let halves = || {
         Layout::horizontal([
             Constraint::Fill(1),
@@ -238,42 +246,56 @@ fn draw_diff(f: &mut Frame, r: Rect, t: &Theme, diff: &Result<DiffView, String>,
         Paragraph::new(Span::styled(" confirmed intent", t.bold())),
         rh,
     );
-    let side = |left: bool| -> Vec<Line> {
-        diff.rows
-            .iter()
-            .map(|row| {
-                let text = if left { &row.left } else { &row.right };
-                let base = match (row.kind, left) {
-                    (DiffKind::Same, _) => Style::new(),
-                    (DiffKind::Changed, true) | (DiffKind::LeftOnly, true) => {
-                        if row.kind == DiffKind::LeftOnly {
-                            t.dim()
-                        } else {
-                            t.removed()
-                        }
-                    }
-                    (DiffKind::Changed, false) | (DiffKind::RightOnly, false) => t.added(),
-                    _ => Style::new(),
-                };
-                let style = if row.mismatch && text.is_some() {
-                    t.highlight()
-                } else {
-                    base
-                };
-                let sign = match (row.kind, left, text.is_some()) {
-                    (_, _, false) => " ",
-                    (DiffKind::Same | DiffKind::LeftOnly, _, _) => " ",
-                    (_, true, _) => "-",
-                    (_, false, _) => "+",
-                };
-                Line::from(vec![
-                    Span::styled(sign, base),
-                    Span::styled(text.as_deref().unwrap_or(""), style),
-                ])
-            })
-            .collect()
-    };
-    scrolled(f, lb, side(true), scroll, false);
+    // each side's text wrapped to its column under its own indentation (a value is never
+    // cut: `900` must not stand for `9000`), a row of the diff as many screen rows on both
+    // sides as its longer side needs, so the two stay level
+    let (mut left, mut right) = (Vec::new(), Vec::new());
+    for row in &diff.rows {
+        let side = |is_left: bool, width: u16| -> Vec<Line> {
+            let text = if is_left { &row.left } else { &row.right };
+            let base = match (row.kind, is_left) {
+                (DiffKind::Same, _) => Style::new(),
+                (DiffKind::LeftOnly, true) => t.dim(),
+                (DiffKind::Changed, true) => t.removed(),
+                (DiffKind::Changed, false) | (DiffKind::RightOnly, false) => t.added(),
+                _ => Style::new(),
+            };
+            let style = if row.mismatch && text.is_some() {
+                t.highlight()
+            } else {
+                base
+            };
+            let sign = match (row.kind, is_left, text.is_some()) {
+                (_, _, false) => " ",
+                (DiffKind::Same | DiffKind::LeftOnly, _, _) => " ",
+                (_, true, _) => "-",
+                (_, false, _) => "+",
+            };
+            let text = text.as_deref().unwrap_or("");
+            let room = (width as usize).saturating_sub(1);
+            let indent = layout::continuation_indent(text, 0);
+            let pad = layout::wrap_indent(room, indent);
+            layout::wrap_ranges(text, room, indent)
+                .into_iter()
+                .enumerate()
+                .map(|(k, range)| {
+                    let lead = if k == 0 {
+                        Span::styled(sign, base)
+                    } else {
+                        Span::raw(" ".repeat(1 + pad))
+                    };
+                    Line::from(vec![lead, Span::styled(&text[range], style)])
+                })
+                .collect()
+        };
+        let (mut l, mut r) = (side(true, lb.width), side(false, rb.width));
+        let n = l.len().max(r.len());
+        l.resize(n, Line::from(""));
+        r.resize(n, Line::from(""));
+        left.extend(l);
+        right.extend(r);
+    }
+    scrolled(f, lb, left, scroll, false);
     f.render_widget(
         Paragraph::new(vec![
             Line::from(Span::styled("│", t.border()));
@@ -281,7 +303,7 @@ fn draw_diff(f: &mut Frame, r: Rect, t: &Theme, diff: &Result<DiffView, String>,
         ]),
         sep,
     );
-    scrolled(f, rb, side(false), scroll, false);
+    scrolled(f, rb, right, scroll, false);
 }
 
 /// The Proposal tab: the proposal as pretty JSON.
@@ -341,52 +363,52 @@ fn draw_contract(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, scroll: usize, e
     if let Some(dv) = &c.drift {
         return draw_drift(f, r, t, dv, scroll);
     }
-    let mut lines = role_lines(t, &c.rules);
-    lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled(
-        format!("schema  {}", c.heading),
-        t.bold(),
-    )));
-    lines.extend(json_lines(t, &c.schema, error));
-    // not wrapped (the error's keyword is scrolled to by its line): a line wider than the
-    // pane ends in `…` instead of stopping at the edge as if it were whole
-    let lines = lines
-        .into_iter()
-        .map(|l| clipped(l, r.width as usize, t.dim()))
-        .collect();
-    scrolled(f, r, lines, scroll, false);
-}
-
-/// `line` cut to `width` columns with a `…` (in `mark`) in the last one when it is wider;
-/// as it is when it fits.
-fn clipped(line: Line<'_>, width: usize, mark: Style) -> Line<'_> {
-    if line.width() <= width || width == 0 {
-        return line;
-    }
-    let room = width - 1;
-    let mut used = 0;
-    let mut spans = Vec::new();
-    for span in line.spans {
-        let w = span.width();
-        if used + w <= room {
-            used += w;
-            spans.push(span);
-            continue;
-        }
-        let mut kept = String::new();
-        for c in span.content.chars() {
-            let cw = Span::raw(c.to_string()).width();
-            if used + cw > room {
-                break;
+    // wrapped, each continuation row indented under its line's own indentation, the
+    // error's keyword scrolled to by its row (`DetailPane::scroll_to_error`)
+    let width = r.width as usize;
+    let rules = c.rules.len();
+    let mut rows = Vec::new();
+    for (i, (text, gutter)) in layout::contract_lines(c).iter().enumerate() {
+        // the style of the line's text past its gutter
+        let style = if i < rules {
+            role_style(t, c.rules[i].1)
+        } else if i == rules + 1 {
+            t.bold()
+        } else if i > rules + 1 {
+            match c.schema.mark_of(i - rules - 2, error) {
+                Some(true) => t.current(),
+                Some(false) => t.highlight(),
+                None => Style::new(),
             }
-            used += cw;
-            kept.push(c);
+        } else {
+            Style::new()
+        };
+        let indent = layout::continuation_indent(text, *gutter);
+        let pad = layout::wrap_indent(width, indent);
+        for (k, range) in layout::wrap_ranges(text, width, indent)
+            .into_iter()
+            .enumerate()
+        {
+            let mut spans = Vec::new();
+            if k > 0 {
+                spans.push(Span::raw(" ".repeat(pad)));
+            }
+            if range.start < *gutter {
+                spans.push(Span::styled(
+                    text[range.start..range.end.min(*gutter)].to_string(),
+                    t.dim(),
+                ));
+            }
+            if range.end > *gutter {
+                spans.push(Span::styled(
+                    text[range.start.max(*gutter)..range.end].to_string(),
+                    style,
+                ));
+            }
+            rows.push(Line::from(spans));
         }
-        spans.push(Span::styled(kept, span.style));
-        break;
     }
-    spans.push(Span::styled("…", mark));
-    Line::from(spans).style(line.style)
+    scrolled(f, r, rows, scroll, false);
 }
 
 /// The drift view of the Contract tab: its heading and finding lines (wrapped), then the
@@ -468,39 +490,4 @@ fn history_lines(t: &Theme, h: &History, source: &str) -> Vec<Line<'static>> {
         lines.push(Line::from(""));
     }
     lines
-}
-
-#[cfg(test)]
-mod clip_tests {
-    use super::*;
-
-    fn text(l: &Line<'_>) -> String {
-        l.spans.iter().map(|s| s.content.as_ref()).collect()
-    }
-
-    #[test]
-    fn a_line_wider_than_the_pane_ends_in_an_ellipsis_at_its_last_column() {
-        let mark = Style::new();
-        let line = Line::from(vec![Span::raw("rule 1  "), Span::raw("has(context.order)")]);
-        assert_eq!(line.width(), 26);
-        // fits: untouched
-        assert_eq!(
-            text(&clipped(line.clone(), 26, mark)),
-            "rule 1  has(context.order)"
-        );
-        // one column short: cut inside the second span, `…` in the last column
-        let cut = clipped(line.clone(), 25, mark);
-        assert_eq!(text(&cut), "rule 1  has(context.orde…");
-        assert_eq!(cut.width(), 25);
-        // cut at a span's end
-        assert_eq!(text(&clipped(line, 9, mark)), "rule 1  …");
-        // a two-column character that would straddle the edge is left out whole
-        let wide = Line::from("ab日本");
-        assert_eq!(wide.width(), 6);
-        let cut = clipped(wide, 5, mark);
-        assert_eq!(text(&cut), "ab日…");
-        assert_eq!(cut.width(), 5);
-        let cut = clipped(Line::from("ab日本"), 4, mark);
-        assert_eq!(text(&cut), "ab…");
-    }
 }
