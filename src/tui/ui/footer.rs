@@ -20,15 +20,54 @@ pub fn draw(
     status: Option<&str>,
 ) {
     if let Some(filter) = editing {
-        let line = Line::from(vec![
+        let mut line = Line::from(vec![
             Span::styled(" /", t.key()),
             Span::raw(crate::core::text::escape_control(filter).into_owned()),
             Span::styled("█", t.key()),
-            Span::styled(
-                "  Enter keep  Esc clear  stage: reason: decision: contract: pointer: repair: would: flipped unmet  ! not",
-                t.dim(),
-            ),
         ]);
+        // the filter's hints, as many as fit whole, in this order; `…` for the rest (the
+        // help lists every token)
+        let hints = [
+            "Enter keep",
+            "Esc clear",
+            "stage:",
+            "reason:",
+            "decision:",
+            "contract:",
+            "pointer:",
+            "repair:",
+            "would:",
+            "flipped",
+            "unmet",
+            "! not",
+        ];
+        let width = r.width as usize;
+        let sep = |i: usize| {
+            if i < 3 || i + 1 == hints.len() {
+                "  "
+            } else {
+                " "
+            }
+        };
+        let full: String = hints
+            .iter()
+            .enumerate()
+            .map(|(i, h)| format!("{}{h}", sep(i)))
+            .collect();
+        let text = if line.width() + full.chars().count() <= width {
+            full
+        } else {
+            let mut text = String::new();
+            for (i, h) in hints.iter().enumerate() {
+                let next = format!("{}{h}", sep(i));
+                if line.width() + text.chars().count() + next.chars().count() + 2 > width {
+                    break;
+                }
+                text.push_str(&next);
+            }
+            text + " …"
+        };
+        line.spans.push(Span::styled(text, t.dim()));
         f.render_widget(Paragraph::new(line), r);
         return;
     }

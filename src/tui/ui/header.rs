@@ -27,6 +27,49 @@ pub struct Header<'a> {
     pub chains: Option<&'a crate::core::chain::summary::ChainSummary>,
 }
 
+/// The chain funnel line for `width` columns: the funnel, then the wasted attempts and the
+/// chains over budget; when that is too wide, the two counts first in short words
+/// (`3 wasted · 1 over budget`), whole, and the funnel after them, cut with `…`.
+fn chain_line(
+    t: &Theme,
+    c: &crate::core::chain::summary::ChainSummary,
+    width: usize,
+) -> Line<'static> {
+    let wasted: usize = c.wasted_attempts.values().sum();
+    let funnel = crate::report::chains::funnel_line(c);
+    let plural = if wasted == 1 { "" } else { "s" };
+    let mut long = vec![Span::raw(format!(" {funnel}"))];
+    let mut counts = Vec::new();
+    if wasted > 0 {
+        long.push(Span::styled("  ·  ", t.dim()));
+        long.push(Span::styled(
+            format!("{wasted} wasted attempt{plural}"),
+            t.warn(),
+        ));
+        counts.push(format!("{wasted} wasted"));
+    }
+    if c.over_budget > 0 {
+        long.push(Span::styled("  ·  ", t.dim()));
+        long.push(Span::styled(
+            format!("{} over budget", c.over_budget),
+            t.warn(),
+        ));
+        counts.push(format!("{} over budget", c.over_budget));
+    }
+    let line = Line::from(long);
+    if line.width() <= width || counts.is_empty() {
+        return line;
+    }
+    let counts = format!(" {}", counts.join(" · "));
+    let room = width.saturating_sub(counts.chars().count() + 3);
+    let mut spans = vec![Span::styled(counts, t.warn())];
+    if room > 0 {
+        spans.push(Span::styled(" · ", t.dim()));
+        spans.push(Span::raw(super::pad(&funnel, room).trim_end().to_string()));
+    }
+    Line::from(spans)
+}
+
 /// Draws the header into the lines of `r`: two, and the chain funnel on a third when the
 /// workspace has chains (`chains 10 > first-pass 2 > recovered 4 > unrecovered 4`, with the
 /// wasted attempts and the chains over budget).
@@ -34,29 +77,7 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
     let line = |i: u16| Rect::new(r.x, r.y + i, r.width, u16::from(i < r.height));
     let (l1, l2, l3) = (line(0), line(1), line(2));
     if let Some(c) = h.chains.filter(|_| l3.height > 0) {
-        let wasted: usize = c.wasted_attempts.values().sum();
-        let mut spans = vec![Span::raw(format!(
-            " {}",
-            crate::report::chains::funnel_line(c)
-        ))];
-        if wasted > 0 {
-            spans.push(Span::styled("  ·  ", t.dim()));
-            spans.push(Span::styled(
-                format!(
-                    "{wasted} wasted attempt{}",
-                    if wasted == 1 { "" } else { "s" }
-                ),
-                t.warn(),
-            ));
-        }
-        if c.over_budget > 0 {
-            spans.push(Span::styled("  ·  ", t.dim()));
-            spans.push(Span::styled(
-                format!("{} over budget", c.over_budget),
-                t.warn(),
-            ));
-        }
-        f.render_widget(Paragraph::new(Line::from(spans)), l3);
+        f.render_widget(Paragraph::new(chain_line(t, c, l3.width as usize)), l3);
     }
     let (state, style) = match (h.watch.state, &h.watch.off_reason) {
         (WatchState::Live, _) => ("● live".into(), t.pass()),
