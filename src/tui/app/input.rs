@@ -130,8 +130,8 @@ impl App {
                 if self.modes.chains() {
                     self.modes.mode = super::Mode::List;
                 } else if !self.chains.tree.any() {
-                    self.status =
-                        Some("no chains in this workspace (docs/chains.md#linking)".into());
+                    // an answer to the key, not a state: gone at the next key
+                    self.note = Some("no chains in this workspace (docs/chains.md#linking)".into());
                 } else {
                     self.modes.mode = super::Mode::Chains;
                     self.modes.focus = Focus::List;

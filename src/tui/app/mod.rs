@@ -605,7 +605,8 @@ impl App {
     }
 
     /// Selects the capture at `source` (from the chain tree): its row in the list when the
-    /// filter shows it; one the filter hides is not selected (the status line says so).
+    /// filter shows it; one the filter hides is not selected (the footer says so until the
+    /// next key).
     pub(crate) fn select_source(&mut self, source: String) {
         if self.list.selected.as_deref() == Some(source.as_str()) {
             return;
@@ -614,12 +615,9 @@ impl App {
             return;
         };
         match self.list.view.iter().position(|&r| r as usize == i) {
-            Some(p) => {
-                self.status = None;
-                self.select(p);
-            }
+            Some(p) => self.select(p),
             None => {
-                self.status =
+                self.note =
                     Some("that attempt is hidden by the filter (Esc in the list clears it)".into())
             }
         }
