@@ -47,6 +47,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The rows the tab's content keeps when a long error message makes the error table taller.
+pub const CONTENT_MIN: u16 = 3;
+
 /// A message for the model.
 #[derive(Debug)]
 pub enum Msg {
@@ -432,12 +435,13 @@ impl App {
         let area = self.screen.area;
         self.screen = Screen::with_header(area, errors, header);
         // the selected error's message wrapped at the table's width: the lines past its two
-        // make the table taller, up to a third of the detail pane
+        // make the table taller, as long as the tab keeps `CONTENT_MIN` rows (a third of the
+        // pane cut an INVALID_CAPTURE message's hint at 80x24; what is still cut ends in `…`)
         if let Some(d) = self.detail.detail() {
             let width = self.screen.areas.errors.width;
             let over = crate::tui::ui::detail::message_lines(d, self.detail.error, width)
                 .saturating_sub(crate::tui::ui::detail::MESSAGE_LINES);
-            let most = self.screen.areas.detail.height / 3;
+            let most = self.screen.areas.content.height.saturating_sub(CONTENT_MIN);
             if over > 0 {
                 self.screen = Screen::with_message(area, errors, header, over.min(most));
             }
