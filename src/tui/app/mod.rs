@@ -118,7 +118,8 @@ pub enum Mode {
     },
 }
 
-/// An overlay over the whole screen (at most one; any key closes it).
+/// An overlay over the whole screen (at most one). Any key closes it, but for the help's
+/// scrolling keys; a Ctrl key bound to quit (`C-c`) quits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overlay {
     /// The help, from the keymap.
@@ -137,6 +138,8 @@ pub struct Modes {
     pub mode: Mode,
     /// The overlay, if one is open.
     pub overlay: Option<Overlay>,
+    /// How many rows the help overlay is scrolled down (0 when it opens).
+    pub help_scroll: usize,
     /// Which pane has the keyboard.
     pub focus: Focus,
 }
@@ -146,6 +149,7 @@ impl Default for Modes {
         Modes {
             mode: Mode::List,
             overlay: None,
+            help_scroll: 0,
             focus: Focus::List,
         }
     }
