@@ -461,6 +461,9 @@ fn filter_see_the_mismatch_fix_it_on_disk_see_it_flip_help_quit() {
 
     tui.send("?");
     tui.wait_text("this help", LONG);
+    // q closes the help, then quits
+    tui.send("q");
+    tui.wait_for("the help closed", LONG, |s| !s.contains("this help"));
     tui.send("q");
     let parser = tui.finish();
     let p = parser.lock().unwrap();
@@ -886,6 +889,9 @@ fn e_with_a_failing_or_missing_editor_says_so_and_the_tui_resumes() {
         wait_resumed(&tui, "duplicate-key");
         tui.send("?");
         tui.wait_text("this help", LONG);
+        // q closes the help, then quits
+        tui.send("q");
+        tui.wait_for("the help closed", LONG, |s| !s.contains("this help"));
         tui.send("q");
         tui.finish();
     }
@@ -1026,6 +1032,9 @@ fn a_stop_gives_the_terminal_back_and_a_resume_takes_it_again_and_redraws() {
     assert_ne!(tui.state(), 'T');
     tui.send("?");
     tui.wait_text("this help", LONG);
+    // q closes the help, then quits
+    tui.send("q");
+    tui.wait_for("the help closed", LONG, |s| !s.contains("this help"));
     tui.send("q");
     let parser = tui.finish();
     assert!(given_back(parser.lock().unwrap().screen()));

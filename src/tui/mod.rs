@@ -393,7 +393,9 @@ fn run_effect(
             signals::EDITING.store(false, Ordering::SeqCst);
             enter_terminal(terminal)?;
             gate.paused.store(false, Ordering::SeqCst);
-            app.status = match status {
+            // the editor's failure answers `e` until the next key (a status would stay,
+            // and a success cleared whatever status, such as a watcher error, was shown)
+            app.note = match status {
                 Ok(s) if s.success() => None,
                 Ok(s) => Some(format!(
                     "{} exited with {s}",

@@ -127,9 +127,11 @@ impl App {
                 p.elapsed = Some(elapsed);
                 if std::mem::take(&mut self.run.asked) {
                     // the captures the run gave (its `total` counted records, some of
-                    // which may be no capture: MCP messages other than tools/call)
+                    // which may be no capture: MCP messages other than tools/call); the
+                    // progress status ends, and the run's end answers `r` until the next key
                     let n = p.done;
-                    self.status = Some(format!(
+                    self.status = None;
+                    self.note = Some(format!(
                         "re-validated {n} capture{} in {} ms",
                         if n == 1 { "" } else { "s" },
                         elapsed.as_millis()

@@ -16,11 +16,7 @@ impl App {
         self.note = None;
         let editing = self.modes.editing();
         if self.modes.overlay.is_some() {
-            // any key closes the overlay; `q` and Ctrl-C still quit
-            if matches!(self.settings.keymap.lookup(&k), Some(Action::Quit)) && !editing {
-                self.out.quit = true;
-            }
-            self.modes.overlay = None;
+            self.overlay_key(k);
             return;
         }
         if editing {
@@ -58,6 +54,39 @@ impl App {
         if let Some(a) = self.settings.keymap.lookup(&k) {
             self.action(a);
         }
+    }
+
+    /// Applies one key to the open overlay: the help's moving keys scroll it; any other key
+    /// closes the overlay (the quit key too, since the help says it closes), but a Ctrl
+    /// key bound to quit (`C-c`) quits.
+    fn overlay_key(&mut self, k: KeyEvent) {
+        let action = self.settings.keymap.lookup(&k);
+        if action == Some(Action::Quit) && k.modifiers.contains(KeyModifiers::CONTROL) {
+            self.out.quit = true;
+            return;
+        }
+        if self.modes.overlay == Some(Overlay::Help) {
+            let area = self.screen.area;
+            let keymap = &self.settings.keymap;
+            let most = crate::tui::ui::overlays::help_max_scroll(area, keymap);
+            let page = crate::tui::ui::overlays::help_page(area, keymap);
+            let s = self.modes.help_scroll.min(most);
+            let to = match action {
+                Some(Action::Down) => s + 1,
+                Some(Action::Up) => s.saturating_sub(1),
+                Some(Action::PageDown) => s + page,
+                Some(Action::PageUp) => s.saturating_sub(page),
+                Some(Action::First) => 0,
+                Some(Action::Last) => most,
+                _ => {
+                    self.modes.overlay = None;
+                    return;
+                }
+            };
+            self.modes.help_scroll = to.min(most);
+            return;
+        }
+        self.modes.overlay = None;
     }
 
     /// Applies one keymap action.
@@ -130,8 +159,8 @@ impl App {
                 if self.modes.chains() {
                     self.modes.mode = super::Mode::List;
                 } else if !self.chains.tree.any() {
-                    self.status =
-                        Some("no chains in this workspace (docs/chains.md#linking)".into());
+                    // an answer to the key, not a state: gone at the next key
+                    self.note = Some("no chains in this workspace (docs/chains.md#linking)".into());
                 } else {
                     self.modes.mode = super::Mode::Chains;
                     self.modes.focus = Focus::List;
@@ -206,7 +235,10 @@ impl App {
             Action::Copy => self.copy(),
             Action::Edit => self.edit(),
             Action::Review => self.modes.overlay = Some(Overlay::Review),
-            Action::Help => self.modes.overlay = Some(Overlay::Help),
+            Action::Help => {
+                self.modes.overlay = Some(Overlay::Help);
+                self.modes.help_scroll = 0;
+            }
             Action::Quit => self.out.quit = true,
         }
     }
@@ -295,6 +327,23 @@ impl App {
     pub(super) fn mouse(&mut self, m: MouseEvent) {
         let l = self.screen.areas;
         let at = Position::new(m.column, m.row);
+        if self.modes.overlay == Some(Overlay::Help)
+            && matches!(
+                m.kind,
+                MouseEventKind::ScrollDown | MouseEventKind::ScrollUp
+            )
+        {
+            // the wheel scrolls the help, wherever it points
+            let most =
+                crate::tui::ui::overlays::help_max_scroll(self.screen.area, &self.settings.keymap);
+            let s = self.modes.help_scroll.min(most);
+            self.modes.help_scroll = if m.kind == MouseEventKind::ScrollDown {
+                (s + 3).min(most)
+            } else {
+                s.saturating_sub(3)
+            };
+            return;
+        }
         match m.kind {
             MouseEventKind::Down(MouseButton::Left) => {
                 if l.list.contains(at) {

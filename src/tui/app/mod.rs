@@ -47,6 +47,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The rows the tab's content keeps when a long error message makes the error table taller.
+pub const CONTENT_MIN: u16 = 3;
+
 /// A message for the model.
 #[derive(Debug)]
 pub enum Msg {
@@ -115,7 +118,8 @@ pub enum Mode {
     },
 }
 
-/// An overlay over the whole screen (at most one; any key closes it).
+/// An overlay over the whole screen (at most one). Any key closes it, but for the help's
+/// scrolling keys; a Ctrl key bound to quit (`C-c`) quits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overlay {
     /// The help, from the keymap.
@@ -134,6 +138,8 @@ pub struct Modes {
     pub mode: Mode,
     /// The overlay, if one is open.
     pub overlay: Option<Overlay>,
+    /// How many rows the help overlay is scrolled down (0 when it opens).
+    pub help_scroll: usize,
     /// Which pane has the keyboard.
     pub focus: Focus,
 }
@@ -143,6 +149,7 @@ impl Default for Modes {
         Modes {
             mode: Mode::List,
             overlay: None,
+            help_scroll: 0,
             focus: Focus::List,
         }
     }
@@ -432,12 +439,13 @@ impl App {
         let area = self.screen.area;
         self.screen = Screen::with_header(area, errors, header);
         // the selected error's message wrapped at the table's width: the lines past its two
-        // make the table taller, up to a third of the detail pane
+        // make the table taller, as long as the tab keeps `CONTENT_MIN` rows (a third of the
+        // pane cut an INVALID_CAPTURE message's hint at 80x24; what is still cut ends in `…`)
         if let Some(d) = self.detail.detail() {
             let width = self.screen.areas.errors.width;
             let over = crate::tui::ui::detail::message_lines(d, self.detail.error, width)
                 .saturating_sub(crate::tui::ui::detail::MESSAGE_LINES);
-            let most = self.screen.areas.detail.height / 3;
+            let most = self.screen.areas.content.height.saturating_sub(CONTENT_MIN);
             if over > 0 {
                 self.screen = Screen::with_message(area, errors, header, over.min(most));
             }
@@ -605,7 +613,8 @@ impl App {
     }
 
     /// Selects the capture at `source` (from the chain tree): its row in the list when the
-    /// filter shows it; one the filter hides is not selected (the status line says so).
+    /// filter shows it; one the filter hides is not selected (the footer says so until the
+    /// next key).
     pub(crate) fn select_source(&mut self, source: String) {
         if self.list.selected.as_deref() == Some(source.as_str()) {
             return;
@@ -614,12 +623,9 @@ impl App {
             return;
         };
         match self.list.view.iter().position(|&r| r as usize == i) {
-            Some(p) => {
-                self.status = None;
-                self.select(p);
-            }
+            Some(p) => self.select(p),
             None => {
-                self.status =
+                self.note =
                     Some("that attempt is hidden by the filter (Esc in the list clears it)".into())
             }
         }

@@ -209,9 +209,10 @@ fn a_capture_in_no_chain_says_so_and_a_workspace_without_chains_has_no_chain_fun
     keys(&mut app, "c");
     assert!(!app.modes.chains());
     assert_eq!(
-        app.status.as_deref(),
+        app.note.as_deref(),
         Some("no chains in this workspace (docs/chains.md#linking)")
     );
+    assert_eq!(app.status, None);
     assert_eq!(app.screen.areas.header.height, 2);
     let s = screen(&app);
     assert!(s.contains("this capture is in no chain"), "{s}");
@@ -295,4 +296,66 @@ fn an_update_that_takes_out_one_attempt_changes_only_its_chain_and_an_expanded_c
     assert_eq!(tree_rows(&app).len(), 7);
     app.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
     assert_eq!(tree_rows(&app), after);
+}
+
+/// `c` in a workspace without chains answers on the footer until the next key, like every
+/// answer to a key: the hints come back at `j` (the answer was held as a status, which
+/// nothing cleared, and came back after every other answer, such as `y`'s).
+#[test]
+fn the_no_chains_answer_lasts_until_the_next_key() {
+    let mut app = refund(120, 30);
+    let footer = |app: &App| screen(app).lines().last().unwrap_or_default().to_string();
+    let hints = footer(&app);
+    assert!(
+        hints.contains("? help") && hints.contains("q quit"),
+        "{hints}"
+    );
+    keys(&mut app, "c");
+    let answer = "no chains in this workspace (docs/chains.md#linking)";
+    assert_eq!(
+        footer(&app),
+        format!("\" {answer:<width$}\"", width = 120 - 1)
+    );
+    keys(&mut app, "j");
+    assert_eq!(footer(&app), hints);
+    keys(&mut app, "c");
+    keys(&mut app, "k");
+    assert_eq!(footer(&app), hints);
+    keys(&mut app, "c3");
+    assert_eq!(footer(&app), hints);
+    // another answer replaces it, and the hints follow that one too
+    select(&mut app, "valid-proposal");
+    keys(&mut app, "c");
+    keys(&mut app, "n");
+    assert_eq!(
+        footer(&app),
+        format!(
+            "\" {:<width$}\"",
+            "n/N: this capture has no errors to step through",
+            width = 119
+        )
+    );
+    keys(&mut app, "k");
+    assert_eq!(footer(&app), hints);
+}
+
+/// Moving the chain tree onto an attempt the filter hides says so until the next key, and
+/// is not left on the footer once the tree is closed.
+#[test]
+fn a_hidden_attempt_is_said_until_the_next_key() {
+    let mut e = EngineApp::new(120, 32);
+    let footer = |app: &App| screen(app).lines().last().unwrap_or_default().to_string();
+    let hints = footer(&e.app);
+    e.keys("/stage:ready");
+    e.key(KeyCode::Enter);
+    assert_eq!(footer(&e.app), hints);
+    // loop-recovered-3 expanded, its first attempt (a schema failure) is filtered out
+    e.keys("cjj");
+    e.key(KeyCode::Enter);
+    e.keys("j");
+    let hidden = "that attempt is hidden by the filter (Esc in the list clears it)";
+    assert_eq!(footer(&e.app), format!("\" {hidden:<119}\""));
+    e.keys("c");
+    assert!(!e.app.modes.chains());
+    assert_eq!(footer(&e.app), hints);
 }

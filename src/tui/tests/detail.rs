@@ -718,3 +718,49 @@ fn the_raw_tab_wraps_wide_characters_by_their_columns_and_sets_the_caret_under_t
         );
     }
 }
+
+/// The error area's rows as drawn, from the selected error's message line (` › `) down,
+/// joined with runs of spaces made one (the wrapped message whole again).
+fn message_below_the_table(app: &App) -> String {
+    let t = terminal(app);
+    let buf = t.backend().buffer();
+    let r = app.screen.areas.errors;
+    let rows: Vec<String> = (r.y..r.y + r.height)
+        .map(|y| (r.x..r.x + r.width).map(|x| buf[(x, y)].symbol()).collect())
+        .collect();
+    let from = rows
+        .iter()
+        .position(|l| l.starts_with("› "))
+        .unwrap_or_else(|| panic!("no message line in {rows:#?}"));
+    rows[from..]
+        .join(" ")
+        .trim_start()
+        .trim_start_matches('›')
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// At 80x24 a message too long for the error area's rows is still read whole: its hint
+/// (`did you mean output`, the end of an INVALID_CAPTURE message) is on screen.
+#[test]
+fn a_long_message_s_hint_is_readable_at_80x24() {
+    let dir = refund_workspace_with(&[("typo.jsonl", "{\"id\":\"typo\",\"outptu\":\"{}\"}\n")]);
+    let mut app = app_on(dir.path(), "ws", 80, 24);
+    select(&mut app, "typo");
+    let message = app.detail.detail().unwrap().errors[0].message.clone();
+    assert!(message.contains("did you mean"), "{message}");
+    let whole = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    let shown = message_below_the_table(&app);
+    assert!(shown.starts_with(&whole), "{shown:?}\n{}", screen(&app));
+    // the table grew by the eight rows the message takes past its two: the tab keeps five
+    assert_eq!(app.screen.areas.content.height, 5);
+    // at the smallest size what does not fit ends in `…`
+    let mut app = app_on(dir.path(), "ws", 60, 15);
+    select(&mut app, "typo");
+    let shown = message_below_the_table(&app);
+    assert!(
+        shown.ends_with('…') && whole.starts_with(shown.trim_end_matches('…').trim_end()),
+        "{shown:?}"
+    );
+}

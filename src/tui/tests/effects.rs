@@ -80,11 +80,19 @@ fn r_says_it_re_validates_and_when_it_is_done() {
         elapsed: Duration::from_millis(7),
         warnings: Vec::new(),
     }));
+    // the run's end answers `r`: a note, gone at the next key (a status stayed until
+    // some other status replaced it, the key hints never back)
+    assert_eq!(app.status, None);
     assert_eq!(
-        app.status.as_deref(),
+        app.note.as_deref(),
         Some("re-validated 25 captures in 7 ms")
     );
-    assert!(footer(&app).contains("re-validated 25 captures in 7 ms"));
+    assert_eq!(
+        footer(&app),
+        format!("\" {:<119}\"", "re-validated 25 captures in 7 ms")
+    );
+    keys(&mut app, "j");
+    assert!(footer(&app).contains("? help  q quit"), "{}", footer(&app));
     // a run the watcher or the start asks for says nothing
     let generation = app.request_validation(false);
     app.update(Msg::Engine(EngineEvent::Started {

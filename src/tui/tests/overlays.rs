@@ -125,3 +125,179 @@ fn a_long_flip_cause_wraps_in_the_review_overlay() {
     );
     assert!(s.contains("was unexpected)"), "{s}");
 }
+
+/// The help overlay's rows as drawn (inside its border), and its top border.
+fn help_box(app: &App) -> (String, Vec<String>) {
+    let t = terminal(app);
+    let buf = t.backend().buffer();
+    let area = app.screen.area;
+    // the overlay's border: the first row whose text holds ` Help `
+    let row = |y: u16, x0: u16, x1: u16| -> String {
+        (x0..x1).map(|x| buf[(x, y)].symbol()).collect::<String>()
+    };
+    let top = (0..area.height)
+        .find(|&y| row(y, 0, area.width).contains("┌ Help "))
+        .expect("the help overlay");
+    let left = (0..area.width)
+        .find(|&x| buf[(x, top)].symbol() == "┌" && row(top, x, area.width).starts_with("┌ Help "))
+        .unwrap();
+    let right = (left + 1..area.width)
+        .find(|&x| buf[(x, top)].symbol() == "┐")
+        .unwrap();
+    let bottom = (top + 1..area.height)
+        .find(|&y| buf[(left, y)].symbol() == "└")
+        .unwrap();
+    let rows = (top + 1..bottom)
+        .map(|y| row(y, left + 1, right).trim_end().to_string())
+        .collect();
+    (row(top, left, right + 1), rows)
+}
+
+/// Every row of the help, read by scrolling it from the top to the end with `j`.
+fn whole_help(app: &mut App) -> Vec<String> {
+    keys(app, "g");
+    let (_, mut rows) = help_box(app);
+    let shown = rows.len();
+    loop {
+        let before = app.modes.help_scroll;
+        keys(app, "j");
+        assert_eq!(app.modes.overlay, Some(Overlay::Help), "j closed the help");
+        if app.modes.help_scroll == before {
+            return rows;
+        }
+        let (_, now) = help_box(app);
+        assert_eq!(now.len(), shown);
+        rows.push(now.last().unwrap().clone());
+    }
+}
+
+/// The help's text with its rows joined (the wrapped descriptions whole again) and runs of
+/// spaces made one.
+fn joined(rows: &[String]) -> String {
+    rows.join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// At 80x24 and at the smallest size the help is drawn whole: its long lines wrap under the
+/// description column, j/k/PgDn/PgUp/g/G scroll it (its top border says where and that
+/// more is below or above) and Esc, ? and q close it.
+#[test]
+fn the_help_wraps_and_scrolls_on_a_small_terminal() {
+    for (w, h) in [(80, 24), (60, 15)] {
+        let mut app = refund(w, h);
+        keys(&mut app, "?");
+        let inner = help_box(&app).1.len();
+        assert_eq!(inner, h as usize - 4, "{w}x{h}");
+        let rows = whole_help(&mut app);
+        let text = joined(&rows);
+        for b in crate::tui::keymap::KEYMAP {
+            if !matches!(b.action, crate::tui::keymap::Action::ShowTab(_)) {
+                let keys: Vec<String> = b.keys.iter().map(|k| k.label()).collect();
+                let row = format!("{} {}", keys.join("/"), b.action.description());
+                assert!(
+                    text.contains(&row),
+                    "{w}x{h}: {row:?} not whole in {rows:#?}"
+                );
+            }
+        }
+        for tail in [
+            "tabs 1 Diff 2 Proposal 3 Raw 4 Response 5 Contract 6 Context 7 Feedback 8 History 9 Chain 0 Repair",
+            "mouse click selects a row or a tab, the wheel scrolls",
+            "rows ✓ ready-for-commit ↻ retry ✗ regenerate ? recheck ⊘ reject (the decision)",
+            "marks ↺ verdict flipped this session ≠ verdict misses the capture's expect",
+        ] {
+            assert!(
+                text.ends_with(tail) || text.contains(&format!("{tail} ")),
+                "{w}x{h}: {tail:?} not whole in {rows:#?}"
+            );
+        }
+        // a wrapped description goes on under its first word, never under the keys
+        let col = rows[0].chars().take_while(|&c| c != 'm').count();
+        for r in &rows {
+            let lead = r.chars().count() - r.trim_start().chars().count();
+            assert!(lead == 1 || lead == col, "{w}x{h}: {r:?}");
+        }
+        // at the end: the last rows, `↑ more`; G and g, PgUp and PgDn
+        let n = rows.len();
+        let (top, last) = help_box(&app);
+        assert!(
+            top.ends_with(&format!(" {}-{n} of {n} ↑ more ┐", n - inner + 1)),
+            "{top}"
+        );
+        assert_eq!(last, rows[n - inner..]);
+        keys(&mut app, "g");
+        let (top, first) = help_box(&app);
+        assert_eq!(first, rows[..inner]);
+        assert!(
+            top.ends_with(&format!(" 1-{inner} of {n} ↓ more ┐")),
+            "{top}"
+        );
+        key(&mut app, KeyCode::PageDown);
+        // a page is the rows shown less one (the last page's rows at most)
+        let at = (inner - 1).min(n - inner);
+        let (top, page) = help_box(&app);
+        assert_eq!(page, rows[at..at + inner]);
+        let more = if at + inner < n {
+            "↑↓ more"
+        } else {
+            "↑ more"
+        };
+        assert!(
+            top.ends_with(&format!(" {}-{} of {n} {more} ┐", at + 1, at + inner)),
+            "{top}"
+        );
+        key(&mut app, KeyCode::PageUp);
+        assert_eq!(help_box(&app).1, rows[..inner]);
+        keys(&mut app, "G");
+        assert_eq!(help_box(&app).1, rows[n - inner..]);
+        keys(&mut app, "k");
+        assert_eq!(help_box(&app).1, rows[n - inner - 1..n - 1]);
+        // Esc, ? and q close it (q no longer quits from it), and it opens at its top
+        for close in [KeyCode::Esc, KeyCode::Char('?'), KeyCode::Char('q')] {
+            key(&mut app, close);
+            assert_eq!(app.modes.overlay, None, "{close:?}");
+            assert!(!app.out.quit, "{close:?}");
+            keys(&mut app, "?");
+            assert_eq!(help_box(&app).1, rows[..inner], "{close:?}");
+            keys(&mut app, "G");
+        }
+    }
+}
+
+/// The help at 80x24, its first page: the wrapped rows under the description column, the
+/// position and `↓ more` in its top border, the scrolling and closing keys in its bottom.
+#[test]
+fn help_overlay_at_80x24() {
+    let mut app = refund(80, 24);
+    keys(&mut app, "?");
+    assert_screen_snapshot!("help_overlay_at_80x24", screen(&app));
+    // the wheel scrolls it, three rows a notch, and leaves it open
+    let wheel = |app: &mut App, kind| {
+        send(
+            app,
+            Msg::Mouse(crossterm::event::MouseEvent {
+                kind,
+                column: 40,
+                row: 10,
+                modifiers: KeyModifiers::NONE,
+            }),
+        )
+    };
+    let rows = help_box(&app).1;
+    wheel(&mut app, crossterm::event::MouseEventKind::ScrollDown);
+    assert_eq!(app.modes.overlay, Some(Overlay::Help));
+    assert_eq!(help_box(&app).1[..rows.len() - 3], rows[3..]);
+    wheel(&mut app, crossterm::event::MouseEventKind::ScrollUp);
+    assert_eq!(help_box(&app).1, rows);
+    // any other key closes it as before; Ctrl-C quits
+    keys(&mut app, "x");
+    assert!(app.modes.overlay.is_none() && !app.out.quit);
+    keys(&mut app, "?");
+    send(
+        &mut app,
+        Msg::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+    );
+    assert!(app.out.quit);
+}

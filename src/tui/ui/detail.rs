@@ -223,6 +223,11 @@ fn draw_errors(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, error: usize) {
     let note = d.repair.as_ref().map(|note| (n, note));
     if let Some(m) = message {
         f.render_widget(m, full);
+        // a message cut at the rows it has (a small terminal): its last cell says so
+        if need > message_h && full.width > 0 && full.height > 0 {
+            let at = (full.right() - 1, full.bottom() - 1);
+            f.buffer_mut()[at].set_symbol("…");
+        }
     }
     if let Some((n, (text, ready))) = note {
         f.render_widget(

@@ -101,7 +101,9 @@ pub fn draw(app: &App, f: &mut Frame) {
         Some(Overlay::Review) => {
             overlays::draw_review(f, area, t, app.history.contract_change.as_ref())
         }
-        Some(Overlay::Help) => overlays::draw_help(f, area, t, &app.settings.keymap),
+        Some(Overlay::Help) => {
+            overlays::draw_help(f, area, t, &app.settings.keymap, app.modes.help_scroll)
+        }
         None => {}
     }
 }

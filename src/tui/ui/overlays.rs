@@ -5,10 +5,12 @@ use super::header::contract_note;
 use super::message;
 use crate::core::verdict::Decision;
 use crate::tui::app::ContractChange;
-use crate::tui::keymap::{Action, Keymap};
+use crate::tui::app::layout::wrap_ranges;
+use crate::tui::keymap::{Action, Key, Keymap};
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
@@ -89,67 +91,241 @@ pub fn draw_review(f: &mut Frame, area: Rect, t: &Theme, change: Option<&Contrac
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
 
-/// Draws the help overlay over `area`, from `keymap`.
-pub fn draw_help(f: &mut Frame, area: Rect, t: &Theme, keymap: &Keymap) {
-    // wide enough for the tabs row (` tabs   1 Diff  2 Proposal ... 9 Chain  0 Repair`)
-    let w = 114.min(area.width.saturating_sub(2));
-    let rows = help_rows(keymap);
-    // the rows, then the mouse, the decisions' glyphs and the marks, inside the border
-    let h = (rows.len() as u16 + 5).min(area.height.saturating_sub(2));
+/// Draws the help overlay over `area`, from `keymap`, `scroll` rows down (clamped to
+/// [`help_max_scroll`]); its top border says which rows show and whether more are below
+/// or above.
+pub fn draw_help(f: &mut Frame, area: Rect, t: &Theme, keymap: &Keymap, scroll: usize) {
+    let (r, lines) = help_layout(area, t, keymap);
+    f.render_widget(Clear, r);
+    let inner_h = r.height.saturating_sub(2) as usize;
+    let n = lines.len();
+    let scroll = scroll.min(n.saturating_sub(inner_h));
+    let mut block = Block::bordered()
+        .title(Span::styled(" Help ", t.bold()))
+        .border_style(t.focus_border());
+    let label = |a: Action| keymap.binding(a).map(|b| b.label.clone());
+    let mut closes: Vec<String> = [Action::Clear, Action::Help]
+        .into_iter()
+        .filter_map(label)
+        .collect();
+    // the quit key closes the help; a Ctrl key bound to quit (C-c) still quits
+    if let Some(b) = keymap.binding(Action::Quit) {
+        closes.extend(
+            b.keys
+                .iter()
+                .filter(|k| !matches!(k, Key::Ctrl(_)))
+                .map(|k| k.label()),
+        );
+    }
+    let closes = closes.join(" ");
+    let bottom = if n > inner_h {
+        let (down, up) = (
+            label(Action::Down).unwrap_or_default(),
+            label(Action::Up).unwrap_or_default(),
+        );
+        let more = match (scroll > 0, scroll + inner_h < n) {
+            (true, true) => "↑↓ more",
+            (false, _) => "↓ more",
+            (true, false) => "↑ more",
+        };
+        block = block.title(
+            Line::from(Span::styled(
+                format!(" {}-{} of {n} {more} ", scroll + 1, scroll + inner_h),
+                t.key(),
+            ))
+            .right_aligned(),
+        );
+        format!(" {down} {up} scroll · {closes} close ")
+    } else {
+        format!(" {closes} close ")
+    };
+    let block = block.title_bottom(Line::from(Span::styled(bottom, t.dim())).right_aligned());
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let shown: Vec<Line> = lines.into_iter().skip(scroll).take(inner_h).collect();
+    f.render_widget(Paragraph::new(shown), inner);
+}
+
+/// How many rows the help overlay on a terminal of `area` can be scrolled down: its
+/// wrapped rows past those its border holds (0 when it fits).
+pub fn help_max_scroll(area: Rect, keymap: &Keymap) -> usize {
+    let (r, lines) = help_layout(area, &Theme::default(), keymap);
+    lines
+        .len()
+        .saturating_sub(r.height.saturating_sub(2) as usize)
+}
+
+/// How many rows a page of the help overlay on a terminal of `area` is (its inner height
+/// less one, so a row of the last page stays in view).
+pub fn help_page(area: Rect, keymap: &Keymap) -> usize {
+    let (r, _) = help_layout(area, &Theme::default(), keymap);
+    (r.height.saturating_sub(3) as usize).max(1)
+}
+
+/// One entry of the help overlay: its label and its text, in items (a tab key, a
+/// decision's glyph and name) kept whole on a row when they fit, `sep` between them.
+struct HelpEntry {
+    label: String,
+    items: Vec<Vec<(String, Style)>>,
+    sep: &'static str,
+}
+
+/// The help overlay on a terminal of `area`: its rectangle (centred, up to 118 columns,
+/// as tall as its rows or the terminal less two), and its rows: each key's label, then
+/// its description wrapped to the width left, the continuation rows indented under the
+/// description; then the mouse, the rows' glyphs and the marks.
+fn help_layout(area: Rect, t: &Theme, keymap: &Keymap) -> (Rect, Vec<Line<'static>>) {
+    use unicode_width::UnicodeWidthStr;
+    // wide enough for the filter's and the tabs' rows after the widest keys (`PgDn/C-d`)
+    let w = 118.min(area.width.saturating_sub(2));
+    let inner_w = w.saturating_sub(2) as usize;
+    let plain = |s: &str| vec![(s.to_string(), Style::new())];
+    let mut entries: Vec<HelpEntry> = help_rows(keymap)
+        .into_iter()
+        .map(|(label, text)| {
+            // the tabs' row: one item per tab (`1 Diff`), two spaces apart
+            let items = if label == "tabs" {
+                text.split("  ").map(plain).collect()
+            } else {
+                vec![plain(&text)]
+            };
+            HelpEntry {
+                label,
+                items,
+                sep: "  ",
+            }
+        })
+        .collect();
+    entries.push(HelpEntry {
+        label: "mouse".into(),
+        items: vec![plain("click selects a row or a tab, the wheel scrolls")],
+        sep: "",
+    });
+    // the glyph each row starts with: its decision (`docs/verdicts.md#decisions`)
+    let mut decisions: Vec<Vec<(String, Style)>> = [
+        Decision::ReadyForCommit,
+        Decision::Retry,
+        Decision::Regenerate,
+        Decision::Recheck,
+        Decision::Reject,
+    ]
+    .into_iter()
+    .map(|d| {
+        vec![
+            (d.glyph().to_string(), t.decision(d)),
+            (format!(" {}", d.as_str()), Style::new()),
+        ]
+    })
+    .collect();
+    decisions.push(vec![("(the decision)".into(), t.dim())]);
+    entries.push(HelpEntry {
+        label: "rows".into(),
+        items: decisions,
+        sep: "   ",
+    });
+    entries.push(HelpEntry {
+        label: "marks".into(),
+        items: vec![
+            plain("↺ verdict flipped this session"),
+            plain("≠ verdict misses the capture's expect"),
+        ],
+        sep: "   ",
+    });
+    // the label column: the widest label and two spaces, at most a third of the width (a
+    // longer label has a row of its own)
+    let widest = entries.iter().map(|e| e.label.width()).max().unwrap_or(0);
+    let col = (widest + 2).min(inner_w / 3).max(1);
+    let room = inner_w.saturating_sub(col + 1).max(1);
+    let mut lines = Vec::new();
+    for e in entries {
+        let rows = wrap_items(&e.items, e.sep, room);
+        let alone = e.label.width() + 1 > col;
+        if alone {
+            lines.push(Line::from(Span::styled(format!(" {}", e.label), t.key())));
+        }
+        for (i, row) in rows.into_iter().enumerate() {
+            let gutter = if i == 0 && !alone {
+                let pad = col - e.label.width();
+                Span::styled(format!(" {}{}", e.label, " ".repeat(pad)), t.key())
+            } else {
+                Span::raw(" ".repeat(col + 1))
+            };
+            lines.push(Line::from([vec![gutter], row].concat()));
+        }
+    }
+    let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
     let r = Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
         w,
         h,
     );
-    f.render_widget(Clear, r);
-    // the quit key still quits here (the overlay closes on any other key)
-    let quit = keymap
-        .binding(Action::Quit)
-        .map_or_else(|| "q".to_string(), |b| b.label.clone());
-    let closes = format!(" {quit} quits · any other key closes ");
-    let block = Block::bordered()
-        .title(Span::styled(" Help ", t.bold()))
-        .title_bottom(Line::from(Span::styled(closes, t.dim())).right_aligned())
-        .border_style(t.focus_border());
-    let inner = block.inner(r);
-    f.render_widget(block, r);
-    let mut lines: Vec<Line> = rows
-        .into_iter()
-        .map(|(label, text)| {
-            Line::from(vec![
-                Span::styled(format!(" {label:<7}"), t.key()),
-                Span::raw(text),
-            ])
-        })
-        .collect();
-    lines.push(Line::from(vec![
-        Span::styled(format!(" {:<7}", "mouse"), t.key()),
-        Span::raw("click selects a row or a tab, the wheel scrolls"),
-    ]));
-    // the glyph each row starts with: its decision (`docs/verdicts.md#decisions`)
-    let mut decisions = vec![Span::styled(format!(" {:<7}", "rows"), t.key())];
-    for d in [
-        Decision::ReadyForCommit,
-        Decision::Retry,
-        Decision::Regenerate,
-        Decision::Recheck,
-        Decision::Reject,
-    ] {
-        decisions.push(Span::styled(d.glyph(), t.decision(d)));
-        decisions.push(Span::raw(format!(" {}   ", d.as_str())));
+    (r, lines)
+}
+
+/// Items of styled text laid into rows of `width` columns, `sep` between two items on a
+/// row: an item goes whole to the row if it fits there, else starts the next row; one
+/// wider than a row is wrapped itself ([`wrap_segments`]), its last row the one the next
+/// item may join.
+fn wrap_items(items: &[Vec<(String, Style)>], sep: &str, width: usize) -> Vec<Vec<Span<'static>>> {
+    use unicode_width::UnicodeWidthStr;
+    let mut rows: Vec<Vec<Span<'static>>> = Vec::new();
+    let mut row: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for item in items {
+        let w: usize = item.iter().map(|(s, _)| s.width()).sum();
+        if !row.is_empty() && used + sep.width() + w <= width {
+            row.push(Span::raw(sep.to_string()));
+            row.extend(item.iter().map(|(s, st)| Span::styled(s.clone(), *st)));
+            used += sep.width() + w;
+            continue;
+        }
+        if !row.is_empty() {
+            rows.push(std::mem::take(&mut row));
+        }
+        let mut parts = wrap_segments(item, width);
+        row = parts.pop().unwrap_or_default();
+        used = row.iter().map(|s| s.content.width()).sum();
+        rows.extend(parts);
     }
-    decisions.push(Span::styled("(the decision)", t.dim()));
-    lines.push(Line::from(decisions));
-    lines.push(Line::from(vec![
-        Span::styled(format!(" {:<7}", "marks"), t.key()),
-        Span::raw("↺ verdict flipped this session   ≠ verdict misses the capture's expect"),
-    ]));
-    f.render_widget(Paragraph::new(lines), inner);
+    rows.push(row);
+    rows
+}
+
+/// Styled text wrapped into rows of `width` columns ([`wrap_ranges`]: between words where
+/// it can), each row's spans keeping their styles; a row after the first starts at its
+/// first character that is not a space.
+fn wrap_segments(segments: &[(String, Style)], width: usize) -> Vec<Vec<Span<'static>>> {
+    let text: String = segments.iter().map(|(s, _)| s.as_str()).collect();
+    let mut bounds = Vec::new();
+    let mut at = 0;
+    for (s, style) in segments {
+        bounds.push((at..at + s.len(), *style));
+        at += s.len();
+    }
+    wrap_ranges(&text, width, 0)
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let row = &text[r.clone()];
+            let start = if i == 0 {
+                r.start
+            } else {
+                r.start + (row.len() - row.trim_start_matches(' ').len())
+            };
+            bounds
+                .iter()
+                .filter_map(|(b, style)| {
+                    let (s, e) = (b.start.max(start), b.end.min(r.end));
+                    (s < e).then(|| Span::styled(text[s..e].to_string(), *style))
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The help overlay's rows (keys, what they do), from the keymap; the tab keys share one
-/// row (`tabs  1 Diff  2 Proposal ... 0 Repair`).
+/// row (`tabs  1 Diff  2 Proposal ... 0 Repair`, by their labels).
 pub fn help_rows(keymap: &Keymap) -> Vec<(String, String)> {
     let mut rows = Vec::new();
     let mut tabs: Vec<String> = Vec::new();
@@ -161,7 +337,10 @@ pub fn help_rows(keymap: &Keymap) -> Vec<(String, String)> {
             tabs.push(format!("{} {}", b.label, tab.title()));
             continue;
         }
-        rows.push((b.label.to_string(), b.action.description().to_string()));
+        // every key of the binding (`PgDn/C-d`, `q/C-c`), where the footer's label may
+        // name only the first
+        let keys: Vec<String> = b.keys.iter().map(|k| k.label()).collect();
+        rows.push((keys.join("/"), b.action.description().to_string()));
     }
     if let Some(slot) = rows.iter_mut().find(|r| r.0.is_empty()) {
         *slot = ("tabs".into(), tabs.join("  "));
