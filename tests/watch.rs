@@ -451,3 +451,40 @@ fn the_summary_carries_the_chain_warnings_check_gives() {
     assert_eq!(check_warnings(&ws), Value::Null);
     assert_eq!(batch.last().unwrap()["data"]["warnings"], Value::Null);
 }
+
+/// `watch --json WS | head -1` in a quiet workspace: watch ends (exit 0, as at a write
+/// into a closed pipe) soon after its reader is gone, not at its next write after a
+/// change that may never come (docs/commands.md: it runs until its output is closed).
+#[cfg(unix)]
+#[test]
+fn a_quiet_watch_ends_soon_after_its_output_is_closed() {
+    use std::io::BufRead;
+    let (_tmp, ws) = refund_copy();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["watch", "--json", "."])
+        .current_dir(&ws)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert!(line.contains(r#""type":"verdict""#), "{line}");
+    // the reader exits, as `head -1` does: the first pass's lines may still be unread
+    drop(out);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > EVENTUALLY {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("watch still runs {EVENTUALLY:?} after its output was closed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+}

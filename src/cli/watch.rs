@@ -221,11 +221,40 @@ fn writer<'a>(
     }
 }
 
-/// Runs `watch` until the watcher stops or the output is closed.
+/// How often a quiet watch asks whether its output was closed ([`stdout_closed`]): a
+/// `watch --json WS | head -1` ends within this of `head` exiting, not at its next write.
+pub const CLOSED_POLL: Duration = Duration::from_millis(250);
+
+/// Whether this process's stdout is a pipe or socket whose reader is gone (`poll` says
+/// `POLLERR` or `POLLHUP` on it, without waiting or writing); never for a file or on other
+/// platforms (there the next write tells).
+pub fn stdout_closed() -> bool {
+    #[cfg(unix)]
+    {
+        let mut fd = libc::pollfd {
+            fd: libc::STDOUT_FILENO,
+            events: 0,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, a zero timeout; poll reads and sets only `fd`
+        let n = unsafe { libc::poll(&mut fd, 1, 0) };
+        n > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
+    }
+    #[cfg(not(unix))]
+    false
+}
+
+/// Runs `watch` until the watcher stops or the output is closed: `closed` is asked every
+/// [`CLOSED_POLL`] without a batch ([`stdout_closed`] for stdout).
 ///
 /// # Errors
-/// The workspace cannot be opened or watched; the output is closed.
-pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Result<()> {
+/// The workspace cannot be opened or watched; the output is closed (`BrokenPipe`).
+pub fn run(
+    root: &Path,
+    debounce: Duration,
+    out: &mut dyn Write,
+    closed: &dyn Fn() -> bool,
+) -> anyhow::Result<()> {
     // stdout is line-buffered: buffer a batch, flush it with its summary (or error) line
     // DEL and the C1 controls escaped too (`docs/commands.md#untrusted-text`)
     let mut buffered =
@@ -251,7 +280,17 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
         // stdout keeps its JSON lines; the person who started it is told why they are empty
         eprintln!("{}", no_captures_yet(root));
     }
-    for event in rx {
+    loop {
+        let event = match rx.recv_timeout(CLOSED_POLL) {
+            Ok(event) => event,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if closed() {
+                    return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe).into());
+                }
+                continue;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         match event {
             WatchEvent::Changed(paths) => {
                 let causes: Vec<String> = paths.iter().map(|p| rel(root, p)).collect();
