@@ -712,7 +712,8 @@ impl Session {
     /// `check` does) tells its capture files: `verdict.toml`; a `[[join]]` file (its trusted
     /// data may touch any capture), a folder that held one (deleted or renamed away: the
     /// watcher may name only the folder) or a folder that holds one now; an ignore file
-    /// (`.gitignore`, `.ignore`: what it hides or shows again).
+    /// (`.gitignore`, `.ignore`: what it hides or shows again); the schemas folder or a
+    /// captures folder itself.
     fn walk_input(&self, roots: &[PathBuf], p: &Path) -> bool {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if crate::core::workspace::IGNORE_FILES.contains(&name) {
@@ -724,6 +725,15 @@ impl Session {
         };
         let rel = rel.to_string_lossy().replace('\\', "/");
         if rel == "verdict.toml" || self.ws.is_join_path(&rel) {
+            return true;
+        }
+        // the schemas folder or a captures folder itself (its mode changed, say): one that
+        // cannot be listed stops `check` ("cannot open workspace"), and the reload says so
+        let own = std::iter::once(&self.ws.config.schemas).chain(&self.ws.config.captures);
+        if own
+            .into_iter()
+            .any(|d| !d.as_os_str().is_empty() && roots.iter().any(|r| r.join(d) == p))
+        {
             return true;
         }
         if self.ws.config.joins.is_empty() {
