@@ -71,6 +71,7 @@ fn main() -> ExitCode {
                         &root,
                         std::time::Duration::from_millis(args.debounce_ms),
                         &mut out,
+                        &verdict::cli::watch::stdout_closed,
                     )
                 })
                 .map(|_| ExitCode::SUCCESS)

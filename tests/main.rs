@@ -46,3 +46,4 @@ mod unreadable;
 mod walk;
 mod watch;
 mod watch_faults;
+mod watch_walk;

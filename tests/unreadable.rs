@@ -481,3 +481,45 @@ fn watch_reports_a_locked_folder_that_appears_while_it_runs() {
     assert_eq!(checked.len(), 3, "{checked:?}");
     assert!(checked.iter().all(|v| v["source"] != "captures/late"));
 }
+
+/// The workspace's own captures folder made unreadable while watching: `check` stops
+/// (exit 2, `cannot open workspace`), and watch says so with an `error` line naming the
+/// folder (its verdicts stay as they were), not with rows; readable again, the next summary
+/// counts the captures as before.
+#[test]
+fn watch_says_an_error_when_its_captures_folder_becomes_unreadable() {
+    let ws = common::workspace_with(&schema(), &[("ok.json", &record("ok"))]);
+    let mut w = Watch::start(ws.path());
+    let first = w.batch("the first pass");
+    assert_eq!(first.len(), 1, "{first:?}");
+    let captures = ws.path().join("captures");
+    let mode = Mode::set(captures.clone(), 0o000);
+    let checked = run_locked(&["check", "."], ws.path());
+    assert_eq!(checked.code, Some(2), "{}", checked.stderr);
+    assert!(
+        checked.stderr.contains("cannot open workspace"),
+        "{}",
+        checked.stderr
+    );
+    let line = loop {
+        match w.1.recv_timeout(DEADLINE) {
+            Ok(v) if v["type"] == "error" => break v,
+            Ok(v) => assert_ne!(v["type"], "verdict", "{v}"),
+            Err(e) => panic!("no error line: {e}"),
+        }
+    };
+    let message = line["data"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("captures") && message.contains("Permission denied"),
+        "{line}"
+    );
+    drop(mode);
+    let again = loop {
+        match w.1.recv_timeout(DEADLINE) {
+            Ok(v) if v["type"] == "summary" => break v,
+            Ok(v) => assert_ne!(v["type"], "verdict", "{v}"),
+            Err(e) => panic!("no summary once readable: {e}"),
+        }
+    };
+    assert_eq!(again["data"]["captures"], 1, "{again}");
+}

@@ -417,3 +417,74 @@ fn a_workspace_without_captures_is_watched_and_says_so_on_stderr() {
     assert_eq!(batch[0]["data"]["id"], "a");
     assert_eq!(batch.last().unwrap()["data"]["captures"], 1);
 }
+
+/// A chain whose attempt numbers skip: `check`'s summary warns `CHAIN_ATTEMPTS` among its
+/// workspace warnings, and so does every summary line of watch (docs/verdicts.md); once
+/// the attempt is back, neither warns.
+#[test]
+fn the_summary_carries_the_chain_warnings_check_gives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("chains");
+    common::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/chains"),
+        &ws,
+    );
+    let log = ws.join("captures/agent-loop.jsonl");
+    let whole = std::fs::read_to_string(&log).unwrap();
+    let mut lines: Vec<&str> = whole.lines().collect();
+    // the second line is the first attempt of `loop-recovered-2`: its attempts start at 2
+    lines.remove(1);
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let check_warnings = |ws: &Path| {
+        let out = common::verdict_in(ws, &["check", ".", "--format", "json"]);
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["summary"]["warnings"].clone()
+    };
+    let want = check_warnings(&ws);
+    assert_eq!(want[0]["code"], "CHAIN_ATTEMPTS", "{want}");
+    assert_eq!(want.as_array().unwrap().len(), 1, "{want}");
+    let w = Watch::start(&ws);
+    let first = w.batch("the first pass");
+    assert_eq!(first.last().unwrap()["data"]["warnings"], want);
+    std::fs::write(&log, &whole).unwrap();
+    let batch = w.batch("the attempt put back");
+    assert_eq!(check_warnings(&ws), Value::Null);
+    assert_eq!(batch.last().unwrap()["data"]["warnings"], Value::Null);
+}
+
+/// `watch --json WS | head -1` in a quiet workspace: watch ends (exit 0, as at a write
+/// into a closed pipe) soon after its reader is gone, not at its next write after a
+/// change that may never come (docs/commands.md: it runs until its output is closed).
+#[cfg(unix)]
+#[test]
+fn a_quiet_watch_ends_soon_after_its_output_is_closed() {
+    use std::io::BufRead;
+    let (_tmp, ws) = refund_copy();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["watch", "--json", "."])
+        .current_dir(&ws)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert!(line.contains(r#""type":"verdict""#), "{line}");
+    // the reader exits, as `head -1` does: the first pass's lines may still be unread
+    drop(out);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > EVENTUALLY {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("watch still runs {EVENTUALLY:?} after its output was closed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+}

@@ -104,15 +104,19 @@ pub fn write_change(out: &mut dyn Write, ch: &Change, causes: &[String]) -> std:
     }
 }
 
-/// Writes the summary line that ends a batch.
+/// Writes the summary line that ends a batch: the session's counts and workspace
+/// warnings, then `chain_warnings` (`CHAIN_ATTEMPTS`, `CHAIN_ORDER`), in `check`'s order.
 pub fn write_summary(
     out: &mut dyn Write,
     session: &Session,
+    chain_warnings: Vec<crate::core::verdict::Warning>,
     causes: &[String],
 ) -> std::io::Result<()> {
+    let mut summary = session.summary();
+    summary.warnings.extend(chain_warnings);
     emit(
         out,
-        json!({"type": "summary", "data": session.summary(), "cause": causes}),
+        json!({"type": "summary", "data": summary, "cause": causes}),
     )?;
     out.flush()
 }
@@ -159,15 +163,16 @@ impl Chains {
     /// Writes a `chain` line for every row that is new or changed since the last call
     /// under the workspace's `[budget]` as it is now (`verdict.toml` may have changed it),
     /// and a `chain_removed` line for every chain printed before that is no chain any more
-    /// (its attempts re-linked by a changed `[chains]`, or gone).
+    /// (its attempts re-linked by a changed `[chains]`, or gone). Returns the chains'
+    /// warnings, for the summary line (`check` gives them among its workspace warnings).
     fn write(
         &mut self,
         out: &mut dyn Write,
         causes: &[String],
         budget: &crate::core::config::Budget,
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<Vec<crate::core::verdict::Warning>> {
         if self.set.is_empty() && self.printed.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let report = self.set.report(budget);
         let mut seen = std::collections::HashSet::new();
@@ -194,7 +199,7 @@ impl Chains {
                 json!({"type": "chain_removed", "data": {"chain": chain}, "cause": causes}),
             )?;
         }
-        Ok(())
+        Ok(report.warnings)
     }
 }
 
@@ -216,11 +221,40 @@ fn writer<'a>(
     }
 }
 
-/// Runs `watch` until the watcher stops or the output is closed.
+/// How often a quiet watch asks whether its output was closed ([`stdout_closed`]): a
+/// `watch --json WS | head -1` ends within this of `head` exiting, not at its next write.
+pub const CLOSED_POLL: Duration = Duration::from_millis(250);
+
+/// Whether this process's stdout is a pipe or socket whose reader is gone (`poll` says
+/// `POLLERR` or `POLLHUP` on it, without waiting or writing); never for a file or on other
+/// platforms (there the next write tells).
+pub fn stdout_closed() -> bool {
+    #[cfg(unix)]
+    {
+        let mut fd = libc::pollfd {
+            fd: libc::STDOUT_FILENO,
+            events: 0,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, a zero timeout; poll reads and sets only `fd`
+        let n = unsafe { libc::poll(&mut fd, 1, 0) };
+        n > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
+    }
+    #[cfg(not(unix))]
+    false
+}
+
+/// Runs `watch` until the watcher stops or the output is closed: `closed` is asked every
+/// [`CLOSED_POLL`] without a batch ([`stdout_closed`] for stdout).
 ///
 /// # Errors
-/// The workspace cannot be opened or watched; the output is closed.
-pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Result<()> {
+/// The workspace cannot be opened or watched; the output is closed (`BrokenPipe`).
+pub fn run(
+    root: &Path,
+    debounce: Duration,
+    out: &mut dyn Write,
+    closed: &dyn Fn() -> bool,
+) -> anyhow::Result<()> {
     // stdout is line-buffered: buffer a batch, flush it with its summary (or error) line
     // DEL and the C1 controls escaped too (`docs/commands.md#untrusted-text`)
     let mut buffered =
@@ -240,13 +274,23 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
     if let Some(e) = session.ws.request_glob_error() {
         return Err(e.into());
     }
-    chains.write(out, &[], &session.ws.config.budget)?;
-    write_summary(out, &session, &[])?;
+    let warnings = chains.write(out, &[], &session.ws.config.budget)?;
+    write_summary(out, &session, warnings, &[])?;
     if session.is_empty() {
         // stdout keeps its JSON lines; the person who started it is told why they are empty
         eprintln!("{}", no_captures_yet(root));
     }
-    for event in rx {
+    loop {
+        let event = match rx.recv_timeout(CLOSED_POLL) {
+            Ok(event) => event,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if closed() {
+                    return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe).into());
+                }
+                continue;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         match event {
             WatchEvent::Changed(paths) => {
                 let causes: Vec<String> = paths.iter().map(|p| rel(root, p)).collect();
@@ -258,8 +302,8 @@ pub fn run(root: &Path, debounce: Duration, out: &mut dyn Write) -> anyhow::Resu
                 }
                 match result {
                     Ok(()) => {
-                        chains.write(out, &causes, &session.ws.config.budget)?;
-                        write_summary(out, &session, &causes)?
+                        let warnings = chains.write(out, &causes, &session.ws.config.budget)?;
+                        write_summary(out, &session, warnings, &causes)?
                     }
                     Err(e) => {
                         emit(

@@ -759,7 +759,7 @@ pub fn walker(dir: &Path) -> ignore::WalkBuilder {
 
 /// The ignore files [`walker`] reads, in its order of precedence: a match in any `.ignore`
 /// beats one in any `.gitignore`.
-const IGNORE_FILES: [&str; 2] = [".ignore", ".gitignore"];
+pub const IGNORE_FILES: [&str; 2] = [".ignore", ".gitignore"];
 
 /// Whether [`collect_files`] under `root` leaves `path` out (`path` below `root`; both made
 /// absolute): some component of `path` below `root` is hidden, or is matched by an ignore

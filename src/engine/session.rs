@@ -308,7 +308,7 @@ impl Session {
         let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
         let (ws, scan) = prepass(&ws, &files, &present);
         let mut s = Session::empty(Arc::new(ws));
-        s.revalidate_with(&files, Some(scan), Reuse::None, each);
+        s.revalidate_with(&files, &HashSet::new(), Some(scan), Reuse::None, each);
         s
     }
 
@@ -474,15 +474,23 @@ impl Session {
         let loaded = Workspace::load(&self.ws.root)?;
         let all = loaded.capture_files();
         let mut files = all.clone();
-        // files that disappeared from the workspace's list: their captures go
-        files.extend(
-            self.files
-                .keys()
-                .map(|f| loaded.root.join(f))
-                .filter(|f| !f.exists()),
-        );
+        // files the workspace's walk no longer lists (deleted, or left out now by a
+        // narrower `captures`, a removed `[[source]]`, an ignore file, a new `[[join]]`
+        // glob): their captures go, as a fresh `check` no longer sees them
+        let walked: HashSet<String> = all.iter().map(|f| loaded.relative(f)).collect();
+        let gone: HashSet<PathBuf> = self
+            .files
+            .keys()
+            .filter(|f| !walked.contains(*f))
+            .map(|f| loaded.root.join(f))
+            .collect();
+        files.extend(gone.iter().cloned());
         // one read of each file: the facts, and the ids of those that are there
-        let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
+        let present: Vec<PathBuf> = files
+            .iter()
+            .filter(|f| listed(f) && !gone.contains(*f))
+            .cloned()
+            .collect();
         let (ws, scan) = prepass(&loaded, &all, &present);
         if let Some(e) = ws.request_glob_error() {
             return Err(e);
@@ -490,7 +498,7 @@ impl Session {
         self.ws = Arc::new(ws);
         self.links = None;
         self.changed_contracts = self.ws.contracts.by_name.keys().cloned().collect();
-        self.revalidate_with(&files, Some(scan), Reuse::None, each);
+        self.revalidate_with(&files, &gone, Some(scan), Reuse::None, each);
         Ok(())
     }
 
@@ -522,23 +530,27 @@ impl Session {
         let schemas = root.join(&self.ws.config.schemas);
         let mut contracts_changed = false;
         let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
+        let roots = [
+            root.clone(),
+            std::path::absolute(&self.ws.root).unwrap_or_else(|_| self.ws.root.clone()),
+        ];
+        // the walk `check` makes changed: the workspace is loaded and walked again
+        if paths.iter().any(|p| self.walk_input(&roots, p)) {
+            return self.reload_each(each);
+        }
         for p in paths {
+            // below a symlinked folder: never walked (`docs/commands.md#watch`)
+            if below_a_link(&roots, p) {
+                continue;
+            }
             // a symlinked capture is named by its link, not resolved to its target: a link
             // re-pointed elsewhere is that capture file changed
             let p = absolute_link(p);
-            // verdict.toml, or a `[[join]]` file (its trusted data may touch any capture)
-            let join = p.strip_prefix(&root).is_ok_and(|r| {
-                self.ws
-                    .is_join_path(&r.to_string_lossy().replace('\\', "/"))
-            });
-            if p == root.join("verdict.toml") || join {
-                return self.reload_each(each);
-            }
             if p.starts_with(&schemas) {
                 contracts_changed = true;
                 continue;
             }
-            if p.is_dir() {
+            if real_dir(&p) {
                 // a new folder: the watcher may have missed files created right after it
                 let mut found = Vec::new();
                 let ws = self.ws.clone();
@@ -572,7 +584,7 @@ impl Session {
             {
                 targets.insert(p.clone());
             }
-            if !p.is_dir()
+            if !real_dir(&p)
                 && let Ok(rel) = p.strip_prefix(&root)
             {
                 // a folder deleted or renamed away (or replaced by a file): the watcher may
@@ -631,11 +643,19 @@ impl Session {
         };
         let in_ws = |t: &Path| self.ws.root.join(t.strip_prefix(&root).unwrap_or(t));
         let known = |t: &Path| self.files.contains_key(&self.ws.relative(&in_ws(t)));
+        // known files now below a symlinked folder (a folder replaced by a link): gone, as
+        // the walk never enters a link
+        let gone: HashSet<PathBuf> = targets
+            .iter()
+            .filter(|t| below_a_link(&roots, t))
+            .map(|t| in_ws(t))
+            .collect();
         let targets: Vec<PathBuf> = targets
             .into_iter()
             .filter(|t| {
                 !t.exists()
-                    || if t.is_dir() {
+                    || gone.contains(&in_ws(t))
+                    || if real_dir(t) {
                         // a folder that cannot be listed is a row of its own
                         known(t) || std::fs::read_dir(t).is_err()
                     } else {
@@ -646,7 +666,11 @@ impl Session {
             .collect();
         // one read of each changed capture file (`engine::prescan`): its MCP facts, batch
         // requests and duplicate-id candidates
-        let present: Vec<PathBuf> = targets.iter().filter(|t| listed(t)).cloned().collect();
+        let present: Vec<PathBuf> = targets
+            .iter()
+            .filter(|t| listed(t) && !gone.contains(*t))
+            .cloned()
+            .collect();
         let pre = crate::engine::prescan::run(
             &self.ws,
             &present,
@@ -669,7 +693,7 @@ impl Session {
             None if contracts_changed => self.reload_contracts(None, each)?,
             None => {}
         }
-        self.revalidate_with(&targets, Some(pre.ids), Reuse::Unchanged, each);
+        self.revalidate_with(&targets, &gone, Some(pre.ids), Reuse::Unchanged, each);
         if let Some(links) = &mut self.links {
             let links = &mut links.0;
             for t in &targets {
@@ -681,6 +705,59 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// Whether a changed path is an input of the workspace's load and walk beyond one
+    /// capture or schema file, so that only loading and walking the workspace again (as
+    /// `check` does) tells its capture files: `verdict.toml`; a `[[join]]` file (its trusted
+    /// data may touch any capture), a folder that held one (deleted or renamed away: the
+    /// watcher may name only the folder) or a folder that holds one now; an ignore file
+    /// (`.gitignore`, `.ignore`: what it hides or shows again); the schemas folder or a
+    /// captures folder itself.
+    fn walk_input(&self, roots: &[PathBuf], p: &Path) -> bool {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if crate::core::workspace::IGNORE_FILES.contains(&name) {
+            return true;
+        }
+        let p = absolute_link(p);
+        let Some(rel) = roots.iter().find_map(|r| p.strip_prefix(r).ok()) else {
+            return false;
+        };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if rel == "verdict.toml" || self.ws.is_join_path(&rel) {
+            return true;
+        }
+        // the schemas folder or a captures folder itself (its mode changed, say): one that
+        // cannot be listed stops `check` ("cannot open workspace"), and the reload says so
+        let own = std::iter::once(&self.ws.config.schemas).chain(&self.ws.config.captures);
+        if own
+            .into_iter()
+            .any(|d| !d.as_os_str().is_empty() && roots.iter().any(|r| r.join(d) == p))
+        {
+            return true;
+        }
+        if self.ws.config.joins.is_empty() {
+            return false;
+        }
+        let below = format!("{rel}/");
+        if self.ws.joins.files.iter().any(|f| f.starts_with(&below)) {
+            return true;
+        }
+        if !real_dir(&p) {
+            return false;
+        }
+        let mut found = Vec::new();
+        let ws = &self.ws;
+        let root = &roots[0];
+        crate::core::workspace::collect_files(
+            &p,
+            &|f| {
+                let rel = f.strip_prefix(root).unwrap_or(f);
+                ws.is_join_path(&rel.to_string_lossy().replace('\\', "/"))
+            },
+            &mut found,
+        );
+        !found.is_empty()
     }
 
     /// Whether the batch input requests of the capture files `targets` (as the pre-pass
@@ -779,11 +856,13 @@ impl Session {
     /// by file, [`CHUNK`] records at a time; then re-reports the other captures whose id
     /// became shared or no longer shared (or shared with other captures).
     fn revalidate_files(&mut self, files: &[PathBuf], each: &mut dyn FnMut(Change)) {
-        self.revalidate_with(files, None, Reuse::None, each);
+        self.revalidate_with(files, &HashSet::new(), None, Reuse::None, each);
     }
 
     /// [`Session::revalidate_files`], with the duplicate-id scan of those of `files` that
-    /// are [`listed`] (in that order) when the pre-pass already read it.
+    /// are [`listed`] (in that order) when the pre-pass already read it. The files of
+    /// `gone` (among `files`) are no capture files any more, wherever they are: their
+    /// captures go, as those of a deleted file.
     ///
     /// With [`Reuse::Unchanged`] (a change batch of capture files only: the contracts and
     /// facts the kept verdicts were made with still hold), a record whose text is the one
@@ -794,6 +873,7 @@ impl Session {
     fn revalidate_with(
         &mut self,
         files: &[PathBuf],
+        gone: &HashSet<PathBuf>,
         scan: Option<ids::Scan>,
         reuse: Reuse,
         each: &mut dyn FnMut(Change),
@@ -806,7 +886,11 @@ impl Session {
         // their text as `check` reads them, and those they held: with every other capture
         // of those ids, the groups the changed files' verdicts are marked with
         let scan = scan.unwrap_or_else(|| {
-            let present: Vec<PathBuf> = files.iter().filter(|f| listed(f)).cloned().collect();
+            let present: Vec<PathBuf> = files
+                .iter()
+                .filter(|f| listed(f) && !gone.contains(*f))
+                .cloned()
+                .collect();
             ids::Scan::read(&ws, &present)
         });
         let mut held: HashSet<u64> = HashSet::new();
@@ -847,7 +931,7 @@ impl Session {
                     contract: kinds.list[b.kind as usize].contract.clone(),
                 }
             };
-            if !listed(f) {
+            if !listed(f) || gone.contains(f) {
                 if let Some(old) = old {
                     for i in 0..old.briefs.len() {
                         each(removed(&old, i, &self.kinds));
@@ -1214,6 +1298,38 @@ fn prepass(ws: &Workspace, all: &[PathBuf], checked: &[PathBuf]) -> (Workspace, 
     let pre =
         crate::engine::prescan::run(ws, all, checked, &crate::core::prescan::Progress::default());
     (ws.with_facts(pre.mcp, pre.requests), pre.ids)
+}
+
+/// Whether `p` is a folder, not a symbolic link to one (the walk never enters a link).
+fn real_dir(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+}
+
+/// Whether `p` is below a symbolic link in the workspace (one of `roots`: its folder
+/// resolved, and as given): a path the walk `check` makes never reaches, as it enters no
+/// link, whatever the platform watcher reports from inside one.
+fn below_a_link(roots: &[PathBuf], p: &Path) -> bool {
+    let Ok(p) = std::path::absolute(p) else {
+        return false;
+    };
+    let Some((root, rel)) = roots
+        .iter()
+        .find_map(|r| p.strip_prefix(r).ok().map(|rel| (r, rel)))
+    else {
+        return false;
+    };
+    let mut at = root.clone();
+    let mut parts = rel.components().peekable();
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            break;
+        }
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The canonical path of a symlink's target (as far as it exists: a dangling link's
