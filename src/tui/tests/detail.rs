@@ -600,8 +600,8 @@ fn a_long_message_and_its_hint_wrap_below_the_error_table() {
     let s = screen(&app);
     let below: Vec<&str> = s
         .lines()
-        .skip_while(|l| !l.contains("│› "))
-        .take(3)
+        .skip_while(|l| !l.contains("│ › "))
+        .take(4)
         .collect();
     let text: String = below
         .iter()
@@ -630,7 +630,7 @@ fn a_long_message_and_its_hint_wrap_below_the_error_table() {
     let s = screen(&app);
     let at = s
         .lines()
-        .position(|l| l.contains("│› "))
+        .position(|l| l.contains("│ › "))
         .expect("the message");
     let lines: Vec<&str> = s.lines().collect();
     assert!(lines[at + 1].contains("start with the value"), "{s}");
@@ -730,7 +730,7 @@ fn message_below_the_table(app: &App) -> String {
         .collect();
     let from = rows
         .iter()
-        .position(|l| l.starts_with("› "))
+        .position(|l| l.starts_with(" › "))
         .unwrap_or_else(|| panic!("no message line in {rows:#?}"));
     rows[from..]
         .join(" ")
@@ -753,8 +753,9 @@ fn a_long_message_s_hint_is_readable_at_80x24() {
     let whole = message.split_whitespace().collect::<Vec<_>>().join(" ");
     let shown = message_below_the_table(&app);
     assert!(shown.starts_with(&whole), "{shown:?}\n{}", screen(&app));
-    // the table grew by the eight rows the message takes past its two: the tab keeps five
-    assert_eq!(app.screen.areas.content.height, 5);
+    // the table grew by the rows the message takes past its two: the tab keeps the three
+    // it always keeps
+    assert_eq!(app.screen.areas.content.height, 3);
     // at the smallest size what does not fit ends in `…`
     let mut app = app_on(dir.path(), "ws", 60, 15);
     select(&mut app, "typo");
@@ -763,4 +764,38 @@ fn a_long_message_s_hint_is_readable_at_80x24() {
         shown.ends_with('…') && whole.starts_with(shown.trim_end_matches('…').trim_end()),
         "{shown:?}"
     );
+}
+
+/// A message of wide characters or of one long word wraps inside the detail pane: every
+/// row of the screen keeps its right border (the message's row drew over it).
+#[test]
+fn a_message_of_wide_characters_or_one_long_word_keeps_the_pane_s_border() {
+    let output = |amount: &str| {
+        serde_json::json!({"schema_version": "refund-v1", "order_id": "O-1",
+            "amount_minor": amount, "currency": "KRW", "expected_version": 1})
+        .to_string()
+    };
+    let records = [
+        serde_json::json!({"id": "msg-cjk", "output": output(&"注".repeat(60))}),
+        serde_json::json!({"id": "msg-ascii", "output": output(&"a".repeat(150))}),
+    ];
+    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+    let dir = refund_workspace_with(&[("wide.jsonl", &text)]);
+    for width in [60, 61, 73, 75, 119, 120] {
+        for id in ["msg-cjk", "msg-ascii"] {
+            let mut app = app_on(dir.path(), "ws", width, 30);
+            select(&mut app, id);
+            let t = terminal(&app);
+            let buf = t.backend().buffer();
+            let right = app.screen.areas.detail.right() - 1;
+            for y in app.screen.areas.detail.y + 1..app.screen.areas.detail.bottom() - 1 {
+                assert_eq!(
+                    buf[(right, y)].symbol(),
+                    "│",
+                    "{id} at {width} columns, row {y}:\n{}",
+                    screen(&app)
+                );
+            }
+        }
+    }
 }
