@@ -522,8 +522,19 @@ fn the_drift_view_renders_its_sub_model_alone() {
     };
     let theme = crate::tui::theme::Theme::default();
     let mut t = Terminal::new(TestBackend::new(50, 8)).unwrap();
-    t.draw(|f| crate::tui::ui::tabs::draw_drift(f, f.area(), &theme, &d, 0))
-        .unwrap();
+    t.draw(|f| {
+        crate::tui::ui::tabs::draw_drift(
+            f,
+            f.area(),
+            &theme,
+            &d,
+            crate::tui::ui::tabs::Scroll {
+                at: 0,
+                most: &std::cell::Cell::new(0),
+            },
+        )
+    })
+    .unwrap();
     let buf = t.backend().buffer();
     let lines: Vec<String> = (0..buf.area.height)
         .map(|y| {
@@ -798,4 +809,68 @@ fn a_message_of_wide_characters_or_one_long_word_keeps_the_pane_s_border() {
             }
         }
     }
+}
+
+/// A long id of wide characters is cut in the middle of the detail pane's title, its end
+/// kept, and the border's corner stays (it ran into the corner, cut without a mark).
+#[test]
+fn a_long_wide_id_is_cut_in_the_title_and_keeps_its_end() {
+    let id = format!("開始{}終了", "注".repeat(40));
+    let record = serde_json::json!({"id": id, "output": "{}"}).to_string();
+    let dir = refund_workspace_with(&[("wide.json", &record)]);
+    for width in [61, 120, 150] {
+        let mut app = app_on(dir.path(), "ws", width, 30);
+        select(&mut app, &id);
+        let t = terminal(&app);
+        let buf = t.backend().buffer();
+        let d = app.screen.areas.detail;
+        let top: String = (d.x..d.right()).map(|x| buf[(x, d.y)].symbol()).collect();
+        // (a wide character's second cell reads as a space: spaces left out)
+        let top: String = top.chars().filter(|c| *c != ' ').collect();
+        assert!(top.starts_with("┌開始注"), "{width}: {top}");
+        assert!(top.contains('…') && top.contains("終了─"), "{width}: {top}");
+        assert!(top.ends_with("─┐"), "{width}: {top}");
+    }
+}
+
+/// After `G` in the detail pane, `k` and `PgUp` move back from the end at once (the scroll
+/// was left far past the end, only clamped when drawn, so they did nothing).
+#[test]
+fn after_the_end_of_a_tab_k_moves_back_at_once() {
+    let mut app = refund(120, 40);
+    select(&mut app, "amount-9000");
+    keys(&mut app, "5");
+    key(&mut app, KeyCode::Tab);
+    let top = |app: &App| {
+        let s = screen(app);
+        let line = s
+            .lines()
+            .find(|l| l.contains("Ctx") && l.contains("Diff"))
+            .map(|_| ());
+        assert!(line.is_some(), "{s}");
+        let c = app.screen.areas.content;
+        let t = terminal(app);
+        let buf = t.backend().buffer();
+        (c.x..c.right())
+            .map(|x| buf[(x, c.y)].symbol())
+            .collect::<String>()
+    };
+    let first = top(&app);
+    key(&mut app, KeyCode::Char('G'));
+    let end = top(&app);
+    assert_ne!(first, end);
+    key(&mut app, KeyCode::Char('k'));
+    let back = top(&app);
+    assert_ne!(back, end, "k moved back one line from the end");
+    key(&mut app, KeyCode::Char('j'));
+    assert_eq!(top(&app), end);
+    // j past the end stays at the end, and k then moves back at once
+    for _ in 0..50 {
+        key(&mut app, KeyCode::Char('j'));
+    }
+    assert_eq!(top(&app), end);
+    key(&mut app, KeyCode::Char('k'));
+    assert_eq!(top(&app), back);
+    key(&mut app, KeyCode::PageUp);
+    assert_ne!(top(&app), back);
 }

@@ -84,9 +84,13 @@ pub fn draw(f: &mut Frame, l: &Areas, t: &Theme, p: &DetailPane, cx: Context<'_>
         );
         return;
     };
+    // the title (the capture's id) fitted to the border, cut in its middle with `…` when
+    // it is longer, a column of border kept at each end
+    let room = (l.detail.width as usize).saturating_sub(4);
+    let title = super::pad_middle(&d.title, room.saturating_sub(2));
     let block = pane(
         t,
-        Line::from(format!(" {} ", d.title)).style(t.bold()),
+        Line::from(format!(" {} ", title.trim_end())).style(t.bold()),
         cx.focused,
     );
     f.render_widget(block, l.detail);
@@ -100,7 +104,10 @@ pub fn draw(f: &mut Frame, l: &Areas, t: &Theme, p: &DetailPane, cx: Context<'_>
         d,
         tabs::View {
             tab: p.tab,
-            scroll: p.scroll,
+            scroll: tabs::Scroll {
+                at: p.scroll,
+                most: &p.drawn_most,
+            },
             error: p.error,
         },
         tabs::Models {
