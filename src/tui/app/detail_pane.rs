@@ -148,6 +148,9 @@ pub struct DetailPane {
     pub tab: Tab,
     /// Scroll of the tab, in lines.
     pub scroll: usize,
+    /// The most `scroll` can usefully be, as the tab was last drawn (`usize::MAX` before
+    /// it is): `G` goes there and `k` moves back from there, not from past the end.
+    pub drawn_most: std::cell::Cell<usize>,
     /// The current error of the selected capture (`n`/`N`).
     pub error: usize,
 }
@@ -158,6 +161,7 @@ impl Default for DetailPane {
             state: DetailState::Empty,
             tab: Tab::Diff,
             scroll: 0,
+            drawn_most: std::cell::Cell::new(usize::MAX),
             error: 0,
         }
     }
@@ -346,6 +350,8 @@ impl DetailPane {
 
     /// Scrolls the current tab of a `content` area so that the current error is in view.
     pub fn scroll_to_error(&mut self, content: Rect) {
+        // another tab or capture: how far it scrolls is known once it is drawn
+        self.drawn_most.set(usize::MAX);
         let Some(d) = self.detail() else {
             self.scroll = 0;
             return;

@@ -95,14 +95,18 @@ impl App {
             .saturating_sub(3)
             .max(1);
         let detail = self.modes.focus == Focus::Detail;
+        // the detail's scroll moves within what the tab last drew (from the end after `G`,
+        // never past it)
+        let most = self.detail.drawn_most.get();
         let scroll = &mut self.detail.scroll;
+        *scroll = (*scroll).min(most);
         match a {
-            Action::Down if detail => *scroll += 1,
+            Action::Down if detail => *scroll = scroll.saturating_add(1).min(most),
             Action::Up if detail => *scroll = scroll.saturating_sub(1),
-            Action::PageDown if detail => *scroll += page,
+            Action::PageDown if detail => *scroll = scroll.saturating_add(page).min(most),
             Action::PageUp if detail => *scroll = scroll.saturating_sub(page),
             Action::First if detail => *scroll = 0,
-            Action::Last if detail => *scroll = usize::MAX / 2,
+            Action::Last if detail => *scroll = most.min(usize::MAX / 2),
             Action::Down => self.move_by(1),
             Action::Up => self.move_by(-1),
             Action::PageDown => self.move_by(page as isize),
@@ -383,7 +387,13 @@ impl App {
                 if l.list.contains(at) {
                     self.move_by(d);
                 } else if l.detail.contains(at) {
-                    self.detail.scroll = self.detail.scroll.saturating_add_signed(d);
+                    let most = self.detail.drawn_most.get();
+                    self.detail.scroll = self
+                        .detail
+                        .scroll
+                        .min(most)
+                        .saturating_add_signed(d)
+                        .min(most);
                 }
             }
             _ => {}

@@ -262,10 +262,10 @@ pub fn wrap_indent(width: usize, indent: usize) -> usize {
 
 /// Where a line of `text` is cut into rows of `width` columns: the byte range of each row's
 /// text, the rows after the first drawn [`wrap_indent`] columns in (so they take that much
-/// less of the text). A row ends after its last space when that space lies in the row's
-/// second half (prose and JSON break between words), else at its last column; a character
-/// goes whole to the row it starts on unless it would cross the row's end (a wide
-/// character then starts the next row). One row, empty, for an empty text.
+/// less of the text). A row ends after its last space past its leading indentation
+/// (prose and JSON break between words), else at its last column (a word longer than a
+/// row); a character goes whole to the row it starts on unless it would cross the row's
+/// end (a wide character then starts the next row). One row, empty, for an empty text.
 pub fn wrap_ranges(text: &str, width: usize, indent: usize) -> Vec<std::ops::Range<usize>> {
     use unicode_width::UnicodeWidthChar;
     let width = width.max(1);
@@ -276,7 +276,9 @@ pub fn wrap_ranges(text: &str, width: usize, indent: usize) -> Vec<std::ops::Ran
     // character that would overflow it) and its last space before that
     loop {
         let mut used = 0;
-        let mut space: Option<(usize, usize)> = None;
+        let mut space: Option<usize> = None;
+        // (a space of the row's leading indentation is no place to cut it)
+        let mut text_seen = false;
         let mut end = None;
         for (i, c) in text[start..].char_indices() {
             let w = c.width().unwrap_or(0);
@@ -285,18 +287,17 @@ pub fn wrap_ranges(text: &str, width: usize, indent: usize) -> Vec<std::ops::Ran
                 break;
             }
             used += w;
-            if c == ' ' {
-                space = Some((start + i + 1, used));
+            if c != ' ' {
+                text_seen = true;
+            } else if text_seen {
+                space = Some(start + i + 1);
             }
         }
         let Some(hard) = end else {
             rows.push(start..text.len());
             return rows;
         };
-        let cut = match space {
-            Some((after, cols)) if cols * 2 > room => after,
-            _ => hard,
-        };
+        let cut = space.unwrap_or(hard);
         rows.push(start..cut);
         (start, room) = (cut, width - indent);
     }
@@ -358,14 +359,20 @@ mod wrap_tests {
     #[test]
     fn a_line_is_cut_into_rows_of_the_width_its_continuations_indented() {
         assert_eq!(rows("", 10, 2), vec![""]);
-        // between words when the last space is in the row's second half (rows of 12,
-        // then 10), at the last column when it is in the first (`the ` of `the propos`)
+        // between words (rows of 12, then 10)
         assert_eq!(
             rows("the order version the proposal", 12, 2),
-            vec!["the order ", "version ", "the propos", "al"]
+            vec!["the order ", "version ", "the ", "proposal"]
         );
-        // a space in the row's first half: cut at the last column
-        assert_eq!(rows("ab cdefghijklmn", 10, 0), vec!["ab cdefghi", "jklmn"]);
+        assert_eq!(
+            rows("ab cdefghijklmn", 10, 0),
+            vec!["ab ", "cdefghijkl", "mn"]
+        );
+        // never at the leading indentation: a long word after it is cut at the last column
+        assert_eq!(
+            rows("    abcdefghijkl", 10, 0),
+            vec!["    abcdef", "ghijkl"]
+        );
         assert_eq!(rows("abcdefghij", 10, 2), vec!["abcdefghij"]);
         // the first row takes 10, each next one 10 - 2
         assert_eq!(

@@ -245,3 +245,22 @@ fn a_misspelt_stage_gets_a_did_you_mean() {
         Some("decision:rejct matches no decision; did you mean `decision:reject`?")
     );
 }
+
+/// A narrow list narrows a reason only as far as the ids on screen need: with short ids
+/// the reasons keep their full names (at 100 columns `NOT_AUTHORIZED` was cut to keep 20
+/// columns for ids of 11).
+#[test]
+fn a_narrow_list_with_short_ids_keeps_the_reasons_whole() {
+    let mut app = refund(100, 24);
+    keys(&mut app, "/reason:not_authorized");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.list.view.len(), 3);
+    let s = screen(&app);
+    for id in ["no-refund-permission", "other-owner", "unknown-order"] {
+        assert!(
+            s.lines()
+                .any(|l| l.contains(&format!("│ ⊘ NOT_AUTHORIZED {id}"))),
+            "{id}: {s}"
+        );
+    }
+}

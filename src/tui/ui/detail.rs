@@ -84,9 +84,13 @@ pub fn draw(f: &mut Frame, l: &Areas, t: &Theme, p: &DetailPane, cx: Context<'_>
         );
         return;
     };
+    // the title (the capture's id) fitted to the border, cut in its middle with `…` when
+    // it is longer, a column of border kept at each end
+    let room = (l.detail.width as usize).saturating_sub(4);
+    let title = super::pad_middle(&d.title, room.saturating_sub(2));
     let block = pane(
         t,
-        Line::from(format!(" {} ", d.title)).style(t.bold()),
+        Line::from(format!(" {} ", title.trim_end())).style(t.bold()),
         cx.focused,
     );
     f.render_widget(block, l.detail);
@@ -100,7 +104,10 @@ pub fn draw(f: &mut Frame, l: &Areas, t: &Theme, p: &DetailPane, cx: Context<'_>
         d,
         tabs::View {
             tab: p.tab,
-            scroll: p.scroll,
+            scroll: tabs::Scroll {
+                at: p.scroll,
+                most: &p.drawn_most,
+            },
             error: p.error,
         },
         tabs::Models {
@@ -172,20 +179,28 @@ fn draw_tab_bar(f: &mut Frame, r: Rect, t: &Theme, active: Tab) {
 /// line, which takes the second when there is one) when the message fits them.
 pub const MESSAGE_LINES: u16 = 2;
 
-/// The selected error's message line (` › MESSAGE`), wrapped as the error table shows it.
-fn message_paragraph<'a>(e: &'a ErrorRow, style: Style, mark: Style) -> Paragraph<'a> {
-    Paragraph::new(Line::from(vec![
-        Span::styled(" › ", mark),
-        Span::styled(e.message.as_str(), style),
-    ]))
-    .wrap(Wrap { trim: true })
+/// The selected error's message (` › MESSAGE`) as the rows it takes at `width` columns:
+/// wrapped by the columns its characters take (between words where it can), each row
+/// after the first three columns in, so no row is wider than the pane.
+fn message_rows<'a>(e: &'a ErrorRow, width: u16, style: Style, mark: Style) -> Vec<Line<'a>> {
+    let room = (width as usize).saturating_sub(3).max(1);
+    crate::tui::app::layout::wrap_ranges(&e.message, room, 0)
+        .into_iter()
+        .enumerate()
+        .map(|(k, range)| {
+            Line::from(vec![
+                Span::styled(if k == 0 { " › " } else { "   " }, mark),
+                Span::styled(&e.message[range], style),
+            ])
+        })
+        .collect()
 }
 
 /// How many lines the selected error's message and the repair's line take below the error
 /// table at `width` columns: compared with [`MESSAGE_LINES`] to size the table.
 pub fn message_lines(d: &Detail, error: usize, width: u16) -> u16 {
     let message = d.errors.get(error).map_or(1, |e| {
-        message_paragraph(e, Style::new(), Style::new()).line_count(width)
+        message_rows(e, width, Style::new(), Style::new()).len()
     });
     u16::try_from(message)
         .unwrap_or(u16::MAX)
@@ -206,11 +221,11 @@ fn draw_errors(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, error: usize) {
     let message = d
         .errors
         .get(error)
-        .map(|e| message_paragraph(e, Style::new(), t.fail()));
+        .map(|e| message_rows(e, r.width, Style::new(), t.fail()));
     let note_h = u16::from(d.repair.is_some());
-    let need = message.as_ref().map_or(1, |m| {
-        u16::try_from(m.line_count(r.width)).unwrap_or(u16::MAX)
-    });
+    let need = message
+        .as_ref()
+        .map_or(1, |m| u16::try_from(m.len()).unwrap_or(u16::MAX));
     // the table keeps its header and a row
     let most = r.height.saturating_sub(2 + note_h).max(1);
     let message_h = need.max(MESSAGE_LINES - note_h).min(most);
@@ -222,7 +237,7 @@ fn draw_errors(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, error: usize) {
     .areas(r);
     let note = d.repair.as_ref().map(|note| (n, note));
     if let Some(m) = message {
-        f.render_widget(m, full);
+        f.render_widget(Paragraph::new(m), full);
         // a message cut at the rows it has (a small terminal): its last cell says so
         if need > message_h && full.width > 0 && full.height > 0 {
             let at = (full.right() - 1, full.bottom() - 1);

@@ -97,10 +97,33 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
         .max()
         .unwrap_or(0)
         .min(REASON_MAX);
+    // the ids on screen: a reason is narrowed only as far as the longest of them (up to
+    // `ID_MIN`) needs
+    let longest_id = view
+        .iter()
+        .skip(list.offset)
+        .take(h)
+        .map(|&i| {
+            let row = &store.rows[i as usize];
+            let id = if Store::is_pending(row) {
+                store.source(row)
+            } else {
+                let mark = if store.kind(row).outcome.misses_expect() {
+                    "  "
+                } else {
+                    ""
+                };
+                format!("{}{mark}", store.id(row))
+            };
+            super::columns(&crate::core::text::escape_control(&id))
+        })
+        .max()
+        .unwrap_or(0)
+        .min(ID_MIN);
     let (stage_w, reason_w) = if compact {
         (
             0,
-            widest.min((inner.width as usize).saturating_sub(3 + 1 + ID_MIN)),
+            widest.min((inner.width as usize).saturating_sub(3 + 1 + longest_id)),
         )
     } else {
         (9, widest.min(inner.width.saturating_sub(14) as usize / 2))

@@ -141,32 +141,67 @@ fn pane(t: &Theme, title: Line<'static>, focused: bool) -> Block<'static> {
     })
 }
 
-/// `s` padded with spaces to `w` characters, or cut to `w` in its middle, a `…` in place
-/// of what is left out: an id or a source keeps its start and its end, where the ids of a
+/// The columns `s` takes on a terminal (a wide character, such as a CJK one, takes two).
+fn columns(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// The longest start of `s` that takes at most `w` columns.
+fn head_within(s: &str, w: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices() {
+        used += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used > w {
+            return &s[..i];
+        }
+    }
+    s
+}
+
+/// The longest end of `s` that takes at most `w` columns.
+fn tail_within(s: &str, w: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices().rev() {
+        used += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used > w {
+            return &s[i + c.len_utf8()..];
+        }
+    }
+    s
+}
+
+/// `s` padded with spaces to `w` columns, or cut to `w` in its middle, a `…` in place of
+/// what is left out: an id or a source keeps its start and its end, where the ids of a
 /// log's records and a chain's attempts differ (`loop-unrecovered/1`, `mcp/session.json:12`).
+/// Columns, not characters: a wide character counts two and is never split (a space
+/// fills the column one would have straddled).
 fn pad_middle(s: &str, w: usize) -> String {
-    let n = s.chars().count();
+    let n = columns(s);
     if n <= w {
         return format!("{s}{}", " ".repeat(w - n));
     }
     if w < 8 {
         return pad(s, w);
     }
-    let tail = (w - 1) / 2;
-    let head = w - 1 - tail;
-    let mut out: String = s.chars().take(head).collect();
-    out.push('…');
-    out.extend(s.chars().skip(n - tail));
-    out
+    let tail = tail_within(s, (w - 1) / 2);
+    let head = head_within(s, w - 1 - columns(tail));
+    let out = format!("{head}…{tail}");
+    let n = columns(&out);
+    format!("{out}{}", " ".repeat(w.saturating_sub(n)))
 }
 
-/// `s` padded with spaces to `w` characters, or cut to `w` with a trailing `…`.
+/// `s` padded with spaces to `w` columns, or cut to `w` with a trailing `…` (columns, not
+/// characters: a wide character counts two and is never split).
 fn pad(s: &str, w: usize) -> String {
-    let n = s.chars().count();
+    let n = columns(s);
     if n > w {
-        let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
-        out.push('…');
-        out
+        if w == 0 {
+            return String::new();
+        }
+        let head = head_within(s, w - 1);
+        let out = format!("{head}…");
+        let n = columns(&out);
+        format!("{out}{}", " ".repeat(w.saturating_sub(n)))
     } else {
         format!("{s}{}", " ".repeat(w - n))
     }
@@ -192,5 +227,16 @@ mod pad_tests {
         assert_eq!(pad_middle("mcp/session.json:12#1", 16), "mcp/sess…on:12#1");
         // too narrow to keep both ends: cut at the end, as `pad`
         assert_eq!(pad_middle("abcdefghij", 5), "abcd…");
+        // wide characters count two columns and are never split; the real end is kept
+        let id = format!("ab{}yz", "注".repeat(20));
+        assert_eq!(pad_middle(&id, 21), "ab注注注注…注注注注yz");
+        assert_eq!(columns(&pad_middle(&id, 21)), 21);
+        assert_eq!(
+            pad_middle(&format!("{}注bbb", "a".repeat(20)), 12),
+            "aaaaaa…注bbb"
+        );
+        assert_eq!(pad(&"注".repeat(5), 6), "注注… ");
+        assert_eq!(pad("注", 1), "…");
+        assert_eq!(pad("abc", 0), "");
     }
 }

@@ -16,13 +16,25 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 /// Which tab, scrolled how far, with which error current.
 #[derive(Debug, Clone, Copy)]
-pub struct View {
+pub struct View<'a> {
     /// The tab shown.
     pub tab: Tab,
-    /// Its scroll, in lines (clamped to the content).
-    pub scroll: usize,
+    /// Its scroll, in lines (clamped to the content), and where the drawing says how far
+    /// it can go.
+    pub scroll: Scroll<'a>,
     /// The current error (highlighted in the Proposal and Contract tabs).
     pub error: usize,
+}
+
+/// A tab's scroll: the first line shown (clamped to the content when drawn), and a cell
+/// the drawing sets to the last line it can start at, so that keys move from where the
+/// view is, not from past its end (`DetailPane::drawn_most`).
+#[derive(Debug, Clone, Copy)]
+pub struct Scroll<'a> {
+    /// The first line asked for.
+    pub at: usize,
+    /// Set by the drawing: the most `at` can usefully be.
+    pub most: &'a std::cell::Cell<usize>,
 }
 
 /// The models of the tabs that are not the capture's own detail.
@@ -36,7 +48,7 @@ pub struct Models<'a> {
 
 /// Draws tab `v.tab` of the detail `d` into `r` (`m`: the models of the History and Chain
 /// tabs).
-pub fn draw(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, v: View, m: Models<'_>) {
+pub fn draw(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, v: View<'_>, m: Models<'_>) {
     let s = v.scroll;
     match v.tab {
         Tab::Diff => draw_diff(f, r, t, &d.diff, s),
@@ -81,7 +93,7 @@ pub fn draw_repair(
     r: Rect,
     t: &Theme,
     view: &Result<RepairView, String>,
-    scroll: usize,
+    scroll: Scroll<'_>,
 ) {
     let v = match view {
         Err(m) => return message(t, f, r, m),
@@ -110,7 +122,7 @@ fn side_by_side(
     head: Vec<Line<'_>>,
     (left_title, left): (&str, Vec<Line<'_>>),
     (right_title, right): (&str, Vec<Line<'_>>),
-    scroll: usize,
+    scroll: Scroll<'_>,
     wrap: bool,
 ) {
     let wanted: usize = head
@@ -149,10 +161,10 @@ fn side_by_side(
 
 /// `lines` in `r`, scrolled by `scroll` lines (never past the last line), wrapped when
 /// `wrap`.
-fn scrolled(f: &mut Frame, r: Rect, lines: Vec<Line<'_>>, scroll: usize, wrap: bool) {
-    let s = scroll
-        .min(lines.len().saturating_sub(1))
-        .min(u16::MAX as usize) as u16;
+fn scrolled(f: &mut Frame, r: Rect, lines: Vec<Line<'_>>, scroll: Scroll<'_>, wrap: bool) {
+    let most = lines.len().saturating_sub(1);
+    scroll.most.set(most);
+    let s = scroll.at.min(most).min(u16::MAX as usize) as u16;
     let p = Paragraph::new(lines);
     let p = if wrap {
         p.wrap(Wrap { trim: false })
@@ -204,7 +216,13 @@ fn role_style(t: &Theme, role: Role) -> Style {
 }
 
 /// The Diff tab: the proposal and the confirmed intent side by side.
-fn draw_diff(f: &mut Frame, r: Rect, t: &Theme, diff: &Result<DiffView, String>, scroll: usize) {
+fn draw_diff(
+    f: &mut Frame,
+    r: Rect,
+    t: &Theme,
+    diff: &Result<DiffView, String>,
+    scroll: Scroll<'_>,
+) {
     let diff = match diff {
         Err(m) => return message(t, f, r, m),
         Ok(diff) => diff,
@@ -312,7 +330,7 @@ fn draw_proposal(
     r: Rect,
     t: &Theme,
     proposal: &Result<JsonView, String>,
-    scroll: usize,
+    scroll: Scroll<'_>,
     error: usize,
 ) {
     match proposal {
@@ -322,7 +340,7 @@ fn draw_proposal(
 }
 
 /// The Raw tab: the output as captured, hard-wrapped, the parse error marked.
-fn draw_raw(f: &mut Frame, r: Rect, t: &Theme, raw: &Result<RawView, String>, scroll: usize) {
+fn draw_raw(f: &mut Frame, r: Rect, t: &Theme, raw: &Result<RawView, String>, scroll: Scroll<'_>) {
     let raw = match raw {
         Err(m) => return message(t, f, r, m),
         Ok(raw) => raw,
@@ -355,7 +373,7 @@ fn draw_raw(f: &mut Frame, r: Rect, t: &Theme, raw: &Result<RawView, String>, sc
 
 /// The Contract tab: the rules, then the schema; for a capture whose request sent a
 /// schema beside the server contract, the drift view ([`draw_drift`]).
-fn draw_contract(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, scroll: usize, error: usize) {
+fn draw_contract(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, scroll: Scroll<'_>, error: usize) {
     let c = match &d.contract {
         Err(m) => return message(t, f, r, m),
         Ok(c) => c,
@@ -414,7 +432,7 @@ fn draw_contract(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, scroll: usize, e
 /// The drift view of the Contract tab: its heading and finding lines (wrapped), then the
 /// sent schema (left) and the server contract (right) side by side, each numbered, the
 /// differing pointers highlighted; both columns scroll together by `scroll` lines.
-pub fn draw_drift(f: &mut Frame, r: Rect, t: &Theme, d: &DriftView, scroll: usize) {
+pub fn draw_drift(f: &mut Frame, r: Rect, t: &Theme, d: &DriftView, scroll: Scroll<'_>) {
     // no current error: every differing pointer is marked alike
     side_by_side(
         f,
@@ -429,7 +447,7 @@ pub fn draw_drift(f: &mut Frame, r: Rect, t: &Theme, d: &DriftView, scroll: usiz
 }
 
 /// The History tab: this capture's flips this session.
-fn draw_history(f: &mut Frame, r: Rect, t: &Theme, h: &History, source: &str, scroll: usize) {
+fn draw_history(f: &mut Frame, r: Rect, t: &Theme, h: &History, source: &str, scroll: Scroll<'_>) {
     let lines = history_lines(t, h, source);
     if lines.is_empty() {
         message(
