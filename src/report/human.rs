@@ -1,7 +1,7 @@
 //! `--format human`: verdicts grouped by stage in pipeline order, each with its errors,
 //! then the funnel, the reliability rates (`docs/repairs.md#the-rates`) and a
 //! `N passed, N failed` line for the captures that carry `expect`. A verdict with a `repair`
-//! gets a `repair:` line.
+//! gets a `repair:` line under its own line, before its findings (`docs/commands.md#check`).
 //! Model text is untrusted: every string is printed with control characters escaped.
 
 use crate::core::summary::Summary;
