@@ -837,12 +837,62 @@ fn schema_mode_locates_errors_within_the_file_and_counts_instances_in_every_form
     let last: Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
     assert_eq!(last, json!({"type": "summary", "data": want}));
     assert_eq!(crate::common::jsonl_verdicts(&jsonl).len(), 3);
-    // the human one already counts instances
-    assert!(run("human").contains("\ninstances 3 > parsed 3 > valid 1\n"));
+    // human: an instance's id is its source, printed once; it counts instances
+    assert_eq!(
+        run("human").lines().collect::<Vec<_>>(),
+        [
+            "schema (2)",
+            "  ✗ SCHEMA_MISMATCH  in/i.jsonl:2  regenerate",
+            "      /a  1:6  \"x\" is not of type \"integer\"  [/properties/a/type]",
+            "  ✗ SCHEMA_MISMATCH  in/one.json  regenerate",
+            "      /a  2:8  \"y\" is not of type \"integer\"  [/properties/a/type]",
+            "",
+            "ready (1)",
+            "  ✓ in/i.jsonl:1  ready-for-commit",
+            "",
+            "decisions: ready-for-commit 1, regenerate 2",
+            "instances 3 > parsed 3 > valid 1",
+            "1 passed, 2 failed",
+        ]
+    );
+    // junit: a testcase's line is its record's (a log's line; 1 for a file), passing or
+    // not; the error's own line:column is in the failure's text (docs/commands.md#check)
+    assert_eq!(
+        run("junit").lines().collect::<Vec<_>>(),
+        [
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
+            "<testsuites name=\"verdict\" tests=\"3\" failures=\"2\" errors=\"0\">",
+            "  <testsuite name=\"in/i.jsonl\" tests=\"2\" failures=\"1\" errors=\"0\">",
+            "    <testcase name=\"in/i.jsonl:1\" classname=\"s\" file=\"in/i.jsonl\" line=\"1\"/>",
+            "    <testcase name=\"in/i.jsonl:2\" classname=\"s\" file=\"in/i.jsonl\" line=\"2\">",
+            "      <failure type=\"SCHEMA_MISMATCH\" message=\"schema SCHEMA_MISMATCH regenerate: /a: &quot;x&quot; is not of type &quot;integer&quot;\">schema SCHEMA_MISMATCH at /a (1:6): &quot;x&quot; is not of type &quot;integer&quot;&#10;</failure>",
+            "    </testcase>",
+            "  </testsuite>",
+            "  <testsuite name=\"in/one.json\" tests=\"1\" failures=\"1\" errors=\"0\">",
+            "    <testcase name=\"in/one.json\" classname=\"s\" file=\"in/one.json\" line=\"1\">",
+            "      <failure type=\"SCHEMA_MISMATCH\" message=\"schema SCHEMA_MISMATCH regenerate: /a: &quot;y&quot; is not of type &quot;integer&quot;\">schema SCHEMA_MISMATCH at /a (2:8): &quot;y&quot; is not of type &quot;integer&quot;&#10;</failure>",
+            "    </testcase>",
+            "  </testsuite>",
+            "</testsuites>",
+        ]
+    );
     // workspace mode keeps the capture funnel
     let ws = failing_workspace();
     let doc = json_out(&verdict_in(ws.path(), &["check", "--format", "json"]));
     assert_eq!(doc["summary"]["captures"], 5);
+    // and a capture's line keeps its source, even when the capture has no id of its own
+    let ws = tree(&[
+        ("schemas/refund-v1.schema.json", REFUND_SCHEMA),
+        (
+            "captures/anon.json",
+            r#"{"contract": "refund-v1", "output": "{"}"#,
+        ),
+    ]);
+    let o = verdict_in(ws.path(), &["check", "--color", "never"]);
+    assert_eq!(
+        stdout(&o).lines().nth(1),
+        Some("  ✗ TRUNCATED_JSON  captures/anon.json  regenerate  captures/anon.json")
+    );
 }
 
 #[test]

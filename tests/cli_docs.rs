@@ -55,6 +55,36 @@ fn an_unknown_shell_is_a_usage_error() {
     );
 }
 
+/// docs/commands.md#exit-codes: a command-line usage error is clap's (`error: ...`, the
+/// possible values or a usage line), every other error `verdict: MESSAGE`; both exit 2.
+#[test]
+fn usage_errors_are_claps_and_other_errors_verdicts() {
+    let o = verdict(&["check", "--format", "yaml", "samples/refund"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: invalid value 'yaml' for '--format <FORMAT>'\n  \
+         [possible values: human, json, jsonl, junit, sarif, github]\n\n\
+         For more information, try '--help'.\n"
+    );
+    let o = verdict(&["feedback"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: the following required arguments were not provided:\n  <ID>\n\n\
+         Usage: verdict feedback <ID> [WORKSPACE]\n\n\
+         For more information, try '--help'.\n"
+    );
+    let o = verdict(&["check", "no-such-folder"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "verdict: no-such-folder: no such file or folder\n"
+    );
+}
+
 #[test]
 fn the_man_page_is_roff_naming_the_commands() {
     let o = verdict(&["man"]);

@@ -154,6 +154,53 @@ fn optional_property() {
     );
 }
 
+/// A hint rides in parentheses after its message in a verdict's warnings, SARIF and GitHub
+/// (`MESSAGE (HINT)`): no hint holds parentheses of its own, so none nests.
+#[test]
+fn hints_hold_no_parentheses_so_a_warning_nests_none() {
+    let s = r#"{"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+ "properties": {"age": {"type": "integer"}, "meta": {"type": "object"},
+  "note": {"type": "string", "nullable": true}, "id": {"$anchor": "x", "minContains": 1}},
+ "required": ["meta"], "$defs": {}, "unevaluatedProperties": false, "prefixItems": [],
+ "dependentRequired": {}}"#;
+    let v: Value = serde_json::from_str(s).unwrap();
+    let profile = Profile::load("openai-strict").unwrap();
+    let mut findings = lint_schema("s.json", s, &v, &LintOptions::default());
+    let opts = LintOptions {
+        profile: Some(&profile),
+        ..LintOptions::default()
+    };
+    findings.extend(lint_schema("s.json", s, &v, &opts));
+    let mut seen: Vec<&str> = findings.iter().map(|f| f.code.as_str()).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(
+        seen,
+        [
+            "EMPTY_OBJECT",
+            "FOREIGN_KEYWORD",
+            "OPEN_OBJECT",
+            "OPTIONAL_PROPERTY",
+            "PROFILE_KEYWORD",
+            "PROFILE_OPEN_OBJECT",
+            "PROFILE_OPTIONAL",
+            "UNKNOWN_KEYWORD",
+        ]
+    );
+    for f in &findings {
+        let hint = f.hint.as_deref().unwrap_or_default();
+        assert!(!hint.contains(['(', ')']), "{}: {hint}", f.code);
+    }
+    let age = findings
+        .iter()
+        .find(|f| f.code == codes::OPTIONAL_PROPERTY && f.pointer == "/properties/age")
+        .unwrap();
+    assert_eq!(
+        age.to_warning().message,
+        "`age` is declared but not required: an output without it passes (add \"age\" to `required`; use a null type for \"unknown\")"
+    );
+}
+
 #[test]
 fn empty_object() {
     let s = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"meta\"],\n \"properties\": {\"meta\": {\"type\": \"object\", \"additionalProperties\": false}}}";
@@ -517,7 +564,7 @@ fn nullable_gets_the_json_schema_way_to_say_or_null() {
     assert_eq!(
         f[0].hint.as_deref(),
         Some(
-            r#"say it the JSON Schema way: `"type": ["string", "null"]` (or `anyOf` with `{"type": "null"}`)"#
+            r#"say it the JSON Schema way: `"type": ["string", "null"]`, or `anyOf` with `{"type": "null"}`"#
         )
     );
 }

@@ -158,6 +158,48 @@ fn every_built_in_reason_has_a_case() {
     );
 }
 
+/// README.md's "Stages, reasons, decisions" table names every built-in reason once, in its
+/// stage's row, inside a group whose parenthesis names its default decision
+/// (`` `REFUSAL`, `CONTENT_FILTERED`, `TOOL_ERROR` (reject) ``), and no other code.
+#[test]
+fn the_readme_table_lists_every_built_in_reason() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let table = readme
+        .split("## Stages, reasons, decisions")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the README has the table");
+    let mut listed: Vec<(String, Stage, String)> = Vec::new();
+    for row in table.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        let Some(stage) = Stage::parse(cells[0].trim_start_matches("| ")) else {
+            continue;
+        };
+        // `A`, `B` (decision); `C` (decision): each group's codes and its parenthesis
+        for group in cells[1].split("; ") {
+            let (codes, decision) = group.split_once(" (").unwrap_or((group, ""));
+            for code in codes.split('`').skip(1).step_by(2) {
+                listed.push((code.to_owned(), stage, decision.to_owned()));
+            }
+        }
+    }
+    let mut codes: Vec<&str> = listed.iter().map(|(c, _, _)| c.as_str()).collect();
+    codes.sort_unstable();
+    let mut built_in: Vec<&str> = Reason::BUILT_IN.iter().map(Reason::as_str).collect();
+    built_in.sort_unstable();
+    assert_eq!(codes, built_in, "the README table");
+    for (code, stage, decision) in &listed {
+        let reason = Reason::new(code.as_str());
+        assert_eq!(reason.builtin_stage(), Some(*stage), "{code}");
+        let default = reason.default_decision();
+        assert!(
+            decision.contains(default.as_str()),
+            "{code}: `({decision}` does not name {default}"
+        );
+    }
+}
+
 cases! {
     // ---- input
     invalid_capture_not_json: "INVALID_CAPTURE" => {

@@ -104,7 +104,8 @@ fn check_json_and_human_carry_the_repairs_and_the_rates() {
     let text = String::from_utf8(o.stdout).unwrap();
     let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(last["data"]["rates"], refund_rates());
-    // human: a repair line under the verdict, the rates after the funnel
+    // human: a repair line under the verdict, before its findings (docs/commands.md#check);
+    // the rates after the funnel
     let o = verdict(&["check", "samples/refund", "--color", "never"]);
     let text = String::from_utf8(o.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -113,8 +114,13 @@ fn check_json_and_human_carry_the_repairs_and_the_rates() {
         .position(|l| l.contains("  fenced-json  "))
         .unwrap();
     assert_eq!(
-        lines[at + 1],
-        "      repair: would pass after `strip-fence` (not applied)"
+        lines[at..at + 4],
+        [
+            "  ✗ FENCED_JSON  fenced-json  regenerate  captures/cases.jsonl:6  (as expected)",
+            "      repair: would pass after `strip-fence` (not applied)",
+            "      2:1  the JSON value is wrapped in a markdown code fence: expected the text to start with the value, found \"```json\"",
+            "",
+        ]
     );
     assert!(
         lines.contains(&"rates: parse success 71.4% (15 of 21 completed), schema pass 60.0% (9 of 15 parsed), repairable 16.7% (4 of 24 failing)"),

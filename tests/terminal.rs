@@ -322,7 +322,7 @@ fn zero_width_and_bidi_characters_in_ids_and_paths_are_escaped_exactly_in_every_
         (
             "github",
             vec![
-                "::error file=captures/p\\u{2028}q.jsonl,line=1,col=1,title=INVALID_JSON::go\\u{200b}od [parse regenerate]: expected \"null\", found \"not\"",
+                "::error file=captures/p\\u{2028}q.jsonl,line=1,col=1,title=INVALID_JSON::go\\u{200b}od [parse regenerate]: expected a JSON value, found \"not\"",
                 "::error file=captures/p\\u{2028}q.jsonl,line=2,col=1,title=TRUNCATED_JSON::a\\u{202e}b [parse regenerate]:",
             ],
         ),
@@ -332,7 +332,7 @@ fn zero_width_and_bidi_characters_in_ids_and_paths_are_escaped_exactly_in_every_
             "sarif",
             vec![
                 "\"artifactLocation\":{\"uri\":\"captures/p\\u2028q.jsonl\"}",
-                "\"message\":{\"text\":\"go\\\\u{200b}od [parse regenerate]: expected \\\"null\\\", found \\\"not\\\"\"}",
+                "\"message\":{\"text\":\"go\\\\u{200b}od [parse regenerate]: expected a JSON value, found \\\"not\\\"\"}",
                 "\"message\":{\"text\":\"a\\\\u{202e}b [parse regenerate]:",
                 "\"id\":\"go\\u200bod\"",
                 "\"id\":\"a\\u202eb\"",

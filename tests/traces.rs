@@ -341,7 +341,7 @@ fn otlp_tool_spans_against_the_tool_contract() {
             "t1/k2 otlp otlp schema regenerate SCHEMA_MISMATCH /status: \"lost\" is not one of \"open\" or \"shipped\"",
             "t1/k3 otlp otlp response reject TOOL_ERROR -: tool \"lookup_order\" failed, error.type \"TimeoutError\"",
             "t1/k4 otlp otlp response regenerate NO_OUTPUT -: the tool span has no gen_ai.tool.call.result: nothing to validate",
-            "t1/k5 otlp otlp parse regenerate INVALID_JSON -: expected \"null\", found \"not\"",
+            "t1/k5 otlp otlp parse regenerate INVALID_JSON -: expected a JSON value, found \"not\"",
         ]
     );
 }

@@ -1,7 +1,7 @@
 //! `--format human`: verdicts grouped by stage in pipeline order, each with its errors,
 //! then the funnel, the reliability rates (`docs/repairs.md#the-rates`) and a
 //! `N passed, N failed` line for the captures that carry `expect`. A verdict with a `repair`
-//! gets a `repair:` line.
+//! gets a `repair:` line under its own line, before its findings (`docs/commands.md#check`).
 //! Model text is untrusted: every string is printed with control characters escaped.
 
 use crate::core::summary::Summary;
@@ -142,12 +142,13 @@ impl<W: Write> Sink for Human<W> {
             return Ok(());
         }
         let paint = self.paint;
+        let instances = self.instances;
         let file = self.group(it.verdict.stage, 1)?;
         match &it.rendered {
             Some(bytes) => file.write_all(bytes),
             None => {
                 let mut bytes = Vec::with_capacity(256);
-                write_verdict(&mut bytes, &paint, it);
+                write_verdict(&mut bytes, &paint, instances, it);
                 file.write_all(&bytes)
             }
         }
@@ -155,8 +156,9 @@ impl<W: Write> Sink for Human<W> {
 
     fn renderer(&self) -> Option<Renderer> {
         let paint = self.paint;
+        let instances = self.instances;
         Some(std::sync::Arc::new(move |it: &Item, out: &mut Vec<u8>| {
-            write_verdict(out, &paint, it);
+            write_verdict(out, &paint, instances, it);
         }))
     }
 
@@ -282,8 +284,9 @@ impl<W: Write> Sink for Human<W> {
 /// Appends `it` as its group lists it: the verdict's line, then its notes, warnings and
 /// errors, each line indented under it. Written straight into `out`, piece by piece (no
 /// string per painted piece: this runs for every failing capture of a run, on the
-/// validation threads).
-fn write_verdict(out: &mut Vec<u8>, p: &Paint, it: &Item) {
+/// validation threads). A plain instance (`instances`: `check --schema`) has no id of its
+/// own: its id is its source, printed once (`GLYPH REASON  SOURCE  DECISION`).
+fn write_verdict(out: &mut Vec<u8>, p: &Paint, instances: bool, it: &Item) {
     let v: &Verdict = &it.verdict;
     let colour = p.decision_code(v.decision);
     out.extend_from_slice(b"  ");
@@ -298,8 +301,10 @@ fn write_verdict(out: &mut Vec<u8>, p: &Paint, it: &Item) {
     out.extend_from_slice(escape_control(&v.id).as_bytes());
     out.extend_from_slice(b"  ");
     p.put(out, colour, v.decision.as_str());
-    out.extend_from_slice(b"  ");
-    p.put(out, DIM, &escape_control(v.source.as_str()));
+    if !(instances && v.id == v.source.as_str()) {
+        out.extend_from_slice(b"  ");
+        p.put(out, DIM, &escape_control(v.source.as_str()));
+    }
     match &v.expect {
         Some(e) if e.met => p.put(out, DIM, "  (as expected)"),
         Some(_) => p.put(out, "1;31", "  NOT AS EXPECTED"),

@@ -1833,7 +1833,7 @@ mod tests {
             .unwrap_or_else(|| panic!("not json"));
         assert_eq!(
             f.message,
-            "SSE event at line 3: data is not valid JSON at 3:7: expected \"null\", found \"nope\""
+            "SSE event at line 3: data is not valid JSON at 3:7: expected a JSON value, found \"nope\""
         );
         // read as strictly as a record: a repeated key, positioned in the SSE text
         let f = parse_sse("data: {\"a\":1}\n\nevent: e\ndata: {\"b\": 1,\ndata:  \"b\": 2}\n\n")

@@ -17,7 +17,7 @@ const VERSIONED: &[(&str, u8, u8, &str)] = &[
         "$defs",
         19,
         20,
-        "use `definitions` (or declare 2019-09 or later in `$schema`)",
+        "use `definitions`, or declare 2019-09 or later in `$schema`",
     ),
     (
         "dependentRequired",
@@ -35,7 +35,7 @@ const VERSIONED: &[(&str, u8, u8, &str)] = &[
         "unevaluatedProperties",
         19,
         20,
-        "use `additionalProperties` (it does not see through `allOf`)",
+        "use `additionalProperties`, which does not see through `allOf`",
     ),
     (
         "unevaluatedItems",
@@ -47,7 +47,7 @@ const VERSIONED: &[(&str, u8, u8, &str)] = &[
         "prefixItems",
         20,
         20,
-        "use array-form `items` (with `additionalItems` for the rest)",
+        "use array-form `items`, with `additionalItems` for the rest",
     ),
     ("$dynamicRef", 20, 20, "use `$ref`"),
     ("$dynamicAnchor", 20, 20, "use `$anchor` or an `$id`"),
@@ -67,7 +67,7 @@ const VERSIONED: &[(&str, u8, u8, &str)] = &[
         "$anchor",
         19,
         20,
-        "use `$id` with a fragment (`\"$id\": \"#name\"`)",
+        "use `$id` with a fragment: `\"$id\": \"#name\"`",
     ),
     ("minContains", 19, 20, "no equivalent before 2019-09"),
     ("maxContains", 19, 20, "no equivalent before 2019-09"),
@@ -77,7 +77,7 @@ const VERSIONED: &[(&str, u8, u8, &str)] = &[
         "dependencies",
         4,
         7,
-        "use `dependentRequired` (array of names) or `dependentSchemas` (schema)",
+        "use `dependentRequired` for an array of names, `dependentSchemas` for a schema",
     ),
     ("additionalItems", 4, 19, "use `items` after `prefixItems`"),
     ("const", 6, 20, "use `enum` with one value"),
@@ -235,7 +235,7 @@ pub(super) fn check(
                 pointer,
                 "`nullable` is an OpenAPI 3.0 keyword, not JSON Schema; validators ignore it, so `null` is not allowed by it".to_string(),
                 Some(format!(
-                    "say it the JSON Schema way: {with_null} (or `anyOf` with `{{\"type\": \"null\"}}`)"
+                    "say it the JSON Schema way: {with_null}, or `anyOf` with `{{\"type\": \"null\"}}`"
                 )),
             ));
             continue;
@@ -276,5 +276,17 @@ pub(super) fn refs(v: &Value, out: &mut Vec<String>) {
         }
         Value::Array(a) => a.iter().for_each(|x| refs(x, out)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A hint rides in parentheses after its message (`MESSAGE (HINT)`: a verdict's
+    /// warnings, SARIF, GitHub): no hint of a keyword of another dialect holds its own.
+    #[test]
+    fn versioned_hints_hold_no_parentheses() {
+        for (key, _, _, instead) in super::VERSIONED {
+            assert!(!instead.contains(['(', ')']), "{key}: {instead}");
+        }
     }
 }

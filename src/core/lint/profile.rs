@@ -117,7 +117,7 @@ impl Profile {
             pointer,
             format!("{}: {message}", self.name),
             Some(format!(
-                "{hint} (source: {}, read {})",
+                "{hint}; source: {}, read {}",
                 self.source, self.read_on
             )),
         )

@@ -50,7 +50,7 @@ pub(super) fn check(node: &Node<'_>, out: &mut Vec<LintFinding>) {
             Severity::Warning,
             ptr.clone(),
             "`type: object` with no properties: any object passes, so nothing in it is checked".into(),
-            Some("declare its `properties` (and `required`), or say why it is free-form in `description`".into()),
+            Some("declare its `properties` and `required`, or say why it is free-form in `description`".into()),
         ));
     }
     let required: std::collections::HashSet<&str> = s
@@ -67,7 +67,7 @@ pub(super) fn check(node: &Node<'_>, out: &mut Vec<LintFinding>) {
                     format!("{ptr}/properties/{}", escape(name)),
                     format!("`{name}` is declared but not required: an output without it passes"),
                     Some(format!(
-                        "add \"{name}\" to `required` (use a null type for \"unknown\")"
+                        "add \"{name}\" to `required`; use a null type for \"unknown\""
                     )),
                 ));
             }

@@ -211,16 +211,19 @@ mod tests {
 
     /// The renderers of the sinks that have one: human (plain and coloured), json, jsonl.
     fn renderers() -> Vec<(&'static str, Render)> {
-        let human = |color| {
+        let human = |color, instances| {
             let opts = ReportOptions {
                 color,
+                instances,
                 ..ReportOptions::default()
             };
             report::human::Human::new(Vec::new(), &opts).renderer()
         };
         [
-            ("human", human(false)),
-            ("human colour", human(true)),
+            ("human", human(false, false)),
+            ("human colour", human(true, false)),
+            ("human instances", human(false, true)),
+            ("human instances colour", human(true, true)),
             ("json", report::json::Json::new(Vec::new()).renderer()),
             ("jsonl", report::json::JsonLines::new(Vec::new()).renderer()),
         ]

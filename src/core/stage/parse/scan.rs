@@ -348,6 +348,34 @@ fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '$'
 }
 
+/// Whether `token`, a word where a value belongs, reads as a miswritten `literal` (`true`,
+/// `false` or `null`): it starts with the literal (`nulls`), is a start of it of two
+/// letters or more (`nu`, `fals`), or is one edit from it: a letter added, left out,
+/// changed, or two letters swapped (`nulll`, `tru`, `trux`, `ture`). `not`, `nope`, `nil`,
+/// `no` and `fine` are other words.
+fn near_literal(token: &str, literal: &str) -> bool {
+    let t: Vec<char> = token.chars().collect();
+    let l: Vec<char> = literal.chars().collect();
+    if t.starts_with(&l) || (t.len() >= 2 && l.starts_with(&t)) {
+        return true;
+    }
+    // the common start and end, then what is left of each must be one edit
+    let head = t.iter().zip(&l).take_while(|(a, b)| a == b).count();
+    let (t, l) = (&t[head..], &l[head..]);
+    let tail = t
+        .iter()
+        .rev()
+        .zip(l.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (t, l) = (&t[..t.len() - tail], &l[..l.len() - tail]);
+    match (t.len(), l.len()) {
+        (0, 1) | (1, 0) | (1, 1) => true,
+        (2, 2) => t[0] == l[1] && t[1] == l[0],
+        _ => false,
+    }
+}
+
 impl<'a, 'p> Scanner<'a, 'p> {
     fn new(text: &'a str, dups: bool, target: Option<Targets<'p>>) -> Self {
         Scanner {
@@ -1100,8 +1128,16 @@ impl<'a, 'p> Scanner<'a, 'p> {
         Ok(())
     }
 
+    /// A word at `start` that begins with the first letter of the literal `word` but is not
+    /// it: `expected "null", found "nul"` when the word is a near miss of the literal
+    /// ([`near_literal`]), else the message of any other word where a value belongs
+    /// (`expected a JSON value, found "not"`): prose that starts with n, t or f (`no refund
+    /// possible`) is not a broken `null`.
     fn bad_literal(&self, start: usize, word: &str) -> Problem {
         let end = self.word_end(start);
+        if !near_literal(&self.text[start..end], word) {
+            return self.unexpected_value(start);
+        }
         let mut p = Problem::new(
             Kind::Invalid,
             start,

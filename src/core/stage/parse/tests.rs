@@ -389,6 +389,84 @@ fn invalid_json() {
     let m = check("[trux]", R::INVALID_JSON, (1, 2), (1, 5));
     assert_eq!(m, "expected \"true\", found \"trux\"");
     check("[nulls]", R::INVALID_JSON, (1, 2), (1, 6));
+    // a near miss of a literal is told the literal; any other word starting with n, t or f
+    // is not a broken literal: prose (`no refund possible`) is told a value belongs there
+    for (text, at, span, want) in [
+        ("nul ", (1, 1), (0, 3), "expected \"null\", found \"nul\""),
+        (
+            "[nulll]",
+            (1, 2),
+            (1, 6),
+            "expected \"null\", found \"nulll\"",
+        ),
+        ("[tru]", (1, 2), (1, 4), "expected \"true\", found \"tru\""),
+        (
+            "[ture]",
+            (1, 2),
+            (1, 5),
+            "expected \"true\", found \"ture\"",
+        ),
+        (
+            "{\"a\": fals}",
+            (1, 7),
+            (6, 10),
+            "expected \"false\", found \"fals\"",
+        ),
+        (
+            "[flase]",
+            (1, 2),
+            (1, 6),
+            "expected \"false\", found \"flase\"",
+        ),
+        ("[nu]", (1, 2), (1, 3), "expected \"null\", found \"nu\""),
+        (
+            "not json",
+            (1, 1),
+            (0, 3),
+            "expected a JSON value, found \"not\"",
+        ),
+        (
+            "no refund possible",
+            (1, 1),
+            (0, 2),
+            "expected a JSON value, found \"no\"",
+        ),
+        (
+            "[nope]",
+            (1, 2),
+            (1, 5),
+            "expected a JSON value, found \"nope\"",
+        ),
+        (
+            "{\"a\": nil}",
+            (1, 7),
+            (6, 9),
+            "expected a JSON value, found \"nil\"",
+        ),
+        (
+            "true story",
+            (1, 6),
+            (5, 10),
+            "expected the end of the text after the JSON value, found \"story\"",
+        ),
+        (
+            "the refund is approved",
+            (1, 1),
+            (0, 3),
+            "expected a JSON value, found \"the\"",
+        ),
+        ("[f]", (1, 2), (1, 2), "expected a JSON value, found \"f\""),
+    ] {
+        let reason = if text.starts_with("true ") {
+            R::TRAILING_CONTENT
+        } else {
+            R::INVALID_JSON
+        };
+        assert_eq!(check(text, reason, at, span), want, "{text:?}");
+    }
+    // prose starting with n that holds a value is still fenced
+    let text = "no problem, here it is: {\"a\": 1}";
+    check(text, R::FENCED_JSON, (1, 25), (24, 32));
     // malformed numbers
     check("01", R::INVALID_JSON, (1, 1), (0, 2));
     check("1.", R::INVALID_JSON, (1, 1), (0, 2));
