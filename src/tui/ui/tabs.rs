@@ -104,8 +104,13 @@ pub fn draw_repair(
         r,
         t,
         role_lines(t, &v.lines),
-        (&v.original_title, side_lines(&v.original, t.removed())),
-        (&v.copy_title, side_lines(&v.copy, t.added())),
+        (&v.original_title, &v.copy_title),
+        |_, _| {
+            (
+                side_lines(&v.original, t.removed()),
+                side_lines(&v.copy, t.added()),
+            )
+        },
         scroll,
         true,
     );
@@ -113,15 +118,17 @@ pub fn draw_repair(
 
 /// A heading (wrapped, taking what it needs, at most half of `r`), then two titled columns
 /// side by side with a `│` rule between them; both columns scroll together by `scroll` lines
-/// and wrap when `wrap`. The layout of the Repair tab and of the Contract tab's drift view.
+/// and wrap when `wrap`. The layout of the Diff and Repair tabs and of the Contract tab's
+/// drift view.
+/// `columns` makes the two columns' lines for their widths (left, right).
 #[allow(clippy::too_many_arguments)]
-fn side_by_side(
+fn side_by_side<'a>(
     f: &mut Frame,
     r: Rect,
     t: &Theme,
     head: Vec<Line<'_>>,
-    (left_title, left): (&str, Vec<Line<'_>>),
-    (right_title, right): (&str, Vec<Line<'_>>),
+    (left_title, right_title): (&str, &str),
+    columns: impl FnOnce(u16, u16) -> (Vec<Line<'a>>, Vec<Line<'a>>),
     scroll: Scroll<'_>,
     wrap: bool,
 ) {
@@ -148,6 +155,7 @@ fn side_by_side(
     let [lb, sep, rb] = halves().areas(body);
     f.render_widget(Paragraph::new(Span::styled(left_title, t.bold())), lt);
     f.render_widget(Paragraph::new(Span::styled(right_title, t.bold())), rt);
+    let (left, right) = columns(lb.width, rb.width);
     scrolled(f, lb, left, scroll, wrap);
     f.render_widget(
         Paragraph::new(vec![
@@ -241,87 +249,68 @@ fn draw_diff(
             t.dim(),
         )),
     };
-    // the note wrapped over the rows it needs (at most three)
-    let note_rows = note.width().max(1).div_ceil(r.width.max(1) as usize).min(3) as u16;
-    let [nr, heads, body] = Layout::vertical([
-        Constraint::Length(note_rows),
-        Constraint::Length(1),
-        Constraint::Fill(1),
-    ])
-    .areas(r);
-    f.render_widget(Paragraph::new(note).wrap(Wrap { trim: false }), nr);
-    let halves = || {
-        Layout::horizontal([
-            Constraint::Fill(1),
-            Constraint::Length(1),
-            Constraint::Fill(1),
-        ])
-    };
-    let [lh, _, rh] = halves().areas(heads);
-    let [lb, sep, rb] = halves().areas(body);
-    f.render_widget(Paragraph::new(Span::styled(" proposal", t.bold())), lh);
-    f.render_widget(
-        Paragraph::new(Span::styled(" confirmed intent", t.bold())),
-        rh,
-    );
     // each side's text wrapped to its column under its own indentation (a value is never
     // cut: `900` must not stand for `9000`), a row of the diff as many screen rows on both
     // sides as its longer side needs, so the two stay level
-    let (mut left, mut right) = (Vec::new(), Vec::new());
-    for row in &diff.rows {
-        let side = |is_left: bool, width: u16| -> Vec<Line> {
-            let text = if is_left { &row.left } else { &row.right };
-            let base = match (row.kind, is_left) {
-                (DiffKind::Same, _) => Style::new(),
-                (DiffKind::LeftOnly, true) => t.dim(),
-                (DiffKind::Changed, true) => t.removed(),
-                (DiffKind::Changed, false) | (DiffKind::RightOnly, false) => t.added(),
-                _ => Style::new(),
+    let columns = |left_w: u16, right_w: u16| {
+        let (mut left, mut right) = (Vec::new(), Vec::new());
+        for row in &diff.rows {
+            let side = |is_left: bool, width: u16| -> Vec<Line> {
+                let text = if is_left { &row.left } else { &row.right };
+                let base = match (row.kind, is_left) {
+                    (DiffKind::Same, _) => Style::new(),
+                    (DiffKind::LeftOnly, true) => t.dim(),
+                    (DiffKind::Changed, true) => t.removed(),
+                    (DiffKind::Changed, false) | (DiffKind::RightOnly, false) => t.added(),
+                    _ => Style::new(),
+                };
+                let style = if row.mismatch && text.is_some() {
+                    t.highlight()
+                } else {
+                    base
+                };
+                let sign = match (row.kind, is_left, text.is_some()) {
+                    (_, _, false) => " ",
+                    (DiffKind::Same | DiffKind::LeftOnly, _, _) => " ",
+                    (_, true, _) => "-",
+                    (_, false, _) => "+",
+                };
+                let text = text.as_deref().unwrap_or("");
+                let room = (width as usize).saturating_sub(1);
+                let indent = layout::continuation_indent(text, 0);
+                let pad = layout::wrap_indent(room, indent);
+                layout::wrap_ranges(text, room, indent)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, range)| {
+                        let lead = if k == 0 {
+                            Span::styled(sign, base)
+                        } else {
+                            Span::raw(" ".repeat(1 + pad))
+                        };
+                        Line::from(vec![lead, Span::styled(&text[range], style)])
+                    })
+                    .collect()
             };
-            let style = if row.mismatch && text.is_some() {
-                t.highlight()
-            } else {
-                base
-            };
-            let sign = match (row.kind, is_left, text.is_some()) {
-                (_, _, false) => " ",
-                (DiffKind::Same | DiffKind::LeftOnly, _, _) => " ",
-                (_, true, _) => "-",
-                (_, false, _) => "+",
-            };
-            let text = text.as_deref().unwrap_or("");
-            let room = (width as usize).saturating_sub(1);
-            let indent = layout::continuation_indent(text, 0);
-            let pad = layout::wrap_indent(room, indent);
-            layout::wrap_ranges(text, room, indent)
-                .into_iter()
-                .enumerate()
-                .map(|(k, range)| {
-                    let lead = if k == 0 {
-                        Span::styled(sign, base)
-                    } else {
-                        Span::raw(" ".repeat(1 + pad))
-                    };
-                    Line::from(vec![lead, Span::styled(&text[range], style)])
-                })
-                .collect()
-        };
-        let (mut l, mut r) = (side(true, lb.width), side(false, rb.width));
-        let n = l.len().max(r.len());
-        l.resize(n, Line::from(""));
-        r.resize(n, Line::from(""));
-        left.extend(l);
-        right.extend(r);
-    }
-    scrolled(f, lb, left, scroll, false);
-    f.render_widget(
-        Paragraph::new(vec![
-            Line::from(Span::styled("│", t.border()));
-            body.height as usize
-        ]),
-        sep,
+            let (mut l, mut r) = (side(true, left_w), side(false, right_w));
+            let n = l.len().max(r.len());
+            l.resize(n, Line::from(""));
+            r.resize(n, Line::from(""));
+            left.extend(l);
+            right.extend(r);
+        }
+        (left, right)
+    };
+    side_by_side(
+        f,
+        r,
+        t,
+        vec![note],
+        (" proposal", " confirmed intent"),
+        columns,
+        scroll,
+        false,
     );
-    scrolled(f, rb, right, scroll, false);
 }
 
 /// The Proposal tab: the proposal as pretty JSON.
@@ -439,8 +428,13 @@ pub fn draw_drift(f: &mut Frame, r: Rect, t: &Theme, d: &DriftView, scroll: Scro
         r,
         t,
         role_lines(t, &d.lines),
-        (&d.sent_title, json_lines(t, &d.sent, usize::MAX)),
-        (&d.server_title, json_lines(t, &d.server, usize::MAX)),
+        (&d.sent_title, &d.server_title),
+        |_, _| {
+            (
+                json_lines(t, &d.sent, usize::MAX),
+                json_lines(t, &d.server, usize::MAX),
+            )
+        },
         scroll,
         false,
     );
