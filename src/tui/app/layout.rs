@@ -124,7 +124,8 @@ fn areas_for(area: Rect, errors: usize, header: u16, extra: u16) -> Areas {
 /// The tab bar's labels (` 1 Diff `...), in order, short ones when `width` is too narrow
 /// for the full titles, short ones one space apart (` 1 Diff 2 Prop`) when it is too
 /// narrow for those, short ones without their number key (` Diff`, ` Prop`...; the
-/// footer says `0-9 tabs`) when it is too narrow for those, and only numbers (the `active`
+/// footer says `0-9 tabs`) when it is too narrow for those, and only numbers, two spaces
+/// apart, then one (the `active`
 /// tab keeps its short title) when it is too narrow even for that; shared by drawing and
 /// mouse clicks.
 pub fn tab_labels(width: u16, active: Tab) -> Vec<(Tab, String)> {
@@ -157,16 +158,24 @@ pub fn tab_labels(width: u16, active: Tab) -> Vec<(Tab, String)> {
     if bare.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
         return bare;
     }
-    Tab::ALL
-        .into_iter()
-        .map(|t| {
-            if t == active {
-                (t, format!(" {} {} ", t.digit(), t.short_title()))
-            } else {
-                (t, format!(" {} ", t.digit()))
-            }
-        })
-        .collect()
+    let numbers = |gap: &str| -> Vec<(Tab, String)> {
+        Tab::ALL
+            .into_iter()
+            .map(|t| {
+                if t == active {
+                    (t, format!(" {} {}{gap}", t.digit(), t.short_title()))
+                } else {
+                    (t, format!(" {}{gap}", t.digit()))
+                }
+            })
+            .collect()
+    };
+    let spaced = numbers(" ");
+    if spaced.iter().map(|(_, l)| l.chars().count()).sum::<usize>() <= width as usize {
+        return spaced;
+    }
+    // every number one space apart (at the 60 columns of the smallest screen, all ten fit)
+    numbers("")
 }
 
 /// The tab under column `x` of the tab bar `r`.
@@ -435,6 +444,23 @@ mod wrap_tests {
                 );
             }
         }
+    }
+
+    /// At the smallest screen the tab bar still names every tab's number (tabs 9 and 0
+    /// were left out, unmarked, at 60 columns).
+    #[test]
+    fn every_tab_is_on_the_bar_at_the_smallest_screen() {
+        let width = areas(Rect::new(0, 0, MIN_SIZE.0, MIN_SIZE.1), 1).tabs.width;
+        let labels = tab_labels(width, Tab::Diff);
+        let bar: String = labels.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(bar, " 1 Diff 2 3 4 5 6 7 8 9 0", "{width}");
+        assert!(bar.chars().count() <= width as usize, "{width}: {bar}");
+        // a little wider: two spaces apart
+        let bar: String = tab_labels(40, Tab::Raw)
+            .iter()
+            .map(|(_, l)| l.as_str())
+            .collect();
+        assert_eq!(bar, " 1  2  3 Raw  4  5  6  7  8  9  0 ");
     }
 
     #[test]
