@@ -24,6 +24,15 @@ fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
 }
 
+/// Runs `verdict ARGS`, which must fail as an error does (exit 2, nothing on stdout), and
+/// gives its stderr.
+fn fails_with(args: &[&str]) -> String {
+    let o = verdict(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+    assert!(o.stdout.is_empty(), "{args:?}: {o:?}");
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 #[test]
 fn completions_for_every_shell_name_the_commands() {
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
@@ -45,10 +54,7 @@ fn completions_for_every_shell_name_the_commands() {
 
 #[test]
 fn an_unknown_shell_is_a_usage_error() {
-    let o = verdict(&["completions", "tcsh"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(o.stdout.is_empty());
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = fails_with(&["completions", "tcsh"]);
     assert!(
         err.contains("invalid value 'tcsh'") && err.contains("bash, elvish, fish, powershell, zsh"),
         "{err}"
@@ -59,28 +65,20 @@ fn an_unknown_shell_is_a_usage_error() {
 /// possible values or a usage line), every other error `verdict: MESSAGE`; both exit 2.
 #[test]
 fn usage_errors_are_claps_and_other_errors_verdicts() {
-    let o = verdict(&["check", "--format", "yaml", "samples/refund"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(o.stdout.is_empty());
     assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
+        fails_with(&["check", "--format", "yaml", "samples/refund"]),
         "error: invalid value 'yaml' for '--format <FORMAT>'\n  \
          [possible values: human, json, jsonl, junit, sarif, github]\n\n\
          For more information, try '--help'.\n"
     );
-    let o = verdict(&["feedback"]);
-    assert_eq!(o.status.code(), Some(2));
     assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
+        fails_with(&["feedback"]),
         "error: the following required arguments were not provided:\n  <ID>\n\n\
          Usage: verdict feedback <ID> [WORKSPACE]\n\n\
          For more information, try '--help'.\n"
     );
-    let o = verdict(&["check", "no-such-folder"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(o.stdout.is_empty());
     assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
+        fails_with(&["check", "no-such-folder"]),
         "verdict: no-such-folder: no such file or folder\n"
     );
 }
@@ -106,18 +104,13 @@ fn the_man_page_is_roff_naming_the_commands() {
 
 #[test]
 fn man_of_an_unknown_command_exits_2() {
-    let o = verdict(&["man", "chek"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(o.stdout.is_empty());
     assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
+        fails_with(&["man", "chek"]),
         "verdict: `chek` is not a command; did you mean `verdict man check`? (commands: check, feedback, watch, lint, review, chains, completions, man)\n"
     );
     // the name given is shown escaped, and nothing close is not guessed at
-    let o = verdict(&["man", "x\u{1b}[2J"]);
-    assert_eq!(o.status.code(), Some(2));
     assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
+        fails_with(&["man", "x\u{1b}[2J"]),
         "verdict: `x\\u{1b}[2J` is not a command (commands: check, feedback, watch, lint, review, chains, completions, man)\n"
     );
 }
