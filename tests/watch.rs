@@ -452,6 +452,64 @@ fn the_summary_carries_the_chain_warnings_check_gives() {
     assert_eq!(batch.last().unwrap()["data"]["warnings"], Value::Null);
 }
 
+/// Several chains with warnings: a watch's summary lists them in the order `check`'s
+/// does (the order `check` reads each chain's first attempt: `captures/a.jsonl` before
+/// `captures/b.jsonl`), whatever order the files were saved in. The chain of `a.jsonl`,
+/// saved while watching, used to come last (the order the watch first saw each chain).
+#[test]
+fn several_chain_warnings_come_in_checks_order() {
+    let line = |id: &str, chain: &str, attempt: u64| {
+        serde_json::json!({"id": id, "chain": chain, "attempt": attempt, "output": "{}"})
+            .to_string()
+            + "\n"
+    };
+    let ws = common::workspace_with(
+        r#"{"type": "object"}"#,
+        &[(
+            "b.jsonl",
+            &(line("a1", "alpha", 1) + &line("a3", "alpha", 3)),
+        )],
+    );
+    let w = Watch::start(ws.path());
+    let first = w.batch("the first pass");
+    assert_eq!(
+        first.last().unwrap()["data"]["warnings"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    std::fs::write(
+        ws.path().join("captures/a.jsonl"),
+        line("z1", "zeta", 1) + &line("z2", "zeta", 1),
+    )
+    .unwrap();
+    let summary = loop {
+        let batch = w.batch("a.jsonl saved");
+        let summary = batch.last().unwrap()["data"].clone();
+        if summary["captures"] == 4 {
+            break summary;
+        }
+    };
+    let out = common::verdict_in(ws.path(), &["check", ".", "--format", "json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let want = &report["summary"]["warnings"];
+    let messages: Vec<&str> = want
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "chain \"zeta\": attempt 1 appears 2 times (captures/a.jsonl:1, captures/a.jsonl:2); its attempts are taken as ordered, never renumbered (docs/chains.md#order)",
+            "chain \"alpha\": attempt 2 missing; its attempts are taken as ordered, never renumbered (docs/chains.md#order)",
+        ]
+    );
+    assert_eq!(&summary["warnings"], want);
+}
+
 /// `watch --json WS | head -1` in a quiet workspace: watch ends (exit 0, as at a write
 /// into a closed pipe) soon after its reader is gone, not at its next write after a
 /// change that may never come (docs/commands.md: it runs until its output is closed).

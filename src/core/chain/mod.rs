@@ -19,6 +19,7 @@ use crate::core::verdict::{Decision, Reason, Stage, Verdict, Warning};
 pub use link::{ChainLink, LinkedBy};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 use store::Chunks;
 
@@ -636,8 +637,8 @@ impl ChainSet {
 
     /// The report: each chain's steps ordered (`docs/chains.md#order`), its row, the
     /// summary, and the workspace warnings of chains whose numbering repeats or skips or
-    /// whose order values are unusable. A natural link seen once is no chain. Chains come
-    /// in the order their first attempt was added.
+    /// whose order values are unusable. A natural link seen once is no chain. Chains (their
+    /// rows and warnings) come in report order ([`ChainSet::report_order`]).
     pub fn finish(&self, budget: &Budget) -> ChainReport {
         self.finish_each(budget, Keep::All, |_| {})
     }
@@ -705,8 +706,8 @@ impl ChainSet {
         }
     }
 
-    /// Every reported chain in row order (the order its first attempt was added; a natural
-    /// link seen once left out): its id, its ordered steps, how they were ordered and its
+    /// Every reported chain in row order ([`ChainSet::report_order`]; a natural link seen
+    /// once left out): its id, its ordered steps, how they were ordered and its
     /// row (its `sources` and `effects` lists made only when `lists`:
     /// [`outcome::row_listing`]), handed to `f` one at a time; stops at `f`'s first error.
     fn walk<E>(
@@ -813,7 +814,8 @@ impl ChainSet {
     ) -> Result<(), E> {
         let (start, slots) = (&groups.start, &groups.slots);
         let mut steps: Vec<StepView<'_>> = Vec::new();
-        for c in 0..self.chains.end() {
+        for c in self.report_order(groups) {
+            let c = c as usize;
             let (linked_by, n) = *self.chains.get(c);
             if n == 0 || linked_by == LinkedBy::Natural && n < 2 {
                 continue;
@@ -831,6 +833,48 @@ impl ChainSet {
             f(c as u32, id, &steps, ordered, row)?;
         }
         Ok(())
+    }
+
+    /// The chains' indexes in report order, the one order every front end gives them
+    /// (`check`'s rows and summary warnings, `watch --json`'s `chain` lines and summary
+    /// warnings, the workbench's chain tree): the order in which a fresh `check` of the
+    /// workspace reads their first attempts, its capture files in path order (as
+    /// [`crate::core::workspace::Workspace::capture_files`] sorts them), then line. A set
+    /// fed as `check` reads (not [`ChainSet::live`]) is in that order already: its chains
+    /// in the order they were first added. A live set was fed as files changed, so its
+    /// chains are sorted by their earliest attempt's file (by path) and line (ties, as the
+    /// parts of one record, in the order the chains were first added).
+    pub fn report_order(&self, groups: &ChainGroups) -> Vec<u32> {
+        let chains = self.chains.end() as u32;
+        if self.by_source.is_none() {
+            return (0..chains).collect();
+        }
+        // each file's rank in path order (`Path` compares by component: `a/x` before `a-b/x`)
+        let mut by_path: Vec<u32> = (0..self.files.len() as u32).collect();
+        by_path.sort_by(|&a, &b| {
+            Path::new(&*self.files[a as usize]).cmp(Path::new(&*self.files[b as usize]))
+        });
+        let mut rank = vec![0u32; self.files.len()];
+        for (r, &f) in by_path.iter().enumerate() {
+            rank[f as usize] = r as u32;
+        }
+        let mut keyed: Vec<((u32, Option<usize>), u32)> = (0..chains)
+            .map(|c| {
+                let range =
+                    groups.start[c as usize] as usize..groups.start[c as usize + 1] as usize;
+                let first = groups.slots[range]
+                    .iter()
+                    .map(|&i| {
+                        let s = self.view(i);
+                        (rank[s.step.file as usize], s.line())
+                    })
+                    .min()
+                    .unwrap_or((u32::MAX, None));
+                (first, c)
+            })
+            .collect();
+        keyed.sort_unstable();
+        keyed.into_iter().map(|(_, c)| c).collect()
     }
 
     /// Steps kept, over every chain (for measurements: a step is 40 bytes, plus 4 a
@@ -937,13 +981,14 @@ impl Attempt {
 /// [`ChainReport::each_row`]); the warnings go to the run's workspace warnings.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChainReport {
-    /// The rows kept, one per chain, in the order their first attempt was read (none of
-    /// those [`ChainSet::finish_later`] makes again when they are given).
+    /// The rows kept, one per chain, in the order their first attempt was read
+    /// ([`ChainSet::report_order`]; none of those [`ChainSet::finish_later`] makes again
+    /// when they are given).
     pub rows: Vec<outcome::ChainRow>,
     /// The summary over every row.
     pub summary: summary::ChainSummary,
-    /// `CHAIN_ATTEMPTS` and `CHAIN_ORDER` warnings (not serialized here: they are the
-    /// run's workspace warnings).
+    /// `CHAIN_ATTEMPTS` and `CHAIN_ORDER` warnings, in row order (not serialized here:
+    /// they are the run's workspace warnings).
     pub warnings: Vec<Warning>,
     /// What the summary was made of, for [`ChainReport::append`] (the rows may not all be
     /// kept: [`Keep`]).
@@ -1603,5 +1648,70 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A live set fed as files changed (a file that sorts first saved last, a chain's
+    /// earliest attempt added after its others) reports its chains, rows and warnings
+    /// alike, in the order a batch set fed as `check` reads the files gives them: by their
+    /// first attempt's file in path order (`captures/a/x` before `captures/a-b/x`), then
+    /// line. `watch --json` and the workbench used to list them in the order the live set
+    /// first saw each chain.
+    #[test]
+    fn a_live_set_reports_its_chains_in_the_order_check_reads_them() {
+        let ok: &[(&str, &str, Decision)] = &[];
+        // (chain, attempt, file, line): zeta's attempt 1 twice, alpha's 2 missing, mid's 1
+        // missing
+        let read = [
+            ("zeta", 1, "captures/a/x.jsonl", 1),
+            ("zeta", 1, "captures/a/x.jsonl", 2),
+            ("mid", 2, "captures/a/x.jsonl", 3),
+            ("alpha", 1, "captures/a-b/y.jsonl", 1),
+            ("mid", 3, "captures/a-b/y.jsonl", 2),
+            ("alpha", 3, "captures/a-b/y.jsonl", 3),
+        ];
+        let verdict = |&(chain, attempt, file, line): &(&str, u64, &str, usize)| {
+            v(chain, Some(attempt), (file, line), ok, "d", None)
+        };
+        let mut batch = ChainSet::default();
+        for r in &read {
+            batch.add(&verdict(r));
+        }
+        let mut live = ChainSet::live();
+        // the later file first, and bottom up; then a step removed and added again
+        for r in read.iter().rev() {
+            live.add(&verdict(r));
+        }
+        live.remove(&RecordRef::new(Arc::from("captures/a/x.jsonl"), Some(1)));
+        live.add(&verdict(&read[0]));
+        let b = Budget::default();
+        let (want, got) = (batch.finish(&b), live.finish(&b));
+        let chains = |r: &ChainReport| r.rows.iter().map(|r| r.chain.clone()).collect::<Vec<_>>();
+        assert_eq!(chains(&want), ["zeta", "mid", "alpha"]);
+        assert_eq!(chains(&got), chains(&want));
+        let messages = |r: &ChainReport| {
+            r.warnings
+                .iter()
+                .map(|w| w.message.split(';').next().unwrap_or("").to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            messages(&want),
+            [
+                "chain \"zeta\": attempt 1 appears 2 times (captures/a/x.jsonl:1, captures/a/x.jsonl:2)",
+                "chain \"mid\": attempt 1 missing",
+                "chain \"alpha\": attempt 2 missing",
+            ]
+        );
+        assert_eq!(got.warnings, want.warnings);
+        // the workbench's walk, by chain index, in the same order
+        let groups = live.groups();
+        let mut walked = Vec::new();
+        let done: Result<(), std::convert::Infallible> =
+            live.walk_indexed(&groups, &b, |_, id, _, _, _| {
+                walked.push(id.to_string());
+                Ok(())
+            });
+        let Ok(()) = done;
+        assert_eq!(walked, chains(&want));
     }
 }
