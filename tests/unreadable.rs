@@ -256,13 +256,17 @@ fn a_schemas_folder_past_the_path_limit_is_a_lint_error_for_root_too() {
 
 /// The user the watch test's processes run as: this one, or `nobody` (65534) when this is
 /// root, whom mode 000 does stop (so the test runs either way); the workspace is opened to
-/// everyone for that.
+/// everyone for that, once (a `chmod` of the workspace folder while a watch runs is a
+/// change of its own, which re-reads every capture).
 fn as_user(cmd: &mut std::process::Command, ws: &Path) {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
     // SAFETY: geteuid has no preconditions and cannot fail
     if unsafe { libc::geteuid() } == 0 {
-        std::fs::set_permissions(ws, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let open = std::fs::Permissions::from_mode(0o777);
+        if std::fs::metadata(ws).unwrap().permissions().mode() & 0o7777 != 0o777 {
+            std::fs::set_permissions(ws, open).unwrap();
+        }
         cmd.uid(65534).gid(65534);
     }
 }
@@ -295,12 +299,25 @@ impl Watch {
 
     /// The verdict lines (their `data`) up to the next summary line.
     fn batch(&mut self, what: &str) -> Vec<Value> {
+        self.lines(what)
+            .0
+            .into_iter()
+            .filter(|(kind, _)| kind == "verdict")
+            .map(|(_, data)| data)
+            .collect()
+    }
+
+    /// The lines up to the next summary line, each as its `type` and `data` (an `error`
+    /// line fails the test), and the summary's `data`.
+    fn lines(&mut self, what: &str) -> (Vec<(String, Value)>, Value) {
         let mut got = Vec::new();
         loop {
             match self.1.recv_timeout(DEADLINE) {
-                Ok(v) if v["type"] == "summary" => return got,
-                Ok(v) if v["type"] == "verdict" => got.push(v["data"].clone()),
-                Ok(v) => assert_ne!(v["type"], "error", "{what}: {v}"),
+                Ok(v) if v["type"] == "summary" => return (got, v["data"].clone()),
+                Ok(v) => {
+                    assert_ne!(v["type"], "error", "{what}: {v}");
+                    got.push((v["type"].as_str().unwrap().to_string(), v["data"].clone()));
+                }
                 Err(e) => {
                     let mut stderr = String::new();
                     if let Some(mut s) = self.0.stderr.take() {
@@ -522,4 +539,80 @@ fn watch_says_an_error_when_its_captures_folder_becomes_unreadable() {
         }
     };
     assert_eq!(again["data"]["captures"], 1, "{again}");
+}
+
+/// A capture folder made unreadable while `watch --json` runs (`chmod 000`), then deleted:
+/// the watch gives what `check` gives at each step. Locked: the folder's one
+/// `INVALID_CAPTURE` row, and its captures `removed` (it gave each capture file below it a
+/// row of its own besides, `cannot read captures/locked/a.json: Permission denied`, which
+/// `check` never lists); deleted: the folder's row `removed` (it stayed until a full
+/// re-check).
+#[test]
+fn watch_follows_a_capture_folder_locked_then_deleted_as_check_does() {
+    let ws = common::workspace_with(
+        &schema(),
+        &[
+            ("ok.json", &record("ok")),
+            ("locked/a.json", &record("a")),
+            ("locked/b.json", &record("b")),
+        ],
+    );
+    let locked = ws.path().join("captures/locked");
+    let mut w = Watch::start(ws.path());
+    let (first, _) = w.lines("the first pass");
+    assert_eq!(first.len(), 3, "{first:?}");
+    let mode = Mode::set(locked.clone(), 0o000);
+    let mut got = Vec::new();
+    while !got
+        .iter()
+        .any(|(kind, v): &(String, Value)| kind == "verdict" && v["source"] == "captures/locked")
+    {
+        got.extend(w.lines("the folder locked").0);
+    }
+    let (_, checked, _) = check(ws.path());
+    assert_eq!(checked.len(), 2, "{checked:?}");
+    assert_eq!(checked[0]["source"], "captures/locked", "{checked:?}");
+    assert_eq!(
+        got,
+        [
+            ("verdict".to_string(), checked[0].clone()),
+            (
+                "removed".to_string(),
+                json!({"id": "a", "source": "captures/locked/a.json"})
+            ),
+            (
+                "removed".to_string(),
+                json!({"id": "b", "source": "captures/locked/b.json"})
+            ),
+        ]
+    );
+
+    // deleted (`rm -rf`, as root); its owner, whom mode 000 keeps from emptying it, moves
+    // it out of the workspace, which the watch sees the same way
+    let _mode = if std::fs::remove_dir_all(&locked).is_ok() {
+        std::mem::forget(mode);
+        None
+    } else {
+        let out = tempfile::tempdir_in(ws.path().parent().unwrap()).unwrap();
+        let moved = out.path().join("locked");
+        std::fs::rename(&locked, &moved).unwrap();
+        Some((Mode(moved).keep(mode), out))
+    };
+    let (_, checked, _) = check(ws.path());
+    assert_eq!(checked.len(), 1, "{checked:?}");
+    let mut got = Vec::new();
+    loop {
+        let (lines, summary) = w.lines("the folder deleted");
+        got.extend(lines);
+        if summary["captures"] == 1 {
+            break;
+        }
+    }
+    assert_eq!(
+        got,
+        [(
+            "removed".to_string(),
+            json!({"id": "captures/locked", "source": "captures/locked"})
+        )]
+    );
 }

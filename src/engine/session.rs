@@ -579,8 +579,12 @@ impl Session {
                     );
                 }
             } else if capture::is_capture_file(&p)
-                || p.strip_prefix(&root)
-                    .is_ok_and(|r| self.ws.is_capture_path(&self.ws.root.join(r)))
+                || p.strip_prefix(&root).is_ok_and(|r| {
+                    let r = self.ws.root.join(r);
+                    // or a capture file the session holds by another name: an unreadable
+                    // folder's row, deleted or renamed away (its row goes)
+                    self.ws.is_capture_path(&r) || self.files.contains_key(&self.ws.relative(&r))
+                })
             {
                 targets.insert(p.clone());
             }
@@ -663,6 +667,15 @@ impl Session {
                     }
             })
             .map(|t| in_ws(&t))
+            .collect();
+        // known files below a folder that cannot be listed now (made mode 000): gone, as
+        // the walk does not reach them; the folder is a row of its own (among the targets)
+        let mut listable = HashMap::new();
+        let gone: HashSet<PathBuf> = targets
+            .iter()
+            .filter(|t| behind_unlistable(&self.ws.root, t, &mut listable))
+            .cloned()
+            .chain(gone)
             .collect();
         // one read of each changed capture file (`engine::prescan`): its MCP facts, batch
         // requests and duplicate-id candidates
@@ -1298,6 +1311,38 @@ fn prepass(ws: &Workspace, all: &[PathBuf], checked: &[PathBuf]) -> (Workspace, 
     let pre =
         crate::engine::prescan::run(ws, all, checked, &crate::core::prescan::Progress::default());
     (ws.with_facts(pre.mcp, pre.requests), pre.ids)
+}
+
+/// Whether a folder between `root` (left out) and `t` cannot be listed (mode 000, a path
+/// past the system's length limit): the walk `check` makes does not reach `t`, and lists
+/// that folder instead, as a row of its own (`docs/commands.md#unreadable-files-and-folders`).
+/// A folder that is gone is not one (`t` went with it). `listable` remembers each folder's
+/// answer for the batch.
+fn behind_unlistable(root: &Path, t: &Path, listable: &mut HashMap<PathBuf, bool>) -> bool {
+    let Ok(rel) = t.strip_prefix(root) else {
+        return false;
+    };
+    let mut at = root.to_path_buf();
+    let mut parts = rel.components().peekable();
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            break;
+        }
+        at.push(part);
+        let ok = *listable
+            .entry(at.clone())
+            .or_insert_with(|| match std::fs::read_dir(&at) {
+                Ok(_) => true,
+                Err(e) => matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ),
+            });
+        if !ok {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether `p` is a folder, not a symbolic link to one (the walk never enters a link).
