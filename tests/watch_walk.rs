@@ -244,3 +244,57 @@ fn a_folder_replaced_by_a_symlink_loses_its_captures() {
     assert!(updated.is_empty(), "{updated:?}");
     assert_agrees_with_check(&session, &ws);
 }
+
+/// A `.gitignore` in the folder above the workspace, written then deleted while `watch
+/// --json` runs: the walk reads it (`docs/commands.md#check`), so the watch drops the
+/// captures it names (a `removed` line each) and brings them back, as a fresh `check` lists
+/// them. The folders above were not watched: the captures stayed.
+#[test]
+fn a_gitignore_above_the_workspace_is_followed_as_check_reads_it() {
+    let (tmp, ws) = refund_copy();
+    let w = common::watch::WatchJson::start(&ws, &["--debounce-ms", "50"]);
+    let within = std::time::Duration::from_secs(60);
+    let first = w.batch("the first pass", within);
+    assert_eq!(first.last().unwrap()["data"]["captures"], 25);
+    // the lines (their type and source) until a summary counts `captures`, and that summary
+    let until = |captures: u64, what: &str| {
+        let mut got = Vec::new();
+        loop {
+            let mut batch = w.batch(what, within);
+            let summary = batch.pop().unwrap()["data"].clone();
+            got.extend(batch.into_iter().map(|l| {
+                let source = l["data"]["source"].as_str().unwrap().to_string();
+                (l["type"].as_str().unwrap().to_string(), source)
+            }));
+            if summary["captures"] == captures {
+                return (got, summary);
+            }
+        }
+    };
+    let lines = |kind: &str| -> Vec<(String, String)> {
+        (1..=21)
+            .map(|l| (kind.to_string(), format!("captures/cases.jsonl:{l}")))
+            .collect()
+    };
+    let ignore = tmp.path().join(".gitignore");
+    std::fs::write(&ignore, "cases.jsonl\n").unwrap();
+    let (got, summary) = until(4, "the .gitignore above written");
+    assert_eq!(got, lines("removed"));
+    assert_same_summary(&summary, &ws);
+    std::fs::remove_file(&ignore).unwrap();
+    let (got, summary) = until(25, "the .gitignore above deleted");
+    assert_eq!(got, lines("verdict"));
+    assert_same_summary(&summary, &ws);
+}
+
+/// A watch's summary line (its `data`) beside `check`'s, field by field (`check` may say
+/// more: its timing).
+fn assert_same_summary(ours: &Value, root: &Path) {
+    let theirs = check_summary(root);
+    for (k, v) in ours.as_object().unwrap() {
+        assert_eq!(
+            &theirs[k], v,
+            "summary field {k}: check {theirs}, watch {ours}"
+        );
+    }
+}

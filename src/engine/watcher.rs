@@ -1,5 +1,6 @@
 //! The file watcher: notify + notify-debouncer-full on the workspace folder, recursive,
-//! and on the folder of each symlinked capture's target outside it.
+//! on the folder of each symlinked capture's target outside it, and on each folder above
+//! the workspace, alone, for the ignore files the walk reads there.
 //! It only says *which paths changed*; the [`crate::engine::session::Session`] decides what
 //! to re-validate. Access events are dropped; a burst of saves arrives as one batch.
 
@@ -165,6 +166,47 @@ impl Outside {
     }
 }
 
+/// The folders above the workspace, each watched alone for the ignore files the walk reads
+/// there (`docs/commands.md#check`, the folder walk: a `.gitignore` or `.ignore` in a folder above
+/// the walked one counts, as in ripgrep): the walk reads those of every folder above the
+/// workspace's (resolved), up to the file system's root. A change there to anything but an
+/// ignore file is dropped (a busy `/tmp` next to the workspace is no batch).
+struct Above {
+    /// The folders watched.
+    watched: BTreeSet<PathBuf>,
+}
+
+impl Above {
+    /// Watches every folder above `root` (resolved) that the OS lets this process watch.
+    fn watch(d: &mut Debounced, root: &Path) -> Above {
+        let mut watched = BTreeSet::new();
+        let resolved = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        for up in resolved.ancestors().skip(1) {
+            if d.watch(up, RecursiveMode::NonRecursive).is_ok() {
+                watched.insert(up.to_path_buf());
+            }
+        }
+        Above { watched }
+    }
+
+    /// Whether a changed path is one this watch of the folders above reports for nothing:
+    /// in one of them (not the workspace, `root`, or below it), not an ignore file, and not in a
+    /// folder [`Outside`] watches for a symlinked capture's target.
+    fn drops(&self, root: &[PathBuf], outside: &Outside, p: &Path) -> bool {
+        let Some(folder) = p.parent() else {
+            return false;
+        };
+        if !self.watched.contains(folder)
+            || outside.watched.contains(folder)
+            || root.iter().any(|r| p.starts_with(r))
+        {
+            return false;
+        }
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        !crate::core::workspace::IGNORE_FILES.contains(&name)
+    }
+}
+
 /// Whether a path can matter to a workspace: a capture, schema, rules or config file, or a
 /// folder, whatever its name (`captures/v1.2/`: a new folder is rescanned). Editor swap and
 /// temp files are ignored; a path without an extension is passed on (a file may have
@@ -195,7 +237,9 @@ pub fn relevant(path: &Path) -> bool {
 /// Starts watching `root` recursively; batches go to `tx`. A folder below `root` that the
 /// OS refuses to watch (mode 000) is left out, and its neighbours watched, rather than
 /// failing the watch; it is watched once a change names it and it can be (`check` and the
-/// session give it its row).
+/// session give it its row). Each folder above `root` is watched alone, and only a change
+/// to its `.gitignore` or `.ignore` reported (the walk reads them: the session walks the
+/// workspace again).
 ///
 /// # Errors
 /// The platform watcher cannot be created or cannot watch `root` (the inotify watch limit,
@@ -243,6 +287,7 @@ pub fn watch(
             .join(root)
     };
     let mut tree = Tree::default();
+    let above: Above;
     let mut outside = Outside {
         root: root.canonicalize().unwrap_or_else(|_| root.clone()),
         watched: BTreeSet::new(),
@@ -253,6 +298,7 @@ pub fn watch(
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         watch_tree(&mut d, root, &mut tree)?;
         outside.follow_all(&mut d, root);
+        above = Above::watch(&mut d, root);
         if tree.unwatched.contains(root) {
             return Err(
                 notify_debouncer_full::notify::Error::io(std::io::Error::from(
@@ -263,12 +309,20 @@ pub fn watch(
         }
     }
     // batches pass through here, which watches new folders below folders watched alone (the
-    // debouncer's thread must not wait on the watcher)
+    // debouncer's thread must not wait on the watcher) and drops what the folders above
+    // report besides their ignore files
     let weak = Arc::downgrade(&debouncer);
+    let roots = [root.clone(), outside.root.clone()];
     std::thread::Builder::new()
         .name("verdict-watch-tree".into())
         .spawn(move || {
-            for event in brx {
+            for mut event in brx {
+                if let WatchEvent::Changed(paths) = &mut event {
+                    paths.retain(|p| !above.drops(&roots, &outside, p));
+                    if paths.is_empty() {
+                        continue;
+                    }
+                }
                 if let (WatchEvent::Changed(paths), Some(d)) = (&event, weak.upgrade()) {
                     extend(&d, &mut tree, paths);
                     // a link made or pointed elsewhere: its target's folder is watched too
