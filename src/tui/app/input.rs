@@ -331,21 +331,8 @@ impl App {
     pub(super) fn mouse(&mut self, m: MouseEvent) {
         let l = self.screen.areas;
         let at = Position::new(m.column, m.row);
-        if self.modes.overlay == Some(Overlay::Help)
-            && matches!(
-                m.kind,
-                MouseEventKind::ScrollDown | MouseEventKind::ScrollUp
-            )
-        {
-            // the wheel scrolls the help, wherever it points
-            let most =
-                crate::tui::ui::overlays::help_max_scroll(self.screen.area, &self.settings.keymap);
-            let s = self.modes.help_scroll.min(most);
-            self.modes.help_scroll = if m.kind == MouseEventKind::ScrollDown {
-                (s + 3).min(most)
-            } else {
-                s.saturating_sub(3)
-            };
+        if let Some(overlay) = self.modes.overlay {
+            self.overlay_mouse(overlay, m.kind, at);
             return;
         }
         match m.kind {
@@ -394,6 +381,38 @@ impl App {
                         .min(most)
                         .saturating_add_signed(d)
                         .min(most);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl App {
+    /// Applies one mouse event to the open overlay, never to the panes behind it: the
+    /// wheel scrolls the help, wherever it points; a click outside the overlay closes it
+    /// (as a key does), one inside it does nothing.
+    fn overlay_mouse(&mut self, overlay: Overlay, kind: MouseEventKind, at: Position) {
+        let area = self.screen.area;
+        match kind {
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp if overlay == Overlay::Help => {
+                let most = crate::tui::ui::overlays::help_max_scroll(area, &self.settings.keymap);
+                let s = self.modes.help_scroll.min(most);
+                self.modes.help_scroll = if kind == MouseEventKind::ScrollDown {
+                    (s + 3).min(most)
+                } else {
+                    s.saturating_sub(3)
+                };
+            }
+            MouseEventKind::Down(_) => {
+                let r = match overlay {
+                    Overlay::Help => {
+                        crate::tui::ui::overlays::help_rect(area, &self.settings.keymap)
+                    }
+                    Overlay::Review => crate::tui::ui::overlays::review_rect(area),
+                };
+                if !r.contains(at) {
+                    self.modes.overlay = None;
                 }
             }
             _ => {}

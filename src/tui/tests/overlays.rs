@@ -301,3 +301,44 @@ fn help_overlay_at_80x24() {
     );
     assert!(app.out.quit);
 }
+
+/// A left click at (`column`, `row`).
+fn click(app: &mut App, column: u16, row: u16) {
+    send(
+        app,
+        Msg::Mouse(crossterm::event::MouseEvent {
+            kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }),
+    );
+}
+
+/// A click over the help or the review never reaches the list behind it: inside the
+/// overlay it changes nothing on screen, outside it it closes the overlay and selects
+/// nothing (a click on the list's row 5 selected `other-owner` behind the overlay).
+#[test]
+fn a_click_over_an_overlay_never_selects_the_row_behind_it() {
+    for open in ["?", "v"] {
+        let mut app = refund(80, 24);
+        select(&mut app, "amount-9000");
+        keys(&mut app, open);
+        let before = screen(&app);
+        // the list's fifth row (`other-owner`), under the overlay
+        click(&mut app, 10, 7);
+        assert_eq!(app.list.current_id(), Some("amount-9000"), "{open}");
+        assert!(app.modes.overlay.is_some(), "{open}");
+        assert_eq!(screen(&app), before, "{open}");
+        // the list's border at column 0, outside the overlay: closes it, selects nothing
+        click(&mut app, 0, 7);
+        assert_eq!(app.modes.overlay, None, "{open}");
+        assert_eq!(app.list.current_id(), Some("amount-9000"), "{open}");
+        assert_eq!(app.modes.focus, crate::tui::app::Focus::List, "{open}");
+        let s = screen(&app);
+        assert!(s.lines().nth(2).unwrap().contains(" amount-9000 "), "{s}");
+        // with the overlay closed, the same click selects as ever
+        click(&mut app, 10, 7);
+        assert_eq!(app.list.current_id(), Some("other-owner"), "{open}");
+    }
+}

@@ -17,14 +17,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 /// Draws the review overlay over `area`: the flips of `change`, grouped by kind.
 pub fn draw_review(f: &mut Frame, area: Rect, t: &Theme, change: Option<&ContractChange>) {
     let esc = |s: &str| crate::core::text::escape_control(s).into_owned();
-    let w = 110.min(area.width.saturating_sub(2));
-    let h = area.height.saturating_sub(4).max(5);
-    let r = Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    );
+    let r = review_rect(area);
     f.render_widget(Clear, r);
     let block = Block::bordered()
         .title(Span::styled(
@@ -89,6 +82,25 @@ pub fn draw_review(f: &mut Frame, area: Rect, t: &Theme, change: Option<&Contrac
     }
     // a flip's cause (the error it now has) can be longer than the overlay is wide
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+/// The review overlay's rectangle on a terminal of `area`: centred, up to 110 columns, the
+/// terminal's height less four (at least five rows).
+pub fn review_rect(area: Rect) -> Rect {
+    let w = 110.min(area.width.saturating_sub(2));
+    let h = area.height.saturating_sub(4).max(5).min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+/// The help overlay's rectangle on a terminal of `area`, from `keymap` (as tall as its
+/// rows, at most the terminal's height less two).
+pub fn help_rect(area: Rect, keymap: &Keymap) -> Rect {
+    help_layout(area, &Theme::default(), keymap).0
 }
 
 /// Draws the help overlay over `area`, from `keymap`, `scroll` rows down (clamped to
