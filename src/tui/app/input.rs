@@ -56,7 +56,7 @@ impl App {
         }
     }
 
-    /// Applies one key to the open overlay: the help's moving keys scroll it; any other key
+    /// Applies one key to the open overlay: the moving keys scroll it; any other key
     /// closes the overlay (the quit key too, since the help says it closes), but a Ctrl
     /// key bound to quit (`C-c`) quits.
     fn overlay_key(&mut self, k: KeyEvent) {
@@ -65,28 +65,39 @@ impl App {
             self.out.quit = true;
             return;
         }
-        if self.modes.overlay == Some(Overlay::Help) {
-            let area = self.screen.area;
-            let keymap = &self.settings.keymap;
-            let most = crate::tui::ui::overlays::help_max_scroll(area, keymap);
-            let page = crate::tui::ui::overlays::help_page(area, keymap);
-            let s = self.modes.help_scroll.min(most);
-            let to = match action {
-                Some(Action::Down) => s + 1,
-                Some(Action::Up) => s.saturating_sub(1),
-                Some(Action::PageDown) => s + page,
-                Some(Action::PageUp) => s.saturating_sub(page),
-                Some(Action::First) => 0,
-                Some(Action::Last) => most,
-                _ => {
-                    self.modes.overlay = None;
-                    return;
-                }
-            };
-            self.modes.help_scroll = to.min(most);
-            return;
+        let (most, page) = self.overlay_bounds();
+        let s = self.modes.overlay_scroll.min(most);
+        let to = match action {
+            Some(Action::Down) => s + 1,
+            Some(Action::Up) => s.saturating_sub(1),
+            Some(Action::PageDown) => s + page,
+            Some(Action::PageUp) => s.saturating_sub(page),
+            Some(Action::First) => 0,
+            Some(Action::Last) => most,
+            _ => {
+                self.modes.overlay = None;
+                return;
+            }
+        };
+        self.modes.overlay_scroll = to.min(most);
+    }
+
+    /// How far the open overlay can be scrolled down, and how many rows a page of it is.
+    fn overlay_bounds(&self) -> (usize, usize) {
+        use crate::tui::ui::overlays;
+        let area = self.screen.area;
+        let keymap = &self.settings.keymap;
+        match self.modes.overlay {
+            Some(Overlay::Help) => (
+                overlays::help_max_scroll(area, keymap),
+                overlays::help_page(area, keymap),
+            ),
+            Some(Overlay::Review) => (
+                overlays::review_max_scroll(area, self.history.contract_change.as_ref()),
+                overlays::review_page(area),
+            ),
+            None => (0, 1),
         }
-        self.modes.overlay = None;
     }
 
     /// Applies one keymap action.
@@ -238,10 +249,13 @@ impl App {
             },
             Action::Copy => self.copy(),
             Action::Edit => self.edit(),
-            Action::Review => self.modes.overlay = Some(Overlay::Review),
+            Action::Review => {
+                self.modes.overlay = Some(Overlay::Review);
+                self.modes.overlay_scroll = 0;
+            }
             Action::Help => {
                 self.modes.overlay = Some(Overlay::Help);
-                self.modes.help_scroll = 0;
+                self.modes.overlay_scroll = 0;
             }
             Action::Quit => self.out.quit = true,
         }
@@ -390,15 +404,15 @@ impl App {
 
 impl App {
     /// Applies one mouse event to the open overlay, never to the panes behind it: the
-    /// wheel scrolls the help, wherever it points; a click outside the overlay closes it
+    /// wheel scrolls the overlay, wherever it points; a click outside the overlay closes it
     /// (as a key does), one inside it does nothing.
     fn overlay_mouse(&mut self, overlay: Overlay, kind: MouseEventKind, at: Position) {
         let area = self.screen.area;
         match kind {
-            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp if overlay == Overlay::Help => {
-                let most = crate::tui::ui::overlays::help_max_scroll(area, &self.settings.keymap);
-                let s = self.modes.help_scroll.min(most);
-                self.modes.help_scroll = if kind == MouseEventKind::ScrollDown {
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let (most, _) = self.overlay_bounds();
+                let s = self.modes.overlay_scroll.min(most);
+                self.modes.overlay_scroll = if kind == MouseEventKind::ScrollDown {
                     (s + 3).min(most)
                 } else {
                     s.saturating_sub(3)

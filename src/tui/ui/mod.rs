@@ -98,11 +98,16 @@ pub fn draw(app: &App, f: &mut Frame) {
         app.note.as_deref().or(app.status.as_deref()),
     );
     match app.modes.overlay {
-        Some(Overlay::Review) => {
-            overlays::draw_review(f, area, t, app.history.contract_change.as_ref())
-        }
+        Some(Overlay::Review) => overlays::draw_review(
+            f,
+            area,
+            t,
+            &app.settings.keymap,
+            app.history.contract_change.as_ref(),
+            app.modes.overlay_scroll,
+        ),
         Some(Overlay::Help) => {
-            overlays::draw_help(f, area, t, &app.settings.keymap, app.modes.help_scroll)
+            overlays::draw_help(f, area, t, &app.settings.keymap, app.modes.overlay_scroll)
         }
         None => {}
     }
