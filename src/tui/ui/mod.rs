@@ -212,6 +212,30 @@ fn pad(s: &str, w: usize) -> String {
     }
 }
 
+/// `line` as it fits `width` columns: whole, or cut with a trailing `…` in the style of
+/// the span it cuts (columns, not characters: a wide character is never split).
+fn fit_line(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let mut out = Vec::new();
+    let mut used = 0;
+    for span in line.spans {
+        let w = columns(&span.content);
+        if used + w < width {
+            used += w;
+            out.push(span);
+            continue;
+        }
+        if width > used {
+            let head = head_within(&span.content, width - used - 1).to_string();
+            out.push(Span::styled(format!("{head}…"), span.style));
+        }
+        break;
+    }
+    Line::from(out)
+}
+
 /// A dim, wrapped note filling `r` (a tab with nothing to show, an empty overlay).
 fn message(t: &Theme, f: &mut Frame, r: Rect, s: &str) {
     f.render_widget(
