@@ -874,3 +874,44 @@ fn after_the_end_of_a_tab_k_moves_back_at_once() {
     key(&mut app, KeyCode::PageUp);
     assert_ne!(top(&app), back);
 }
+
+/// The rows of the selected tab's content as drawn, trailing spaces trimmed.
+fn content_rows(app: &App) -> Vec<String> {
+    let t = terminal(app);
+    let buf = t.backend().buffer();
+    let r = app.screen.areas.content;
+    (r.y..r.bottom())
+        .map(|y| {
+            (r.x..r.right())
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// At the smallest screen the Diff and Repair tabs' heading wraps under its own text and,
+/// cut to the rows it has, ends in `…`; a column title too wide ends in `…` (the heading's
+/// second row started at the border, its rest was left out unmarked, and `confirmed
+/// intent` was cut to `confirmed in`).
+#[test]
+fn the_side_by_side_heading_and_titles_mark_what_they_cut() {
+    let mut app = refund(60, 15);
+    select(&mut app, "amount-9000");
+    keys(&mut app, "1");
+    assert_eq!(
+        content_rows(&app)[..3],
+        [
+            " not compared (decided",
+            " before the intent check):…",
+            " proposal       confirmed i…",
+        ]
+    );
+    select(&mut app, "amount-as-string");
+    keys(&mut app, "0");
+    assert_eq!(
+        content_rows(&app)[..2],
+        ["would pass after…", "proposal       after unquot…"]
+    );
+}

@@ -2,10 +2,9 @@
 //! last schema or rules change.
 
 use super::header::contract_note;
-use super::message;
+use super::{message, wrap_segments};
 use crate::core::verdict::Decision;
 use crate::tui::app::ContractChange;
-use crate::tui::app::layout::{wrap_indent, wrap_ranges};
 use crate::tui::keymap::{Action, Key, Keymap};
 use crate::tui::theme::Theme;
 use ratatui::Frame;
@@ -379,44 +378,6 @@ fn wrap_items(items: &[Vec<(String, Style)>], sep: &str, width: usize) -> Vec<Ve
     }
     rows.push(row);
     rows
-}
-
-/// Styled text wrapped into rows of `width` columns ([`wrap_ranges`]: between words where
-/// it can), each row's spans keeping their styles; a row after the first starts at its
-/// first character that is not a space, `indent` columns in ([`wrap_indent`]: none when
-/// that would leave fewer than 8).
-fn wrap_segments(
-    segments: &[(String, Style)],
-    width: usize,
-    indent: usize,
-) -> Vec<Vec<Span<'static>>> {
-    let pad = wrap_indent(width.max(1), indent);
-    let text: String = segments.iter().map(|(s, _)| s.as_str()).collect();
-    let mut bounds = Vec::new();
-    let mut at = 0;
-    for (s, style) in segments {
-        bounds.push((at..at + s.len(), *style));
-        at += s.len();
-    }
-    wrap_ranges(&text, width, indent)
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let row = &text[r.clone()];
-            let start = if i == 0 {
-                r.start
-            } else {
-                r.start + (row.len() - row.trim_start_matches(' ').len())
-            };
-            let lead = (i > 0 && pad > 0).then(|| Span::raw(" ".repeat(pad)));
-            lead.into_iter()
-                .chain(bounds.iter().filter_map(|(b, style)| {
-                    let (s, e) = (b.start.max(start), b.end.min(r.end));
-                    (s < e).then(|| Span::styled(text[s..e].to_string(), *style))
-                }))
-                .collect()
-        })
-        .collect()
 }
 
 /// The help overlay's rows (keys, what they do), from the keymap; the tab keys share one
