@@ -915,3 +915,40 @@ fn the_side_by_side_heading_and_titles_mark_what_they_cut() {
         ["would pass after…", "proposal       after unquot…"]
     );
 }
+
+/// The rows of `r` as drawn, trailing spaces trimmed.
+fn rows_of(app: &App, r: Rect) -> Vec<String> {
+    let t = terminal(app);
+    let buf = t.backend().buffer();
+    (r.y..r.bottom())
+        .map(|y| {
+            (r.x..r.right())
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// At the smallest screen a line that is not wrapped is cut with `…` where the pane ends:
+/// the error table's repair line, the Proposal's and the Context's lines (`repair: would
+/// pass after `u`, `"5000",` as `"5000"`, `server-sid` were cut unmarked).
+#[test]
+fn an_unwrapped_line_cut_at_the_pane_s_edge_ends_in_an_ellipsis() {
+    let mut app = refund(60, 15);
+    select(&mut app, "amount-as-string");
+    let errors = rows_of(&app, app.screen.areas.errors);
+    assert_eq!(errors.last().unwrap(), " repair: would pass after `…");
+    keys(&mut app, "2");
+    assert_eq!(
+        content_rows(&app),
+        [
+            "  1 {",
+            "  2   \"amount_minor\": \"5000…",
+            "  3   \"currency\": \"KRW\","
+        ]
+    );
+    keys(&mut app, "6");
+    assert_eq!(content_rows(&app)[0], "context (trusted, server-si…");
+}

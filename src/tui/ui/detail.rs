@@ -245,13 +245,12 @@ fn draw_errors(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, error: usize) {
         }
     }
     if let Some((n, (text, ready))) = note {
-        f.render_widget(
-            Paragraph::new(Line::from(vec![
-                Span::styled(" repair: ", t.dim()),
-                Span::styled(text.as_str(), if *ready { t.pass() } else { t.dim() }),
-            ])),
-            n,
-        );
+        // one row: cut with `…` when it is wider
+        let line = Line::from(vec![
+            Span::styled(" repair: ", t.dim()),
+            Span::styled(text.as_str(), if *ready { t.pass() } else { t.dim() }),
+        ]);
+        f.render_widget(Paragraph::new(super::fit_line(line, n.width as usize)), n);
     }
     let shown = (r.height as usize).saturating_sub(1).max(1);
     let first = error.saturating_sub(shown - 1);

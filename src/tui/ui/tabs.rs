@@ -180,16 +180,21 @@ fn side_by_side<'a>(
 }
 
 /// `lines` in `r`, scrolled by `scroll` lines (never past the last line), wrapped when
-/// `wrap`.
+/// `wrap`, else each line wider than `r` cut with `…`.
 fn scrolled(f: &mut Frame, r: Rect, lines: Vec<Line<'_>>, scroll: Scroll<'_>, wrap: bool) {
     let most = lines.len().saturating_sub(1);
     scroll.most.set(most);
     let s = scroll.at.min(most).min(u16::MAX as usize) as u16;
-    let p = Paragraph::new(lines);
     let p = if wrap {
-        p.wrap(Wrap { trim: false })
+        Paragraph::new(lines).wrap(Wrap { trim: false })
     } else {
-        p
+        let width = r.width as usize;
+        Paragraph::new(
+            lines
+                .into_iter()
+                .map(|l| super::fit_line(l, width))
+                .collect::<Vec<_>>(),
+        )
     };
     f.render_widget(p.scroll((s, 0)), r);
 }
