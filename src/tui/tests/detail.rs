@@ -951,4 +951,8 @@ fn an_unwrapped_line_cut_at_the_pane_s_edge_ends_in_an_ellipsis() {
     );
     keys(&mut app, "6");
     assert_eq!(content_rows(&app)[0], "context (trusted, server-si…");
+    // a capture without errors says so, cut with `…` (it was `every stage pass`)
+    select(&mut app, "valid-proposal");
+    let errors = rows_of(&app, app.screen.areas.errors);
+    assert_eq!(errors, [" no errors: every stage pas…"]);
 }
