@@ -205,6 +205,7 @@ impl App {
                 let n = self.detail.detail().map_or(0, |d| d.errors.len());
                 // nothing (else) to step to: said, rather than nothing happening
                 match n {
+                    _ if self.list.current().is_none() => self.note = Some(NOTHING_SELECTED.into()),
                     0 => self.note = Some("n/N: this capture has no errors to step through".into()),
                     1 => {
                         self.note =
@@ -264,6 +265,7 @@ impl App {
     /// Copies the current error's pointer, or on the Feedback tab the feedback text.
     fn copy(&mut self) {
         if self.list.current().is_none() {
+            self.note = Some(NOTHING_SELECTED.into());
             return;
         }
         let (text, what) = if self.detail.tab == Tab::Feedback {
@@ -305,7 +307,11 @@ impl App {
 
     /// Asks the event loop to open the selected capture in `$EDITOR`.
     fn edit(&mut self) {
-        let (Some(r), Some(ws)) = (self.list.current(), self.workspace.as_ref()) else {
+        let Some(r) = self.list.current() else {
+            self.note = Some(NOTHING_SELECTED.into());
+            return;
+        };
+        let Some(ws) = self.workspace.as_ref() else {
             return;
         };
         let line = if r.line > 0 { r.line as usize } else { 1 };
@@ -433,6 +439,10 @@ impl App {
         }
     }
 }
+
+/// The answer to `n`, `N`, `y` and `e` when no capture is selected (an empty list, a
+/// filter that matches none).
+const NOTHING_SELECTED: &str = "no capture selected (the list is empty)";
 
 /// The status line when `r` restarts a run that has given no verdict yet.
 pub(super) const RESTARTING: &str = "restarting the run: the workspace is read again…";
