@@ -56,7 +56,7 @@ impl App {
         }
     }
 
-    /// Applies one key to the open overlay: the help's moving keys scroll it; any other key
+    /// Applies one key to the open overlay: the moving keys scroll it; any other key
     /// closes the overlay (the quit key too, since the help says it closes), but a Ctrl
     /// key bound to quit (`C-c`) quits.
     fn overlay_key(&mut self, k: KeyEvent) {
@@ -65,28 +65,39 @@ impl App {
             self.out.quit = true;
             return;
         }
-        if self.modes.overlay == Some(Overlay::Help) {
-            let area = self.screen.area;
-            let keymap = &self.settings.keymap;
-            let most = crate::tui::ui::overlays::help_max_scroll(area, keymap);
-            let page = crate::tui::ui::overlays::help_page(area, keymap);
-            let s = self.modes.help_scroll.min(most);
-            let to = match action {
-                Some(Action::Down) => s + 1,
-                Some(Action::Up) => s.saturating_sub(1),
-                Some(Action::PageDown) => s + page,
-                Some(Action::PageUp) => s.saturating_sub(page),
-                Some(Action::First) => 0,
-                Some(Action::Last) => most,
-                _ => {
-                    self.modes.overlay = None;
-                    return;
-                }
-            };
-            self.modes.help_scroll = to.min(most);
-            return;
+        let (most, page) = self.overlay_bounds();
+        let s = self.modes.overlay_scroll.min(most);
+        let to = match action {
+            Some(Action::Down) => s + 1,
+            Some(Action::Up) => s.saturating_sub(1),
+            Some(Action::PageDown) => s + page,
+            Some(Action::PageUp) => s.saturating_sub(page),
+            Some(Action::First) => 0,
+            Some(Action::Last) => most,
+            _ => {
+                self.modes.overlay = None;
+                return;
+            }
+        };
+        self.modes.overlay_scroll = to.min(most);
+    }
+
+    /// How far the open overlay can be scrolled down, and how many rows a page of it is.
+    fn overlay_bounds(&self) -> (usize, usize) {
+        use crate::tui::ui::overlays;
+        let area = self.screen.area;
+        let keymap = &self.settings.keymap;
+        match self.modes.overlay {
+            Some(Overlay::Help) => (
+                overlays::help_max_scroll(area, keymap),
+                overlays::help_page(area, keymap),
+            ),
+            Some(Overlay::Review) => (
+                overlays::review_max_scroll(area, self.history.contract_change.as_ref()),
+                overlays::review_page(area),
+            ),
+            None => (0, 1),
         }
-        self.modes.overlay = None;
     }
 
     /// Applies one keymap action.
@@ -194,6 +205,7 @@ impl App {
                 let n = self.detail.detail().map_or(0, |d| d.errors.len());
                 // nothing (else) to step to: said, rather than nothing happening
                 match n {
+                    _ if self.list.current().is_none() => self.note = Some(NOTHING_SELECTED.into()),
                     0 => self.note = Some("n/N: this capture has no errors to step through".into()),
                     1 => {
                         self.note =
@@ -238,10 +250,13 @@ impl App {
             },
             Action::Copy => self.copy(),
             Action::Edit => self.edit(),
-            Action::Review => self.modes.overlay = Some(Overlay::Review),
+            Action::Review => {
+                self.modes.overlay = Some(Overlay::Review);
+                self.modes.overlay_scroll = 0;
+            }
             Action::Help => {
                 self.modes.overlay = Some(Overlay::Help);
-                self.modes.help_scroll = 0;
+                self.modes.overlay_scroll = 0;
             }
             Action::Quit => self.out.quit = true,
         }
@@ -250,6 +265,7 @@ impl App {
     /// Copies the current error's pointer, or on the Feedback tab the feedback text.
     fn copy(&mut self) {
         if self.list.current().is_none() {
+            self.note = Some(NOTHING_SELECTED.into());
             return;
         }
         let (text, what) = if self.detail.tab == Tab::Feedback {
@@ -291,7 +307,11 @@ impl App {
 
     /// Asks the event loop to open the selected capture in `$EDITOR`.
     fn edit(&mut self) {
-        let (Some(r), Some(ws)) = (self.list.current(), self.workspace.as_ref()) else {
+        let Some(r) = self.list.current() else {
+            self.note = Some(NOTHING_SELECTED.into());
+            return;
+        };
+        let Some(ws) = self.workspace.as_ref() else {
             return;
         };
         let line = if r.line > 0 { r.line as usize } else { 1 };
@@ -331,21 +351,8 @@ impl App {
     pub(super) fn mouse(&mut self, m: MouseEvent) {
         let l = self.screen.areas;
         let at = Position::new(m.column, m.row);
-        if self.modes.overlay == Some(Overlay::Help)
-            && matches!(
-                m.kind,
-                MouseEventKind::ScrollDown | MouseEventKind::ScrollUp
-            )
-        {
-            // the wheel scrolls the help, wherever it points
-            let most =
-                crate::tui::ui::overlays::help_max_scroll(self.screen.area, &self.settings.keymap);
-            let s = self.modes.help_scroll.min(most);
-            self.modes.help_scroll = if m.kind == MouseEventKind::ScrollDown {
-                (s + 3).min(most)
-            } else {
-                s.saturating_sub(3)
-            };
+        if let Some(overlay) = self.modes.overlay {
+            self.overlay_mouse(overlay, m.kind, at);
             return;
         }
         match m.kind {
@@ -400,6 +407,42 @@ impl App {
         }
     }
 }
+
+impl App {
+    /// Applies one mouse event to the open overlay, never to the panes behind it: the
+    /// wheel scrolls the overlay, wherever it points; a click outside the overlay closes it
+    /// (as a key does), one inside it does nothing.
+    fn overlay_mouse(&mut self, overlay: Overlay, kind: MouseEventKind, at: Position) {
+        let area = self.screen.area;
+        match kind {
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let (most, _) = self.overlay_bounds();
+                let s = self.modes.overlay_scroll.min(most);
+                self.modes.overlay_scroll = if kind == MouseEventKind::ScrollDown {
+                    (s + 3).min(most)
+                } else {
+                    s.saturating_sub(3)
+                };
+            }
+            MouseEventKind::Down(_) => {
+                let r = match overlay {
+                    Overlay::Help => {
+                        crate::tui::ui::overlays::help_rect(area, &self.settings.keymap)
+                    }
+                    Overlay::Review => crate::tui::ui::overlays::review_rect(area),
+                };
+                if !r.contains(at) {
+                    self.modes.overlay = None;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The answer to `n`, `N`, `y` and `e` when no capture is selected (an empty list, a
+/// filter that matches none).
+const NOTHING_SELECTED: &str = "no capture selected (the list is empty)";
 
 /// The status line when `r` restarts a run that has given no verdict yet.
 pub(super) const RESTARTING: &str = "restarting the run: the workspace is read again…";

@@ -118,7 +118,7 @@ pub enum Mode {
     },
 }
 
-/// An overlay over the whole screen (at most one). Any key closes it, but for the help's
+/// An overlay over the whole screen (at most one). Any key closes it, but for its
 /// scrolling keys; a Ctrl key bound to quit (`C-c`) quits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overlay {
@@ -138,8 +138,9 @@ pub struct Modes {
     pub mode: Mode,
     /// The overlay, if one is open.
     pub overlay: Option<Overlay>,
-    /// How many rows the help overlay is scrolled down (0 when it opens).
-    pub help_scroll: usize,
+    /// How many rows the open overlay (the help or the review) is scrolled down (0 when
+    /// it opens).
+    pub overlay_scroll: usize,
     /// Which pane has the keyboard.
     pub focus: Focus,
 }
@@ -149,7 +150,7 @@ impl Default for Modes {
         Modes {
             mode: Mode::List,
             overlay: None,
-            help_scroll: 0,
+            overlay_scroll: 0,
             focus: Focus::List,
         }
     }

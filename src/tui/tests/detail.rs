@@ -874,3 +874,85 @@ fn after_the_end_of_a_tab_k_moves_back_at_once() {
     key(&mut app, KeyCode::PageUp);
     assert_ne!(top(&app), back);
 }
+
+/// The rows of the selected tab's content as drawn, trailing spaces trimmed.
+fn content_rows(app: &App) -> Vec<String> {
+    let t = terminal(app);
+    let buf = t.backend().buffer();
+    let r = app.screen.areas.content;
+    (r.y..r.bottom())
+        .map(|y| {
+            (r.x..r.right())
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// At the smallest screen the Diff and Repair tabs' heading wraps under its own text and,
+/// cut to the rows it has, ends in `…`; a column title too wide ends in `…` (the heading's
+/// second row started at the border, its rest was left out unmarked, and `confirmed
+/// intent` was cut to `confirmed in`).
+#[test]
+fn the_side_by_side_heading_and_titles_mark_what_they_cut() {
+    let mut app = refund(60, 15);
+    select(&mut app, "amount-9000");
+    keys(&mut app, "1");
+    assert_eq!(
+        content_rows(&app)[..3],
+        [
+            " not compared (decided",
+            " before the intent check):…",
+            " proposal       confirmed i…",
+        ]
+    );
+    select(&mut app, "amount-as-string");
+    keys(&mut app, "0");
+    assert_eq!(
+        content_rows(&app)[..2],
+        ["would pass after…", "proposal       after unquot…"]
+    );
+}
+
+/// The rows of `r` as drawn, trailing spaces trimmed.
+fn rows_of(app: &App, r: Rect) -> Vec<String> {
+    let t = terminal(app);
+    let buf = t.backend().buffer();
+    (r.y..r.bottom())
+        .map(|y| {
+            (r.x..r.right())
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// At the smallest screen a line that is not wrapped is cut with `…` where the pane ends:
+/// the error table's repair line, the Proposal's and the Context's lines (`repair: would
+/// pass after `u`, `"5000",` as `"5000"`, `server-sid` were cut unmarked).
+#[test]
+fn an_unwrapped_line_cut_at_the_pane_s_edge_ends_in_an_ellipsis() {
+    let mut app = refund(60, 15);
+    select(&mut app, "amount-as-string");
+    let errors = rows_of(&app, app.screen.areas.errors);
+    assert_eq!(errors.last().unwrap(), " repair: would pass after `…");
+    keys(&mut app, "2");
+    assert_eq!(
+        content_rows(&app),
+        [
+            "  1 {",
+            "  2   \"amount_minor\": \"5000…",
+            "  3   \"currency\": \"KRW\","
+        ]
+    );
+    keys(&mut app, "6");
+    assert_eq!(content_rows(&app)[0], "context (trusted, server-si…");
+    // a capture without errors says so, cut with `…` (it was `every stage pass`)
+    select(&mut app, "valid-proposal");
+    let errors = rows_of(&app, app.screen.areas.errors);
+    assert_eq!(errors, [" no errors: every stage pas…"]);
+}

@@ -264,3 +264,24 @@ fn a_narrow_list_with_short_ids_keeps_the_reasons_whole() {
         );
     }
 }
+
+/// With no capture selected (a filter that matches none), `n`, `y` and `e` say so on the
+/// footer instead of doing nothing (`n` said the capture has no errors; `y`, `e` were
+/// silent).
+#[test]
+fn keys_that_need_a_capture_say_when_none_is_selected() {
+    let mut app = refund(100, 30);
+    keys(&mut app, "/zzzq");
+    key(&mut app, KeyCode::Enter);
+    assert!(app.list.view.is_empty());
+    for k in ["n", "y", "e"] {
+        keys(&mut app, k);
+        let s = screen(&app);
+        let footer = s.lines().last().unwrap();
+        assert!(
+            footer.contains("no capture selected (the list is empty)"),
+            "{k}: {footer}"
+        );
+        assert!(app.out.effects.is_empty(), "{k}");
+    }
+}

@@ -128,18 +128,24 @@ fn a_long_flip_cause_wraps_in_the_review_overlay() {
 
 /// The help overlay's rows as drawn (inside its border), and its top border.
 fn help_box(app: &App) -> (String, Vec<String>) {
+    overlay_box(app, "┌ Help ")
+}
+
+/// The rows of the overlay whose top border starts with `title` as drawn (inside its
+/// border), and its top border.
+fn overlay_box(app: &App, title: &str) -> (String, Vec<String>) {
     let t = terminal(app);
     let buf = t.backend().buffer();
     let area = app.screen.area;
-    // the overlay's border: the first row whose text holds ` Help `
+    // the overlay's border: the first row whose text holds its title
     let row = |y: u16, x0: u16, x1: u16| -> String {
         (x0..x1).map(|x| buf[(x, y)].symbol()).collect::<String>()
     };
     let top = (0..area.height)
-        .find(|&y| row(y, 0, area.width).contains("┌ Help "))
-        .expect("the help overlay");
+        .find(|&y| row(y, 0, area.width).contains(title))
+        .expect("the overlay");
     let left = (0..area.width)
-        .find(|&x| buf[(x, top)].symbol() == "┌" && row(top, x, area.width).starts_with("┌ Help "))
+        .find(|&x| buf[(x, top)].symbol() == "┌" && row(top, x, area.width).starts_with(title))
         .unwrap();
     let right = (left + 1..area.width)
         .find(|&x| buf[(x, top)].symbol() == "┐")
@@ -159,10 +165,10 @@ fn whole_help(app: &mut App) -> Vec<String> {
     let (_, mut rows) = help_box(app);
     let shown = rows.len();
     loop {
-        let before = app.modes.help_scroll;
+        let before = app.modes.overlay_scroll;
         keys(app, "j");
         assert_eq!(app.modes.overlay, Some(Overlay::Help), "j closed the help");
-        if app.modes.help_scroll == before {
+        if app.modes.overlay_scroll == before {
             return rows;
         }
         let (_, now) = help_box(app);
@@ -300,4 +306,182 @@ fn help_overlay_at_80x24() {
         Msg::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
     );
     assert!(app.out.quit);
+}
+
+/// A left click at (`column`, `row`).
+fn click(app: &mut App, column: u16, row: u16) {
+    send(
+        app,
+        Msg::Mouse(crossterm::event::MouseEvent {
+            kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }),
+    );
+}
+
+/// A click over the help or the review never reaches the list behind it: inside the
+/// overlay it changes nothing on screen, outside it it closes the overlay and selects
+/// nothing (a click on the list's row 5 selected `other-owner` behind the overlay).
+#[test]
+fn a_click_over_an_overlay_never_selects_the_row_behind_it() {
+    for open in ["?", "v"] {
+        let mut app = refund(80, 24);
+        select(&mut app, "amount-9000");
+        keys(&mut app, open);
+        let before = screen(&app);
+        // the list's fifth row (`other-owner`), under the overlay
+        click(&mut app, 10, 7);
+        assert_eq!(app.list.current_id(), Some("amount-9000"), "{open}");
+        assert!(app.modes.overlay.is_some(), "{open}");
+        assert_eq!(screen(&app), before, "{open}");
+        // the list's border at column 0, outside the overlay: closes it, selects nothing
+        click(&mut app, 0, 7);
+        assert_eq!(app.modes.overlay, None, "{open}");
+        assert_eq!(app.list.current_id(), Some("amount-9000"), "{open}");
+        assert_eq!(app.modes.focus, crate::tui::app::Focus::List, "{open}");
+        let s = screen(&app);
+        assert!(s.lines().nth(2).unwrap().contains(" amount-9000 "), "{s}");
+        // with the overlay closed, the same click selects as ever
+        click(&mut app, 10, 7);
+        assert_eq!(app.list.current_id(), Some("other-owner"), "{open}");
+    }
+}
+
+/// A change that flips 24 captures (every one but `valid-proposal` was ready before it):
+/// its review is far taller than a small screen.
+fn app_with_a_long_review(w: u16, h: u16) -> App {
+    let mut app = refund(w, h);
+    select(&mut app, "valid-proposal");
+    let ready = shown(&app).verdict.clone();
+    let ws = Workspace::open(&sample("refund")).unwrap();
+    let file = "schemas/refund-v1.schema.json";
+    let updated = evaluate_all(&ws)
+        .into_iter()
+        .filter(|e| e.verdict.id != "valid-proposal")
+        .map(|e| {
+            crate::engine::worker::Updated::of(
+                e,
+                Some(crate::core::review::Outcome::of(&ready)),
+                Some(file.into()),
+            )
+        })
+        .collect();
+    send(
+        &mut app,
+        applied(
+            2,
+            updated,
+            vec![],
+            vec!["refund-v1".into()],
+            vec![file.into()],
+        ),
+    );
+    app
+}
+
+/// The review overlay scrolls as the help does when its flips are taller than the screen:
+/// j/k, PgDn/PgUp, g/G and the wheel move it, its top border says which rows show and
+/// that more is below or above, its bottom the keys; any other key still closes it. (It
+/// showed its first rows only, and `j` closed it.)
+#[test]
+fn the_review_scrolls_when_its_flips_do_not_fit() {
+    for (w, h) in [(60, 15), (80, 24)] {
+        let mut app = app_with_a_long_review(w, h);
+        keys(&mut app, "v");
+        let (top, first) = overlay_box(&app, "┌ Review");
+        let inner = first.len();
+        assert_eq!(inner, h as usize - 6, "{w}x{h}");
+        // every row, read by scrolling to the end with `j`
+        let mut rows = first.clone();
+        loop {
+            let before = app.modes.overlay_scroll;
+            keys(&mut app, "j");
+            assert_eq!(
+                app.modes.overlay,
+                Some(Overlay::Review),
+                "j closed the review"
+            );
+            if app.modes.overlay_scroll == before {
+                break;
+            }
+            let (_, now) = overlay_box(&app, "┌ Review");
+            assert_eq!(now[..inner - 1], rows[rows.len() - inner + 1..], "{w}x{h}");
+            rows.push(now.last().unwrap().clone());
+        }
+        let n = rows.len();
+        assert!(n > inner, "{w}x{h}: {n}");
+        assert!(
+            top.ends_with(&format!(" 1-{inner} of {n} ↓ more ┐")),
+            "{w}x{h}: {top}"
+        );
+        let (top, last) = overlay_box(&app, "┌ Review");
+        assert!(
+            top.ends_with(&format!(" {}-{n} of {n} ↑ more ┐", n - inner + 1)),
+            "{w}x{h}: {top}"
+        );
+        assert_eq!(last, rows[n - inner..]);
+        // every flip is there, a wrapped one's rows under its id; no row is cut
+        let text = joined(&rows);
+        for id in [
+            "amount-9000",
+            "refusal",
+            "negative-amount",
+            "amount-as-string",
+        ] {
+            assert!(
+                text.contains(&format!("{id} ready → ")),
+                "{w}x{h}: {id} in {rows:#?}"
+            );
+        }
+        for r in &rows {
+            let lead = r.chars().take_while(|&c| c == ' ').count();
+            assert!(
+                r.is_empty() || [1, 3, 5, 8].contains(&lead),
+                "{w}x{h}: {r:?}"
+            );
+        }
+        // k, g, PgDn, PgUp, the wheel
+        keys(&mut app, "k");
+        let (top, shown_rows) = overlay_box(&app, "┌ Review");
+        assert_eq!(shown_rows, rows[n - inner - 1..n - 1]);
+        assert!(top.contains(" ↑↓ more ┐"), "{top}");
+        keys(&mut app, "g");
+        assert_eq!(overlay_box(&app, "┌ Review").1, first);
+        key(&mut app, KeyCode::PageDown);
+        assert_eq!(
+            overlay_box(&app, "┌ Review").1,
+            rows[inner - 1..2 * inner - 1]
+        );
+        key(&mut app, KeyCode::PageUp);
+        assert_eq!(overlay_box(&app, "┌ Review").1, first);
+        let wheel = |app: &mut App, kind| {
+            send(
+                app,
+                Msg::Mouse(crossterm::event::MouseEvent {
+                    kind,
+                    column: 5,
+                    row: 5,
+                    modifiers: KeyModifiers::NONE,
+                }),
+            )
+        };
+        let cursor = app.list.cursor;
+        wheel(&mut app, crossterm::event::MouseEventKind::ScrollDown);
+        assert_eq!(overlay_box(&app, "┌ Review").1, rows[3..3 + inner]);
+        assert_eq!(app.list.cursor, cursor, "the wheel moved the list behind");
+        wheel(&mut app, crossterm::event::MouseEventKind::ScrollUp);
+        assert_eq!(overlay_box(&app, "┌ Review").1, first);
+        // the bottom border names the scrolling keys
+        let s = screen(&app);
+        assert!(s.contains("j/↓ k/↑ scroll · any other key closes ┘"), "{s}");
+        // any other key closes it; it opens again at its top
+        keys(&mut app, "G");
+        keys(&mut app, "x");
+        assert_eq!(app.modes.overlay, None);
+        assert!(!app.out.quit);
+        keys(&mut app, "v");
+        assert_eq!(overlay_box(&app, "┌ Review").1, first);
+    }
 }

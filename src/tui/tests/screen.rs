@@ -164,3 +164,69 @@ fn the_header_says_why_nothing_is_watched() {
         first(&app)
     );
 }
+
+/// The first `n` rows of the screen as drawn, trailing spaces trimmed.
+fn top_rows(app: &App, n: u16) -> Vec<String> {
+    let t = terminal(app);
+    let buf = t.backend().buffer();
+    (0..n)
+        .map(|y| {
+            (0..app.screen.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// At the smallest screen (60x15) the header's lines are wider than the terminal: each
+/// is cut with `…` (the first line was cut in `0 warnings` unmarked, the funnel in
+/// `business`), the funnel after a whole stage; beside the note of a contract change, the
+/// note too.
+#[test]
+fn a_header_line_too_wide_is_cut_with_an_ellipsis() {
+    let mut app = refund(60, 15);
+    assert_eq!(
+        top_rows(&app, 2),
+        [
+            " verdict   samples/refund  ○ not watching  1 contract  ·  0…",
+            " captures 25 > completed 21 > parsed 15 > schema 9 > …",
+        ]
+    );
+    select(&mut app, "amount-8000-intent-5000");
+    let before = shown(&app).verdict.clone();
+    send(
+        &mut app,
+        flipped_by(
+            fixed_8000(),
+            &before,
+            "schemas/refund-v1.schema.json",
+            Some("refund-v1"),
+        ),
+    );
+    assert_eq!(
+        top_rows(&app, 2),
+        [
+            " verdict   samples/refund  ○ not watching  1 contract  ·  0…",
+            " captures 25 > …               refund-v1 changed: 1 no lon…",
+        ]
+    );
+    for (w, h) in [(80, 24), (100, 30)] {
+        app.update(Msg::Resize(w, h));
+        for row in top_rows(&app, 2) {
+            assert!(
+                unicode_width::UnicodeWidthStr::width(row.as_str()) <= w as usize,
+                "{row}"
+            );
+        }
+    }
+    app.update(Msg::Resize(80, 24));
+    assert_eq!(
+        top_rows(&app, 2),
+        [
+            " verdict   samples/refund  ○ not watching  1 contract  ·  0 warnings  ·  ↺ 1 fl…",
+            " captures 25 > completed 21 > …          refund-v1 changed: 1 no longer meets …",
+        ]
+    );
+}

@@ -210,10 +210,8 @@ pub fn message_lines(d: &Detail, error: usize, width: u16) -> u16 {
 /// The error table (the `error`th error marked, its message in full below it).
 fn draw_errors(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, error: usize) {
     if d.errors.is_empty() {
-        f.render_widget(
-            Paragraph::new(Span::styled(" no errors: every stage passed", t.pass())),
-            r,
-        );
+        let line = Line::from(Span::styled(" no errors: every stage passed", t.pass()));
+        f.render_widget(Paragraph::new(super::fit_line(line, r.width as usize)), r);
         return;
     }
     // the selected error's message in full below the table, wrapped: the lines it takes
@@ -245,13 +243,12 @@ fn draw_errors(f: &mut Frame, r: Rect, t: &Theme, d: &Detail, error: usize) {
         }
     }
     if let Some((n, (text, ready))) = note {
-        f.render_widget(
-            Paragraph::new(Line::from(vec![
-                Span::styled(" repair: ", t.dim()),
-                Span::styled(text.as_str(), if *ready { t.pass() } else { t.dim() }),
-            ])),
-            n,
-        );
+        // one row: cut with `…` when it is wider
+        let line = Line::from(vec![
+            Span::styled(" repair: ", t.dim()),
+            Span::styled(text.as_str(), if *ready { t.pass() } else { t.dim() }),
+        ]);
+        f.render_widget(Paragraph::new(super::fit_line(line, n.width as usize)), n);
     }
     let shown = (r.height as usize).saturating_sub(1).max(1);
     let first = error.saturating_sub(shown - 1);

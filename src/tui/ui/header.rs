@@ -178,17 +178,19 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
     } else {
         String::new()
     };
-    let left = Line::from(spans);
+    // cut with `…` when it is wider than the terminal (the smallest screen, a long path)
+    let left = super::fit_line(Line::from(spans), l1.width as usize);
     f.render_widget(Paragraph::new(left.clone()), l1);
     // the time goes only where it does not overwrite the left part
-    if left.width() + right.chars().count() < l1.width as usize {
+    if left.width() + super::columns(&right) < l1.width as usize {
         f.render_widget(
             Paragraph::new(Span::styled(right, t.dim())).alignment(Alignment::Right),
             l1,
         );
     }
     // the funnel, then the reliability rates with their denominators
-    // (`docs/repairs.md#the-rates`) where they fit whole: the repairable rate alone, else none
+    // (`docs/repairs.md#the-rates`) where they fit whole: the repairable rate alone, else
+    // none; a funnel too wide keeps its first stages, `…` after them
     let funnel_in = |width: u16| {
         let base = format!(" {}", h.run.summary.funnel_line());
         let rates = &h.run.summary.rates;
@@ -198,8 +200,8 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
             format!("{base}  repairable {}/{}", r.count, r.of),
         ]
         .into_iter()
-        .find(|s| s.chars().count() < width as usize)
-        .unwrap_or(base)
+        .find(|s| super::columns(s) < width as usize)
+        .unwrap_or_else(|| funnel_within(&base, width as usize))
     };
     if p.running {
         let gw = 24.min(l2.width / 3);
@@ -225,9 +227,16 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
         );
     } else if let Some(c) = &h.history.contract_change {
         let note = contract_note(c);
-        let nw = (note.chars().count() as u16 + 1).min(l2.width / 2);
+        let nw = (super::columns(&note) as u16 + 1).min(l2.width / 2);
         let [a, b] = Layout::horizontal([Constraint::Fill(1), Constraint::Length(nw)]).areas(l2);
         f.render_widget(Paragraph::new(funnel_in(a.width)), a);
+        // a note wider than its half of the line: cut with `…`, a space before and after
+        let note = if super::columns(&note) < nw as usize {
+            note
+        } else {
+            let w = (nw as usize).saturating_sub(2);
+            format!("{} ", super::pad(note.trim_end(), w).trim_end())
+        };
         f.render_widget(
             Paragraph::new(Span::styled(note, t.flip())).alignment(Alignment::Right),
             b,
@@ -235,6 +244,22 @@ pub fn draw(f: &mut Frame, r: Rect, t: &Theme, h: Header<'_>) {
     } else {
         f.render_widget(Paragraph::new(funnel_in(l2.width)), l2);
     }
+}
+
+/// The funnel line `funnel` (` captures 25 > completed 21 > ...`) in fewer than `width`
+/// columns (one is left free, as for the whole line): its first stages, then ` > …` in
+/// place of the rest; cut with `…` at the end when even its first stage does not fit.
+fn funnel_within(funnel: &str, width: usize) -> String {
+    let room = width.saturating_sub(1);
+    if super::columns(funnel) <= room {
+        return funnel.to_string();
+    }
+    let stages: Vec<&str> = funnel.split(" > ").collect();
+    (1..stages.len())
+        .rev()
+        .map(|k| format!("{} > …", stages[..k].join(" > ")))
+        .find(|s| super::columns(s) <= room)
+        .unwrap_or_else(|| super::pad(funnel, room).trim_end().to_string())
 }
 
 /// `refund-v1 changed: 3 newly failing, 1 newly passing` (escaped).

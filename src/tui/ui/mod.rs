@@ -24,6 +24,7 @@ use crate::tui::app::{App, Focus, Overlay};
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 
@@ -98,11 +99,16 @@ pub fn draw(app: &App, f: &mut Frame) {
         app.note.as_deref().or(app.status.as_deref()),
     );
     match app.modes.overlay {
-        Some(Overlay::Review) => {
-            overlays::draw_review(f, area, t, app.history.contract_change.as_ref())
-        }
+        Some(Overlay::Review) => overlays::draw_review(
+            f,
+            area,
+            t,
+            &app.settings.keymap,
+            app.history.contract_change.as_ref(),
+            app.modes.overlay_scroll,
+        ),
         Some(Overlay::Help) => {
-            overlays::draw_help(f, area, t, &app.settings.keymap, app.modes.help_scroll)
+            overlays::draw_help(f, area, t, &app.settings.keymap, app.modes.overlay_scroll)
         }
         None => {}
     }
@@ -205,6 +211,105 @@ fn pad(s: &str, w: usize) -> String {
     } else {
         format!("{s}{}", " ".repeat(w - n))
     }
+}
+
+/// Styled text wrapped into rows of `width` columns ([`wrap_ranges`](crate::tui::app::layout::wrap_ranges): between words where
+/// it can), each row's spans keeping their styles; a row after the first starts at its
+/// first character that is not a space, `indent` columns in ([`wrap_indent`](crate::tui::app::layout::wrap_indent): none when
+/// that would leave fewer than 8).
+pub(super) fn wrap_segments(
+    segments: &[(String, Style)],
+    width: usize,
+    indent: usize,
+) -> Vec<Vec<Span<'static>>> {
+    use crate::tui::app::layout::{wrap_indent, wrap_ranges};
+    let pad = wrap_indent(width.max(1), indent);
+    let text: String = segments.iter().map(|(s, _)| s.as_str()).collect();
+    let mut bounds = Vec::new();
+    let mut at = 0;
+    for (s, style) in segments {
+        bounds.push((at..at + s.len(), *style));
+        at += s.len();
+    }
+    wrap_ranges(&text, width, indent)
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let row = &text[r.clone()];
+            let start = if i == 0 {
+                r.start
+            } else {
+                r.start + (row.len() - row.trim_start_matches(' ').len())
+            };
+            let lead = (i > 0 && pad > 0).then(|| Span::raw(" ".repeat(pad)));
+            lead.into_iter()
+                .chain(bounds.iter().filter_map(|(b, style)| {
+                    let (s, e) = (b.start.max(start), b.end.min(r.end));
+                    (s < e).then(|| Span::styled(text[s..e].to_string(), *style))
+                }))
+                .collect()
+        })
+        .collect()
+}
+
+/// `line`'s rows at `width` columns ([`wrap_segments`]), a row after the first as far
+/// in as the line's own text starts (past its leading spaces).
+fn wrap_line(line: &Line<'_>, width: usize) -> Vec<Line<'static>> {
+    let segments: Vec<(String, Style)> = line
+        .spans
+        .iter()
+        .map(|s| (s.content.to_string(), s.style))
+        .collect();
+    let text: String = segments.iter().map(|(s, _)| s.as_str()).collect();
+    let indent = text.len() - text.trim_start_matches(' ').len();
+    wrap_segments(&segments, width, indent)
+        .into_iter()
+        .map(|spans| Line::from(spans).style(line.style))
+        .collect()
+}
+
+/// `line` marked as cut: its trailing spaces dropped and `…` after it, within `width`
+/// columns (cut further with `…` when that does not fit).
+fn cut_after(line: Line<'_>, width: usize) -> Line<'_> {
+    let mut spans = line.spans;
+    while let Some(last) = spans.last_mut() {
+        let kept = last.content.trim_end().len();
+        if kept > 0 {
+            if kept < last.content.len() {
+                last.content = last.content[..kept].to_string().into();
+            }
+            break;
+        }
+        spans.pop();
+    }
+    let style = spans.last().map_or(Style::new(), |s| s.style);
+    spans.push(Span::styled("…", style));
+    fit_line(Line::from(spans), width)
+}
+
+/// `line` as it fits `width` columns: whole, or cut with a trailing `…` in the style of
+/// the span it cuts (columns, not characters: a wide character is never split).
+fn fit_line(line: Line<'_>, width: usize) -> Line<'_> {
+    if line.width() <= width {
+        return line;
+    }
+    let line_style = line.style;
+    let mut out = Vec::new();
+    let mut used = 0;
+    for span in line.spans {
+        let w = columns(&span.content);
+        if used + w < width {
+            used += w;
+            out.push(span);
+            continue;
+        }
+        if width > used {
+            let head = head_within(&span.content, width - used - 1).to_string();
+            out.push(Span::styled(format!("{head}…"), span.style));
+        }
+        break;
+    }
+    Line::from(out).style(line_style)
 }
 
 /// A dim, wrapped note filling `r` (a tab with nothing to show, an empty overlay).

@@ -2,40 +2,39 @@
 //! last schema or rules change.
 
 use super::header::contract_note;
-use super::message;
+use super::{message, wrap_segments};
 use crate::core::verdict::Decision;
 use crate::tui::app::ContractChange;
-use crate::tui::app::layout::wrap_ranges;
 use crate::tui::keymap::{Action, Key, Keymap};
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph};
+use unicode_width::UnicodeWidthStr;
 
-/// Draws the review overlay over `area`: the flips of `change`, grouped by kind.
-pub fn draw_review(f: &mut Frame, area: Rect, t: &Theme, change: Option<&ContractChange>) {
-    let esc = |s: &str| crate::core::text::escape_control(s).into_owned();
-    let w = 110.min(area.width.saturating_sub(2));
-    let h = area.height.saturating_sub(4).max(5);
-    let r = Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    );
+/// Draws the review overlay over `area`: the flips of `change`, grouped by kind, `scroll`
+/// rows down (clamped to [`review_max_scroll`]); when they do not fit, its top border says
+/// which rows show and whether more are below or above, as the help's does.
+pub fn draw_review(
+    f: &mut Frame,
+    area: Rect,
+    t: &Theme,
+    keymap: &Keymap,
+    change: Option<&ContractChange>,
+    scroll: usize,
+) {
+    let r = review_rect(area);
     f.render_widget(Clear, r);
-    let block = Block::bordered()
-        .title(Span::styled(
-            " Review: last schema or rules change ",
-            t.bold(),
-        ))
-        .title_bottom(Line::from(Span::styled(" any key closes ", t.dim())).right_aligned())
-        .border_style(t.focus_border());
-    let inner = block.inner(r);
-    f.render_widget(block, r);
+    let title = " Review: last schema or rules change ";
+    let mut block = Block::bordered().border_style(t.focus_border());
     let Some(c) = change else {
+        let block = block
+            .title(Span::styled(title, t.bold()))
+            .title_bottom(Line::from(Span::styled(" any key closes ", t.dim())).right_aligned());
+        let inner = block.inner(r);
+        f.render_widget(block, r);
         message(
             t,
             f,
@@ -44,26 +43,80 @@ pub fn draw_review(f: &mut Frame, area: Rect, t: &Theme, change: Option<&Contrac
         );
         return;
     };
-    let mut lines = vec![
-        Line::from(vec![
-            Span::styled(format!(" {} ", c.at), t.dim()),
-            Span::styled(contract_note(c), t.flip()),
-        ]),
-        Line::from(Span::styled(
-            format!(" files: {}", esc(&c.causes.join(", "))),
-            t.dim(),
-        )),
+    let lines = review_lines(t, c, r.width.saturating_sub(2) as usize);
+    let inner_h = r.height.saturating_sub(2) as usize;
+    let n = lines.len();
+    let scroll = scroll.min(n.saturating_sub(inner_h));
+    let bottom = if n > inner_h {
+        let at = position_title(scroll, inner_h, n);
+        // the long title where both fit on the border at every position (the widest, the
+        // last rows with both arrows), else the short one: it does not change as it scrolls
+        let room = r.width.saturating_sub(2) as usize;
+        let widest = format!(" {n}-{n} of {n} ↑↓ more ").width();
+        let title = if title.width() + widest <= room {
+            title
+        } else {
+            " Review "
+        };
+        block = block
+            .title(Span::styled(title, t.bold()))
+            .title(Line::from(Span::styled(at, t.key())).right_aligned());
+        let label = |a: Action| keymap.binding(a).map(|b| b.label.clone());
+        format!(
+            " {} {} scroll · any other key closes ",
+            label(Action::Down).unwrap_or_default(),
+            label(Action::Up).unwrap_or_default()
+        )
+    } else {
+        block = block.title(Span::styled(title, t.bold()));
+        " any key closes ".to_string()
+    };
+    let block = block.title_bottom(Line::from(Span::styled(bottom, t.dim())).right_aligned());
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let shown: Vec<Line> = lines.into_iter().skip(scroll).take(inner_h).collect();
+    f.render_widget(Paragraph::new(shown), inner);
+}
+
+/// ` 3-11 of 30 ↑↓ more `: the rows an overlay of `inner_h` rows shows of its `n`, from
+/// row `scroll`, and whether more are below (`↓`), above (`↑`) or both.
+fn position_title(scroll: usize, inner_h: usize, n: usize) -> String {
+    let more = match (scroll > 0, scroll + inner_h < n) {
+        (true, true) => "↑↓ more",
+        (false, _) => "↓ more",
+        (true, false) => "↑ more",
+    };
+    format!(" {}-{} of {n} {more} ", scroll + 1, scroll + inner_h)
+}
+
+/// The review overlay's rows for `change`, wrapped to `width` columns: when and what
+/// changed, the files, then each kind of flip with its flips (id, from → to, why), a
+/// flip's continuation rows indented under its id.
+fn review_lines(t: &Theme, c: &ContractChange, width: usize) -> Vec<Line<'static>> {
+    let esc = |s: &str| crate::core::text::escape_control(s).into_owned();
+    let mut logical: Vec<(Vec<(String, Style)>, usize)> = vec![
+        (
+            vec![
+                (format!(" {} ", c.at), t.dim()),
+                (contract_note(c), t.flip()),
+            ],
+            1,
+        ),
+        (
+            vec![(format!(" files: {}", esc(&c.causes.join(", "))), t.dim())],
+            8,
+        ),
     ];
     for kind in crate::core::review::FlipKind::ALL {
         let flips: Vec<_> = c.flips.iter().filter(|e| e.flip.kind == kind).collect();
         if flips.is_empty() {
             continue;
         }
-        lines.push(Line::from(""));
-        lines.push(Line::from(Span::styled(
-            format!(" {} ({})", kind.title(), flips.len()),
-            t.bold(),
-        )));
+        logical.push((Vec::new(), 0));
+        logical.push((
+            vec![(format!(" {} ({})", kind.title(), flips.len()), t.bold())],
+            1,
+        ));
         for e in flips {
             let fl = &e.flip;
             let why = fl
@@ -78,17 +131,63 @@ pub fn draw_review(f: &mut Frame, area: Rect, t: &Theme, change: Option<&Contrac
                     esc(&format!("{p}{}", err.message))
                 })
                 .unwrap_or_default();
-            lines.push(Line::from(vec![
-                Span::raw(format!("   {} ", esc(&fl.id))),
-                Span::styled(esc(&fl.old.label()), t.decision(fl.old.decision)),
-                Span::styled(" → ", t.dim()),
-                Span::styled(esc(&fl.new.label()), t.decision(fl.new.decision)),
-                Span::styled(format!("  {why}"), t.dim()),
-            ]));
+            logical.push((
+                vec![
+                    (format!("   {} ", esc(&fl.id)), Style::new()),
+                    (esc(&fl.old.label()), t.decision(fl.old.decision)),
+                    (" → ".into(), t.dim()),
+                    (esc(&fl.new.label()), t.decision(fl.new.decision)),
+                    (format!("  {why}"), t.dim()),
+                ],
+                5,
+            ));
         }
     }
     // a flip's cause (the error it now has) can be longer than the overlay is wide
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    logical
+        .into_iter()
+        .flat_map(|(segments, indent)| {
+            wrap_segments(&segments, width, indent)
+                .into_iter()
+                .map(Line::from)
+        })
+        .collect()
+}
+
+/// How many rows the review overlay of `change` on a terminal of `area` can be scrolled
+/// down: its wrapped rows past those its border holds (0 when it fits or shows no change).
+pub fn review_max_scroll(area: Rect, change: Option<&ContractChange>) -> usize {
+    let r = review_rect(area);
+    change.map_or(0, |c| {
+        review_lines(&Theme::default(), c, r.width.saturating_sub(2) as usize)
+            .len()
+            .saturating_sub(r.height.saturating_sub(2) as usize)
+    })
+}
+
+/// How many rows a page of the review overlay on a terminal of `area` is (its inner
+/// height less one, as the help's).
+pub fn review_page(area: Rect) -> usize {
+    (review_rect(area).height.saturating_sub(3) as usize).max(1)
+}
+
+/// The review overlay's rectangle on a terminal of `area`: centred, up to 110 columns, the
+/// terminal's height less four (at least five rows).
+pub fn review_rect(area: Rect) -> Rect {
+    let w = 110.min(area.width.saturating_sub(2));
+    let h = area.height.saturating_sub(4).max(5).min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+/// The help overlay's rectangle on a terminal of `area`, from `keymap` (as tall as its
+/// rows, at most the terminal's height less two).
+pub fn help_rect(area: Rect, keymap: &Keymap) -> Rect {
+    help_layout(area, &Theme::default(), keymap).0
 }
 
 /// Draws the help overlay over `area`, from `keymap`, `scroll` rows down (clamped to
@@ -123,17 +222,8 @@ pub fn draw_help(f: &mut Frame, area: Rect, t: &Theme, keymap: &Keymap, scroll: 
             label(Action::Down).unwrap_or_default(),
             label(Action::Up).unwrap_or_default(),
         );
-        let more = match (scroll > 0, scroll + inner_h < n) {
-            (true, true) => "↑↓ more",
-            (false, _) => "↓ more",
-            (true, false) => "↑ more",
-        };
         block = block.title(
-            Line::from(Span::styled(
-                format!(" {}-{} of {n} {more} ", scroll + 1, scroll + inner_h),
-                t.key(),
-            ))
-            .right_aligned(),
+            Line::from(Span::styled(position_title(scroll, inner_h, n), t.key())).right_aligned(),
         );
         format!(" {down} {up} scroll · {closes} close ")
     } else {
@@ -175,7 +265,6 @@ struct HelpEntry {
 /// its description wrapped to the width left, the continuation rows indented under the
 /// description; then the mouse, the rows' glyphs and the marks.
 fn help_layout(area: Rect, t: &Theme, keymap: &Keymap) -> (Rect, Vec<Line<'static>>) {
-    use unicode_width::UnicodeWidthStr;
     // wide enough for the filter's and the tabs' rows after the widest keys (`PgDn/C-d`)
     let w = 118.min(area.width.saturating_sub(2));
     let inner_w = w.saturating_sub(2) as usize;
@@ -268,7 +357,6 @@ fn help_layout(area: Rect, t: &Theme, keymap: &Keymap) -> (Rect, Vec<Line<'stati
 /// wider than a row is wrapped itself ([`wrap_segments`]), its last row the one the next
 /// item may join.
 fn wrap_items(items: &[Vec<(String, Style)>], sep: &str, width: usize) -> Vec<Vec<Span<'static>>> {
-    use unicode_width::UnicodeWidthStr;
     let mut rows: Vec<Vec<Span<'static>>> = Vec::new();
     let mut row: Vec<Span<'static>> = Vec::new();
     let mut used = 0;
@@ -283,45 +371,13 @@ fn wrap_items(items: &[Vec<(String, Style)>], sep: &str, width: usize) -> Vec<Ve
         if !row.is_empty() {
             rows.push(std::mem::take(&mut row));
         }
-        let mut parts = wrap_segments(item, width);
+        let mut parts = wrap_segments(item, width, 0);
         row = parts.pop().unwrap_or_default();
         used = row.iter().map(|s| s.content.width()).sum();
         rows.extend(parts);
     }
     rows.push(row);
     rows
-}
-
-/// Styled text wrapped into rows of `width` columns ([`wrap_ranges`]: between words where
-/// it can), each row's spans keeping their styles; a row after the first starts at its
-/// first character that is not a space.
-fn wrap_segments(segments: &[(String, Style)], width: usize) -> Vec<Vec<Span<'static>>> {
-    let text: String = segments.iter().map(|(s, _)| s.as_str()).collect();
-    let mut bounds = Vec::new();
-    let mut at = 0;
-    for (s, style) in segments {
-        bounds.push((at..at + s.len(), *style));
-        at += s.len();
-    }
-    wrap_ranges(&text, width, 0)
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let row = &text[r.clone()];
-            let start = if i == 0 {
-                r.start
-            } else {
-                r.start + (row.len() - row.trim_start_matches(' ').len())
-            };
-            bounds
-                .iter()
-                .filter_map(|(b, style)| {
-                    let (s, e) = (b.start.max(start), b.end.min(r.end));
-                    (s < e).then(|| Span::styled(text[s..e].to_string(), *style))
-                })
-                .collect()
-        })
-        .collect()
 }
 
 /// The help overlay's rows (keys, what they do), from the keymap; the tab keys share one

@@ -132,18 +132,25 @@ fn side_by_side<'a>(
     scroll: Scroll<'_>,
     wrap: bool,
 ) {
-    let wanted: usize = head
+    // the heading wrapped under its own text; cut to the rows it has with `…`
+    let mut rows: Vec<Line> = head
         .iter()
-        .map(|l| l.width().max(1).div_ceil(r.width.max(1) as usize))
-        .sum();
-    let h = (wanted as u16).min(r.height / 2);
+        .flat_map(|l| super::wrap_line(l, r.width as usize))
+        .collect();
+    let h = (rows.len() as u16).min(r.height / 2);
+    if rows.len() > h as usize {
+        rows.truncate(h as usize);
+        if let Some(last) = rows.pop() {
+            rows.push(super::cut_after(last, r.width as usize));
+        }
+    }
     let [top, titles, body] = Layout::vertical([
         Constraint::Length(h),
         Constraint::Length(1),
         Constraint::Fill(1),
     ])
     .areas(r);
-    f.render_widget(Paragraph::new(head).wrap(Wrap { trim: false }), top);
+    f.render_widget(Paragraph::new(rows), top);
     let halves = || {
         Layout::horizontal([
             Constraint::Fill(1),
@@ -153,8 +160,13 @@ fn side_by_side<'a>(
     };
     let [lt, _, rt] = halves().areas(titles);
     let [lb, sep, rb] = halves().areas(body);
-    f.render_widget(Paragraph::new(Span::styled(left_title, t.bold())), lt);
-    f.render_widget(Paragraph::new(Span::styled(right_title, t.bold())), rt);
+    // a title wider than its column is cut with `…`
+    for (title, area) in [(left_title, lt), (right_title, rt)] {
+        let title = super::pad(title, area.width as usize)
+            .trim_end()
+            .to_string();
+        f.render_widget(Paragraph::new(Span::styled(title, t.bold())), area);
+    }
     let (left, right) = columns(lb.width, rb.width);
     scrolled(f, lb, left, scroll, wrap);
     f.render_widget(
@@ -168,16 +180,21 @@ fn side_by_side<'a>(
 }
 
 /// `lines` in `r`, scrolled by `scroll` lines (never past the last line), wrapped when
-/// `wrap`.
+/// `wrap`, else each line wider than `r` cut with `…`.
 fn scrolled(f: &mut Frame, r: Rect, lines: Vec<Line<'_>>, scroll: Scroll<'_>, wrap: bool) {
     let most = lines.len().saturating_sub(1);
     scroll.most.set(most);
     let s = scroll.at.min(most).min(u16::MAX as usize) as u16;
-    let p = Paragraph::new(lines);
     let p = if wrap {
-        p.wrap(Wrap { trim: false })
+        Paragraph::new(lines).wrap(Wrap { trim: false })
     } else {
-        p
+        let width = r.width as usize;
+        Paragraph::new(
+            lines
+                .into_iter()
+                .map(|l| super::fit_line(l, width))
+                .collect::<Vec<_>>(),
+        )
     };
     f.render_widget(p.scroll((s, 0)), r);
 }
