@@ -20,7 +20,7 @@
 
 use crate::core::contract::Contract;
 use crate::core::rules::fast::DocVars;
-use crate::core::stage::tape::{self, NodeKind, Tape, TapeNode, Tok};
+use crate::core::stage::tape::{self, DocNode, NodeKind, Tape, TapeNode, Tok};
 use crate::core::workspace::Workspace;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -184,10 +184,11 @@ impl FastPass {
             return false;
         }
         // business: the rules, then the confirmed intent
+        let (on_record, on_output) = (rec.doc(), proposal.doc());
         let vars = DocVars {
-            proposal,
-            context: context.unwrap_or_else(TapeNode::empty_object),
-            intent: intent.unwrap_or_else(TapeNode::empty_object),
+            proposal: on_output.node(proposal),
+            context: context.map_or_else(DocNode::empty_object, |c| on_record.node(c)),
+            intent: intent.map_or_else(DocNode::empty_object, |i| on_record.node(i)),
         };
         if let Some(rules) = &self.contract.rules
             && !rules.hold_directly(&vars)
@@ -249,35 +250,6 @@ fn equal(a: TapeNode<'_>, b: TapeNode<'_>) -> bool {
                     .all(|(k, v)| b.member(k).is_some_and(|w| equal(v, w)))
         }
         _ => false,
-    }
-}
-
-impl<'a> crate::core::rules::fast::Doc<'a> for TapeNode<'a> {
-    type Items = tape::Elements<'a>;
-
-    fn view(self) -> crate::core::rules::fast::V<'a, Self> {
-        use crate::core::rules::fast::V;
-        match self.kind() {
-            NodeKind::Null => V::Null,
-            NodeKind::Bool(b) => V::Bool(b),
-            NodeKind::Int(i) => V::Int(i),
-            NodeKind::Str(s) => V::Str(s),
-            // an escaped string is compared by the interpreter
-            NodeKind::Num(_) => V::Num,
-            NodeKind::Esc(_) | NodeKind::Arr(_) | NodeKind::Obj(_) => V::Other(self),
-        }
-    }
-
-    fn has(self, name: &str) -> Option<bool> {
-        matches!(self.kind(), NodeKind::Obj(_)).then(|| self.member(name).is_some())
-    }
-
-    fn member(self, name: &str) -> Option<Self> {
-        TapeNode::member(&self, name)
-    }
-
-    fn items(self) -> Option<Self::Items> {
-        matches!(self.kind(), NodeKind::Arr(_)).then(|| self.array_elements())
     }
 }
 
