@@ -970,6 +970,92 @@ mod tests {
         }))
     }
 
+    /// `special` says yes exactly when one of the eight bytes is `"`, `\` or below 0x20.
+    #[test]
+    fn special_finds_every_byte_a_string_scan_stops_at() {
+        let stops = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+        // every byte value at every place among bytes that never stop a scan
+        for place in 0..8 {
+            for b in 0..=255u8 {
+                let mut word = [b'a'; 8];
+                word[place] = b;
+                assert_eq!(special(u64::from_le_bytes(word)), stops(b), "{word:?}");
+            }
+        }
+        // random words (xorshift): any stop byte anywhere
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let want = x.to_le_bytes().iter().any(|&b| stops(b));
+            assert_eq!(special(x), want, "{x:#018x}");
+        }
+    }
+
+    fn record_value(text: &str) -> Option<Value> {
+        let mut toks = Vec::new();
+        read_record(text, &mut toks).map(value)
+    }
+
+    /// A record's tape reads strings with escapes and every number held exactly, as
+    /// `serde_json` reads them, and nothing else.
+    #[test]
+    fn a_record_tape_reads_escapes_and_exact_numbers_as_serde_json_does() {
+        let read_as_serde = [
+            r#"{"s": "a\"b\\c\/d\b\f\n\r\t\u00e9\u20ac\u0000 \uFFFF", "n": [1.5, -0, 0.0, 1e2, 1E+2, 2e-3, 12345678901234567890, -9223372036854775808, 0.1]}"#,
+            r#"{"output": "{\"a\":1}", "id": "x\ny"}"#,
+            r#"["long string without escapes, longer than eight bytes", "é🙂 and more text"]"#,
+        ];
+        for text in read_as_serde {
+            let want: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(record_value(text), Some(want), "{text}");
+        }
+        let not_read = [
+            r#"{"s": "\ud83d\ude00"}"#,
+            r#"{"s": "\ud800"}"#,
+            r#"{"s": "\x"}"#,
+            r#"{"s": "\u12G4"}"#,
+            r#"{"s": "\u12"}"#,
+            r#"{"a\u0062": 1}"#,
+            r#"{"a": 1e400}"#,
+            r#"{"a": 1e-400}"#,
+            r#"{"a": 9007199254740993.0}"#,
+            r#"{"a": 1.}"#,
+            r#"{"a": .5}"#,
+            r#"{"a": 01}"#,
+            r#"{"a": +1}"#,
+            r#"{"a": 1e}"#,
+            "{\"a\": \"tab\there\"}",
+        ];
+        for text in not_read {
+            assert_eq!(record_value(text), None, "{text}");
+        }
+        // an instance's tape reads none of the escapes or numbers
+        let mut toks = Vec::new();
+        assert!(read(r#"{"a": "x\ny"}"#, &mut toks).is_none());
+        assert!(read(r#"{"a": 1.5}"#, &mut toks).is_none());
+        // a proposal's reads escapes, but not those numbers
+        assert!(read_proposal(r#"{"a": "x\ny"}"#, &mut toks).is_some());
+        assert!(read_proposal(r#"{"a": 1.5}"#, &mut toks).is_none());
+    }
+
+    /// `unescape_into` gives what `serde_json` gives for the strings a record's tape reads.
+    #[test]
+    fn unescape_gives_serde_jsons_text() {
+        for raw in [
+            r#"plain"#,
+            r#"a\"b\\c\/d\b\f\n\r\t"#,
+            r#"\u00e9\u20ac\u0041x\u0000"#,
+            r#"\\\\"#,
+        ] {
+            let want: String = serde_json::from_str(&format!("\"{raw}\"")).unwrap();
+            let mut got = String::from("kept:");
+            unescape_into(raw, &mut got);
+            assert_eq!(got, format!("kept:{want}"));
+        }
+    }
+
     #[test]
     fn the_tape_reads_what_serde_json_reads_or_nothing() {
         let read_as_serde = [
