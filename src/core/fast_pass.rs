@@ -469,4 +469,105 @@ mod tests {
         assert!(passing > 100 && passing < n * n, "{passing} passing");
         assert!(fast > 50, "{fast} of {passing} passing taken");
     }
+
+    /// A copy of the refund sample with `toml` appended to its verdict.toml and `edit`
+    /// done to it.
+    fn refund_with(toml: &str, edit: impl Fn(&Path)) -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/refund");
+        for sub in ["schemas", "captures"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        for f in [
+            "verdict.toml",
+            "schemas/refund-v1.schema.json",
+            "schemas/refund-v1.rules.toml",
+        ] {
+            std::fs::copy(from.join(f), dir.path().join(f)).unwrap();
+        }
+        let config = dir.path().join("verdict.toml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(toml);
+        std::fs::write(&config, text).unwrap();
+        edit(dir.path());
+        let ws = Workspace::load(dir.path()).unwrap();
+        (dir, ws)
+    }
+
+    /// Where the contract or the verdict of a plain record may depend on more than the
+    /// record's own keys, or the rules are not the direct evaluator's whole, there is no
+    /// fast pass: every record takes the full pipeline.
+    #[test]
+    fn a_workspace_whose_verdicts_depend_on_more_than_the_record_has_no_fast_pass() {
+        let nothing = |_: &Path| {};
+        let (_d, ws) = refund_with("", nothing);
+        assert!(FastPass::of(&ws).is_some(), "the copy itself has one");
+        let rules = |text: &'static str| {
+            move |root: &Path| {
+                std::fs::write(root.join("schemas/refund-v1.rules.toml"), text).unwrap();
+            }
+        };
+        let cases: Vec<(&str, Box<dyn Fn(&Path)>)> = vec![
+            (
+                "\n[[route]]\ncontract = \"refund-v1\"\nmodel = \"gpt-*\"\n",
+                Box::new(nothing),
+            ),
+            (
+                "\n[[source]]\npath = \"captures/*.jsonl\"\ncontract = \"refund-v1\"\n",
+                Box::new(nothing),
+            ),
+            ("\n[[join]]\npath = \"joins/*.jsonl\"\n", Box::new(nothing)),
+            ("\n[chains]\nby = \"/meta/trace_id\"\n", Box::new(nothing)),
+            (
+                "\n[chains]\npattern = '^(?P<chain>.+)#(?P<attempt>\\d+)$'\n",
+                Box::new(nothing),
+            ),
+            // a rule with a comprehension
+            (
+                "",
+                Box::new(rules(
+                    "[[rule]]\nreason = \"R\"\nrule = \"context.xs.all(x, x > 0)\"\nmessage = \"m\"\n",
+                )),
+            ),
+            // a rule the direct evaluator does not know (a function)
+            (
+                "",
+                Box::new(rules(
+                    "[[rule]]\nreason = \"R\"\nrule = \"size(proposal.order_id) > 0\"\nmessage = \"m\"\n",
+                )),
+            ),
+            // an intent field deeper than one member
+            ("", Box::new(rules("[intent]\nfields = [\"/a/b\"]\n"))),
+            ("", Box::new(rules("[intent]\nfields = [\"\"]\n"))),
+            // a schema with a `$ref`
+            (
+                "",
+                Box::new(|root: &Path| {
+                    std::fs::write(
+                    root.join("schemas/refund-v1.schema.json"),
+                    r##"{"$defs": {"s": {"type": "string"}}, "properties": {"order_id": {"$ref": "#/$defs/s"}}}"##,
+                )
+                .unwrap();
+                }),
+            ),
+            // two schemas and no default
+            (
+                "",
+                Box::new(|root: &Path| {
+                    let config = root.join("verdict.toml");
+                    let text = std::fs::read_to_string(&config).unwrap();
+                    std::fs::write(
+                        &config,
+                        text.replace("default_contract", "# default_contract"),
+                    )
+                    .unwrap();
+                    std::fs::write(root.join("schemas/other.schema.json"), "{}").unwrap();
+                }),
+            ),
+        ];
+        for (i, (toml, edit)) in cases.iter().enumerate() {
+            let (_d, ws) = refund_with(toml, edit);
+            assert!(FastPass::of(&ws).is_none(), "case {i}: {toml}");
+        }
+    }
 }
