@@ -23,6 +23,7 @@ pub mod config;
 pub mod contract;
 pub mod drift;
 pub mod escape;
+pub mod fast_pass;
 pub mod feedback;
 pub mod generation;
 pub mod hint;

@@ -36,7 +36,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-mod fast;
+pub(crate) mod fast;
 mod size;
 
 /// One compiled rule.
@@ -516,6 +516,29 @@ impl RuleSet {
         } else {
             Err(errors)
         }
+    }
+
+    /// Whether the direct evaluator ([`fast`]) can stand in for [`RuleSet::evaluate`] on
+    /// every rule: each compiled for it, none with a comprehension budget or a size bound
+    /// that depends on the capture (so no budget check can fail before it runs).
+    pub(crate) fn all_direct(&self) -> bool {
+        self.rules.iter().all(|r| {
+            r.fast.is_some()
+                && r.cost.is_empty()
+                && !r.sized()
+                && r.estimated_bytes(0.0) <= MAX_RULE_BYTES
+        })
+    }
+
+    /// Whether every rule holds on `vars` as the direct evaluator decides it (`false` when
+    /// one fails or one is left undecided): when [`RuleSet::all_direct`], `true` only where
+    /// [`RuleSet::evaluate`] finds nothing on the same JSON.
+    pub(crate) fn hold_directly<'a, E: fast::Env<'a>>(&'a self, vars: &E) -> bool {
+        self.rules.iter().all(|r| {
+            r.fast
+                .as_ref()
+                .is_some_and(|f| fast::eval(f, vars) == Some(true))
+        })
     }
 
     /// Binds `proposal`, `context` and `intent` of one capture for these rules, see

@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 /// A rule compiled for [`eval`]: only made when every part of the rule is one this
 /// evaluator knows ([`compile`]).
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Fast {
+pub(crate) enum Fast {
     /// A literal.
     Lit(Lit),
     /// A member chain rooted at a variable: `context.order.paid_minor` is
@@ -43,7 +43,7 @@ pub(super) enum Fast {
 
 /// A literal the evaluator handles.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Lit {
+pub(crate) enum Lit {
     Null,
     Bool(bool),
     Int(i64),
@@ -52,7 +52,7 @@ pub(super) enum Lit {
 
 /// The binary operators the evaluator handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Op {
+pub(crate) enum Op {
     And,
     Or,
     Eq,
@@ -152,24 +152,81 @@ fn path(e: &cel::IdedExpr) -> Option<(usize, Vec<String>)> {
     }
 }
 
-/// A value during evaluation: the kinds the evaluator computes with, and any other JSON
-/// value (a list, a map, a double or `uint`), which only a few operators accept.
+/// A value during evaluation: the kinds the evaluator computes with, a number that is not
+/// an `int` (a double or `uint`), and any other JSON value (a list or a map), which only a
+/// few operators accept.
 #[derive(Clone, Copy)]
-enum V<'a> {
+pub(crate) enum V<'a, D> {
     Null,
     Bool(bool),
     Int(i64),
     Str(&'a str),
-    Other(&'a Value),
+    /// A number that is no `int`.
+    Num,
+    Other(D),
 }
 
-fn of_json(v: &Value) -> V<'_> {
-    match v {
-        Value::Null => V::Null,
-        Value::Bool(b) => V::Bool(*b),
-        Value::Number(n) => n.as_i64().map_or(V::Other(v), V::Int),
-        Value::String(s) => V::Str(s),
-        _ => V::Other(v),
+/// A JSON value the evaluator reads where it lies: `serde_json`'s ([`Json`]) or a record's
+/// tape (`core::stage::tape`). Each gives what the other gives for the same JSON, or a
+/// value no operator here decides on ([`V::Other`]), which sends the rule to the
+/// interpreter.
+pub(crate) trait Doc<'a>: Copy {
+    /// The elements of an array.
+    type Items: Iterator<Item = Self>;
+    /// The value as the evaluator computes with it.
+    fn view(self) -> V<'a, Self>;
+    /// Whether this object has member `name`; `None`: not an object.
+    fn has(self, name: &str) -> Option<bool>;
+    /// Member `name` of this object; `None`: not an object, or no such member.
+    fn member(self, name: &str) -> Option<Self>;
+    /// The elements; `None`: not an array.
+    fn items(self) -> Option<Self::Items>;
+}
+
+/// A `serde_json` value, or an object as its map (`context`, `intent`).
+#[derive(Clone, Copy)]
+pub(crate) enum Json<'a> {
+    Value(&'a Value),
+    Map(&'a Map<String, Value>),
+}
+
+impl<'a> Doc<'a> for Json<'a> {
+    type Items = std::iter::Map<std::slice::Iter<'a, Value>, fn(&'a Value) -> Json<'a>>;
+
+    fn view(self) -> V<'a, Self> {
+        match self {
+            Json::Value(v) => match v {
+                Value::Null => V::Null,
+                Value::Bool(b) => V::Bool(*b),
+                Value::Number(n) => n.as_i64().map_or(V::Num, V::Int),
+                Value::String(s) => V::Str(s),
+                _ => V::Other(self),
+            },
+            Json::Map(_) => V::Other(self),
+        }
+    }
+
+    fn has(self, name: &str) -> Option<bool> {
+        match self {
+            Json::Value(Value::Object(m)) | Json::Map(m) => Some(m.contains_key(name)),
+            Json::Value(_) => None,
+        }
+    }
+
+    fn member(self, name: &str) -> Option<Self> {
+        match self {
+            Json::Value(Value::Object(m)) | Json::Map(m) => m.get(name).map(Json::Value),
+            Json::Value(_) => None,
+        }
+    }
+
+    fn items(self) -> Option<Self::Items> {
+        match self {
+            Json::Value(Value::Array(a)) => {
+                Some(a.iter().map(Json::Value as fn(&'a Value) -> Json<'a>))
+            }
+            _ => None,
+        }
     }
 }
 
@@ -181,44 +238,87 @@ pub(super) struct Vars<'a> {
     pub(super) intent: &'a Map<String, Value>,
 }
 
-impl<'a> Vars<'a> {
+/// Where the evaluator finds the three variables of one capture.
+pub(crate) trait Env<'a> {
+    /// What the variables are held as.
+    type D: Doc<'a>;
     /// The JSON at `fields` under variable `var`, when every step is an object that has
     /// the member.
-    fn at(&self, var: usize, fields: &[String]) -> Option<Root<'a>> {
+    fn at(&self, var: usize, fields: &[String]) -> Option<Root<Self::D>>;
+}
+
+impl<'a> Env<'a> for Vars<'a> {
+    type D = Json<'a>;
+
+    fn at(&self, var: usize, fields: &[String]) -> Option<Root<Json<'a>>> {
         let mut obj = match var {
             0 => match self.proposal {
                 Value::Object(m) if !fields.is_empty() => m,
-                v => return fields.is_empty().then_some(Root::Value(v)),
+                v => return fields.is_empty().then_some(Root::Value(Json::Value(v))),
             },
             1 => self.context,
             _ => self.intent,
         };
         let Some((last, init)) = fields.split_last() else {
-            return Some(Root::Object(obj));
+            return Some(Root::Object(Json::Map(obj)));
         };
         for f in init {
             obj = obj.get(f.as_str())?.as_object()?;
         }
-        obj.get(last.as_str()).map(Root::Value)
+        obj.get(last.as_str()).map(|v| Root::Value(Json::Value(v)))
+    }
+}
+
+/// The variables as any [`Doc`] holds them: `proposal`, and `context` and `intent`
+/// as objects (a missing one as an empty object).
+pub(crate) struct DocVars<D> {
+    pub(crate) proposal: D,
+    pub(crate) context: D,
+    pub(crate) intent: D,
+}
+
+impl<'a, D: Doc<'a>> Env<'a> for DocVars<D> {
+    type D = D;
+
+    fn at(&self, var: usize, fields: &[String]) -> Option<Root<D>> {
+        let root = match var {
+            0 => {
+                if fields.is_empty() {
+                    return Some(Root::Value(self.proposal));
+                }
+                self.proposal
+            }
+            1 => self.context,
+            _ => self.intent,
+        };
+        let Some((last, init)) = fields.split_last() else {
+            return Some(Root::Object(root));
+        };
+        // `member` is `None` on anything but an object, so every step is one
+        let mut obj = root;
+        for f in init {
+            obj = obj.member(f)?;
+        }
+        obj.member(last).map(Root::Value)
     }
 }
 
 /// What a path names: a JSON value, or the `context` / `intent` object itself.
-enum Root<'a> {
-    Value(&'a Value),
-    Object(&'a Map<String, Value>),
+pub(crate) enum Root<D> {
+    Value(D),
+    Object(D),
 }
 
 /// The rule's boolean on these variables, when it is the one the interpreter gives; `None`
 /// when the rule must run in the interpreter.
-pub(super) fn eval(rule: &Fast, vars: &Vars<'_>) -> Option<bool> {
+pub(crate) fn eval<'a, E: Env<'a>>(rule: &'a Fast, vars: &E) -> Option<bool> {
     match value(rule, vars)? {
         V::Bool(b) => Some(b),
         _ => None,
     }
 }
 
-fn value<'a>(e: &'a Fast, vars: &Vars<'a>) -> Option<V<'a>> {
+fn value<'a, E: Env<'a>>(e: &'a Fast, vars: &E) -> Option<V<'a, E::D>> {
     Some(match e {
         Fast::Lit(l) => match l {
             Lit::Null => V::Null,
@@ -227,13 +327,12 @@ fn value<'a>(e: &'a Fast, vars: &Vars<'a>) -> Option<V<'a>> {
             Lit::Str(s) => V::Str(s),
         },
         Fast::Path(var, fields) => match vars.at(*var, fields)? {
-            Root::Value(v) => of_json(v),
+            Root::Value(v) => v.view(),
             // `context` or `intent` used whole: a map, which no operator here takes
             Root::Object(_) => return None,
         },
         Fast::Has(var, fields, field) => match vars.at(*var, fields)? {
-            Root::Value(Value::Object(m)) | Root::Object(m) => V::Bool(m.contains_key(field)),
-            _ => return None,
+            Root::Value(d) | Root::Object(d) => V::Bool(d.has(field)?),
         },
         Fast::Not(x) => match value(x, vars)? {
             V::Bool(b) => V::Bool(!b),
@@ -287,16 +386,16 @@ fn value<'a>(e: &'a Fast, vars: &Vars<'a>) -> Option<V<'a>> {
                     })
                 }
                 Op::In => {
-                    let (V::Str(s), V::Other(Value::Array(items))) = (l, r) else {
+                    let (V::Str(s), V::Other(list)) = (l, r) else {
                         return None;
                     };
                     let mut found = false;
-                    for item in items {
-                        match item {
-                            Value::String(t) => found |= t == s,
+                    for item in list.items()? {
+                        match item.view() {
+                            V::Str(t) => found |= t == s,
                             // cel's `equals` of a string and a scalar of another kind
-                            Value::Null | Value::Bool(_) | Value::Number(_) => {}
-                            _ => return None,
+                            V::Null | V::Bool(_) | V::Int(_) | V::Num => {}
+                            V::Other(_) => return None,
                         }
                     }
                     V::Bool(found)
@@ -308,9 +407,9 @@ fn value<'a>(e: &'a Fast, vars: &Vars<'a>) -> Option<V<'a>> {
 }
 
 /// cel's `==` of two values, when both are of the kinds it is decided for here.
-fn equals(l: V<'_>, r: V<'_>) -> Option<bool> {
+fn equals<D>(l: V<'_, D>, r: V<'_, D>) -> Option<bool> {
     Some(match (l, r) {
-        (V::Other(_), _) | (_, V::Other(_)) => return None,
+        (V::Other(_) | V::Num, _) | (_, V::Other(_) | V::Num) => return None,
         (V::Null, V::Null) => true,
         (V::Bool(a), V::Bool(b)) => a == b,
         (V::Int(a), V::Int(b)) => a == b,

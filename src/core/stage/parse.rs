@@ -12,6 +12,11 @@
 //!   locate mode, maps a JSON Pointer to a byte span ([`locate`]).
 
 mod number;
+
+/// Whether an RFC 8259 number token is held exactly (`docs/verdicts.md#numbers`).
+pub(crate) fn number_is_exact(token: &str) -> bool {
+    number::loss(token).is_none()
+}
 mod scan;
 mod strict;
 

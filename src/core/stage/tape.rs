@@ -13,6 +13,7 @@
 //! accepted by `parse_strict`, and each token reads as the same value) that meets the
 //! same schema, compiled with the same options.
 
+use crate::core::rules::fast::{Doc, V};
 use jsonschema::JsonType;
 use jsonschema::json::{Array, Json, JsonNumber, Node, NodeIdentity, Object};
 use serde_json::Value;
@@ -35,6 +36,12 @@ enum Kind {
     Int(i64),
     /// `text[start..end]`, the string between its quotes (no escapes).
     Str,
+    /// A string with escapes (`text[start..end]` between its quotes, escapes as written):
+    /// only on a record's or a proposal's tape ([`read_record`], [`read_proposal`]).
+    Esc,
+    /// A number other than an `Int` (`text[start..end]`, held exactly): only on a record's
+    /// tape, never on one a validator reads.
+    Num,
     Arr,
     /// Members as key token, value subtree, key token, value subtree...
     Obj,
@@ -161,7 +168,11 @@ impl<'a> Node<'a, Tape> for TapeNode<'a> {
     }
 
     fn as_string(&self) -> Option<Cow<'a, str>> {
-        (self.tok().kind == Kind::Str).then(|| Cow::Borrowed(self.str_at(self.at)))
+        match self.tok().kind {
+            Kind::Str => Some(Cow::Borrowed(self.str_at(self.at))),
+            Kind::Esc => Some(Cow::Owned(unescape(self.str_at(self.at)))),
+            _ => None,
+        }
     }
 
     fn as_number(&self) -> Option<TapeNumber> {
@@ -186,8 +197,8 @@ impl<'a> Node<'a, Tape> for TapeNode<'a> {
         match self.tok().kind {
             Kind::Null => JsonType::Null,
             Kind::Bool(_) => JsonType::Boolean,
-            Kind::Int(_) => JsonType::Number,
-            Kind::Str => JsonType::String,
+            Kind::Int(_) | Kind::Num => JsonType::Number,
+            Kind::Str | Kind::Esc => JsonType::String,
             Kind::Arr => JsonType::Array,
             Kind::Obj => JsonType::Object,
         }
@@ -196,7 +207,8 @@ impl<'a> Node<'a, Tape> for TapeNode<'a> {
     fn equals_value(&self, expected: &Value) -> bool {
         match (self.tok().kind, expected) {
             (Kind::Str, Value::String(s)) => self.str_at(self.at) == s,
-            (Kind::Str, _) | (_, Value::String(_)) => false,
+            (Kind::Esc, Value::String(s)) => unescape(self.str_at(self.at)) == *s,
+            (Kind::Str | Kind::Esc, _) | (_, Value::String(_)) => false,
             (Kind::Null, _) => expected.is_null(),
             (Kind::Bool(b), _) => expected.as_bool() == Some(b),
             _ => jsonschema::json::cmp::equal(&self.to_value(), expected),
@@ -220,6 +232,8 @@ fn value(n: TapeNode<'_>) -> Value {
         Kind::Bool(b) => Value::Bool(b),
         Kind::Int(i) => Value::Number(number(i)),
         Kind::Str => Value::String(n.str_at(n.at).to_owned()),
+        Kind::Esc => Value::String(unescape(n.str_at(n.at))),
+        Kind::Num => serde_json::from_str(n.str_at(n.at)).unwrap_or(Value::Null),
         Kind::Arr => Value::Array(n.elements().map(value).collect()),
         Kind::Obj => Value::Object(n.members().map(|(k, v)| (k.to_owned(), value(v))).collect()),
     }
@@ -276,7 +290,7 @@ impl<'a> Object<'a, Tape> for TapeNode<'a> {
     }
 
     fn get(&self, key: &String) -> Option<TapeNode<'a>> {
-        self.members().find(|(k, _)| *k == key).map(|(_, v)| v)
+        TapeNode::member(self, key)
     }
 
     fn members(&self) -> Members<'a> {
@@ -308,6 +322,19 @@ impl<'a> Array<'a, Tape> for TapeNode<'a> {
 /// tape cannot stand in for the contract's own validator: the schema has a `$ref` (the
 /// contract resolves those against its registry) or does not compile.
 pub fn validator(schema: &Value, format_assertion: bool) -> Option<jsonschema::Validator<Tape>> {
+    validator_in(
+        schema,
+        format_assertion,
+        crate::core::config::Config::default().dialect.draft(),
+    )
+}
+
+/// [`validator`] for a workspace whose schemas without `$schema` are of `dialect`.
+pub fn validator_in(
+    schema: &Value,
+    format_assertion: bool,
+    dialect: jsonschema::Draft,
+) -> Option<jsonschema::Validator<Tape>> {
     fn refers(v: &Value) -> bool {
         match v {
             Value::Object(m) => m.iter().any(|(k, v)| {
@@ -325,7 +352,7 @@ pub fn validator(schema: &Value, format_assertion: bool) -> Option<jsonschema::V
     }
     let draft = match schema.get("$schema").and_then(Value::as_str) {
         Some(s) => jsonschema::Draft::from_schema_uri(s),
-        None => crate::core::config::Config::default().dialect.draft(),
+        None => dialect,
     };
     if draft == jsonschema::Draft::Unknown {
         return None;
@@ -374,6 +401,8 @@ fn read(text: &str, toks: &mut Vec<Tok>) -> Option<()> {
         b: text.as_bytes(),
         pos: 0,
         toks,
+        escapes: false,
+        numbers: false,
     };
     r.ws();
     r.value(0)?;
@@ -381,10 +410,200 @@ fn read(text: &str, toks: &mut Vec<Tok>) -> Option<()> {
     (r.pos == r.b.len()).then_some(())
 }
 
+/// Reads a capture record's `text` onto `toks` as [`read`] reads an instance, strings with
+/// escapes included ([`Kind::Esc`]: the simple escapes of RFC 8259 section 7 and `\uXXXX`
+/// outside the surrogates; a surrogate, even paired, is not read). Member names with an
+/// escape are not read. `None`: not in that subset.
+pub(crate) fn read_record<'a>(text: &'a str, toks: &'a mut Vec<Tok>) -> Option<TapeNode<'a>> {
+    if text.len() >= u32::MAX as usize {
+        return None;
+    }
+    toks.clear();
+    let mut r = Reader {
+        b: text.as_bytes(),
+        pos: 0,
+        toks,
+        escapes: true,
+        numbers: true,
+    };
+    r.ws();
+    r.value(0)?;
+    r.ws();
+    (r.pos == r.b.len()).then_some(TapeNode { text, toks, at: 0 })
+}
+
+/// Reads a proposal `text` onto `toks`: the subset of [`read`] with strings with escapes
+/// as [`read_record`] reads them. `None`: not in that subset.
+pub(crate) fn read_proposal<'a>(text: &'a str, toks: &'a mut Vec<Tok>) -> Option<TapeNode<'a>> {
+    if text.len() >= u32::MAX as usize {
+        return None;
+    }
+    toks.clear();
+    let mut r = Reader {
+        b: text.as_bytes(),
+        pos: 0,
+        toks,
+        escapes: true,
+        numbers: false,
+    };
+    r.ws();
+    r.value(0)?;
+    r.ws();
+    (r.pos == r.b.len()).then_some(TapeNode { text, toks, at: 0 })
+}
+
+/// Whether one of the eight bytes of `x` is `"`, `\\` or a control byte (below 0x20): the
+/// bytes a string's scan stops at (bit tricks of "Bit Twiddling Hacks", S. E. Anderson:
+/// `haszero` and `hasless`, exact as a yes-or-no).
+fn special(x: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let quote = zero(x ^ (ONES * u64::from(b'"')));
+    let backslash = zero(x ^ (ONES * u64::from(b'\\')));
+    let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
+    (quote | backslash | control) != 0
+}
+
+/// The end of the escape at `b[i]` (its `\\`), when it is one [`read_record`] reads.
+fn escape_end(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i + 1)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(i + 2),
+        b'u' => {
+            let hex = b.get(i + 2..i + 6)?;
+            let mut c: u32 = 0;
+            for &h in hex {
+                c = c * 16 + char::from(h).to_digit(16)?;
+            }
+            // a surrogate (lone or paired) is left to the full reading
+            (!(0xD800..=0xDFFF).contains(&c)).then_some(i + 6)
+        }
+        _ => None,
+    }
+}
+
+/// The text of a string written `raw` between its quotes, with escapes [`read_record`]
+/// read, appended to `out`.
+pub(crate) fn unescape_into(raw: &str, out: &mut String) {
+    let mut rest = raw;
+    while let Some(at) = memchr::memchr(b'\\', rest.as_bytes()) {
+        out.push_str(&rest[..at]);
+        let b = rest.as_bytes();
+        let (c, len) = match b[at + 1] {
+            b'b' => ('\u{8}', 2),
+            b'f' => ('\u{c}', 2),
+            b'n' => ('\n', 2),
+            b'r' => ('\r', 2),
+            b't' => ('\t', 2),
+            b'u' => {
+                let code = u32::from_str_radix(&rest[at + 2..at + 6], 16).unwrap_or(0xFFFD);
+                (char::from_u32(code).unwrap_or('\u{FFFD}'), 6)
+            }
+            other => (char::from(other), 2),
+        };
+        out.push(c);
+        rest = &rest[at + len..];
+    }
+    out.push_str(rest);
+}
+
+fn unescape(raw: &str) -> String {
+    let mut s = String::with_capacity(raw.len());
+    unescape_into(raw, &mut s);
+    s
+}
+
+/// What a node of a record's tape is, for readers outside this module.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum NodeKind<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// A string without escapes, as written.
+    Str(&'a str),
+    /// A string with escapes, as written between its quotes ([`unescape_into`]).
+    Esc(&'a str),
+    /// Another number, as written (held exactly).
+    Num(&'a str),
+    /// An array of this many elements.
+    Arr(u32),
+    /// An object of this many members.
+    Obj(u32),
+}
+
+impl<'a> TapeNode<'a> {
+    /// What this node is.
+    pub(crate) fn kind(&self) -> NodeKind<'a> {
+        let t = self.tok();
+        match t.kind {
+            Kind::Null => NodeKind::Null,
+            Kind::Bool(b) => NodeKind::Bool(b),
+            Kind::Int(i) => NodeKind::Int(i),
+            Kind::Str => NodeKind::Str(self.str_at(self.at)),
+            Kind::Esc => NodeKind::Esc(self.str_at(self.at)),
+            Kind::Num => NodeKind::Num(self.str_at(self.at)),
+            Kind::Arr => NodeKind::Arr(t.count),
+            Kind::Obj => NodeKind::Obj(t.count),
+        }
+    }
+
+    /// The members of an object node (none for any other node).
+    pub(crate) fn object_members(&self) -> Members<'a> {
+        Members {
+            node: self.at(self.at + 1),
+            left: if self.tok().kind == Kind::Obj {
+                self.tok().count
+            } else {
+                0
+            },
+        }
+    }
+
+    /// The elements of an array node (none for any other node).
+    pub(crate) fn array_elements(&self) -> Elements<'a> {
+        Elements {
+            node: self.at(self.at + 1),
+            left: if self.tok().kind == Kind::Arr {
+                self.tok().count
+            } else {
+                0
+            },
+        }
+    }
+
+    /// Member `name` of an object node; `None`: not an object, or no such member.
+    pub(crate) fn member(&self, name: &str) -> Option<TapeNode<'a>> {
+        let t = self.tok();
+        if t.kind != Kind::Obj {
+            return None;
+        }
+        let (name, text) = (name.as_bytes(), self.text.as_bytes());
+        let mut key = self.at + 1;
+        for _ in 0..t.count {
+            let k = self.toks[key as usize];
+            // the length first: most names differ in it; then the bytes, without a call
+            if (k.end - k.start) as usize == name.len()
+                && text[k.start as usize..k.end as usize]
+                    .iter()
+                    .zip(name)
+                    .all(|(a, b)| a == b)
+            {
+                return Some(self.at(k.next));
+            }
+            key = self.toks[k.next as usize].next;
+        }
+        None
+    }
+}
+
 struct Reader<'t, 'v> {
     b: &'t [u8],
     pos: usize,
     toks: &'v mut Vec<Tok>,
+    /// Strings with escapes are read (as [`Kind::Esc`]; not as member names).
+    escapes: bool,
+    /// Numbers other than 18-digit integers are read (as [`Kind::Num`]) when held exactly.
+    numbers: bool,
 }
 
 impl Reader<'_, '_> {
@@ -410,16 +629,28 @@ impl Reader<'_, '_> {
     fn string(&mut self) -> Option<usize> {
         let start = self.pos + 1;
         let mut i = start;
+        let mut escaped = false;
         loop {
+            // eight bytes at a time while none is a quote, a backslash or a control byte
+            while let Some(chunk) = self.b.get(i..i + 8) {
+                if special(u64::from_le_bytes(chunk.try_into().expect("eight bytes"))) {
+                    break;
+                }
+                i += 8;
+            }
             match *self.b.get(i)? {
                 b'"' => break,
+                b'\\' if self.escapes => {
+                    i = escape_end(self.b, i)?;
+                    escaped = true;
+                }
                 // an escape is not read here; a control character is not JSON
                 b'\\' | 0..=0x1f => return None,
                 _ => i += 1,
             }
         }
         self.pos = i + 1;
-        Some(self.push(Kind::Str, start, i))
+        Some(self.push(if escaped { Kind::Esc } else { Kind::Str }, start, i))
     }
 
     fn literal(&mut self, word: &[u8], kind: Kind) -> Option<()> {
@@ -429,6 +660,53 @@ impl Reader<'_, '_> {
         let start = self.pos;
         self.pos += word.len();
         self.push(kind, start, self.pos);
+        Some(())
+    }
+
+    /// Any RFC 8259 number (section 6) held exactly ([`parse::number_is_exact`]), as a
+    /// [`Kind::Num`].
+    fn number(&mut self) -> Option<()> {
+        let b = self.b;
+        let start = self.pos;
+        let mut i = start;
+        let digits = |i: &mut usize| {
+            let from = *i;
+            while b.get(*i).is_some_and(u8::is_ascii_digit) {
+                *i += 1;
+            }
+            *i > from
+        };
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i)? {
+            b'0' => i += 1,
+            b'1'..=b'9' => {
+                digits(&mut i);
+            }
+            _ => return None,
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            if !digits(&mut i) {
+                return None;
+            }
+        }
+        if let Some(b'e' | b'E') = b.get(i) {
+            i += 1;
+            if let Some(b'+' | b'-') = b.get(i) {
+                i += 1;
+            }
+            if !digits(&mut i) {
+                return None;
+            }
+        }
+        let token = std::str::from_utf8(&b[start..i]).ok()?;
+        if !crate::core::stage::parse::number_is_exact(token) {
+            return None;
+        }
+        self.pos = i;
+        self.push(Kind::Num, start, i);
         Some(())
     }
 
@@ -464,7 +742,17 @@ impl Reader<'_, '_> {
     fn value(&mut self, depth: usize) -> Option<()> {
         match *self.b.get(self.pos)? {
             b'"' => self.string().map(|_| ()),
-            b'-' | b'0'..=b'9' => self.integer(),
+            b'-' | b'0'..=b'9' => {
+                let start = self.pos;
+                match self.integer() {
+                    Some(()) => Some(()),
+                    None if self.numbers => {
+                        self.pos = start;
+                        self.number()
+                    }
+                    None => None,
+                }
+            }
             b't' => self.literal(b"true", Kind::Bool(true)),
             b'f' => self.literal(b"false", Kind::Bool(false)),
             b'n' => self.literal(b"null", Kind::Null),
@@ -491,7 +779,11 @@ impl Reader<'_, '_> {
                                 return None;
                             }
                             let key = self.string()?;
-                            if count as usize >= MAX_MEMBERS || self.repeats(at, key) {
+                            // a name with an escape could repeat another written otherwise
+                            if self.toks[key].kind != Kind::Str
+                                || count as usize >= MAX_MEMBERS
+                                || self.repeats(at, key)
+                            {
                                 return None;
                             }
                             self.ws();
@@ -543,6 +835,125 @@ impl Reader<'_, '_> {
     }
 }
 
+/// A tape and its text, for [`DocNode`]s.
+pub(crate) struct TapeDoc<'a> {
+    text: &'a str,
+    toks: &'a [Tok],
+}
+
+/// The empty object (`{}`), for a capture's missing `context` or `intent`.
+static EMPTY_OBJECT: TapeDoc<'static> = TapeDoc {
+    text: "{}",
+    toks: &[Tok {
+        kind: Kind::Obj,
+        start: 0,
+        end: 2,
+        next: 1,
+        count: 0,
+    }],
+};
+
+/// A node of a record's or a proposal's tape as the rules' direct evaluator reads it
+/// (`core::fast_pass`): 16 bytes, where a [`TapeNode`] is 40, since the evaluator moves its
+/// values about. A string with escapes, a number other than an `Int` and any array or object
+/// are values it decides nothing on, as `serde_json`'s are ([`V::Num`], [`V::Other`]).
+#[derive(Clone, Copy)]
+pub(crate) struct DocNode<'a> {
+    doc: &'a TapeDoc<'a>,
+    at: u32,
+}
+
+impl<'a> TapeNode<'a> {
+    /// The tape this node is on.
+    pub(crate) fn doc(&self) -> TapeDoc<'a> {
+        TapeDoc {
+            text: self.text,
+            toks: self.toks,
+        }
+    }
+}
+
+impl<'a> TapeDoc<'a> {
+    /// This node of the tape (`node`: a node of the same tape, as [`TapeNode::doc`] gave it).
+    pub(crate) fn node(&'a self, node: TapeNode<'_>) -> DocNode<'a> {
+        DocNode {
+            doc: self,
+            at: node.at,
+        }
+    }
+}
+
+impl<'a> DocNode<'a> {
+    /// The empty object.
+    pub(crate) fn empty_object() -> DocNode<'a> {
+        DocNode {
+            doc: &EMPTY_OBJECT,
+            at: 0,
+        }
+    }
+
+    fn tape(self) -> TapeNode<'a> {
+        TapeNode {
+            text: self.doc.text,
+            toks: self.doc.toks,
+            at: self.at,
+        }
+    }
+}
+
+/// The elements of an array [`DocNode`].
+pub(crate) struct DocElements<'a> {
+    doc: &'a TapeDoc<'a>,
+    inner: Elements<'a>,
+}
+
+impl<'a> Iterator for DocElements<'a> {
+    type Item = DocNode<'a>;
+
+    fn next(&mut self) -> Option<DocNode<'a>> {
+        self.inner.next().map(|n| DocNode {
+            doc: self.doc,
+            at: n.at,
+        })
+    }
+}
+
+impl<'a> Doc<'a> for DocNode<'a> {
+    type Items = DocElements<'a>;
+
+    fn view(self) -> V<'a, Self> {
+        let t = self.doc.toks[self.at as usize];
+        match t.kind {
+            Kind::Null => V::Null,
+            Kind::Bool(b) => V::Bool(b),
+            Kind::Int(i) => V::Int(i),
+            Kind::Str => V::Str(&self.doc.text[t.start as usize..t.end as usize]),
+            Kind::Num => V::Num,
+            Kind::Esc | Kind::Arr | Kind::Obj => V::Other(self),
+        }
+    }
+
+    fn has(self, name: &str) -> Option<bool> {
+        let node = self.tape();
+        (node.tok().kind == Kind::Obj).then(|| node.member(name).is_some())
+    }
+
+    fn member(self, name: &str) -> Option<Self> {
+        self.tape().member(name).map(|n| DocNode {
+            doc: self.doc,
+            at: n.at,
+        })
+    }
+
+    fn items(self) -> Option<Self::Items> {
+        let node = self.tape();
+        (node.tok().kind == Kind::Arr).then(|| DocElements {
+            doc: self.doc,
+            inner: node.array_elements(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -557,6 +968,92 @@ mod tests {
             toks: &toks,
             at: 0,
         }))
+    }
+
+    /// `special` says yes exactly when one of the eight bytes is `"`, `\` or below 0x20.
+    #[test]
+    fn special_finds_every_byte_a_string_scan_stops_at() {
+        let stops = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+        // every byte value at every place among bytes that never stop a scan
+        for place in 0..8 {
+            for b in 0..=255u8 {
+                let mut word = [b'a'; 8];
+                word[place] = b;
+                assert_eq!(special(u64::from_le_bytes(word)), stops(b), "{word:?}");
+            }
+        }
+        // random words (xorshift): any stop byte anywhere
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let want = x.to_le_bytes().iter().any(|&b| stops(b));
+            assert_eq!(special(x), want, "{x:#018x}");
+        }
+    }
+
+    fn record_value(text: &str) -> Option<Value> {
+        let mut toks = Vec::new();
+        read_record(text, &mut toks).map(value)
+    }
+
+    /// A record's tape reads strings with escapes and every number held exactly, as
+    /// `serde_json` reads them, and nothing else.
+    #[test]
+    fn a_record_tape_reads_escapes_and_exact_numbers_as_serde_json_does() {
+        let read_as_serde = [
+            r#"{"s": "a\"b\\c\/d\b\f\n\r\t\u00e9\u20ac\u0000 \uFFFF", "n": [1.5, -0, 0.0, 1e2, 1E+2, 2e-3, 12345678901234567890, -9223372036854775808, 0.1]}"#,
+            r#"{"output": "{\"a\":1}", "id": "x\ny"}"#,
+            r#"["long string without escapes, longer than eight bytes", "é🙂 and more text"]"#,
+        ];
+        for text in read_as_serde {
+            let want: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(record_value(text), Some(want), "{text}");
+        }
+        let not_read = [
+            r#"{"s": "\ud83d\ude00"}"#,
+            r#"{"s": "\ud800"}"#,
+            r#"{"s": "\x"}"#,
+            r#"{"s": "\u12G4"}"#,
+            r#"{"s": "\u12"}"#,
+            r#"{"a\u0062": 1}"#,
+            r#"{"a": 1e400}"#,
+            r#"{"a": 1e-400}"#,
+            r#"{"a": 9007199254740993.0}"#,
+            r#"{"a": 1.}"#,
+            r#"{"a": .5}"#,
+            r#"{"a": 01}"#,
+            r#"{"a": +1}"#,
+            r#"{"a": 1e}"#,
+            "{\"a\": \"tab\there\"}",
+        ];
+        for text in not_read {
+            assert_eq!(record_value(text), None, "{text}");
+        }
+        // an instance's tape reads none of the escapes or numbers
+        let mut toks = Vec::new();
+        assert!(read(r#"{"a": "x\ny"}"#, &mut toks).is_none());
+        assert!(read(r#"{"a": 1.5}"#, &mut toks).is_none());
+        // a proposal's reads escapes, but not those numbers
+        assert!(read_proposal(r#"{"a": "x\ny"}"#, &mut toks).is_some());
+        assert!(read_proposal(r#"{"a": 1.5}"#, &mut toks).is_none());
+    }
+
+    /// `unescape_into` gives what `serde_json` gives for the strings a record's tape reads.
+    #[test]
+    fn unescape_gives_serde_jsons_text() {
+        for raw in [
+            r#"plain"#,
+            r#"a\"b\\c\/d\b\f\n\r\t"#,
+            r#"\u00e9\u20ac\u0041x\u0000"#,
+            r#"\\\\"#,
+        ] {
+            let want: String = serde_json::from_str(&format!("\"{raw}\"")).unwrap();
+            let mut got = String::from("kept:");
+            unescape_into(raw, &mut got);
+            assert_eq!(got, format!("kept:{want}"));
+        }
     }
 
     #[test]

@@ -135,7 +135,7 @@ impl Passes {
     /// An empty run with room for `room` line numbers (at most 8). Its rendering starts
     /// with room for one line and grows by doubling, so runs of one passing line between
     /// failing ones hold no more than they print.
-    fn new(model: &Arc<PassModel>, room: usize) -> Passes {
+    pub(super) fn new(model: &Arc<PassModel>, room: usize) -> Passes {
         Passes {
             model: model.clone(),
             lines: Vec::with_capacity(room.min(8)),
@@ -144,7 +144,7 @@ impl Passes {
     }
 
     /// Moves a non-empty run to `outs`, leaving an empty one with room for `room` lines.
-    fn flush(&mut self, outs: &mut Vec<Out>, model: &Arc<PassModel>, room: usize) {
+    pub(super) fn flush(&mut self, outs: &mut Vec<Out>, model: &Arc<PassModel>, room: usize) {
         if !self.lines.is_empty() {
             outs.push(Out::Passes(std::mem::replace(
                 self,
@@ -153,7 +153,7 @@ impl Passes {
         }
     }
 
-    fn push(&mut self, line: usize) {
+    pub(super) fn push(&mut self, line: usize) {
         self.lines.push(line);
         if let (Some(out), Some(pieces)) = (&mut self.rendered, &self.model.template)
             && !self.model.quiet

@@ -269,6 +269,7 @@ pub fn check_workspaces(
     let (warnings, chains) = workspace_mode(
         paths,
         render(opts),
+        opts.quiet,
         opts.skip_passing,
         opts.chain_rows,
         &mut delivery(opts, &mut summary, out),
@@ -446,6 +447,19 @@ struct Input<'a> {
     /// passing verdict outside any chain is made [`Out::Counted`] on the validation thread
     /// that made it, and freed there.
     skip_passing: bool,
+    /// Under `-q`: the log lines the fast pass knows pass (`core::fast_pass`) are not read
+    /// into a capture, only counted (`skip_passing`) or delivered by a model.
+    fast_pass: Option<FastPassing<'a>>,
+}
+
+/// The fast pass of a workspace's logs under `-q` (`core::fast_pass`).
+struct FastPassing<'a> {
+    fast: &'a crate::core::fast_pass::FastPass,
+    /// What a passing record counts as.
+    counted: Counted,
+    /// The verdict of a passing record at a source (its warnings the contract's), for the
+    /// model of a log's passing lines.
+    verdict: &'a (dyn Fn(RecordRef, Vec<Finding>) -> Verdict + Sync),
 }
 
 /// Checks a run of records, giving each record's verdicts in order (`stream`'s `check_many`).
@@ -474,6 +488,7 @@ fn stream(
         is_log,
         records,
         skip_passing,
+        fast_pass,
     } = input;
     // three stages overlap: the reader thread reads batch k+2, the validator thread checks
     // batch k+1 on the rayon pool, and this thread reports batch k (in order)
@@ -588,6 +603,83 @@ fn stream(
                         let block = &block;
                         match (fast, check_many) {
                             // a run of lines read, then evaluated, then made items
+                            // with the fast pass (`-q`): the lines it knows pass are not
+                            // read, the rest of a run are read, then evaluated, then made
+                            // items
+                            (None, Some(many)) if fast_pass.is_some() => {
+                                let pass = fast_pass.as_ref().expect("matched");
+                                // counted (`skip_passing`), else runs of passing lines
+                                // delivered by a model (the human and github reports note
+                                // the contract's warnings of passing captures)
+                                let model = (!skip_passing).then(|| {
+                                    let first = block.lines.first().map_or(1, |l| l.0);
+                                    Arc::new(PassModel::new(
+                                        &block.rel,
+                                        path.clone(),
+                                        &|source, errors| (pass.verdict)(source, errors),
+                                        render.as_ref(),
+                                        [first, first + 1],
+                                    ))
+                                });
+                                let model = &model;
+                                vec![
+                                    runs(&block.lines)
+                                        .into_par_iter()
+                                        .flat_map_iter(|run| {
+                                            let lines = &block.lines[run];
+                                            let mut fast = Vec::with_capacity(lines.len());
+                                            let raws: Vec<RawRecord> = lines
+                                                .iter()
+                                                .filter_map(|(line_no, at)| {
+                                                    let passes = matches!(at, Ok(r) if pass.fast.passes(&block.bytes[r.clone()]));
+                                                    fast.push(passes);
+                                                    #[cfg(debug_assertions)]
+                                                    if passes {
+                                                        let raw = line_record(block, *line_no, at);
+                                                        let vs = many(std::slice::from_ref(&raw));
+                                                        assert!(
+                                                            vs.len() == 1
+                                                                && vs[0].len() == 1
+                                                                && vs[0][0].chain.is_none()
+                                                                && Counted::of(&vs[0][0]) == pass.counted,
+                                                            "the fast pass passes {}, which check does not pass",
+                                                            raw.source
+                                                        );
+                                                    }
+                                                    (!passes).then(|| line_record(block, *line_no, at))
+                                                })
+                                                .collect();
+                                            let verdicts = many(&raws);
+                                            let mut slow = raws.into_iter().zip(verdicts);
+                                            let mut outs = Vec::with_capacity(lines.len());
+                                            let mut passing =
+                                                model.as_ref().map(|m| Passes::new(m, lines.len()));
+                                            for (i, ((line_no, _), passes)) in
+                                                lines.iter().zip(fast).enumerate()
+                                            {
+                                                if passes {
+                                                    match &mut passing {
+                                                        Some(p) => p.push(*line_no),
+                                                        None => outs.push(Out::Counted(pass.counted)),
+                                                    }
+                                                    continue;
+                                                }
+                                                if let (Some(p), Some(m)) = (&mut passing, model) {
+                                                    p.flush(&mut outs, m, lines.len() - i);
+                                                }
+                                                if let Some((raw, vs)) = slow.next() {
+                                                    let at = locate_record(&raw, records);
+                                                    outs.extend(to_items(vs, at, path.clone()));
+                                                }
+                                            }
+                                            if let (Some(p), Some(m)) = (&mut passing, model) {
+                                                p.flush(&mut outs, m, 0);
+                                            }
+                                            outs
+                                        })
+                                        .collect::<Vec<Out>>(),
+                                ]
+                            }
                             (None, Some(many)) => vec![
                                 runs(&block.lines)
                                     .into_par_iter()
@@ -854,6 +946,7 @@ type WorkspaceEnd = (
 fn workspace_mode(
     paths: &[PathBuf],
     render: Option<Render>,
+    quiet: bool,
     skip_passing: bool,
     keep: crate::core::chain::Keep,
     emit: &mut Emit<'_>,
@@ -1013,6 +1106,31 @@ fn workspace_mode(
             }
             all
         };
+        // `-q`: a passing plain record is known without being read into a capture
+        // (`core::fast_pass`); it is the verdict of no findings of its contract
+        let fast_pass = if quiet {
+            crate::core::fast_pass::FastPass::of(&ws)
+        } else {
+            None
+        };
+        let pass_verdict = |source: RecordRef, errors: Vec<Finding>| {
+            let fp = fast_pass.as_ref().expect("made only with a fast pass");
+            let mut v = Verdict::from_errors(
+                source.to_string(),
+                source,
+                Some(fp.contract_name().to_owned()),
+                errors,
+            );
+            v.format = Some("capture".to_owned());
+            v.warnings = fp.contract().warnings();
+            ws.apply_decisions(&mut v);
+            v
+        };
+        let passing = fast_pass.as_ref().map(|fast| FastPassing {
+            fast,
+            counted: Counted::of(&pass_verdict(RecordRef::new("", None), Vec::new())),
+            verdict: &pass_verdict,
+        });
         let input = Input {
             root: &root,
             files,
@@ -1021,6 +1139,7 @@ fn workspace_mode(
             is_log: &|f| ws.is_log_file(f),
             records: true,
             skip_passing,
+            fast_pass: passing,
         };
         // the chain accumulator, fed the verdicts as they are delivered (a small step per
         // attempt of a chain, never the verdict: `docs/chains.md#memory`); a natural link
@@ -1315,6 +1434,7 @@ fn validator_mode(
         records: false,
         // the fast path's runs of passing lines are counted already (`Out::Passes`)
         skip_passing: false,
+        fast_pass: None,
     };
     let fast = Fast {
         errors: &errors,
