@@ -507,7 +507,8 @@ mod tests {
                 std::fs::write(root.join("schemas/refund-v1.rules.toml"), text).unwrap();
             }
         };
-        let cases: Vec<(&str, Box<dyn Fn(&Path)>)> = vec![
+        type Edit = Box<dyn Fn(&Path)>;
+        let cases: Vec<(&str, Edit)> = vec![
             (
                 "\n[[route]]\ncontract = \"refund-v1\"\nmodel = \"gpt-*\"\n",
                 Box::new(nothing),
