@@ -695,9 +695,32 @@ fn read_log<H: Hook>(
         inner: std::io::BufReader::with_capacity(BLOCK_BYTES, file),
         progress,
     };
-    capture::read_line_runs(reader, max, |run, lines| {
-        for block in lines.chunks(BLOCK) {
-            flush(block, run, b);
+    // the reading of the next blocks (on a thread of its own) overlaps the scans of this
+    // one: each block is handed over with the bytes it spans, copied out of the reader's
+    // buffer (a read alone keeps one of two cores busy: BENCHMARKS.md, "Session 25")
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<u8>, Vec<capture::RunLine>)>(2);
+        scope.spawn(move || {
+            capture::read_line_runs(reader, max, |run, lines| {
+                while !lines.is_empty() {
+                    let take = lines.len().min(BLOCK);
+                    let mut block: Vec<capture::RunLine> = lines.drain(..take).collect();
+                    let spans = block.iter().filter_map(|l| l.text.as_ref().ok());
+                    let from = spans.clone().map(|r| r.start).min().unwrap_or(0);
+                    let to = spans.map(|r| r.end).max().unwrap_or(from);
+                    for l in &mut block {
+                        if let Ok(r) = &mut l.text {
+                            *r = r.start - from..r.end - from;
+                        }
+                    }
+                    if tx.send((run[from..to].to_vec(), block)).is_err() {
+                        return;
+                    }
+                }
+            });
+        });
+        for (bytes, block) in rx {
+            flush(&block, &bytes, b);
         }
     });
 }
