@@ -452,17 +452,20 @@ pub(crate) fn read_proposal<'a>(text: &'a str, toks: &'a mut Vec<Tok>) -> Option
     (r.pos == r.b.len()).then_some(TapeNode { text, toks, at: 0 })
 }
 
-/// Whether one of the eight bytes of `x` is `"`, `\\` or a control byte (below 0x20): the
-/// bytes a string's scan stops at (bit tricks of "Bit Twiddling Hacks", S. E. Anderson:
-/// `haszero` and `hasless`, exact as a yes-or-no).
-fn special(x: u64) -> bool {
+/// The place (0 to 7, in memory order) of the first of the eight bytes of `x` (read little
+/// endian) that is `"`, `\\` or a control byte (below 0x20): the bytes a string's scan stops
+/// at; `None` when there is none. The bit tricks of "Bit Twiddling Hacks" (S. E. Anderson:
+/// `haszero`, `hasless`): a borrow can mark a byte above a marked one, never below, so the
+/// lowest marked byte is the first true one.
+fn first_special(x: u64) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
     let quote = zero(x ^ (ONES * u64::from(b'"')));
     let backslash = zero(x ^ (ONES * u64::from(b'\\')));
     let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
-    (quote | backslash | control) != 0
+    let marked = quote | backslash | control;
+    (marked != 0).then(|| marked.trailing_zeros() as usize / 8)
 }
 
 /// The end of the escape at `b[i]` (its `\\`), when it is one [`read_record`] reads.
@@ -633,10 +636,13 @@ impl Reader<'_, '_> {
         loop {
             // eight bytes at a time while none is a quote, a backslash or a control byte
             while let Some(chunk) = self.b.get(i..i + 8) {
-                if special(u64::from_le_bytes(chunk.try_into().expect("eight bytes"))) {
-                    break;
+                match first_special(u64::from_le_bytes(chunk.try_into().expect("eight bytes"))) {
+                    Some(at) => {
+                        i += at;
+                        break;
+                    }
+                    None => i += 8,
                 }
-                i += 8;
             }
             match *self.b.get(i)? {
                 b'"' => break,
@@ -970,16 +976,21 @@ mod tests {
         }))
     }
 
-    /// `special` says yes exactly when one of the eight bytes is `"`, `\` or below 0x20.
+    /// `first_special` finds the first of the eight bytes that is `"`, `\` or below 0x20.
     #[test]
-    fn special_finds_every_byte_a_string_scan_stops_at() {
+    fn first_special_finds_the_first_byte_a_string_scan_stops_at() {
         let stops = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+        let first = |word: [u8; 8]| word.iter().position(|&b| stops(b));
         // every byte value at every place among bytes that never stop a scan
         for place in 0..8 {
             for b in 0..=255u8 {
                 let mut word = [b'a'; 8];
                 word[place] = b;
-                assert_eq!(special(u64::from_le_bytes(word)), stops(b), "{word:?}");
+                assert_eq!(
+                    first_special(u64::from_le_bytes(word)),
+                    first(word),
+                    "{word:?}"
+                );
             }
         }
         // random words (xorshift): any stop byte anywhere
@@ -988,8 +999,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let want = x.to_le_bytes().iter().any(|&b| stops(b));
-            assert_eq!(special(x), want, "{x:#018x}");
+            assert_eq!(first_special(x), first(x.to_le_bytes()), "{x:#018x}");
         }
     }
 
