@@ -394,6 +394,12 @@ pub fn passes(validator: &jsonschema::Validator<Tape>, text: &str) -> bool {
 
 /// Reads `text` onto `toks` (`None`: not in the subset the tape reads).
 fn read(text: &str, toks: &mut Vec<Tok>) -> Option<()> {
+    read_as(text, toks, false, false)
+}
+
+/// Reads `text` onto `toks` (appended), strings with escapes ([`Kind::Esc`]) and numbers
+/// other than 18-digit integers ([`Kind::Num`]) too when asked.
+fn read_as(text: &str, toks: &mut Vec<Tok>, escapes: bool, numbers: bool) -> Option<()> {
     if text.len() >= u32::MAX as usize {
         return None;
     }
@@ -401,8 +407,8 @@ fn read(text: &str, toks: &mut Vec<Tok>) -> Option<()> {
         b: text.as_bytes(),
         pos: 0,
         toks,
-        escapes: false,
-        numbers: false,
+        escapes,
+        numbers,
     };
     r.ws();
     r.value(0)?;
@@ -412,44 +418,21 @@ fn read(text: &str, toks: &mut Vec<Tok>) -> Option<()> {
 
 /// Reads a capture record's `text` onto `toks` as [`read`] reads an instance, strings with
 /// escapes included ([`Kind::Esc`]: the simple escapes of RFC 8259 section 7 and `\uXXXX`
-/// outside the surrogates; a surrogate, even paired, is not read). Member names with an
-/// escape are not read. `None`: not in that subset.
+/// outside the surrogates; a surrogate, even paired, is not read) and every number held
+/// exactly ([`Kind::Num`]). Member names with an escape are not read. `None`: not in that
+/// subset.
 pub(crate) fn read_record<'a>(text: &'a str, toks: &'a mut Vec<Tok>) -> Option<TapeNode<'a>> {
-    if text.len() >= u32::MAX as usize {
-        return None;
-    }
     toks.clear();
-    let mut r = Reader {
-        b: text.as_bytes(),
-        pos: 0,
-        toks,
-        escapes: true,
-        numbers: true,
-    };
-    r.ws();
-    r.value(0)?;
-    r.ws();
-    (r.pos == r.b.len()).then_some(TapeNode { text, toks, at: 0 })
+    read_as(text, toks, true, true)?;
+    Some(TapeNode { text, toks, at: 0 })
 }
 
 /// Reads a proposal `text` onto `toks`: the subset of [`read`] with strings with escapes
 /// as [`read_record`] reads them. `None`: not in that subset.
 pub(crate) fn read_proposal<'a>(text: &'a str, toks: &'a mut Vec<Tok>) -> Option<TapeNode<'a>> {
-    if text.len() >= u32::MAX as usize {
-        return None;
-    }
     toks.clear();
-    let mut r = Reader {
-        b: text.as_bytes(),
-        pos: 0,
-        toks,
-        escapes: true,
-        numbers: false,
-    };
-    r.ws();
-    r.value(0)?;
-    r.ws();
-    (r.pos == r.b.len()).then_some(TapeNode { text, toks, at: 0 })
+    read_as(text, toks, true, false)?;
+    Some(TapeNode { text, toks, at: 0 })
 }
 
 /// The place (0 to 7, in memory order) of the first of the eight bytes of `x` (read little
