@@ -116,3 +116,30 @@ fn b_groups_the_triage_tree_by_repair_and_enter_opens_a_group() {
     assert!(app.modes.triage() && !app.triage.by_repair);
     assert_eq!(app.triage.tree[0].query, "stage:response");
 }
+
+/// The pane borders' row (the third line of the screen, unquoted).
+fn border_row(app: &App) -> String {
+    screen(app)
+        .lines()
+        .nth(2)
+        .unwrap()
+        .trim_matches('"')
+        .to_string()
+}
+
+#[test]
+fn a_title_too_long_for_its_pane_is_cut_with_an_ellipsis() {
+    let mut app = refund(80, 24);
+    keys(&mut app, "b");
+    assert_eq!(
+        border_row(&app),
+        "┌ Triage repair > would-be ou… ──┐┌ amount-9000 ───────────────────────────────┐"
+    );
+    key(&mut app, KeyCode::Esc);
+    keys(&mut app, "/repair:unquote-number would:ready");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        border_row(&app),
+        "┌ Captures 1/25 /repair:unquo… ──┐┌ amount-as-string ──────────────────────────┐"
+    );
+}
