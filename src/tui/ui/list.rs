@@ -321,10 +321,19 @@ pub fn draw_chains(f: &mut Frame, r: Rect, t: &Theme, tree: &ChainTree, focused:
                         row.attempts
                     );
                     let room = w.saturating_sub(2 + head.chars().count());
+                    // the id whole before its flags; an id longer than the room is cut in
+                    // its middle, as the capture list's are (where chains' ids differ:
+                    // `loop-recovered-2`, `loop-recovered-3`), its flags left out
+                    let id = esc(&row.chain);
+                    let id = if super::columns(&id) >= room {
+                        pad_middle(&id, room)
+                    } else {
+                        pad(&format!("{id}{flags}"), room)
+                    };
                     Line::from(vec![
                         Span::raw(format!("{open} ")),
                         Span::styled(head, style),
-                        Span::raw(pad(&format!("{}{flags}", esc(&row.chain)), room)),
+                        Span::raw(id),
                     ])
                 }
                 ChainNode::Attempt(c, k) => {
