@@ -956,3 +956,36 @@ fn an_unwrapped_line_cut_at_the_pane_s_edge_ends_in_an_ellipsis() {
     let errors = rows_of(&app, app.screen.areas.errors);
     assert_eq!(errors, [" no errors: every stage pas…"]);
 }
+
+/// `G` in the Raw tab shows its last page full, the last row at the bottom (it scrolled
+/// the last row to the top, the rest of the tab blank).
+#[test]
+fn g_in_the_raw_tab_shows_the_last_page_full() {
+    let mut app = refund(80, 24);
+    select(&mut app, "trailing-prose");
+    keys(&mut app, "3");
+    key(&mut app, KeyCode::Tab);
+    key(&mut app, KeyCode::Char('G'));
+    assert_eq!(
+        content_rows(&app),
+        [
+            r#"    :"O-1042","amount_minor":5000,"currency""#,
+            r#"    :"KRW","expected_version":7}"#,
+            "  2",
+            "  3 I've prepared a refund of 5,000 KRW for",
+            "    ^",
+            "    order O-1042. Let me know if you'd like",
+            "    to change anything.",
+            "",
+            "▲ 3:1 expected the end of the text after the",
+            r#"JSON value, found "I've prepared a refund of"#,
+            r#"5,000 …""#,
+        ]
+    );
+    // `k` moves back one row from there
+    key(&mut app, KeyCode::Char('k'));
+    assert_eq!(
+        content_rows(&app)[0],
+        r#"  1 {"schema_version":"refund-v1","order_id""#
+    );
+}
