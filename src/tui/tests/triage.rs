@@ -143,3 +143,25 @@ fn a_title_too_long_for_its_pane_is_cut_with_an_ellipsis() {
         "┌ Captures 1/25 /repair:unquo… ──┐┌ amount-as-string ──────────────────────────┐"
     );
 }
+
+/// `t` is the tree by stage (`docs/commands.md`): in the tree by repair it switches to it
+/// (it closed the triage), and after the tree by repair was closed it opens by stage (it
+/// reopened the tree by repair); in its own tree it closes it.
+#[test]
+fn t_in_the_tree_by_repair_switches_to_the_tree_by_stage() {
+    let mut app = refund(80, 24);
+    let stage = "┌ Triage stage > reason > poi… ──┐┌ amount-9000 ───────────────────────────────┐";
+    keys(&mut app, "bjt");
+    assert_eq!(border_row(&app), stage);
+    assert_eq!(
+        screen(&app).lines().nth(3).unwrap(),
+        "\"│ ▾ response                   4 ││ ✓ ✓ ✓ business ✗                  ⊘ reject │\""
+    );
+    assert_eq!(app.triage.cursor, 0);
+    keys(&mut app, "t");
+    assert!(!app.modes.triage());
+    keys(&mut app, "b");
+    key(&mut app, KeyCode::Esc);
+    keys(&mut app, "t");
+    assert_eq!(border_row(&app), stage);
+}
