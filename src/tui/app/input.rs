@@ -153,7 +153,15 @@ impl App {
                 }
             }
             Action::Triage => {
-                let on = !self.modes.triage();
+                // the tree by stage: from the tree by repair `t` switches to it, from its
+                // own it closes it
+                let by_repair = self.modes.triage() && self.triage.by_repair;
+                let on = !self.modes.triage() || by_repair;
+                self.triage.by_repair = false;
+                if by_repair {
+                    self.triage.cursor = 0;
+                    self.triage.offset = 0;
+                }
                 self.modes.set_triage(on);
                 if on {
                     self.modes.focus = Focus::List;

@@ -202,8 +202,9 @@ pub enum RawRow {
 
 /// The Raw tab's rows for a content width: logical lines hard-wrapped by the columns their
 /// characters take (a wide character, such as a CJK one, takes two and never straddles a
-/// row's end), with a caret row under the error position, at its column. Also returns the
-/// row of the caret, for scrolling.
+/// row's end), with a caret row after the error's line (after all its rows when it wraps),
+/// at the error's column in the row it is on. Also returns the row of the caret, for
+/// scrolling.
 pub fn raw_rows(raw: &RawView, width: u16) -> (Vec<RawRow>, Option<usize>) {
     use unicode_width::UnicodeWidthChar;
     let gutter = raw.lines.len().to_string().len().max(3);
@@ -227,6 +228,7 @@ pub fn raw_rows(raw: &RawView, width: u16) -> (Vec<RawRow>, Option<usize>) {
             used += w;
         }
         chunks.push(&chars[start..]);
+        let mut line_caret = None;
         for (k, chunk) in chunks.into_iter().enumerate() {
             let g = if k == 0 {
                 format!("{:>gutter$} ", n + 1)
@@ -250,10 +252,15 @@ pub fn raw_rows(raw: &RawView, width: u16) -> (Vec<RawRow>, Option<usize>) {
             rows.push(RawRow::Text(g, out));
             if let Some(col) = caret
                 && caret_row.is_none()
+                && line_caret.is_none()
             {
-                caret_row = Some(rows.len());
-                rows.push(RawRow::Caret(gutter + 1 + col));
+                line_caret = Some(col);
             }
+        }
+        // the caret under the whole line, not between the rows of a wrapped one
+        if let Some(col) = line_caret {
+            caret_row = Some(rows.len());
+            rows.push(RawRow::Caret(gutter + 1 + col));
         }
     }
     (rows, caret_row)

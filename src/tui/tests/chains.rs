@@ -359,3 +359,33 @@ fn a_hidden_attempt_is_said_until_the_next_key() {
     assert!(!e.app.modes.chains());
     assert_eq!(footer(&e.app), hints);
 }
+
+/// At 80 columns the chain tree's ids are cut in their middle, as the capture list's are,
+/// so the chains whose ids differ only at their end stay apart.
+#[test]
+fn a_chain_id_too_long_for_the_tree_is_cut_in_its_middle() {
+    let mut e = EngineApp::new(80, 24);
+    e.keys("c");
+    let s = screen(&e.app);
+    let rows: Vec<&str> = s
+        .lines()
+        .skip(4)
+        .take(10)
+        .map(|l| l.trim_matches('"').split("││").next().unwrap())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "│▸ ✓ first-pass    1  loop-…-pass",
+            "│▸ ↻ recovered     2  loop-…red-2",
+            "│▸ ↻ recovered     3  loop-…red-3",
+            "│▸ ✗ unrecovered   3  loop-…vered",
+            "│▸ ✗ unrecovered   2  loop-…eject",
+            "│▸ ↻ recovered     3  loop-…posal",
+            "│▸ ↻ recovered     4  loop-…udget",
+            "│▸ ✓ first-pass    2  refun…ready",
+            "│▸ ✗ unrecovered   2  refun…mited",
+            "│▸ ✗ unrecovered   2  refun…posal",
+        ]
+    );
+}

@@ -710,15 +710,16 @@ fn the_raw_tab_wraps_wide_characters_by_their_columns_and_sets_the_caret_under_t
         .collect();
     let at = rows.iter().position(|r| r.starts_with("  1 {")).expect(&s);
     // 66 columns of text a row (70 less the gutter's 4): no row is wider, the wide
-    // characters are not split, continuation rows keep the gutter, and the caret sits
-    // under the quote that opens `"五千"` (4 + 32 + 17 columns in)
+    // characters are not split, continuation rows keep the gutter, and the caret, after
+    // the whole line, is at the column of the quote that opens `"五千"` in its row (4 + 32
+    // + 17 columns in)
     assert_eq!(
         &rows[at..at + 4],
         &[
             r#"  1 {"schema_version":"refund-v1","order_id":"注文番号一二三四五六七八"#,
             r#"    九十注文番号一二三四五六七八九十","amount_minor":"五千","currency""#,
-            r#"                                                     ^"#,
             r#"    :"KRW","expected_version":1}"#,
+            r#"                                                     ^"#,
         ],
         "{s}"
     );
@@ -955,4 +956,56 @@ fn an_unwrapped_line_cut_at_the_pane_s_edge_ends_in_an_ellipsis() {
     select(&mut app, "valid-proposal");
     let errors = rows_of(&app, app.screen.areas.errors);
     assert_eq!(errors, [" no errors: every stage pas…"]);
+}
+
+/// `G` in the Raw tab shows its last page full, the last row at the bottom (it scrolled
+/// the last row to the top, the rest of the tab blank).
+#[test]
+fn g_in_the_raw_tab_shows_the_last_page_full() {
+    let mut app = refund(80, 24);
+    select(&mut app, "trailing-prose");
+    keys(&mut app, "3");
+    key(&mut app, KeyCode::Tab);
+    key(&mut app, KeyCode::Char('G'));
+    assert_eq!(
+        content_rows(&app),
+        [
+            r#"    :"O-1042","amount_minor":5000,"currency""#,
+            r#"    :"KRW","expected_version":7}"#,
+            "  2",
+            "  3 I've prepared a refund of 5,000 KRW for",
+            "    order O-1042. Let me know if you'd like",
+            "    to change anything.",
+            "    ^",
+            "",
+            "▲ 3:1 expected the end of the text after the",
+            r#"JSON value, found "I've prepared a refund of"#,
+            r#"5,000 …""#,
+        ]
+    );
+    // `k` moves back one row from there
+    key(&mut app, KeyCode::Char('k'));
+    assert_eq!(
+        content_rows(&app)[0],
+        r#"  1 {"schema_version":"refund-v1","order_id""#
+    );
+}
+
+/// The Raw tab's caret comes after the whole of a wrapped error line, at the error's
+/// column in its row (it was drawn between the line's rows, splitting it).
+#[test]
+fn the_raw_tab_caret_comes_after_the_whole_wrapped_line() {
+    let mut app = refund(80, 24);
+    select(&mut app, "trailing-prose");
+    keys(&mut app, "3");
+    assert_eq!(
+        content_rows(&app)[4..9],
+        [
+            "  3 I've prepared a refund of 5,000 KRW for",
+            "    order O-1042. Let me know if you'd like",
+            "    to change anything.",
+            "    ^",
+            "",
+        ]
+    );
 }

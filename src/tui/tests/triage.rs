@@ -116,3 +116,52 @@ fn b_groups_the_triage_tree_by_repair_and_enter_opens_a_group() {
     assert!(app.modes.triage() && !app.triage.by_repair);
     assert_eq!(app.triage.tree[0].query, "stage:response");
 }
+
+/// The pane borders' row (the third line of the screen, unquoted).
+fn border_row(app: &App) -> String {
+    screen(app)
+        .lines()
+        .nth(2)
+        .unwrap()
+        .trim_matches('"')
+        .to_string()
+}
+
+#[test]
+fn a_title_too_long_for_its_pane_is_cut_with_an_ellipsis() {
+    let mut app = refund(80, 24);
+    keys(&mut app, "b");
+    assert_eq!(
+        border_row(&app),
+        "┌ Triage repair > would-be ou… ──┐┌ amount-9000 ───────────────────────────────┐"
+    );
+    key(&mut app, KeyCode::Esc);
+    keys(&mut app, "/repair:unquote-number would:ready");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        border_row(&app),
+        "┌ Captures 1/25 /repair:unquo… ──┐┌ amount-as-string ──────────────────────────┐"
+    );
+}
+
+/// `t` is the tree by stage (`docs/commands.md`): in the tree by repair it switches to it
+/// (it closed the triage), and after the tree by repair was closed it opens by stage (it
+/// reopened the tree by repair); in its own tree it closes it.
+#[test]
+fn t_in_the_tree_by_repair_switches_to_the_tree_by_stage() {
+    let mut app = refund(80, 24);
+    let stage = "┌ Triage stage > reason > poi… ──┐┌ amount-9000 ───────────────────────────────┐";
+    keys(&mut app, "bjt");
+    assert_eq!(border_row(&app), stage);
+    assert_eq!(
+        screen(&app).lines().nth(3).unwrap(),
+        "\"│ ▾ response                   4 ││ ✓ ✓ ✓ business ✗                  ⊘ reject │\""
+    );
+    assert_eq!(app.triage.cursor, 0);
+    keys(&mut app, "t");
+    assert!(!app.modes.triage());
+    keys(&mut app, "b");
+    key(&mut app, KeyCode::Esc);
+    keys(&mut app, "t");
+    assert_eq!(border_row(&app), stage);
+}

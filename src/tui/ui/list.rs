@@ -1,6 +1,6 @@
 //! The left pane: the capture list (only the rows on screen are built) or the triage tree.
 
-use super::{pad, pad_middle, pane};
+use super::{fit_title, pad, pad_middle, pane};
 use crate::core::verdict::Stage;
 use crate::tui::app::{ChainNode, ChainTree, FilterJob, List, Triage};
 use crate::tui::store::Store;
@@ -51,7 +51,7 @@ pub fn draw_list(f: &mut Frame, r: Rect, t: &Theme, list: &List, s: Status<'_>) 
     if let Some(p) = s.filter.progress() {
         title.push(Span::styled(format!("filtering {p}% "), t.dim()));
     }
-    let block = pane(t, Line::from(title), s.focused);
+    let block = pane(t, fit_title(Line::from(title), r.width), s.focused);
     let inner = block.inner(r);
     f.render_widget(block, r);
     let h = inner.height as usize;
@@ -221,21 +221,18 @@ fn reason_label<'a>(store: &'a Store, row: &crate::tui::store::Row, compact: boo
 
 /// Draws the triage tree into `r`.
 pub fn draw_tree(f: &mut Frame, r: Rect, t: &Theme, triage: &Triage, focused: bool) {
-    let block = pane(
-        t,
-        Line::from(vec![
-            Span::styled(" Triage ", t.bold()),
-            Span::styled(
-                if triage.by_repair {
-                    "repair > would-be outcome "
-                } else {
-                    "stage > reason > pointer "
-                },
-                t.dim(),
-            ),
-        ]),
-        focused,
-    );
+    let title = Line::from(vec![
+        Span::styled(" Triage ", t.bold()),
+        Span::styled(
+            if triage.by_repair {
+                "repair > would-be outcome "
+            } else {
+                "stage > reason > pointer "
+            },
+            t.dim(),
+        ),
+    ]);
+    let block = pane(t, fit_title(title, r.width), focused);
     let inner = block.inner(r);
     f.render_widget(block, r);
     let w = inner.width as usize;
@@ -282,15 +279,12 @@ pub fn draw_tree(f: &mut Frame, r: Rect, t: &Theme, triage: &Triage, focused: bo
 pub fn draw_chains(f: &mut Frame, r: Rect, t: &Theme, tree: &ChainTree, focused: bool) {
     use crate::tui::chain::{attempt_label, outcome_glyph};
     let n = tree.view.as_ref().map_or(0, |v| v.heads.len());
-    let block = pane(
-        t,
-        Line::from(vec![
-            Span::styled(" Chains ", t.bold()),
-            Span::raw(format!("{n} ")),
-            Span::styled("Enter expands ", t.dim()),
-        ]),
-        focused,
-    );
+    let title = Line::from(vec![
+        Span::styled(" Chains ", t.bold()),
+        Span::raw(format!("{n} ")),
+        Span::styled("Enter expands ", t.dim()),
+    ]);
+    let block = pane(t, fit_title(title, r.width), focused);
     let inner = block.inner(r);
     f.render_widget(block, r);
     let Some(v) = &tree.view else { return };
@@ -327,10 +321,19 @@ pub fn draw_chains(f: &mut Frame, r: Rect, t: &Theme, tree: &ChainTree, focused:
                         row.attempts
                     );
                     let room = w.saturating_sub(2 + head.chars().count());
+                    // the id whole before its flags; an id longer than the room is cut in
+                    // its middle, as the capture list's are (where chains' ids differ:
+                    // `loop-recovered-2`, `loop-recovered-3`), its flags left out
+                    let id = esc(&row.chain);
+                    let id = if super::columns(&id) >= room {
+                        pad_middle(&id, room)
+                    } else {
+                        pad(&format!("{id}{flags}"), room)
+                    };
                     Line::from(vec![
                         Span::raw(format!("{open} ")),
                         Span::styled(head, style),
-                        Span::raw(pad(&format!("{}{flags}", esc(&row.chain)), room)),
+                        Span::raw(id),
                     ])
                 }
                 ChainNode::Attempt(c, k) => {

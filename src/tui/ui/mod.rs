@@ -147,6 +147,34 @@ fn pane(t: &Theme, title: Line<'static>, focused: bool) -> Block<'static> {
     })
 }
 
+/// A pane's `title` fitted to a border `width` columns wide: as it is when it fits between
+/// the corners, else cut with a `…` and a space where it leaves two columns of border before
+/// the corner, as the detail's title is (columns, not characters; each span keeps its style).
+fn fit_title(title: Line<'static>, width: u16) -> Line<'static> {
+    let room = (width as usize).saturating_sub(2);
+    if title.width() <= room {
+        return title;
+    }
+    let mut left = (width as usize).saturating_sub(6);
+    let mut spans = Vec::new();
+    for span in title.spans {
+        if left == 0 {
+            break;
+        }
+        let head = head_within(&span.content, left).to_string();
+        left -= columns(&head);
+        let full = head.len() == span.content.len();
+        spans.push(Span::styled(head, span.style));
+        if !full {
+            break;
+        }
+    }
+    if let Some(last) = spans.last_mut() {
+        last.content = format!("{}… ", last.content.trim_end()).into();
+    }
+    Line::from(spans).style(title.style)
+}
+
 /// The columns `s` takes on a terminal (a wide character, such as a CJK one, takes two).
 fn columns(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)

@@ -26,7 +26,7 @@ pub fn draw_review(
     scroll: usize,
 ) {
     let r = review_rect(area);
-    f.render_widget(Clear, r);
+    clear_around(f, area, r);
     let title = " Review: last schema or rules change ";
     let mut block = Block::bordered().border_style(t.focus_border());
     let Some(c) = change else {
@@ -184,6 +184,15 @@ pub fn review_rect(area: Rect) -> Rect {
     )
 }
 
+/// Clears an overlay's rectangle `r` and a column either side of it (within `area`): the
+/// panes' borders would otherwise show a column outside the overlay's own, beside its
+/// corners (`┌│`, `└└`).
+fn clear_around(f: &mut Frame, area: Rect, r: Rect) {
+    let x = r.x.saturating_sub(1).max(area.x);
+    let right = (r.right() + 1).min(area.right());
+    f.render_widget(Clear, Rect::new(x, r.y, right - x, r.height));
+}
+
 /// The help overlay's rectangle on a terminal of `area`, from `keymap` (as tall as its
 /// rows, at most the terminal's height less two).
 pub fn help_rect(area: Rect, keymap: &Keymap) -> Rect {
@@ -195,7 +204,7 @@ pub fn help_rect(area: Rect, keymap: &Keymap) -> Rect {
 /// or above.
 pub fn draw_help(f: &mut Frame, area: Rect, t: &Theme, keymap: &Keymap, scroll: usize) {
     let (r, lines) = help_layout(area, t, keymap);
-    f.render_widget(Clear, r);
+    clear_around(f, area, r);
     let inner_h = r.height.saturating_sub(2) as usize;
     let n = lines.len();
     let scroll = scroll.min(n.saturating_sub(inner_h));

@@ -169,6 +169,8 @@ fn side_by_side<'a>(
     }
     let (left, right) = columns(lb.width, rb.width);
     scrolled(f, lb, left, scroll, wrap);
+    // the two columns scroll together, as far as the longer one goes
+    let left_most = scroll.most.get();
     f.render_widget(
         Paragraph::new(vec![
             Line::from(Span::styled("│", t.border()));
@@ -177,14 +179,13 @@ fn side_by_side<'a>(
         sep,
     );
     scrolled(f, rb, right, scroll, wrap);
+    scroll.most.set(scroll.most.get().max(left_most));
 }
 
-/// `lines` in `r`, scrolled by `scroll` lines (never past the last line), wrapped when
-/// `wrap`, else each line wider than `r` cut with `…`.
+/// `lines` in `r`, scrolled by `scroll` rows (never past the last page: at the end the
+/// last row is at the bottom of `r`), wrapped when `wrap`, else each line wider than `r`
+/// cut with `…`.
 fn scrolled(f: &mut Frame, r: Rect, lines: Vec<Line<'_>>, scroll: Scroll<'_>, wrap: bool) {
-    let most = lines.len().saturating_sub(1);
-    scroll.most.set(most);
-    let s = scroll.at.min(most).min(u16::MAX as usize) as u16;
     let p = if wrap {
         Paragraph::new(lines).wrap(Wrap { trim: false })
     } else {
@@ -196,6 +197,10 @@ fn scrolled(f: &mut Frame, r: Rect, lines: Vec<Line<'_>>, scroll: Scroll<'_>, wr
                 .collect::<Vec<_>>(),
         )
     };
+    // the rows drawn (a wrapped line takes several)
+    let most = p.line_count(r.width).saturating_sub(r.height as usize);
+    scroll.most.set(most);
+    let s = scroll.at.min(most).min(u16::MAX as usize) as u16;
     f.render_widget(p.scroll((s, 0)), r);
 }
 
