@@ -1322,13 +1322,7 @@ fn behind_unlistable(root: &Path, t: &Path, listable: &mut HashMap<PathBuf, bool
     let Ok(rel) = t.strip_prefix(root) else {
         return false;
     };
-    let mut at = root.to_path_buf();
-    let mut parts = rel.components().peekable();
-    while let Some(part) = parts.next() {
-        if parts.peek().is_none() {
-            break;
-        }
-        at.push(part);
+    for at in folders_between(root, rel) {
         let ok = *listable
             .entry(at.clone())
             .or_insert_with(|| match std::fs::read_dir(&at) {
@@ -1363,18 +1357,19 @@ fn below_a_link(roots: &[PathBuf], p: &Path) -> bool {
     else {
         return false;
     };
-    let mut at = root.clone();
-    let mut parts = rel.components().peekable();
-    while let Some(part) = parts.next() {
-        if parts.peek().is_none() {
-            break;
-        }
+    folders_between(root, rel)
+        .any(|at| std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()))
+}
+
+/// The folders from `root` down to the one holding `root.join(rel)`, `root` left out:
+/// `root/a`, `root/a/b` for `rel` `a/b/file`.
+fn folders_between<'a>(root: &'a Path, rel: &'a Path) -> impl Iterator<Item = PathBuf> + 'a {
+    let mut at = root.to_path_buf();
+    let folders = rel.components().count().saturating_sub(1);
+    rel.components().take(folders).map(move |part| {
         at.push(part);
-        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
-            return true;
-        }
-    }
-    false
+        at.clone()
+    })
 }
 
 /// The canonical path of a symlink's target (as far as it exists: a dangling link's

@@ -188,6 +188,43 @@ fn screen(app: &App) -> String {
     terminal(app).backend().to_string()
 }
 
+/// The rows of `r` in `buf`, one string each, as drawn (trailing spaces kept).
+fn rows_in(buf: &ratatui::buffer::Buffer, r: ratatui::layout::Rect) -> Vec<String> {
+    (r.y..r.bottom())
+        .map(|y| (r.x..r.right()).map(|x| buf[(x, y)].symbol()).collect())
+        .collect()
+}
+
+/// The rows of the screen's area `r` as drawn, trailing spaces trimmed.
+fn rows_of(app: &App, r: ratatui::layout::Rect) -> Vec<String> {
+    rows_in(terminal(app).backend().buffer(), r)
+        .into_iter()
+        .map(|row| row.trim_end().to_string())
+        .collect()
+}
+
+/// The drawn rows of the detail pane's content, trailing spaces trimmed.
+fn content_rows(app: &App) -> Vec<String> {
+    rows_of(app, app.screen.areas.content)
+}
+
+/// Selects the 8000 case and sends the engine's report of a refund-v1 schema edit after
+/// which it reads 5000 (its verdict flips: a contract change, shown in the header and in
+/// review).
+fn fix_8000_by_a_schema_edit(app: &mut App) {
+    select(app, "amount-8000-intent-5000");
+    let before = shown(app).verdict.clone();
+    send(
+        app,
+        flipped_by(
+            fixed_8000(),
+            &before,
+            "schemas/refund-v1.schema.json",
+            Some("refund-v1"),
+        ),
+    );
+}
+
 /// The 8000 case re-evaluated after its amount was fixed to 5000 (a temporary copy of the
 /// sample, so the source names match).
 fn fixed_8000() -> Evaluation {

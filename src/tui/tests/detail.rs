@@ -536,13 +536,7 @@ fn the_drift_view_renders_its_sub_model_alone() {
     })
     .unwrap();
     let buf = t.backend().buffer();
-    let lines: Vec<String> = (0..buf.area.height)
-        .map(|y| {
-            (0..buf.area.width)
-                .map(|x| buf[(x, y)].symbol())
-                .collect::<String>()
-        })
-        .collect();
+    let lines = rows_in(buf, buf.area);
     assert_eq!(
         lines,
         [
@@ -734,12 +728,7 @@ fn the_raw_tab_wraps_wide_characters_by_their_columns_and_sets_the_caret_under_t
 /// The error area's rows as drawn, from the selected error's message line (` › `) down,
 /// joined with runs of spaces made one (the wrapped message whole again).
 fn message_below_the_table(app: &App) -> String {
-    let t = terminal(app);
-    let buf = t.backend().buffer();
-    let r = app.screen.areas.errors;
-    let rows: Vec<String> = (r.y..r.y + r.height)
-        .map(|y| (r.x..r.x + r.width).map(|x| buf[(x, y)].symbol()).collect())
-        .collect();
+    let rows = rows_in(terminal(app).backend().buffer(), app.screen.areas.errors);
     let from = rows
         .iter()
         .position(|l| l.starts_with(" › "))
@@ -876,22 +865,6 @@ fn after_the_end_of_a_tab_k_moves_back_at_once() {
     assert_ne!(top(&app), back);
 }
 
-/// The rows of the selected tab's content as drawn, trailing spaces trimmed.
-fn content_rows(app: &App) -> Vec<String> {
-    let t = terminal(app);
-    let buf = t.backend().buffer();
-    let r = app.screen.areas.content;
-    (r.y..r.bottom())
-        .map(|y| {
-            (r.x..r.right())
-                .map(|x| buf[(x, y)].symbol())
-                .collect::<String>()
-                .trim_end()
-                .to_string()
-        })
-        .collect()
-}
-
 /// At the smallest screen the Diff and Repair tabs' heading wraps under its own text and,
 /// cut to the rows it has, ends in `…`; a column title too wide ends in `…` (the heading's
 /// second row started at the border, its rest was left out unmarked, and `confirmed
@@ -915,21 +888,6 @@ fn the_side_by_side_heading_and_titles_mark_what_they_cut() {
         content_rows(&app)[..2],
         ["would pass after…", "proposal       after unquot…"]
     );
-}
-
-/// The rows of `r` as drawn, trailing spaces trimmed.
-fn rows_of(app: &App, r: Rect) -> Vec<String> {
-    let t = terminal(app);
-    let buf = t.backend().buffer();
-    (r.y..r.bottom())
-        .map(|y| {
-            (r.x..r.right())
-                .map(|x| buf[(x, y)].symbol())
-                .collect::<String>()
-                .trim_end()
-                .to_string()
-        })
-        .collect()
 }
 
 /// At the smallest screen a line that is not wrapped is cut with `…` where the pane ends:

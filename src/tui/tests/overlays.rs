@@ -55,17 +55,7 @@ fn help_and_footer_follow_the_config_overrides() {
 #[test]
 fn a_contract_change_is_summed_up_in_the_header_and_listed_in_review() {
     let mut app = refund(140, 30);
-    select(&mut app, "amount-8000-intent-5000");
-    let before = shown(&app).verdict.clone();
-    send(
-        &mut app,
-        flipped_by(
-            fixed_8000(),
-            &before,
-            "schemas/refund-v1.schema.json",
-            Some("refund-v1"),
-        ),
-    );
+    fix_8000_by_a_schema_edit(&mut app);
     let s = screen(&app);
     assert!(
         s.contains("refund-v1 changed: 1 no longer meets expect"),

@@ -167,17 +167,10 @@ fn the_header_says_why_nothing_is_watched() {
 
 /// The first `n` rows of the screen as drawn, trailing spaces trimmed.
 fn top_rows(app: &App, n: u16) -> Vec<String> {
-    let t = terminal(app);
-    let buf = t.backend().buffer();
-    (0..n)
-        .map(|y| {
-            (0..app.screen.area.width)
-                .map(|x| buf[(x, y)].symbol())
-                .collect::<String>()
-                .trim_end()
-                .to_string()
-        })
-        .collect()
+    rows_of(
+        app,
+        ratatui::layout::Rect::new(0, 0, app.screen.area.width, n),
+    )
 }
 
 /// At the smallest screen (60x15) the header's lines are wider than the terminal: each
@@ -194,17 +187,7 @@ fn a_header_line_too_wide_is_cut_with_an_ellipsis() {
             " captures 25 > completed 21 > parsed 15 > schema 9 > …",
         ]
     );
-    select(&mut app, "amount-8000-intent-5000");
-    let before = shown(&app).verdict.clone();
-    send(
-        &mut app,
-        flipped_by(
-            fixed_8000(),
-            &before,
-            "schemas/refund-v1.schema.json",
-            Some("refund-v1"),
-        ),
-    );
+    fix_8000_by_a_schema_edit(&mut app);
     assert_eq!(
         top_rows(&app, 2),
         [
